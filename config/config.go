@@ -1,0 +1,180 @@
+// Package config is the one node configuration of L25GC+: a YAML file whose
+// defaults work as-is on one node, loaded and validated here so that every NF,
+// the CLI and the simulator read the same values. Errors name the file, the
+// line and the field.
+package config
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+)
+
+// Config is the whole node: one PLMN, the NFs it runs, and their transports.
+type Config struct {
+	PLMN     PLMN     `yaml:"plmn"`
+	TACs     []string `yaml:"tacs"`    // 6 hex digits each (TS 38.413 9.3.3.10, 3 octets)
+	SNSSAIs  []SNSSAI `yaml:"snssais"` // slices the core serves
+	DNNs     []string `yaml:"dnns"`
+	DataDir  string   `yaml:"data_dir"`
+	LogDir   string   `yaml:"log_dir"`
+	LogLevel string   `yaml:"log_level"` // debug | info | warn | error
+	SBI      SBI      `yaml:"sbi"`
+	NRF      NRF      `yaml:"nrf"`
+	AMF      AMF      `yaml:"amf"`
+	AUSF     NF       `yaml:"ausf"`
+	UDM      UDM      `yaml:"udm"`
+	UDR      UDR      `yaml:"udr"`
+	PCF      NF       `yaml:"pcf"`
+	// Subscribers are provisioned by the UDR at start when absent, so that a
+	// fresh core and the simulator work together with no editing.
+	Subscribers []SubscriberRange `yaml:"subscribers"`
+
+	// Path is the file this config was read from ("" for built-in defaults).
+	Path string `yaml:"-"`
+}
+
+// PLMN is a PLMN identity as decimal digit strings.
+type PLMN struct {
+	MCC string `yaml:"mcc"`
+	MNC string `yaml:"mnc"`
+}
+
+// String gives the PLMN as MCC followed by MNC, e.g. "20893".
+func (p PLMN) String() string { return p.MCC + p.MNC }
+
+// SNSSAI is a slice: SST and optional SD as 6 hex digits (TS 23.003 28.4.2).
+type SNSSAI struct {
+	SST int    `yaml:"sst"`
+	SD  string `yaml:"sd,omitempty"`
+}
+
+func (s SNSSAI) String() string {
+	if s.SD == "" {
+		return strconv.Itoa(s.SST)
+	}
+	return fmt.Sprintf("%d/%s", s.SST, s.SD)
+}
+
+// SBI says how NFs reach each other.
+type SBI struct {
+	// Transport is tcp (HTTP/2 cleartext over the kernel), xio (shared-memory
+	// message level) or xio-socket (HTTP/2 over shared-memory sockets).
+	Transport string `yaml:"transport"`
+	BindIP    string `yaml:"bind_ip"`
+}
+
+// NF holds what every network function has: where it serves its SBI and its metrics.
+type NF struct {
+	SBIPort     int `yaml:"sbi_port"`
+	MetricsPort int `yaml:"metrics_port"` // Prometheus /metrics; 0 disables
+}
+
+// NRF is the repository function; ValidityPeriod is what discovery results
+// promise (TS 29.510 6.2.6.2.3 validityPeriod), and consumers cache for that long.
+type NRF struct {
+	NF             `yaml:",inline"`
+	ValidityPeriod time.Duration `yaml:"validity_period"`
+}
+
+// AMF configures the access and mobility function.
+type AMF struct {
+	NF      `yaml:",inline"`
+	Name    string   `yaml:"name"`
+	GUAMI   GUAMI    `yaml:"guami"`
+	NGAP    NGAP     `yaml:"ngap"`
+	NAS     NAS      `yaml:"nas"`
+	Network NetName  `yaml:"network_name"`
+	Relative int     `yaml:"relative_capacity"` // TS 38.413 9.3.1.32, 0..255
+}
+
+// GUAMI identifies this AMF (TS 23.003 2.10.1).
+type GUAMI struct {
+	RegionID int `yaml:"region_id"` // 8 bits
+	SetID    int `yaml:"set_id"`    // 10 bits
+	Pointer  int `yaml:"pointer"`   // 6 bits
+}
+
+// NGAP is the N2 endpoint.
+type NGAP struct {
+	Addr string `yaml:"addr"` // IP:port, port 38412 by TS 38.412
+	// Transport is kernel (kernel SCTP), udp (SCTP in user space over UDP,
+	// RFC 6951 style) or auto (kernel when the host has SCTP).
+	Transport string `yaml:"transport"`
+}
+
+// NAS holds the 5GMM policy of the AMF.
+type NAS struct {
+	Integrity []string `yaml:"integrity"` // preference order: NIA2, NIA1, NIA0
+	Ciphering []string `yaml:"ciphering"` // preference order: NEA2, NEA0
+	// T3550/T3560/T3570 guard Registration Accept, Authentication/Security
+	// Mode Command and Identity Request (TS 24.501 10.2: 6 s, 4 retransmissions).
+	T3550              time.Duration `yaml:"t3550"`
+	T3560              time.Duration `yaml:"t3560"`
+	T3570              time.Duration `yaml:"t3570"`
+	MaxRetransmissions int           `yaml:"max_retransmissions"`
+	T3512              time.Duration `yaml:"t3512"` // periodic registration update timer
+	// UnknownSubscriberCause is the 5GMM cause for a SUPI the UDM does not
+	// know: 3 (illegal UE) or 7 (5GS services not allowed), TS 24.501 5.5.1.2.5.
+	UnknownSubscriberCause int `yaml:"unknown_subscriber_cause"`
+}
+
+// NetName is sent in Configuration Update Command (TS 24.501 9.11.3.35).
+type NetName struct {
+	Full  string `yaml:"full"`
+	Short string `yaml:"short"`
+}
+
+// UDM configures the unified data management function.
+type UDM struct {
+	NF       `yaml:",inline"`
+	SUCIKeys []SUCIKey `yaml:"suci_keys"`
+}
+
+// SUCIKey is one home network private key for SUCI deconcealment (TS 33.501 C.3).
+type SUCIKey struct {
+	ID         int    `yaml:"id"`          // home network public key identifier, 0..255
+	Scheme     string `yaml:"scheme"`      // profile_a (X25519) | profile_b (P-256)
+	PrivateKey string `yaml:"private_key"` // hex
+}
+
+// UDR configures the data repository and its store.
+type UDR struct {
+	NF    `yaml:",inline"`
+	Store Store `yaml:"store"`
+}
+
+// Store selects the UDR backend.
+type Store struct {
+	Backend string  `yaml:"backend"` // embedded | mongodb
+	Path    string  `yaml:"path"`    // embedded: file, relative to data_dir when not absolute
+	MongoDB MongoDB `yaml:"mongodb"`
+}
+
+// MongoDB points at a free5GC-layout database.
+type MongoDB struct {
+	URI      string `yaml:"uri"`
+	Database string `yaml:"database"`
+}
+
+// SubscriberRange is Count subscribers with consecutive IMSIs sharing keys.
+type SubscriberRange struct {
+	IMSI    string   `yaml:"imsi"` // first IMSI, 15 digits
+	Count   int      `yaml:"count"`
+	K       string   `yaml:"k"`
+	OPc     string   `yaml:"opc,omitempty"`
+	OP      string   `yaml:"op,omitempty"`
+	SQN     string   `yaml:"sqn"`
+	AMF     string   `yaml:"amf"`
+	SNSSAIs []SNSSAI `yaml:"snssais"`
+	DNNs    []string `yaml:"dnns"`
+}
+
+// Addr joins the SBI bind IP with a port.
+func (c *Config) Addr(port int) string {
+	return net.JoinHostPort(c.SBI.BindIP, strconv.Itoa(port))
+}
+
+// NRFURI is where every NF registers and discovers.
+func (c *Config) NRFURI() string { return "http://" + c.Addr(c.NRF.SBIPort) }

@@ -1,0 +1,64 @@
+package config
+
+import "time"
+
+// Default test keys. The SUCI private keys are the published ones of TS 33.501
+// Annex C.4: fine for a testbed, to be replaced on any network with real UEs.
+const (
+	DefaultSUCIProfileAKey = "c53c22208b61860b06c62e5406a7b330c2b577aa5558981510d128247d38bd1d"
+	DefaultSUCIProfileBKey = "f1ab1074477ebcc7f554ea1c5fc368b1616730155e0041ac447d6301975fecda"
+	DefaultK               = "8baf473f2f8fd09487cccbd7097c6862"
+	DefaultOPc             = "8e27b6af0e692e750f32667a3b14605d"
+	DefaultFirstIMSI       = "208930000000001"
+	DefaultSubscriberCount = 100
+)
+
+// Default returns a configuration that runs a whole core on this node.
+func Default() *Config {
+	slices := []SNSSAI{{SST: 1, SD: "010203"}, {SST: 1, SD: "112233"}}
+	return &Config{
+		PLMN:     PLMN{MCC: "208", MNC: "93"},
+		TACs:     []string{"000001"},
+		SNSSAIs:  slices,
+		DNNs:     []string{"internet"},
+		DataDir:  "run/data",
+		LogDir:   "run/log",
+		LogLevel: "info",
+		SBI:      SBI{Transport: "tcp", BindIP: "127.0.0.1"},
+		NRF:      NRF{NF: NF{SBIPort: 29510, MetricsPort: 9510}, ValidityPeriod: time.Hour},
+		AMF: AMF{
+			NF:    NF{SBIPort: 29518, MetricsPort: 9518},
+			Name:  "l25gc-amf",
+			GUAMI: GUAMI{RegionID: 0xCA, SetID: 0x3F8, Pointer: 0},
+			NGAP:  NGAP{Addr: "127.0.0.1:38412", Transport: "auto"},
+			NAS: NAS{
+				Integrity: []string{"NIA2"},
+				Ciphering: []string{"NEA2", "NEA0"},
+				T3550:     6 * time.Second, T3560: 6 * time.Second, T3570: 6 * time.Second,
+				MaxRetransmissions:     4,
+				T3512:                  54 * time.Minute,
+				UnknownSubscriberCause: 7,
+			},
+			Network:  NetName{Full: "L25GC+", Short: "L25GC"},
+			Relative: 255,
+		},
+		AUSF: NF{SBIPort: 29509, MetricsPort: 9509},
+		UDM: UDM{
+			NF: NF{SBIPort: 29503, MetricsPort: 9503},
+			SUCIKeys: []SUCIKey{
+				{ID: 1, Scheme: "profile_a", PrivateKey: DefaultSUCIProfileAKey},
+				{ID: 2, Scheme: "profile_b", PrivateKey: DefaultSUCIProfileBKey},
+			},
+		},
+		UDR: UDR{
+			NF:    NF{SBIPort: 29504, MetricsPort: 9504},
+			Store: Store{Backend: "embedded", Path: "udr.db", MongoDB: MongoDB{URI: "mongodb://127.0.0.1:27017", Database: "free5gc"}},
+		},
+		PCF: NF{SBIPort: 29507, MetricsPort: 9507},
+		Subscribers: []SubscriberRange{{
+			IMSI: DefaultFirstIMSI, Count: DefaultSubscriberCount,
+			K: DefaultK, OPc: DefaultOPc, SQN: "000000000020", AMF: "8000",
+			SNSSAIs: slices, DNNs: []string{"internet"},
+		}},
+	}
+}

@@ -1,0 +1,185 @@
+package config
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+)
+
+// validator collects every invalid field so a user fixes them in one pass.
+type validator struct {
+	file string
+	root *yaml.Node
+	errs []error
+}
+
+func (v *validator) fail(field, format string, args ...any) {
+	v.errs = append(v.errs, &FieldError{File: v.file, Line: lineOf(v.root, field), Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *Config) validate(file string, root *yaml.Node) error {
+	v := &validator{file: file, root: root}
+	v.digits("plmn.mcc", c.PLMN.MCC, 3, 3)
+	v.digits("plmn.mnc", c.PLMN.MNC, 2, 3)
+	if len(c.TACs) == 0 {
+		v.fail("tacs", "at least one TAC is needed")
+	}
+	for i, tac := range c.TACs {
+		v.hex(fmt.Sprintf("tacs[%d]", i), tac, 3)
+	}
+	if len(c.SNSSAIs) == 0 {
+		v.fail("snssais", "at least one S-NSSAI is needed")
+	}
+	v.snssais("snssais", c.SNSSAIs)
+	v.oneOf("log_level", c.LogLevel, "debug", "info", "warn", "error")
+	v.oneOf("sbi.transport", c.SBI.Transport, "tcp", "xio", "xio-socket")
+	if net.ParseIP(c.SBI.BindIP) == nil {
+		v.fail("sbi.bind_ip", "not an IP address: %q", c.SBI.BindIP)
+	}
+	v.nf("nrf", c.NRF.NF)
+	v.nf("amf", c.AMF.NF)
+	v.nf("ausf", c.AUSF)
+	v.nf("udm", c.UDM.NF)
+	v.nf("udr", c.UDR.NF)
+	v.nf("pcf", c.PCF)
+	v.uniquePorts(c)
+	v.amf(&c.AMF)
+	v.udm(&c.UDM)
+	v.oneOf("udr.store.backend", c.UDR.Store.Backend, "embedded", "mongodb")
+	for i, r := range c.Subscribers {
+		v.subscribers(fmt.Sprintf("subscribers[%d]", i), r)
+	}
+	return errors.Join(v.errs...)
+}
+
+func (v *validator) amf(a *AMF) {
+	if _, _, err := net.SplitHostPort(a.NGAP.Addr); err != nil {
+		v.fail("amf.ngap.addr", "want IP:port: %v", err)
+	}
+	v.oneOf("amf.ngap.transport", a.NGAP.Transport, "kernel", "udp", "auto")
+	v.rangeInt("amf.guami.region_id", a.GUAMI.RegionID, 0, 255)
+	v.rangeInt("amf.guami.set_id", a.GUAMI.SetID, 0, 1023)
+	v.rangeInt("amf.guami.pointer", a.GUAMI.Pointer, 0, 63)
+	v.rangeInt("amf.relative_capacity", a.Relative, 0, 255)
+	if len(a.NAS.Integrity) == 0 {
+		v.fail("amf.nas.integrity", "at least one integrity algorithm is needed")
+	}
+	for i, alg := range a.NAS.Integrity {
+		v.oneOf(fmt.Sprintf("amf.nas.integrity[%d]", i), alg, "NIA0", "NIA1", "NIA2")
+	}
+	for i, alg := range a.NAS.Ciphering {
+		v.oneOf(fmt.Sprintf("amf.nas.ciphering[%d]", i), alg, "NEA0", "NEA1", "NEA2")
+	}
+	for field, d := range map[string]int64{"amf.nas.t3550": int64(a.NAS.T3550), "amf.nas.t3560": int64(a.NAS.T3560), "amf.nas.t3570": int64(a.NAS.T3570)} {
+		if d <= 0 {
+			v.fail(field, "must be a positive duration such as 6s")
+		}
+	}
+	v.rangeInt("amf.nas.max_retransmissions", a.NAS.MaxRetransmissions, 0, 16)
+	if c := a.NAS.UnknownSubscriberCause; c != 3 && c != 7 {
+		v.fail("amf.nas.unknown_subscriber_cause", "must be 3 (illegal UE) or 7 (5GS services not allowed), got %d", c)
+	}
+}
+
+func (v *validator) udm(u *UDM) {
+	seen := map[int]bool{}
+	for i, k := range u.SUCIKeys {
+		f := fmt.Sprintf("udm.suci_keys[%d]", i)
+		v.rangeInt(f+".id", k.ID, 0, 255)
+		if seen[k.ID] {
+			v.fail(f+".id", "duplicate key id %d", k.ID)
+		}
+		seen[k.ID] = true
+		v.oneOf(f+".scheme", k.Scheme, "profile_a", "profile_b")
+		v.hex(f+".private_key", k.PrivateKey, 32)
+	}
+}
+
+func (v *validator) subscribers(f string, r SubscriberRange) {
+	v.digits(f+".imsi", r.IMSI, 15, 15)
+	if r.Count < 1 {
+		v.fail(f+".count", "must be at least 1")
+	}
+	v.hex(f+".k", r.K, 16)
+	switch {
+	case r.OPc != "" && r.OP != "":
+		v.fail(f+".op", "give either opc or op, not both")
+	case r.OPc != "":
+		v.hex(f+".opc", r.OPc, 16)
+	case r.OP != "":
+		v.hex(f+".op", r.OP, 16)
+	default:
+		v.fail(f+".opc", "opc or op is needed")
+	}
+	v.hex(f+".sqn", r.SQN, 6)
+	v.hex(f+".amf", r.AMF, 2)
+	v.snssais(f+".snssais", r.SNSSAIs)
+}
+
+func (v *validator) nf(name string, n NF) {
+	v.rangeInt(name+".sbi_port", n.SBIPort, 1, 65535)
+	v.rangeInt(name+".metrics_port", n.MetricsPort, 0, 65535)
+}
+
+func (v *validator) uniquePorts(c *Config) {
+	seen := map[int]string{}
+	check := func(field string, port int) {
+		if port == 0 {
+			return
+		}
+		if other, dup := seen[port]; dup {
+			v.fail(field, "port %d is already used by %s", port, other)
+		}
+		seen[port] = field
+	}
+	for _, nf := range []struct {
+		name string
+		n    NF
+	}{{"nrf", c.NRF.NF}, {"amf", c.AMF.NF}, {"ausf", c.AUSF}, {"udm", c.UDM.NF}, {"udr", c.UDR.NF}, {"pcf", c.PCF}} {
+		check(nf.name+".sbi_port", nf.n.SBIPort)
+		check(nf.name+".metrics_port", nf.n.MetricsPort)
+	}
+}
+
+func (v *validator) snssais(f string, list []SNSSAI) {
+	for i, s := range list {
+		v.rangeInt(fmt.Sprintf("%s[%d].sst", f, i), s.SST, 0, 255)
+		if s.SD != "" {
+			v.hex(fmt.Sprintf("%s[%d].sd", f, i), s.SD, 3)
+		}
+	}
+}
+
+func (v *validator) oneOf(field, got string, allowed ...string) {
+	if !slices.Contains(allowed, got) {
+		v.fail(field, "must be one of %v, got %q", allowed, got)
+	}
+}
+
+func (v *validator) rangeInt(field string, got, lo, hi int) {
+	if got < lo || got > hi {
+		v.fail(field, "must be in %d..%d, got %d", lo, hi, got)
+	}
+}
+
+func (v *validator) digits(field, got string, minLen, maxLen int) {
+	if len(got) < minLen || len(got) > maxLen {
+		v.fail(field, "want %d to %d digits, got %q", minLen, maxLen, got)
+		return
+	}
+	if _, err := strconv.ParseUint(got, 10, 64); err != nil {
+		v.fail(field, "want decimal digits, got %q", got)
+	}
+}
+
+func (v *validator) hex(field, got string, octets int) {
+	b, err := hex.DecodeString(got)
+	if err != nil || len(b) != octets {
+		v.fail(field, "want %d hex digits, got %q", 2*octets, got)
+	}
+}
