@@ -80,12 +80,12 @@ type NRF struct {
 
 // AMF configures the access and mobility function.
 type AMF struct {
-	NF      `yaml:",inline"`
-	Name    string   `yaml:"name"`
-	GUAMI   GUAMI    `yaml:"guami"`
-	NGAP    NGAP     `yaml:"ngap"`
-	NAS     NAS      `yaml:"nas"`
-	Network NetName  `yaml:"network_name"`
+	NF       `yaml:",inline"`
+	Name     string  `yaml:"name"`
+	GUAMI    GUAMI   `yaml:"guami"`
+	NGAP     NGAP    `yaml:"ngap"`
+	NAS      NAS     `yaml:"nas"`
+	Network  NetName `yaml:"network_name"`
 	Relative int     `yaml:"relative_capacity"` // TS 38.413 9.3.1.32, 0..255
 }
 
