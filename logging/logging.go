@@ -1,0 +1,44 @@
+// Package logging gives every process of L25GC+ the same structured log:
+// log/slog lines with a level, the NF name, and one file per NF in the log
+// directory that `l25gc up` reports.
+package logging
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ParseLevel maps a config level name to slog.
+func ParseLevel(name string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(name))); err != nil {
+		return 0, fmt.Errorf("log level %q: want debug, info, warn or error", name)
+	}
+	return l, nil
+}
+
+// New returns a logger writing text lines to w, tagged with component.
+func New(w io.Writer, level slog.Level, component string) *slog.Logger {
+	h := slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})
+	return slog.New(h).With("nf", component)
+}
+
+// OpenFile opens (appending) dir/<component>.log and returns a logger on it.
+// The caller closes the returned file at exit.
+func OpenFile(dir, component string, level slog.Level) (*slog.Logger, *os.File, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("log dir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, component+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("log file: %w", err)
+	}
+	return New(f, level, component), f, nil
+}
+
+// Discard is a logger for tests and tools that do not want NF logs.
+func Discard() *slog.Logger { return slog.New(slog.DiscardHandler) }

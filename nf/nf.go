@@ -1,0 +1,142 @@
+// Package nf holds what every network function process shares: its
+// environment (config, log, SBI transport and clients, metrics) and Run, which
+// serves the NF's SBI, registers it with the NRF, and takes it down cleanly.
+// Each NF lives in nf/<name> with the same shape: context (state), handlers
+// per interface, consumer (calls to other NFs), procedures.
+package nf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/free5gc/openapi/models"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/sbi"
+)
+
+// Env is one NF process's environment, built once in main and passed in.
+type Env struct {
+	Config    *config.Config
+	Log       *slog.Logger
+	Transport sbi.Transport
+	Registry  *prometheus.Registry
+	Metrics   *sbi.Metrics
+	Client    *sbi.Client
+	NRF       *sbi.NRFClient
+}
+
+// NewEnv builds the environment of an NF of nfType over transport t.
+func NewEnv(cfg *config.Config, log *slog.Logger, t sbi.Transport, nfType models.NrfNfManagementNfType) *Env {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := sbi.NewMetrics(reg)
+	c := sbi.NewClient(t.RoundTripper(), m)
+	return &Env{Config: cfg, Log: log, Transport: t, Registry: reg, Metrics: m, Client: c,
+		NRF: sbi.NewNRFClient(c, cfg.NRFURI(), nfType)}
+}
+
+// PLMN is the node's PLMN as an openapi model.
+func (e *Env) PLMN() models.PlmnId {
+	return models.PlmnId{Mcc: e.Config.PLMN.MCC, Mnc: e.Config.PLMN.MNC}
+}
+
+// Function is one network function.
+type Function interface {
+	// Handler serves the NF's SBI services.
+	Handler() http.Handler
+	// Profile is what the NF registers with the NRF; a zero NfInstanceId
+	// means "do not register" (the NRF itself).
+	Profile() models.NrfNfManagementNfProfile
+	// Start begins background work (e.g. the AMF's N2 listener) and returns.
+	Start(ctx context.Context) error
+	// Stop ends background work.
+	Stop(ctx context.Context)
+}
+
+// Run serves f at sbiAddr and metrics at metricsAddr (if not ""), registers
+// with the NRF, and blocks until ctx ends; then it deregisters and stops.
+func Run(ctx context.Context, env *Env, f Function, sbiAddr, metricsAddr string) error {
+	srv, err := env.Transport.Serve(sbiAddr, sbi.Handler(f.Handler(), env.Metrics, env.Log))
+	if err != nil {
+		return err
+	}
+	env.Log.Info("SBI serving", "addr", srv.Addr(), "transport", env.Transport.Name())
+	var metrics *http.Server
+	if metricsAddr != "" {
+		if metrics, err = serveMetrics(metricsAddr, env.Registry); err != nil {
+			_ = srv.Shutdown(context.Background())
+			return err
+		}
+	}
+	defer shutdown(env, srv, metrics)
+
+	if err := f.Start(ctx); err != nil {
+		return err
+	}
+	defer f.Stop(context.Background())
+
+	profile := f.Profile()
+	if profile.NfInstanceId != "" {
+		regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := env.NRF.Register(regCtx, profile)
+		cancel()
+		if err != nil {
+			return err
+		}
+		env.Log.Info("registered with NRF", "nfInstanceId", profile.NfInstanceId, "nrf", env.Config.NRFURI())
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = env.NRF.Deregister(dctx, profile.NfInstanceId)
+		}()
+	}
+	<-ctx.Done()
+	env.Log.Info("stopping")
+	return nil
+}
+
+func shutdown(env *Env, srv sbi.Server, metrics *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		env.Log.Warn("SBI shutdown", "err", err)
+	}
+	if metrics != nil {
+		_ = metrics.Shutdown(ctx)
+	}
+}
+
+func serveMetrics(addr string, reg *prometheus.Registry) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics listen %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			_ = err
+		}
+	}()
+	return srv, nil
+}
+
+// MetricsAddr is where an NF with metrics port p serves /metrics and /healthz.
+func MetricsAddr(cfg *config.Config, port int) string {
+	if port == 0 {
+		return ""
+	}
+	return net.JoinHostPort(cfg.SBI.BindIP, strconv.Itoa(port))
+}
