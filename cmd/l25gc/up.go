@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/l25gc/l25gc/node"
+)
+
+func newUpCmd() *cobra.Command {
+	var sbiFlag string
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "start the whole core on this node and supervise it until Ctrl-C",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			if sbiFlag != "" {
+				cfg.SBI.Transport = sbiFlag
+			}
+			if st, err := node.ReadState(cfg); err == nil && node.Alive(st.SupervisorPID) {
+				return fmt.Errorf("a core is already running (supervisor pid %d); `l25gc down` first", st.SupervisorPID)
+			}
+			path, _ := cmd.Flags().GetString("config")
+			if path != "" {
+				if path, err = filepath.Abs(path); err != nil {
+					return err
+				}
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "L25GC+ starting: SBI %s, N2 %s (%s), logs in %s\n", cfg.SBI.Transport, cfg.AMF.NGAP.Addr, cfg.AMF.NGAP.Transport, cfg.LogDir)
+			core, err := node.Start(ctx, cfg, node.Options{ConfigPath: path, SBI: sbiFlag, Out: out, Restart: true})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "L25GC+ is up. Ctrl-C or `l25gc down` stops it.\n")
+			<-ctx.Done()
+			fmt.Fprintf(out, "L25GC+ stopping\n")
+			core.Stop()
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&sbiFlag, "sbi", "", "SBI transport: tcp, xio or xio-socket (default from config)")
+	return cmd
+}
+
+func newDownCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "down",
+		Short: "stop the core started by `l25gc up`",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			st, err := node.ReadState(cfg)
+			if err != nil {
+				return err
+			}
+			if !node.Alive(st.SupervisorPID) {
+				_ = os.Remove(node.StatePath(cfg))
+				return fmt.Errorf("supervisor pid %d is gone; removed stale state", st.SupervisorPID)
+			}
+			if err := syscall.Kill(st.SupervisorPID, syscall.SIGTERM); err != nil {
+				return err
+			}
+			for i := 0; i < 200 && node.Alive(st.SupervisorPID); i++ {
+				time.Sleep(100 * time.Millisecond)
+			}
+			if node.Alive(st.SupervisorPID) {
+				return fmt.Errorf("supervisor pid %d still running after 20 s", st.SupervisorPID)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "L25GC+ stopped")
+			return nil
+		},
+	}
+}
+
+func newStatusCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "show each NF of the running core: PID, address, health",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			st, err := node.ReadState(cfg)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "supervisor pid %d, SBI %s, N2 %s, up since %s, logs in %s\n",
+				st.SupervisorPID, st.SBI, st.N2, st.Started.Format(time.RFC3339), st.LogDir)
+			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NF\tPID\tSBI\tMETRICS\tRESTARTS\tHEALTH")
+			client := &http.Client{Timeout: time.Second}
+			for _, p := range st.NFs {
+				health := "down"
+				if node.Alive(p.PID) {
+					health = "unhealthy"
+					if node.Healthy(client, p.MetricsAddr) {
+						health = "ok"
+					}
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\n", p.Name, p.PID, p.SBIAddr, p.MetricsAddr, p.Restarts, health)
+			}
+			return tw.Flush()
+		},
+	}
+}

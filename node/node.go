@@ -1,0 +1,324 @@
+// Package node starts and supervises the NF processes of one L25GC+ node:
+// `l25gc up` and `l25gc bench` use it. Each NF runs as its own process
+// (`l25gc nf <name>`), started in dependency order, restarted if it dies,
+// and stopped in reverse order.
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/l25gc/l25gc/config"
+)
+
+// NFs in start order: the NRF first (everyone registers with it), the data
+// path of authentication next, the AMF last (it accepts gNBs once its peers are up).
+var NFs = []string{"nrf", "udr", "udm", "ausf", "pcf", "amf"}
+
+// Options says how to start a core.
+type Options struct {
+	Binary     string    // the l25gc binary; "" = this executable
+	ConfigPath string    // passed to every NF; "" = built-in defaults
+	SBI        string    // transport override ("" = config)
+	Out        io.Writer // status lines; nil = discard
+	// Restart restarts an NF that exits unexpectedly (with backoff).
+	Restart bool
+}
+
+// Process is one supervised NF.
+type Process struct {
+	Name        string `json:"name"`
+	PID         int    `json:"pid"`
+	SBIAddr     string `json:"sbi_addr"`
+	MetricsAddr string `json:"metrics_addr"`
+	Restarts    int    `json:"restarts"`
+	cmd         *exec.Cmd
+	exited      chan struct{}
+}
+
+// Core is a running node.
+type Core struct {
+	cfg   *config.Config
+	opts  Options
+	mu    sync.Mutex
+	procs []*Process
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+// State is what `l25gc status` and `l25gc down` read back.
+type State struct {
+	SupervisorPID int        `json:"supervisor_pid"`
+	ConfigPath    string     `json:"config_path"`
+	SBI           string     `json:"sbi"`
+	LogDir        string     `json:"log_dir"`
+	N2            string     `json:"n2"`
+	Started       time.Time  `json:"started"`
+	NFs           []*Process `json:"nfs"`
+}
+
+// StatePath is where a node with cfg keeps its State.
+func StatePath(cfg *config.Config) string { return filepath.Join(cfg.DataDir, "node.json") }
+
+// Start launches every NF in order and waits until each is healthy.
+func Start(ctx context.Context, cfg *config.Config, opts Options) (*Core, error) {
+	if opts.Binary == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("node: own executable: %w", err)
+		}
+		opts.Binary = self
+	}
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	for _, dir := range []string{cfg.DataDir, cfg.LogDir} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("node: %w", err)
+		}
+	}
+	c := &Core{cfg: cfg, opts: opts, stop: make(chan struct{})}
+	for _, name := range NFs {
+		p, err := c.spawn(name)
+		if err != nil {
+			c.Stop()
+			return nil, err
+		}
+		if err := c.waitHealthy(ctx, p); err != nil {
+			c.Stop()
+			return nil, err
+		}
+		fmt.Fprintf(opts.Out, "  %-5s up   pid %-7d sbi %-21s metrics %s\n", name, p.PID, p.SBIAddr, p.MetricsAddr)
+	}
+	if err := c.writeState(); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Core) addrs(name string) (sbiAddr, metricsAddr string) {
+	var n config.NF
+	switch name {
+	case "nrf":
+		n = c.cfg.NRF.NF
+	case "amf":
+		n = c.cfg.AMF.NF
+	case "ausf":
+		n = c.cfg.AUSF
+	case "udm":
+		n = c.cfg.UDM.NF
+	case "udr":
+		n = c.cfg.UDR.NF
+	case "pcf":
+		n = c.cfg.PCF
+	}
+	return c.cfg.Addr(n.SBIPort), c.cfg.Addr(n.MetricsPort)
+}
+
+func (c *Core) spawn(name string) (*Process, error) {
+	args := []string{"nf", name}
+	if c.opts.ConfigPath != "" {
+		args = append(args, "--config", c.opts.ConfigPath)
+	}
+	if c.opts.SBI != "" {
+		args = append(args, "--sbi", c.opts.SBI)
+	}
+	cmd := exec.Command(c.opts.Binary, args...)
+	// An NF writes its structured log to its own file; stderr catches what
+	// happens before the logger exists (bad config, panics in init).
+	errLog, err := os.OpenFile(filepath.Join(c.cfg.LogDir, name+".stderr"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
+	cmd.Stdout, cmd.Stderr = errLog, errLog
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		errLog.Close()
+		return nil, fmt.Errorf("node: start %s: %w", name, err)
+	}
+	sbiAddr, metricsAddr := c.addrs(name)
+	p := &Process{Name: name, PID: cmd.Process.Pid, SBIAddr: sbiAddr, MetricsAddr: metricsAddr, cmd: cmd, exited: make(chan struct{})}
+	c.mu.Lock()
+	c.procs = append(c.procs, p)
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go c.watch(p, errLog)
+	return p, nil
+}
+
+// watch reaps p and, when supervising, restarts it after an unexpected exit.
+func (c *Core) watch(p *Process, errLog *os.File) {
+	defer c.wg.Done()
+	err := p.cmd.Wait()
+	errLog.Close()
+	close(p.exited)
+	select {
+	case <-c.stop:
+		return
+	default:
+	}
+	fmt.Fprintf(c.opts.Out, "  %-5s exited unexpectedly (%v); see %s\n", p.Name, err, filepath.Join(c.cfg.LogDir, p.Name+".log"))
+	if !c.opts.Restart {
+		return
+	}
+	backoff := time.Duration(min(p.Restarts+1, 10)) * 500 * time.Millisecond
+	select {
+	case <-c.stop:
+		return
+	case <-time.After(backoff):
+	}
+	np, err := c.spawn(p.Name)
+	if err != nil {
+		fmt.Fprintf(c.opts.Out, "  %-5s restart failed: %v\n", p.Name, err)
+		return
+	}
+	c.mu.Lock()
+	np.Restarts = p.Restarts + 1
+	c.replace(p, np)
+	c.mu.Unlock()
+	fmt.Fprintf(c.opts.Out, "  %-5s restarted pid %d\n", np.Name, np.PID)
+	_ = c.writeState()
+}
+
+// replace puts np where p was, keeping the start order (caller holds mu).
+func (c *Core) replace(p, np *Process) {
+	out := c.procs[:0]
+	for _, q := range c.procs {
+		if q == np {
+			continue
+		}
+		if q == p {
+			q = np
+		}
+		out = append(out, q)
+	}
+	c.procs = out
+}
+
+// waitHealthy polls the NF's /healthz until it answers or the NF exits.
+func (c *Core) waitHealthy(ctx context.Context, p *Process) error {
+	deadline := time.Now().Add(30 * time.Second)
+	client := &http.Client{Timeout: time.Second}
+	for time.Now().Before(deadline) {
+		if Healthy(client, p.MetricsAddr) {
+			return nil
+		}
+		select {
+		case <-p.exited:
+			return fmt.Errorf("node: %s exited during start; see %s and %s", p.Name,
+				filepath.Join(c.cfg.LogDir, p.Name+".log"), filepath.Join(c.cfg.LogDir, p.Name+".stderr"))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("node: %s not healthy after 30 s; see %s", p.Name, filepath.Join(c.cfg.LogDir, p.Name+".log"))
+}
+
+// Healthy asks an NF's metrics endpoint whether it is serving.
+func Healthy(client *http.Client, metricsAddr string) bool {
+	resp, err := client.Get("http://" + metricsAddr + "/healthz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// Processes returns a snapshot of the supervised NFs.
+func (c *Core) Processes() []Process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Process, len(c.procs))
+	for i, p := range c.procs {
+		out[i] = *p
+	}
+	return out
+}
+
+// PIDs maps NF name to its current PID.
+func (c *Core) PIDs() map[string]int {
+	m := map[string]int{}
+	for _, p := range c.Processes() {
+		m[p.Name] = p.PID
+	}
+	return m
+}
+
+// Stop terminates the NFs in reverse start order: SIGTERM, then SIGKILL
+// after a grace period.
+func (c *Core) Stop() {
+	select {
+	case <-c.stop:
+		return
+	default:
+		close(c.stop)
+	}
+	c.mu.Lock()
+	procs := append([]*Process(nil), c.procs...)
+	c.mu.Unlock()
+	for i := len(procs) - 1; i >= 0; i-- {
+		p := procs[i]
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(5 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+		fmt.Fprintf(c.opts.Out, "  %-5s stopped\n", p.Name)
+	}
+	c.wg.Wait()
+	_ = os.Remove(StatePath(c.cfg))
+}
+
+func (c *Core) writeState() error {
+	c.mu.Lock()
+	st := State{SupervisorPID: os.Getpid(), ConfigPath: c.opts.ConfigPath, SBI: c.cfg.SBI.Transport,
+		LogDir: c.cfg.LogDir, N2: c.cfg.AMF.NGAP.Addr, Started: time.Now(), NFs: c.procs}
+	if c.opts.SBI != "" {
+		st.SBI = c.opts.SBI
+	}
+	data, err := json.MarshalIndent(st, "", "  ")
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	tmp := StatePath(c.cfg) + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("node: state: %w", err)
+	}
+	return os.Rename(tmp, StatePath(c.cfg))
+}
+
+// ReadState loads the state of a running node.
+func ReadState(cfg *config.Config) (*State, error) {
+	data, err := os.ReadFile(StatePath(cfg))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no core is running (no %s)", StatePath(cfg))
+	}
+	if err != nil {
+		return nil, err
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", StatePath(cfg), err)
+	}
+	return &st, nil
+}
+
+// Alive reports whether pid is a running process.
+func Alive(pid int) bool {
+	return pid > 0 && syscall.Kill(pid, 0) == nil
+}
