@@ -1,0 +1,124 @@
+// Package e2e runs the whole core as separate processes (the way `l25gc up`
+// does) and drives it over N2 with the simulator, as a user would.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/node"
+)
+
+// binary is the l25gc executable under test: $L25GC_BIN (make e2e sets it),
+// else built once into a temp dir.
+var binary string
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	binary = os.Getenv("L25GC_BIN")
+	if binary == "" {
+		dir, err := os.MkdirTemp("", "l25gc-e2e-bin")
+		if err != nil {
+			return 0, err
+		}
+		defer os.RemoveAll(dir)
+		binary = filepath.Join(dir, "l25gc")
+		_, file, _, _ := runtime.Caller(0)
+		build := exec.Command("go", "build", "-o", binary, "./cmd/l25gc")
+		build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+		if out, err := build.CombinedOutput(); err != nil {
+			return 0, fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	}
+	return m.Run(), nil
+}
+
+// testCore is a core started for one test, with its own data and logs.
+type testCore struct {
+	cfg     *config.Config
+	cfgPath string
+	core    *node.Core
+}
+
+// coreConfig is the default node with N2 over SCTP-in-UDP (this kernel has no
+// SCTP) and fresh directories; edit applies test-specific changes.
+func coreConfig(t *testing.T, dir string, edit func(*config.Config)) (*config.Config, string) {
+	t.Helper()
+	cfg := config.Default()
+	cfg.DataDir = filepath.Join(dir, "data")
+	cfg.LogDir = filepath.Join(dir, "log")
+	cfg.AMF.NGAP.Transport = "udp"
+	cfg.LogLevel = "info"
+	if edit != nil {
+		edit(cfg)
+	}
+	path := filepath.Join(dir, "l25gc.yaml")
+	if err := writeConfig(path, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, path
+}
+
+// startCore starts every NF and stops them when the test ends; on failure it
+// prints the NF logs, which is what a user would read.
+func startCore(t *testing.T, cfg *config.Config, cfgPath string) *testCore {
+	t.Helper()
+	requirePortsFree(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	core, err := node.Start(ctx, cfg, node.Options{Binary: binary, ConfigPath: cfgPath})
+	if err != nil {
+		dumpLogs(t, cfg)
+		t.Fatalf("core did not start: %v", err)
+	}
+	tc := &testCore{cfg: cfg, cfgPath: cfgPath, core: core}
+	t.Cleanup(func() {
+		core.Stop()
+		if t.Failed() {
+			dumpLogs(t, cfg)
+		}
+	})
+	return tc
+}
+
+func requirePortsFree(t *testing.T, cfg *config.Config) {
+	t.Helper()
+	for _, port := range []int{cfg.NRF.SBIPort, cfg.AMF.SBIPort, cfg.UDR.SBIPort, cfg.UDM.SBIPort, cfg.AUSF.SBIPort, cfg.PCF.SBIPort} {
+		ln, err := net.Listen("tcp", cfg.Addr(port))
+		if err != nil {
+			t.Fatalf("port %d is busy (is another core running? `l25gc down`): %v", port, err)
+		}
+		ln.Close()
+	}
+}
+
+func dumpLogs(t *testing.T, cfg *config.Config) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(cfg.LogDir, "*"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil || len(data) == 0 {
+			continue
+		}
+		if len(data) > 8000 {
+			data = data[len(data)-8000:]
+		}
+		t.Logf("==== %s (tail)\n%s", f, data)
+	}
+}
