@@ -1,0 +1,114 @@
+package ratelimit
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+func TestEventsOfOneKeyRunInOrder(t *testing.T) {
+	p := New(4, nil, nil)
+	var mu sync.Mutex
+	var got []int
+	for i := range 200 {
+		if err := p.Dispatch(UE(7), func() { mu.Lock(); got = append(got, i); mu.Unlock() }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Close()
+	for i, v := range got {
+		if v != i {
+			t.Fatalf("event %d ran at position %d", v, i)
+		}
+	}
+	if len(got) != 200 {
+		t.Fatalf("ran %d events, want 200", len(got))
+	}
+}
+
+// A blocked key must not hold up another key.
+func TestKeysRunConcurrently(t *testing.T) {
+	p := New(2, nil, nil)
+	release := make(chan struct{})
+	_ = p.Dispatch(UE(1), func() { <-release })
+	done := make(chan struct{})
+	_ = p.Dispatch(UE(2), func() { close(done) })
+	<-done // would deadlock if UE 2 waited for UE 1
+	close(release)
+	p.Close()
+}
+
+func TestConcurrencyNeverExceedsLimit(t *testing.T) {
+	p := New(3, nil, nil)
+	var running, peak atomic.Int32
+	var wg sync.WaitGroup
+	for k := range 50 {
+		wg.Add(1)
+		_ = p.Dispatch(UE(int64(k)), func() {
+			defer wg.Done()
+			n := running.Add(1)
+			for {
+				old := peak.Load()
+				if n <= old || peak.CompareAndSwap(old, n) {
+					break
+				}
+			}
+			running.Add(-1)
+		})
+	}
+	wg.Wait()
+	p.Close()
+	if peak.Load() > 3 {
+		t.Fatalf("peak concurrency %d > limit 3", peak.Load())
+	}
+}
+
+func TestPanicIsReportedAndWorkerContinues(t *testing.T) {
+	var reported []Key
+	var mu sync.Mutex
+	p := New(1, func(k Key, r any, _ []byte) { mu.Lock(); reported = append(reported, k); mu.Unlock() }, nil)
+	_ = p.Dispatch(UE(1), func() { panic("bad message") })
+	ran := make(chan struct{})
+	_ = p.Dispatch(UE(2), func() { close(ran) })
+	<-ran
+	p.Close()
+	if len(reported) != 1 || reported[0] != UE(1) {
+		t.Fatalf("reported %v, want [ue/1]", reported)
+	}
+}
+
+func TestSetLimitAndGauges(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	g := NewGauges(reg, "test")
+	p := New(1, nil, g)
+	block := make(chan struct{})
+	started := make(chan struct{}, 2)
+	_ = p.Dispatch(UE(1), func() { started <- struct{}{}; <-block })
+	_ = p.Dispatch(UE(2), func() { started <- struct{}{}; <-block })
+	<-started
+	if p.InFlight() != 1 || p.QueueLen() != 1 {
+		t.Fatalf("inflight %d queue %d, want 1 and 1", p.InFlight(), p.QueueLen())
+	}
+	if v := gauge(g.queue); v != 1 {
+		t.Fatalf("queue gauge %v", v)
+	}
+	p.SetLimit(2) // the waiting event starts now
+	<-started
+	if p.Limit() != 2 || gauge(g.limit) != 2 {
+		t.Fatalf("limit %d", p.Limit())
+	}
+	close(block)
+	p.Close()
+	if err := p.Dispatch(UE(3), func() {}); err != ErrClosed {
+		t.Fatalf("dispatch after close: %v", err)
+	}
+}
+
+func gauge(g prometheus.Gauge) float64 {
+	var m dto.Metric
+	_ = g.Write(&m)
+	return m.GetGauge().GetValue()
+}
