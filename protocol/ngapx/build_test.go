@@ -1,0 +1,145 @@
+package ngapx
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/free5gc/aper"
+	"github.com/free5gc/ngap/ngapType"
+	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/protocol/nasx"
+)
+
+var updateSeeds = flag.Bool("update-seeds", false, "rewrite testdata/fuzz/FuzzDecodeNGAP from the builders")
+
+var testGUAMI = GUAMI{MCC: "208", MNC: "93", RegionID: 0xCA, SetID: 0x3F8, Pointer: 1}
+
+// testNGSetupRequest is a minimal gNB's NG Setup Request (the real one is
+// the simulator's, in ran_*.go).
+func testNGSetupRequest(t testing.TB, mcc, mnc string) []byte {
+	plmn, _ := PLMN(mcc, mnc)
+	sn, _ := SNSSAI(models.Snssai{Sst: 1, Sd: "010203"})
+	pdu := initiating(ngapType.ProcedureCodeNGSetup, reject, ngapType.InitiatingMessagePresentNGSetupRequest)
+	r := &ngapType.NGSetupRequest{}
+	r.ProtocolIEs.List = []ngapType.NGSetupRequestIEs{
+		{Id: id(ngapType.ProtocolIEIDGlobalRANNodeID), Criticality: reject, Value: ngapType.NGSetupRequestIEsValue{
+			Present: ngapType.NGSetupRequestIEsPresentGlobalRANNodeID,
+			GlobalRANNodeID: &ngapType.GlobalRANNodeID{Present: ngapType.GlobalRANNodeIDPresentGlobalGNBID,
+				GlobalGNBID: &ngapType.GlobalGNBID{PLMNIdentity: plmn, GNBID: ngapType.GNBID{Present: ngapType.GNBIDPresentGNBID,
+					GNBID: &aper.BitString{Bytes: []byte{0, 0, 1}, BitLength: 24}}}}}},
+		{Id: id(ngapType.ProtocolIEIDSupportedTAList), Criticality: reject, Value: ngapType.NGSetupRequestIEsValue{
+			Present: ngapType.NGSetupRequestIEsPresentSupportedTAList,
+			SupportedTAList: &ngapType.SupportedTAList{List: []ngapType.SupportedTAItem{{TAC: TAC(1),
+				BroadcastPLMNList: ngapType.BroadcastPLMNList{List: []ngapType.BroadcastPLMNItem{{PLMNIdentity: plmn,
+					TAISliceSupportList: ngapType.SliceSupportList{List: []ngapType.SliceSupportItem{{SNSSAI: sn}}}}}}}}}}},
+		{Id: id(ngapType.ProtocolIEIDDefaultPagingDRX), Criticality: ignore, Value: ngapType.NGSetupRequestIEsValue{
+			Present: ngapType.NGSetupRequestIEsPresentDefaultPagingDRX, DefaultPagingDRX: &ngapType.PagingDRX{Value: ngapType.PagingDRXPresentV128}}},
+	}
+	pdu.InitiatingMessage.Value.NGSetupRequest = r
+	b, err := Encode(pdu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func samples(t testing.TB) map[string][]byte {
+	must := func(b []byte, err error) []byte {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	caps := nasx.SecurityCapability{Raw: []byte{0xE0, 0xE0}}
+	enc, integ := caps.NRBits()
+	return map[string][]byte{
+		"ng-setup-request":  testNGSetupRequest(t, "208", "93"),
+		"ng-setup-response": must(BuildNGSetupResponse(Served{AMFName: "amf", GUAMI: testGUAMI, Capacity: 255, SNSSAIs: []models.Snssai{{Sst: 1, Sd: "010203"}, {Sst: 1}}})),
+		"ng-setup-failure":  must(BuildNGSetupFailure(CauseMisc(ngapType.CauseMiscPresentUnknownPLMN))),
+		"ng-reset-ack":      must(BuildNGResetAcknowledge(nil)),
+		"error-indication":  must(BuildErrorIndication(5, 7, CauseProtocol(ngapType.CauseProtocolPresentTransferSyntaxError))),
+		"downlink-nas":      must(BuildDownlinkNASTransport(1, 2, []byte{0x7e, 0x00, 0x5b, 0x01})),
+		"initial-context-setup-request": must(BuildInitialContextSetupRequest(InitialContext{AMFUEID: 1, RANUEID: 2, GUAMI: testGUAMI,
+			Allowed: []models.Snssai{{Sst: 1, Sd: "010203"}}, NREncryption: enc, NRIntegrity: integ, KgNB: make([]byte, 32),
+			AMBRUL: 1e9, AMBRDL: 2e9, NASPDU: []byte{0x7e, 0x00, 0x42}})),
+		"ue-context-release-command": must(BuildUEContextReleaseCommand(1, 2, CauseNas(ngapType.CauseNasPresentDeregister))),
+	}
+}
+
+func TestBuildersDecodeBack(t *testing.T) {
+	for name, b := range samples(t) {
+		pdu, err := Decode(b)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		s, err := Summarize(pdu)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		switch name {
+		case "downlink-nas", "initial-context-setup-request", "ue-context-release-command":
+			if s.AMFUEID != 1 || s.RANUEID != 2 {
+				t.Fatalf("%s: UE ids %d/%d, want 1/2", name, s.AMFUEID, s.RANUEID)
+			}
+		case "error-indication":
+			if s.Cause == nil || s.Cause.Protocol == nil || s.Cause.Protocol.Value != ngapType.CauseProtocolPresentTransferSyntaxError {
+				t.Fatalf("error indication cause %s", CauseString(s.Cause))
+			}
+		}
+	}
+	if *updateSeeds {
+		dir := filepath.Join("testdata", "fuzz", "FuzzDecodeNGAP")
+		_ = os.MkdirAll(dir, 0o755)
+		for name, b := range samples(t) {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+func TestParseNGSetupRequest(t *testing.T) {
+	pdu, err := Decode(testNGSetupRequest(t, "208", "93"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ParseNGSetupRequest(pdu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.PLMN.MCC != "208" || r.PLMN.MNC != "93" || len(r.TAs) != 1 || r.TAs[0].TAC != 1 ||
+		len(r.TAs[0].PLMNs) != 1 || r.TAs[0].PLMNs[0].SNSSAIs[0].Sd != "010203" {
+		t.Fatalf("parsed %+v", r)
+	}
+}
+
+func TestGarbageIsTransferSyntaxError(t *testing.T) {
+	for _, b := range [][]byte{{}, {0xff}, {0x00, 0x15, 0x00}, []byte("hello, AMF")} {
+		if _, err := Decode(b); !errors.Is(err, ErrTransferSyntax) {
+			t.Fatalf("Decode(%x) = %v, want transfer syntax error", b, err)
+		}
+	}
+}
+
+func TestIEConversions(t *testing.T) {
+	s := nasx.STMSI{SetID: 0x3F8, Pointer: 5, TMSI: 0x01020304}
+	got, err := DecodeFiveGSTMSI(FiveGSTMSI(s))
+	if err != nil || got != s {
+		t.Fatalf("5G-S-TMSI round trip %+v %v", got, err)
+	}
+	g, _ := testGUAMI.ToNGAP()
+	if g.AMFSetID.Value.Bytes[0] != 0xFE || g.AMFSetID.Value.Bytes[1] != 0x00 || g.AMFPointer.Value.Bytes[0] != 0x04 {
+		t.Fatalf("GUAMI bits %x %x", g.AMFSetID.Value.Bytes, g.AMFPointer.Value.Bytes)
+	}
+	if testGUAMI.Model().AmfId != "cafe01" {
+		t.Fatalf("AmfId %s", testGUAMI.Model().AmfId)
+	}
+	if tac, err := ParseTACString("000001"); err != nil || tac != 1 {
+		t.Fatal("TAC")
+	}
+}
