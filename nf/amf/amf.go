@@ -1,0 +1,276 @@
+// Package amf is the access and mobility management function of L25GC+:
+// N2 (NGAP) towards gNBs, N1 (NAS-5GS 5GMM) towards UEs, and the SBI calls of
+// registration to AUSF, UDM and PCF (TS 23.502 4.2.2.2.2, 4.2.2.3).
+//
+// Every NGAP/NAS event goes through one ratelimit.Dispatcher: keyed by the
+// AMF UE NGAP ID for UE-associated signalling and by the association for the
+// rest, so one UE's SBI round trip holds up only that UE. Files by role:
+// ngap_*.go (N2 handlers and senders), gmm_*.go (NAS handlers and senders),
+// state.go (the transition table), reply.go (what is answered on failure),
+// consumer.go (SBI), timers.go, metrics.go.
+package amf
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/nf"
+	"github.com/l25gc/l25gc/protocol/nasx"
+	"github.com/l25gc/l25gc/protocol/ngapx"
+	"github.com/l25gc/l25gc/ratelimit"
+	"github.com/l25gc/l25gc/sbi"
+)
+
+// Options are the seams of the AMF; zero values take the production ones.
+type Options struct {
+	Listen     ListenFunc           // N2 listener (package n2)
+	Consumer   Consumer             // SBI peers (NRF discovery over env.Client)
+	Crypto     Crypto               // key derivation and NAS protection (package security)
+	Dispatcher ratelimit.Dispatcher // event dispatcher (ratelimit.Pool)
+	Limit      int                  // initial dispatcher limit when Dispatcher is nil
+}
+
+// NF is the AMF.
+type NF struct {
+	env      *nf.Env
+	cfg      *config.Config
+	log      *slog.Logger
+	opts     Options
+	id       string // NF instance id
+	guami    ngapx.GUAMI
+	tais     []nasx.TAI
+	metrics  *metrics
+	disp     ratelimit.Dispatcher
+	machine  machine
+	ues      *ueTable
+	timerGen atomic.Uint64
+
+	mu     sync.Mutex
+	gnbs   map[uint64]*gnb
+	nextGN uint64
+	ln     Listener
+	wg     sync.WaitGroup
+	closed bool
+}
+
+// New builds the AMF from its environment with the production seams.
+func New(env *nf.Env) (*NF, error) { return NewWithOptions(env, Options{}) }
+
+// NewWithOptions builds the AMF with some seams replaced (tests, X-IO).
+func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
+	cfg := env.Config
+	n := &NF{env: env, cfg: cfg, log: env.Log.With("nf", "amf"), opts: o, id: newUUID(),
+		machine: newMachine(), ues: newUETable(), gnbs: map[uint64]*gnb{}}
+	n.guami = ngapx.GUAMI{MCC: cfg.PLMN.MCC, MNC: cfg.PLMN.MNC, RegionID: uint8(cfg.AMF.GUAMI.RegionID),
+		SetID: uint16(cfg.AMF.GUAMI.SetID), Pointer: uint8(cfg.AMF.GUAMI.Pointer)}
+	for _, s := range cfg.TACs {
+		tac, err := ngapx.ParseTACString(s)
+		if err != nil {
+			return nil, fmt.Errorf("amf: %w", err)
+		}
+		n.tais = append(n.tais, nasx.TAI{MCC: cfg.PLMN.MCC, MNC: cfg.PLMN.MNC, TAC: tac})
+	}
+	if n.opts.Consumer == nil {
+		n.opts.Consumer = NewSBIConsumer(env.Client, env.NRF)
+	}
+	if n.opts.Crypto == nil {
+		n.opts.Crypto = defaultCrypto()
+	}
+	if n.opts.Crypto == nil {
+		return nil, errors.New("amf: no NAS security implementation (package security)")
+	}
+	n.metrics = newMetrics(env.Registry)
+	n.disp = o.Dispatcher
+	if n.disp == nil {
+		n.disp = ratelimit.New(max(o.Limit, 64), n.onPanic, ratelimit.NewGauges(env.Registry, "l25gc_amf"))
+	}
+	return n, nil
+}
+
+// Dispatcher exposes the event dispatcher, for the adaptive limiter.
+func (n *NF) Dispatcher() ratelimit.Dispatcher { return n.disp }
+
+// Handler serves the AMF's SBI. Namf_Communication has no operation
+// implemented yet, so the mux is empty (404 for every path).
+func (n *NF) Handler() http.Handler { return http.NewServeMux() }
+
+// Profile is the AMF's NRF profile (TS 29.510 6.1.6.2.2) offering namf-comm.
+func (n *NF) Profile() models.NrfNfManagementNfProfile {
+	p := sbi.Profile(n.id, models.NrfNfManagementNfType_AMF, n.cfg.SBI.BindIP, n.cfg.AMF.SBIPort,
+		n.env.PLMN(), models.ServiceName_NAMF_COMM)
+	g := n.guami.Model()
+	p.AmfInfo = &models.NrfNfManagementAmfInfo{AmfSetId: fmt.Sprintf("%03x", n.guami.SetID),
+		AmfRegionId: fmt.Sprintf("%02x", n.guami.RegionID), GuamiList: []models.Guami{g}}
+	return p
+}
+
+// Start listens on N2 and serves each association on its own reader.
+func (n *NF) Start(ctx context.Context) error {
+	listen := n.opts.Listen
+	if listen == nil {
+		listen = defaultListen
+	}
+	if listen == nil {
+		return errors.New("amf: no N2 transport (package n2)")
+	}
+	ln, picked, err := listen(n.cfg.AMF.NGAP.Transport, n.cfg.AMF.NGAP.Addr)
+	if err != nil {
+		return fmt.Errorf("amf: N2 listen %s (%s): %w", n.cfg.AMF.NGAP.Addr, n.cfg.AMF.NGAP.Transport, err)
+	}
+	n.log.Info("N2 listening", "addr", n.cfg.AMF.NGAP.Addr, "transport", picked, "configured", n.cfg.AMF.NGAP.Transport)
+	n.mu.Lock()
+	n.ln = ln
+	n.mu.Unlock()
+	n.wg.Add(1)
+	go n.acceptLoop(ln)
+	return nil
+}
+
+// Serve runs one already-established association (Start calls it per
+// accepted association; tests call it with a fake Conn). It returns when
+// the association ends.
+func (n *NF) Serve(c Conn) {
+	g := n.addGNB(c)
+	defer n.removeGNB(g)
+	for {
+		pdu, stream, err := c.ReadMsg()
+		if err != nil {
+			n.log.Info("N2 association ended", "gnb", g.id, "remote", addrString(c), "err", err)
+			return
+		}
+		n.onPDU(g, pdu, stream)
+	}
+}
+
+func (n *NF) acceptLoop(ln Listener) {
+	defer n.wg.Done()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			n.log.Info("N2 listener closed", "err", err)
+			return
+		}
+		n.wg.Add(1)
+		go func() { defer n.wg.Done(); n.Serve(c) }()
+	}
+}
+
+// Stop closes N2 and waits for the queued events.
+func (n *NF) Stop(context.Context) {
+	n.mu.Lock()
+	n.closed = true
+	ln := n.ln
+	conns := make([]Conn, 0, len(n.gnbs))
+	for _, g := range n.gnbs {
+		conns = append(conns, g.conn)
+	}
+	n.mu.Unlock()
+	if ln != nil {
+		_ = ln.Close()
+	}
+	for _, c := range conns {
+		_ = c.Close()
+	}
+	n.wg.Wait()
+	n.disp.Close()
+}
+
+func (n *NF) addGNB(c Conn) *gnb {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.nextGN++
+	g := &gnb{id: n.nextGN, conn: c}
+	n.gnbs[g.id] = g
+	n.log.Info("N2 association up", "gnb", g.id, "remote", addrString(c), "streams", c.Streams())
+	return g
+}
+
+// removeGNB forgets an association; its UEs lose their N2 connection.
+func (n *NF) removeGNB(g *gnb) {
+	n.mu.Lock()
+	delete(n.gnbs, g.id)
+	n.mu.Unlock()
+	if g.ready.Load() {
+		n.metrics.gnbs.Dec()
+	}
+	_ = g.conn.Close()
+	for _, id := range n.ues.ofGNB(g.id) {
+		n.dispatchUE(id, EvReset, &input{resetOnly: true})
+	}
+}
+
+func (n *NF) gnb(id uint64) *gnb {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.gnbs[id]
+}
+
+// dispatchUE queues an event for the UE with that AMF UE NGAP ID.
+func (n *NF) dispatchUE(id int64, ev Event, in *input) {
+	_ = n.disp.Dispatch(ratelimit.UE(id), func() { n.runUE(id, ev, in) })
+}
+
+// runUE looks the UE up again (it may be gone) and steps its state machine.
+func (n *NF) runUE(id int64, ev Event, in *input) {
+	ue := n.ues.get(id)
+	if ue == nil {
+		n.log.Debug("event for a released UE dropped", "amfUeNgapId", id, "event", ev)
+		return
+	}
+	n.step(ue, ev, in)
+}
+
+func (n *NF) step(ue *ueContext, ev Event, in *input) {
+	if err := n.machine.step(n, ue, ev, in); err != nil {
+		n.reply(ue, ev, err)
+	}
+}
+
+// onPanic is the dispatcher's report of a panic inside one event: that UE
+// (or association) is cleaned up, every other one carries on.
+func (n *NF) onPanic(key ratelimit.Key, r any, stack []byte) {
+	n.log.Error("panic in event; cleaning up its context", "key", key.String(), "panic", fmt.Sprint(r), "stack", string(stack))
+	if key.Class != ratelimit.ClassUE {
+		return
+	}
+	id := int64(key.ID)
+	ue := n.ues.get(id)
+	if ue == nil {
+		return
+	}
+	n.stopTimer(ue)
+	if ue.registered {
+		n.metrics.registered.Dec()
+	}
+	n.ues.remove(id)
+	if g := n.gnb(ue.gnbID); g != nil {
+		n.sendReleaseCommand(g, ue.amfID, ue.ranID, causeNasUnspecified())
+	}
+}
+
+func addrString(c Conn) string {
+	if a := c.RemoteAddr(); a != nil {
+		return a.String()
+	}
+	return ""
+}
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0F | 0x40 // version 4 (RFC 9562)
+	b[8] = b[8]&0x3F | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+var _ = strconv.Itoa

@@ -1,0 +1,188 @@
+package amf
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/free5gc/nas/nasMessage"
+	"github.com/free5gc/ngap/ngapType"
+	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/protocol/nasx"
+	"github.com/l25gc/l25gc/protocol/ngapx"
+)
+
+// gnb is one NG association (TS 38.413 8.7.1). Its fields other than conn
+// change only in the association's own (gNB-keyed) events.
+type gnb struct {
+	id    uint64
+	conn  Conn
+	name  string
+	ready atomic.Bool // NG Setup succeeded
+}
+
+// stream picks the SCTP stream of a UE's signalling: stream 0 is for non-UE
+// signalling, UE-associated signalling spreads over the others (TS 38.412 7).
+func (g *gnb) stream(amfUEID int64) uint16 {
+	n := g.conn.Streams()
+	if n <= 1 {
+		return 0
+	}
+	return uint16(1 + amfUEID%int64(n-1))
+}
+
+// registration is what the UE asked for in its Registration Request
+// (TS 24.501 8.2.6), kept while the procedure runs.
+type registration struct {
+	regType   uint8 // TS 24.501 9.11.3.7
+	ngKSI     uint8
+	identity  nasx.Identity
+	secCap    nasx.SecurityCapability
+	requested []models.Snssai
+	verified  bool // the request passed the integrity check of a valid context
+	started   time.Time
+}
+
+// ueContext is one UE: its N2 connection (AMF/RAN UE NGAP IDs) and its 5GMM
+// context. It is touched only by events of its own key.
+type ueContext struct {
+	amfID int64
+	ranID int64
+	gnbID uint64
+	state State
+	tai   nasx.TAI
+
+	suci, supi, pei string
+	guti            *nasx.GUTI
+	reg             registration
+	auth            authState
+	sec             *secContext
+	capability      nasx.SecurityCapability // as replayed in the last Security Mode Command
+	allowed         []models.Snssai
+	ambrUL, ambrDL  int64
+	policyID        string
+	udmRegistered   bool
+	deregistering   bool // release ends the context instead of parking it
+	registered      bool // completed a registration; counted in registered_ues
+	timer           *nasTimer
+}
+
+type authState struct {
+	av          AuthVector
+	resynced    bool // one resynchronisation per procedure (TS 33.501 6.1.3.3)
+	ngKSI       uint8
+	identityAsk bool
+}
+
+// input is the typed payload of one event.
+type input struct {
+	nas       *nasMessage.RegistrationRequest // set for EvRegistrationRequest
+	msg       *nasMsg                         // the decoded uplink NAS message
+	timer     timerKind
+	timerGen  uint64
+	cause     *ngapType.Cause
+	resetOnly bool
+}
+
+// ueTable holds the UEs with an N2 connection by AMF UE NGAP ID, and the
+// registered UEs without one (CM-IDLE) by 5G-TMSI, so a later Registration
+// Request with the 5G-GUTI finds its security context.
+type ueTable struct {
+	mu     sync.Mutex
+	byID   map[int64]*ueContext
+	idle   map[uint32]*ueContext
+	nextID atomic.Int64
+	tmsi   atomic.Uint32
+}
+
+func newUETable() *ueTable {
+	return &ueTable{byID: map[int64]*ueContext{}, idle: map[uint32]*ueContext{}}
+}
+
+// allocID gives a fresh AMF UE NGAP ID (TS 38.413 9.3.3.1: 0..2^40-1).
+func (t *ueTable) allocID() int64 { return t.nextID.Add(1) & (1<<40 - 1) }
+
+// allocTMSI gives a fresh 5G-TMSI (TS 23.003 2.10.1), never 0.
+func (t *ueTable) allocTMSI() uint32 {
+	for {
+		if v := t.tmsi.Add(1); v != 0 {
+			return v
+		}
+	}
+}
+
+func (t *ueTable) get(id int64) *ueContext {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.byID[id]
+}
+
+func (t *ueTable) put(ue *ueContext) {
+	t.mu.Lock()
+	t.byID[ue.amfID] = ue
+	t.mu.Unlock()
+}
+
+func (t *ueTable) remove(id int64) {
+	t.mu.Lock()
+	delete(t.byID, id)
+	t.mu.Unlock()
+}
+
+// park keeps a registered UE without N2 connection, keyed by its 5G-TMSI.
+func (t *ueTable) park(ue *ueContext) {
+	t.mu.Lock()
+	delete(t.byID, ue.amfID)
+	if ue.guti != nil {
+		t.idle[ue.guti.TMSI] = ue
+	}
+	t.mu.Unlock()
+}
+
+// takeIdle hands the parked context of tmsi to the caller (now its only owner).
+func (t *ueTable) takeIdle(tmsi uint32) *ueContext {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ue := t.idle[tmsi]
+	delete(t.idle, tmsi)
+	return ue
+}
+
+// dropSUPI forgets parked contexts of supi (a UE registering afresh).
+func (t *ueTable) dropSUPI(supi string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, ue := range t.idle {
+		if ue.supi == supi {
+			delete(t.idle, k)
+		}
+	}
+}
+
+// ofGNB lists the AMF UE NGAP IDs of UEs connected through gNB g.
+func (t *ueTable) ofGNB(g uint64) []int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var ids []int64
+	for id, ue := range t.byID {
+		if ue.gnbID == g {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// findRAN finds the UE of a gNB by RAN UE NGAP ID.
+func (t *ueTable) findRAN(g uint64, ranID int64) *ueContext {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, ue := range t.byID {
+		if ue.gnbID == g && ue.ranID == ranID {
+			return ue
+		}
+	}
+	return nil
+}
+
+var _ = ngapx.Decode

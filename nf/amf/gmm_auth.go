@@ -1,0 +1,235 @@
+package amf
+
+// Authentication (TS 24.501 5.4.1.3, TS 33.501 6.1.3.2 5G-AKA) and NAS
+// security mode control (TS 24.501 5.4.2, TS 33.501 6.7.2).
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/free5gc/nas/nasMessage"
+	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/protocol/nasx"
+	"github.com/l25gc/l25gc/sbi"
+)
+
+// abba is the ABBA of TS 33.501 A.7.1: 0x0000 (no security features).
+var abba = []byte{0x00, 0x00}
+
+// servingNetworkName is the SN name of TS 24.501 9.12.1 ("5G:mnc093.mcc208.3gppnetwork.org").
+func (n *NF) servingNetworkName() string {
+	mnc := n.guami.MNC
+	if len(mnc) == 2 {
+		mnc = "0" + mnc
+	}
+	return fmt.Sprintf("5G:mnc%s.mcc%s.3gppnetwork.org", mnc, n.guami.MCC)
+}
+
+// startAuthentication asks the AUSF for a 5G-AKA vector and sends
+// Authentication Request (TS 23.502 4.2.2.2.2 step 9; TS 24.501 5.4.1.3.2).
+func (n *NF) startAuthentication(ue *ueContext) (State, error) {
+	return n.authenticate(ue, nil)
+}
+
+func (n *NF) authenticate(ue *ueContext, resync *models.ResynchronizationInfo) (State, error) {
+	id := ue.suci
+	if id == "" {
+		id = ue.supi
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sbiTimeout)
+	defer cancel()
+	av, err := n.opts.Consumer.Authenticate(ctx, id, n.servingNetworkName(), resync)
+	if err != nil {
+		if sbi.StatusOf(err) == 404 {
+			return ue.state, n.subscriberError(err)
+		}
+		return ue.state, rejectAuthentication(err)
+	}
+	rand, err1 := hex16(av.RAND)
+	autn, err2 := hex16(av.AUTN)
+	if err1 != nil || err2 != nil {
+		return ue.state, rejectAuthentication(fmt.Errorf("AUSF vector: rand %v autn %v", err1, err2))
+	}
+	ue.auth.av = av
+	ue.auth.ngKSI = nextKSI(ue.reg.ngKSI)
+	req, err := nasx.BuildAuthenticationRequest(ue.auth.ngKSI, abba, rand, autn)
+	if err != nil {
+		return ue.state, err
+	}
+	if err := n.sendGuarded(ue, req, false, T3560); err != nil {
+		return ue.state, err
+	}
+	return StateAuthentication, nil
+}
+
+// nextKSI picks the ngKSI of a new context, different from the UE's
+// (TS 24.501 9.11.3.32; 7 means "no key available").
+func nextKSI(ueKSI uint8) uint8 {
+	if ueKSI >= 7 {
+		return 0
+	}
+	return (ueKSI + 1) % 7
+}
+
+func hex16(s string) ([16]byte, error) {
+	var out [16]byte
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != 16 {
+		return out, fmt.Errorf("%q: want 32 hex digits", s)
+	}
+	copy(out[:], b)
+	return out, nil
+}
+
+// onAuthenticationResponse sends RES* to the AUSF; on success it derives
+// KAMF from KSEAF (TS 33.501 6.1.3.2 steps 10-12, A.7) and starts security mode.
+func (n *NF) onAuthenticationResponse(ue *ueContext, in *input) (State, error) {
+	p := in.msg.m.AuthenticationResponse.AuthenticationResponseParameter
+	if p == nil || p.GetLen() != 16 {
+		return ue.state, statusError(nasx.CauseInvalidMandatoryInfo, errors.New("no RES*"))
+	}
+	n.stopTimer(ue)
+	ctx, cancel := context.WithTimeout(context.Background(), sbiTimeout)
+	defer cancel()
+	conf, err := n.opts.Consumer.ConfirmAuth(ctx, ue.auth.av.ConfirmURI, hex.EncodeToString(p.Octet[:]))
+	if err != nil || !conf.Success {
+		return ue.state, rejectAuthentication(fmt.Errorf("AUSF confirmation: success=%v err=%v", conf.Success, err))
+	}
+	kseaf, err := hex.DecodeString(conf.KSEAF)
+	if err != nil || len(kseaf) != 32 || conf.SUPI == "" {
+		return ue.state, rejectAuthentication(fmt.Errorf("AUSF confirmation without SUPI/KSEAF"))
+	}
+	kamf, err := n.opts.Crypto.KAMF(kseaf, conf.SUPI, abba)
+	if err != nil {
+		return ue.state, err
+	}
+	if ue.supi != conf.SUPI {
+		n.ues.dropSUPI(conf.SUPI) // a fresh registration replaces any parked context
+	}
+	ue.supi = conf.SUPI
+	return n.startSecurityMode(ue, kamf)
+}
+
+// onAuthenticationFailure: TS 24.501 5.4.1.3.7 c) synch failure ->
+// resynchronise once via the AUSF (TS 33.501 6.1.3.3); a) MAC failure and
+// anything else -> Authentication Reject.
+func (n *NF) onAuthenticationFailure(ue *ueContext, in *input) (State, error) {
+	n.stopTimer(ue)
+	f := in.msg.m.AuthenticationFailure
+	cause := f.Cause5GMM.GetCauseValue()
+	if cause == nasx.CauseSynchFailure && f.AuthenticationFailureParameter != nil && !ue.auth.resynced {
+		ue.auth.resynced = true
+		auts := f.AuthenticationFailureParameter.Octet
+		return n.authenticate(ue, &models.ResynchronizationInfo{Rand: ue.auth.av.RAND, Auts: hex.EncodeToString(auts[:])})
+	}
+	return ue.state, rejectAuthentication(fmt.Errorf("UE authentication failure, cause #%d", cause))
+}
+
+// startSecurityMode selects algorithms by the configured preference among
+// those the UE supports (TS 33.501 6.7.2) and sends Security Mode Command
+// integrity protected with the new context (TS 24.501 5.4.2.2), T3560.
+func (n *NF) startSecurityMode(ue *ueContext, kamf []byte) (State, error) {
+	caps := ue.reg.secCap
+	ia, okI := nasx.SelectAlgorithm(algorithms(n.cfg.AMF.NAS.Integrity, "NIA"), caps.SupportsIA)
+	ea, okE := nasx.SelectAlgorithm(algorithms(n.cfg.AMF.NAS.Ciphering, "NEA"), caps.SupportsEA)
+	if !okI || !okE {
+		return ue.state, rejectRegistration(nasx.CauseUESecurityCapMismatch, errors.New("no common NAS algorithm"))
+	}
+	nctx, err := n.opts.Crypto.NewNASContext(kamf, ea, ia)
+	if err != nil {
+		return ue.state, err
+	}
+	ue.sec = &secContext{ngKSI: ue.auth.ngKSI, kamf: kamf, ea: ea, ia: ia, nas: nctx, active: true}
+	ue.capability = caps
+	smc, err := nasx.BuildSecurityModeCommand(nasx.SecurityModeCommand{IA: ia, EA: ea, NgKSI: ue.auth.ngKSI,
+		ReplayedUECap: caps, IMEISVRequest: true})
+	if err != nil {
+		return ue.state, err
+	}
+	if err := n.sendGuarded(ue, smc, true, T3560); err != nil {
+		return ue.state, err
+	}
+	return StateSecurityMode, nil
+}
+
+// algorithms turns "NIA2"-style names into algorithm numbers.
+func algorithms(names []string, prefix string) []uint8 {
+	var out []uint8
+	for _, s := range names {
+		if v, err := strconv.Atoi(strings.TrimPrefix(strings.ToUpper(s), prefix)); err == nil && v >= 0 && v < 8 {
+			out = append(out, uint8(v))
+		}
+	}
+	return out
+}
+
+// onSecurityModeComplete: TS 24.501 5.4.2.4. It must be protected with the
+// new context; its NAS message container, when present, holds the full
+// Registration Request (TS 24.501 4.4.6).
+func (n *NF) onSecurityModeComplete(ue *ueContext, in *input) (State, error) {
+	if !in.msg.verified {
+		return ue.state, &gmmError{kind: replyDiscard, err: errors.New("Security Mode Complete not integrity protected")}
+	}
+	n.stopTimer(ue)
+	ue.sec.confirmed = true
+	c := in.msg.m.SecurityModeComplete
+	if c.IMEISV != nil {
+		if id, err := nasx.ParseMobileIdentity(c.IMEISV.Octet[:c.IMEISV.GetLen()]); err == nil {
+			ue.pei = id.PEI
+		}
+	}
+	if c.NASMessageContainer != nil {
+		if err := n.readFullRequest(ue, c.NASMessageContainer.Buffer); err != nil {
+			return ue.state, err
+		}
+	}
+	return n.completeRegistration(ue)
+}
+
+// readFullRequest takes the non-cleartext IEs of the full Registration Request.
+func (n *NF) readFullRequest(ue *ueContext, b []byte) error {
+	m, err := nasx.Decode(b)
+	if err != nil || m.RegistrationRequest == nil {
+		return rejectRegistration(nasx.CauseOf(err), fmt.Errorf("NAS message container: %v", err))
+	}
+	full, err := parseRegistration(m.RegistrationRequest)
+	if err != nil {
+		return err
+	}
+	if full.requested != nil {
+		ue.reg.requested = full.requested
+	}
+	return nil
+}
+
+// onSecurityModeReject: TS 24.501 5.4.2.5 — stop T3560 and abort the
+// procedure that started security mode (here, registration).
+func (n *NF) onSecurityModeReject(ue *ueContext, in *input) (State, error) {
+	n.stopTimer(ue)
+	cause := in.msg.m.SecurityModeReject.Cause5GMM.GetCauseValue()
+	n.log.Info("Security Mode Reject", "amfUeNgapId", ue.amfID, "cause", cause)
+	ue.sec = nil
+	n.finishProcedure(ue, procRegistration, resultReject)
+	return n.release(ue, causeNasUnspecified())
+}
+
+// parseBitRate reads "1 Gbps"-style bit rates (TS 29.571 5.5.2 BitRate).
+func parseBitRate(s string) int64 {
+	f := strings.Fields(s)
+	if len(f) != 2 {
+		return 0
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil || v < 0 {
+		return 0
+	}
+	mult := map[string]float64{"bps": 1, "kbps": 1e3, "mbps": 1e6, "gbps": 1e9, "tbps": 1e12}[strings.ToLower(f[1])]
+	return int64(v * mult)
+}
+
+var _ = nasMessage.Epd5GSMobilityManagementMessage

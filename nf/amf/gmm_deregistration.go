@@ -1,0 +1,56 @@
+package amf
+
+// UE-initiated deregistration (TS 24.501 5.5.2.2; TS 23.502 4.2.2.3.2).
+
+import (
+	"context"
+
+	"github.com/free5gc/ngap/ngapType"
+
+	"github.com/l25gc/l25gc/protocol/nasx"
+	"github.com/l25gc/l25gc/protocol/ngapx"
+)
+
+// onDeregistrationRequest: normal deregistration gets Deregistration Accept
+// and then UE Context Release; switch-off gets only the release. The UDM
+// registration is purged and the AM policy association deleted.
+func (n *NF) onDeregistrationRequest(ue *ueContext, in *input) (State, error) {
+	n.stopTimer(ue)
+	if procedureOf(ue.state) != "" {
+		n.finishProcedure(ue, procRegistration, resultFailure)
+	}
+	d := in.msg.m.DeregistrationRequestUEOriginatingDeregistration
+	switchOff := d.NgksiAndDeregistrationType.GetSwitchOff() == 1
+	if ue.supi == "" {
+		// An idle UE deregistering by 5G-GUTI: find its context (TS 24.501 5.5.2.2.1).
+		if id, err := nasx.ParseMobileIdentity(d.MobileIdentity5GS.Buffer); err == nil && id.Type == nasx.IdentityGUTI {
+			n.adoptIdle(ue, id.GUTI, in.msg.raw)
+		}
+	}
+	ue.deregistering = true
+	ue.reg = registration{started: nowIfZero(ue.reg.started)}
+	n.cleanupSBI(ue)
+	if !switchOff {
+		n.sendPlainOrProtected(ue, must(nasx.BuildDeregistrationAccept()))
+	}
+	return n.release(ue, ngapx.CauseNas(ngapType.CauseNasPresentDeregister))
+}
+
+// cleanupSBI purges the UDM registration and deletes the AM policy
+// association (TS 23.502 4.2.2.3.2 steps 3-5); failures are logged only.
+func (n *NF) cleanupSBI(ue *ueContext) {
+	ctx, cancel := context.WithTimeout(context.Background(), sbiTimeout)
+	defer cancel()
+	if ue.policyID != "" {
+		if err := n.opts.Consumer.DeleteAMPolicy(ctx, ue.policyID); err != nil {
+			n.log.Warn("AM policy delete", "supi", ue.supi, "err", err)
+		}
+		ue.policyID = ""
+	}
+	if ue.udmRegistered {
+		if err := n.opts.Consumer.DeregisterUECM(ctx, ue.supi, n.guami.Model()); err != nil {
+			n.log.Warn("UECM purge", "supi", ue.supi, "err", err)
+		}
+		ue.udmRegistered = false
+	}
+}

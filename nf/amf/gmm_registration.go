@@ -1,0 +1,330 @@
+package amf
+
+// Registration: TS 23.502 4.2.2.2.2 (initial), 4.2.2.2.2 with 5G-GUTI, and
+// TS 24.501 5.5.1.2 / 5.5.1.3 (mobility and periodic registration update).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/free5gc/nas/nasMessage"
+	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/protocol/nasx"
+	"github.com/l25gc/l25gc/protocol/ngapx"
+	"github.com/l25gc/l25gc/sbi"
+)
+
+const sbiTimeout = 10 * time.Second
+
+// parseRegistration validates a Registration Request (TS 24.501 8.2.6) and
+// returns what the procedure needs, or the cause to reject it with.
+func parseRegistration(rr *nasMessage.RegistrationRequest) (registration, error) {
+	r := registration{
+		regType: rr.NgksiAndRegistrationType5GS.GetRegistrationType5GS(),
+		ngKSI:   rr.NgksiAndRegistrationType5GS.GetNasKeySetIdentifiler(),
+	}
+	id, err := nasx.ParseMobileIdentity(rr.MobileIdentity5GS.Buffer)
+	if err != nil {
+		return r, rejectRegistration(nasx.CauseInvalidMandatoryInfo, fmt.Errorf("5GS mobile identity: %w", err))
+	}
+	r.identity = id
+	if rr.UESecurityCapability != nil {
+		r.secCap = nasx.SecurityCapability{Raw: append([]byte(nil), rr.UESecurityCapability.Buffer...)}
+	}
+	switch r.regType {
+	case nasMessage.RegistrationType5GSInitialRegistration:
+		// TS 24.501 8.2.6.4: the UE security capability is included in initial registration.
+		if !r.secCap.Valid() {
+			return r, rejectRegistration(nasx.CauseInvalidMandatoryInfo, errors.New("no UE security capability"))
+		}
+	case nasMessage.RegistrationType5GSMobilityRegistrationUpdating, nasMessage.RegistrationType5GSPeriodicRegistrationUpdating:
+	default:
+		// Emergency registration is not offered (TS 24.501 5.5.1.2.5, #5GS services not allowed).
+		return r, rejectRegistration(nasx.Cause5GSServicesNotAllowed, fmt.Errorf("registration type %d", r.regType))
+	}
+	if rr.RequestedNSSAI != nil {
+		if r.requested, err = nasx.DecodeNSSAI(rr.RequestedNSSAI.Buffer); err != nil {
+			return r, rejectRegistration(nasx.CauseSemanticallyIncorrect, err)
+		}
+	}
+	return r, nil
+}
+
+// onRegistrationRequest starts (or restarts) registration.
+func (n *NF) onRegistrationRequest(ue *ueContext, in *input) (State, error) {
+	n.stopTimer(ue)
+	if ue.state != StateDeregistered && ue.state != StateRegistered {
+		// TS 24.501 5.5.1.2.8 d): a new request aborts the running procedure.
+		n.finishProcedure(ue, procRegistration, resultFailure)
+	}
+	reg, err := parseRegistration(in.msg.m.RegistrationRequest)
+	if err != nil {
+		return ue.state, err
+	}
+	if reg.regType == nasMessage.RegistrationType5GSInitialRegistration || !reg.secCap.Valid() {
+		reg.secCap = pick(reg.secCap, ue.reg.secCap)
+	}
+	reg.started = time.Now()
+	reg.verified = in.msg.verified
+	ue.reg = reg
+	ue.auth = authState{}
+
+	switch reg.identity.Type {
+	case nasx.IdentitySUCI:
+		ue.suci = reg.identity.SUCI
+		return n.startAuthentication(ue)
+	case nasx.IdentityGUTI:
+		return n.registerWithGUTI(ue, reg.identity.GUTI, in.msg.raw)
+	default:
+		return n.askIdentity(ue)
+	}
+}
+
+func pick(a, b nasx.SecurityCapability) nasx.SecurityCapability {
+	if a.Valid() {
+		return a
+	}
+	return b
+}
+
+// registerWithGUTI: a UE known by its 5G-GUTI skips authentication when its
+// request passes the integrity check of the context we keep (TS 24.501
+// 5.5.1.2.2, TS 33.501 6.4.6); otherwise it is authenticated again, or
+// identified when the GUTI is unknown (TS 24.501 5.4.3).
+func (n *NF) registerWithGUTI(ue *ueContext, g nasx.GUTI, raw []byte) (State, error) {
+	connected := ue.guti != nil && *ue.guti == g && ue.sec != nil && ue.sec.confirmed
+	if !connected && !n.adoptIdle(ue, g, raw) {
+		return n.askIdentity(ue)
+	}
+	if ue.reg.verified {
+		if !ue.reg.secCap.Valid() {
+			ue.reg.secCap = ue.capability
+		}
+		return n.acceptRegistration(ue)
+	}
+	ue.sec = nil
+	return n.startAuthentication(ue)
+}
+
+// adoptIdle takes over the parked context of a UE known by g and checks the
+// request's integrity with it.
+func (n *NF) adoptIdle(ue *ueContext, g nasx.GUTI, raw []byte) bool {
+	if g.MCC != n.guami.MCC || g.MNC != n.guami.MNC || g.RegionID != n.guami.RegionID ||
+		g.SetID != n.guami.SetID || g.Pointer != n.guami.Pointer {
+		return false
+	}
+	old := n.ues.takeIdle(g.TMSI)
+	if old == nil {
+		return false
+	}
+	ue.supi, ue.suci, ue.pei, ue.guti = old.supi, old.suci, old.pei, old.guti
+	ue.sec, ue.allowed, ue.ambrUL, ue.ambrDL = old.sec, old.allowed, old.ambrUL, old.ambrDL
+	ue.policyID, ue.udmRegistered, ue.registered = old.policyID, old.udmRegistered, old.registered
+	ue.capability = old.capability
+	if ue.sec != nil {
+		if _, err := ue.sec.nas.Unprotect(raw); err == nil {
+			ue.reg.verified = true
+		}
+	}
+	return true
+}
+
+// askIdentity: TS 24.501 5.4.3.2, Identity Request for the SUCI, T3570.
+func (n *NF) askIdentity(ue *ueContext) (State, error) {
+	if err := n.sendGuarded(ue, must(nasx.BuildIdentityRequest(nasx.IdentitySUCI)), false, T3570); err != nil {
+		return ue.state, err
+	}
+	return StateIdentification, nil
+}
+
+// onIdentityResponse: TS 24.501 5.4.3.4.
+func (n *NF) onIdentityResponse(ue *ueContext, in *input) (State, error) {
+	n.stopTimer(ue)
+	id, err := nasx.ParseMobileIdentity(in.msg.m.IdentityResponse.MobileIdentity.Buffer)
+	if err != nil || id.Type != nasx.IdentitySUCI {
+		return ue.state, rejectRegistration(nasx.CauseUEIdentityCannotBeDerived, fmt.Errorf("identity response: %v %v", id.Type, err))
+	}
+	ue.suci = id.SUCI
+	return n.startAuthentication(ue)
+}
+
+// completeRegistration runs the SBI steps of TS 23.502 4.2.2.2.2 (14-16)
+// after security is established, then accepts.
+func (n *NF) completeRegistration(ue *ueContext) (State, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), sbiTimeout)
+	defer cancel()
+	c := n.opts.Consumer
+	guami := n.guami.Model()
+	// Step 14a: Nudm_UECM_Registration.
+	err := c.RegisterUECM(ctx, ue.supi, models.Amf3GppAccessRegistration{AmfInstanceId: n.id,
+		DeregCallbackUri:       n.callbackURI("/namf-callback/v1/" + ue.supi + "/dereg-notify"),
+		InitialRegistrationInd: ue.reg.regType == nasMessage.RegistrationType5GSInitialRegistration,
+		Guami:                  &guami, RatType: models.RatType_NR, Pei: ue.pei})
+	if err != nil {
+		return ue.state, n.subscriberError(err)
+	}
+	ue.udmRegistered = true
+	// Step 14b: Nudm_SDM_Get (access and mobility subscription data).
+	am, err := c.AMData(ctx, ue.supi, n.env.PLMN())
+	if err != nil {
+		return ue.state, n.subscriberError(err)
+	}
+	// Step 14c: Nudm_SDM_Subscribe; a failure does not stop registration.
+	if err := c.SubscribeSDM(ctx, ue.supi, models.SdmSubscription{NfInstanceId: n.id,
+		CallbackReference:     n.callbackURI("/namf-callback/v1/" + ue.supi + "/sdm-notify"),
+		MonitoredResourceUris: []string{ue.supi + "/am-data"}, PlmnId: &models.PlmnId{Mcc: n.guami.MCC, Mnc: n.guami.MNC}}); err != nil {
+		n.log.Warn("SDM subscribe failed; continuing", "supi", ue.supi, "err", err)
+	}
+	ue.allowed = n.allowedNSSAI(ue.reg.requested, am.Nssai)
+	if len(ue.allowed) == 0 {
+		// TS 24.501 5.5.1.2.5: #62 no network slices available.
+		return ue.state, rejectRegistration(nasx.CauseNoNetworkSlicesAvailable, errors.New("allowed NSSAI empty"))
+	}
+	if am.SubscribedUeAmbr != nil {
+		ue.ambrUL, ue.ambrDL = parseBitRate(am.SubscribedUeAmbr.Uplink), parseBitRate(am.SubscribedUeAmbr.Downlink)
+	}
+	// Step 16: AM policy association; optional for registration (TS 23.502 4.16.1.2).
+	if ue.policyID == "" {
+		if id, err := c.CreateAMPolicy(ctx, n.policyRequest(ue)); err != nil {
+			n.log.Warn("AM policy association failed; continuing", "supi", ue.supi, "err", err)
+		} else {
+			ue.policyID = id
+		}
+	}
+	if ue.guti == nil || ue.reg.regType == nasMessage.RegistrationType5GSInitialRegistration {
+		// TS 24.501 5.5.1.2.4: a new 5G-GUTI on initial registration.
+		ue.guti = &nasx.GUTI{MCC: n.guami.MCC, MNC: n.guami.MNC, RegionID: n.guami.RegionID,
+			SetID: n.guami.SetID, Pointer: n.guami.Pointer, TMSI: n.ues.allocTMSI()}
+	}
+	return n.acceptRegistration(ue)
+}
+
+// subscriberError maps a UDM/AUSF failure: an unknown subscriber gets the
+// configured cause (#3 or #7, TS 24.501 5.5.1.2.5), anything else #111.
+func (n *NF) subscriberError(err error) error {
+	if sbi.StatusOf(err) == 404 {
+		return rejectRegistration(uint8(n.cfg.AMF.NAS.UnknownSubscriberCause), err)
+	}
+	return rejectRegistration(nasx.CauseProtocolErrorUnspecified, err)
+}
+
+func (n *NF) policyRequest(ue *ueContext) models.PcfAmPolicyControlPolicyAssociationRequest {
+	tai := models.Tai{PlmnId: &models.PlmnId{Mcc: ue.tai.MCC, Mnc: ue.tai.MNC}, Tac: fmt.Sprintf("%06x", ue.tai.TAC)}
+	return models.PcfAmPolicyControlPolicyAssociationRequest{
+		NotificationUri: n.callbackURI("/namf-callback/v1/am-policy/" + ue.supi),
+		Supi:            ue.supi, Pei: ue.pei, AccessType: models.AccessType__3_GPP_ACCESS, RatType: models.RatType_NR,
+		ServingPlmn: &models.PlmnIdNid{Mcc: n.guami.MCC, Mnc: n.guami.MNC},
+		UserLoc:     &models.UserLocation{NrLocation: &models.NrLocation{Tai: &tai}},
+		Guami:       ptr(n.guami.Model()),
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func (n *NF) callbackURI(path string) string {
+	return "http://" + n.cfg.Addr(n.cfg.AMF.SBIPort) + path
+}
+
+// allowedNSSAI is requested ∩ subscribed ∩ served; without a request, the
+// default subscribed S-NSSAIs ∩ served (TS 23.501 5.15.5.2.1).
+func (n *NF) allowedNSSAI(requested []models.Snssai, sub *models.Nssai) []models.Snssai {
+	var subscribed, defaults []models.Snssai
+	if sub != nil {
+		subscribed = append(append(subscribed, sub.DefaultSingleNssais...), sub.SingleNssais...)
+		defaults = sub.DefaultSingleNssais
+	}
+	want := requested
+	if len(want) == 0 {
+		want = defaults
+	}
+	var out []models.Snssai
+	for _, s := range want {
+		if containsSNSSAI(subscribed, s) && containsSNSSAI(n.servedSlices(), s) && !containsSNSSAI(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func containsSNSSAI(list []models.Snssai, s models.Snssai) bool {
+	for _, x := range list {
+		if nasx.SameSNSSAI(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *NF) servedSlices() []models.Snssai {
+	out := make([]models.Snssai, 0, len(n.cfg.SNSSAIs))
+	for _, s := range n.cfg.SNSSAIs {
+		out = append(out, models.Snssai{Sst: int32(s.SST), Sd: s.SD})
+	}
+	return out
+}
+
+// acceptRegistration sends Registration Accept inside Initial Context Setup
+// Request with KgNB (TS 23.502 4.2.2.2.2 step 21; TS 38.413 8.3.1), T3550.
+func (n *NF) acceptRegistration(ue *ueContext) (State, error) {
+	plain, err := nasx.BuildRegistrationAccept(nasx.RegistrationAccept{GUTI: ue.guti, TAIs: n.tais,
+		Allowed: ue.allowed, T3512: n.cfg.AMF.NAS.T3512})
+	if err != nil {
+		return ue.state, err
+	}
+	pdu, err := ue.sec.protect(plain, false)
+	if err != nil {
+		return ue.state, err
+	}
+	// TS 33.501 A.9 / 6.9.2.1.1: KgNB from KAMF and the uplink NAS COUNT of
+	// the last uplink message verified under this context (the Security Mode
+	// Complete, or the integrity-checked Registration Request).
+	kgnb, err := n.opts.Crypto.KgNB(ue.sec.kamf, ue.sec.nas.ULCount())
+	if err != nil {
+		return ue.state, err
+	}
+	enc, integ := ue.reg.secCap.NRBits()
+	eenc, einteg := ue.reg.secCap.EUTRABits()
+	ics, err := ngapx.BuildInitialContextSetupRequest(ngapx.InitialContext{AMFUEID: ue.amfID, RANUEID: ue.ranID,
+		GUAMI: n.guami, Allowed: ue.allowed, NREncryption: enc, NRIntegrity: integ, EUTRAEncryption: eenc,
+		EUTRAIntegrity: einteg, KgNB: kgnb, AMBRUL: ue.ambrUL, AMBRDL: ue.ambrDL, NASPDU: pdu})
+	if err != nil {
+		return ue.state, err
+	}
+	if err := n.sendToUE(ue, ics); err != nil {
+		return ue.state, err
+	}
+	// A retransmission goes as Downlink NAS Transport: the gNB has the context.
+	retx, err := ngapx.BuildDownlinkNASTransport(ue.amfID, ue.ranID, pdu)
+	if err != nil {
+		return ue.state, err
+	}
+	n.startTimer(ue, T3550, retx)
+	return StateRegistering, nil
+}
+
+// onRegistrationComplete: TS 24.501 5.5.1.2.4 — stop T3550; then tell the UE
+// the network name (Configuration Update Command, no acknowledgement; 5.4.4).
+func (n *NF) onRegistrationComplete(ue *ueContext, _ *input) (State, error) {
+	n.stopTimer(ue)
+	if !ue.registered {
+		ue.registered = true
+		n.metrics.registered.Inc()
+	}
+	n.finishProcedure(ue, procRegistration, resultSuccess)
+	net := n.cfg.AMF.Network
+	if net.Full != "" || net.Short != "" {
+		n.sendPlainOrProtected(ue, must(nasx.BuildConfigurationUpdateCommand(net.Full, net.Short)))
+	}
+	return StateRegistered, nil
+}
+
+// onStatus logs a 5GMM Status from the UE (TS 24.501 5.4.5).
+func (n *NF) onStatus(ue *ueContext, in *input) (State, error) {
+	if in.msg != nil && in.msg.m.Status5GMM != nil {
+		n.log.Info("5GMM Status from UE", "amfUeNgapId", ue.amfID, "cause", in.msg.m.Status5GMM.Cause5GMM.GetCauseValue())
+	}
+	return ue.state, nil
+}

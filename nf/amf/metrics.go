@@ -1,0 +1,62 @@
+package amf
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Procedure names used as metric labels.
+const (
+	procNGSetup        = "ng_setup"
+	procRegistration   = "registration"
+	procDeregistration = "deregistration"
+	procRelease        = "ue_context_release"
+)
+
+// Results used as metric labels.
+const (
+	resultSuccess = "success"
+	resultReject  = "reject"
+	resultTimeout = "timeout"
+	resultFailure = "failure"
+)
+
+type metrics struct {
+	procedures      *prometheus.CounterVec
+	latency         *prometheus.HistogramVec
+	gnbs            prometheus.Gauge
+	registered      prometheus.Gauge
+	retransmissions *prometheus.CounterVec
+	discarded       *prometheus.CounterVec
+	ngapErrors      *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		procedures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "l25gc_amf_procedures_total",
+			Help: "AMF procedures by result."}, []string{"procedure", "result"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "l25gc_amf_procedure_duration_seconds",
+			Help:    "Duration of successful AMF procedures.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"procedure"}),
+		gnbs: prometheus.NewGauge(prometheus.GaugeOpts{Name: "l25gc_amf_connected_gnbs",
+			Help: "gNBs with a successful NG Setup."}),
+		registered: prometheus.NewGauge(prometheus.GaugeOpts{Name: "l25gc_amf_registered_ues",
+			Help: "UEs in 5GMM-REGISTERED."}),
+		retransmissions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "l25gc_amf_nas_retransmissions_total",
+			Help: "NAS messages retransmitted on timer expiry."}, []string{"timer"}),
+		discarded: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "l25gc_amf_nas_discarded_total",
+			Help: "Uplink NAS messages discarded (TS 24.501 4.4.4.3)."}, []string{"reason"}),
+		ngapErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "l25gc_amf_ngap_errors_total",
+			Help: "Malformed or unexpected NGAP input answered with Error Indication."}, []string{"cause"}),
+	}
+	reg.MustRegister(m.procedures, m.latency, m.gnbs, m.registered, m.retransmissions, m.discarded, m.ngapErrors)
+	return m
+}
+
+func (m *metrics) done(procedure, result string, started time.Time) {
+	m.procedures.WithLabelValues(procedure, result).Inc()
+	if result == resultSuccess && !started.IsZero() {
+		m.latency.WithLabelValues(procedure).Observe(time.Since(started).Seconds())
+	}
+}

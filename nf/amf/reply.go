@@ -1,0 +1,129 @@
+package amf
+
+// The reply policy: the one place that decides what the UE hears when a
+// handler fails (STYLE.md habit 1). Handlers only validate and return a
+// *gmmError (with its 5GMM cause) or another error.
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/free5gc/ngap/ngapType"
+
+	"github.com/l25gc/l25gc/protocol/nasx"
+	"github.com/l25gc/l25gc/protocol/ngapx"
+)
+
+type replyKind int
+
+const (
+	replyRegistrationReject   replyKind = iota + 1 // TS 24.501 5.5.1.2.5
+	replyAuthenticationReject                      // TS 24.501 5.4.1.3.5
+	replyStatus                                    // TS 24.501 7, 5GMM Status
+	replyDiscard                                   // TS 24.501 4.4.4.3: no answer
+	replyAbort                                     // release the UE without NAS answer
+)
+
+// gmmError is a handler's verdict.
+type gmmError struct {
+	kind  replyKind
+	cause uint8
+	err   error
+}
+
+func (e *gmmError) Error() string {
+	if e.err != nil {
+		return fmt.Sprintf("5GMM cause #%d: %v", e.cause, e.err)
+	}
+	return fmt.Sprintf("5GMM cause #%d", e.cause)
+}
+
+func (e *gmmError) Unwrap() error { return e.err }
+
+func rejectRegistration(cause uint8, err error) error {
+	return &gmmError{kind: replyRegistrationReject, cause: cause, err: err}
+}
+
+func rejectAuthentication(err error) error {
+	return &gmmError{kind: replyAuthenticationReject, err: err}
+}
+
+func statusError(cause uint8, err error) error {
+	return &gmmError{kind: replyStatus, cause: cause, err: err}
+}
+
+var errNoConnection = errors.New("UE has no N2 connection")
+
+// reply answers a failed event.
+func (n *NF) reply(ue *ueContext, ev Event, err error) {
+	var ns errNotInState
+	if errors.As(err, &ns) {
+		n.replyNotInState(ue, ev, ns)
+		return
+	}
+	var ge *gmmError
+	if !errors.As(err, &ge) {
+		// Not a verdict: an internal or peer failure. A registration in
+		// progress cannot complete (TS 24.501 5.5.1.2.5, #111).
+		n.log.Warn("event failed", "amfUeNgapId", ue.amfID, "event", ev, "state", ue.state, "err", err)
+		if procedureOf(ue.state) == "" && ev != EvRegistrationRequest {
+			return
+		}
+		ge = &gmmError{kind: replyRegistrationReject, cause: nasx.CauseProtocolErrorUnspecified, err: err}
+	}
+	n.log.Info("5GMM failure", "amfUeNgapId", ue.amfID, "event", ev, "state", ue.state, "err", ge)
+	switch ge.kind {
+	case replyRegistrationReject:
+		n.sendPlainOrProtected(ue, must(nasx.BuildRegistrationReject(ge.cause)))
+		n.endProcedure(ue, resultReject)
+	case replyAuthenticationReject:
+		n.sendPlainOrProtected(ue, must(nasx.BuildAuthenticationReject()))
+		n.endProcedure(ue, resultReject)
+	case replyStatus:
+		n.sendPlainOrProtected(ue, must(nasx.BuildStatus(ge.cause)))
+	case replyDiscard:
+		n.discard(ue, ge)
+	case replyAbort:
+		n.endProcedure(ue, resultFailure)
+	}
+}
+
+// endProcedure counts the failed registration and releases the UE's N2
+// connection (TS 24.501 5.5.1.2.5: the AMF releases after a reject).
+func (n *NF) endProcedure(ue *ueContext, result string) {
+	n.finishProcedure(ue, procRegistration, result)
+	ue.registered, ue.deregistering = false, true // the context does not outlive a reject
+	state, _ := n.release(ue, ngapx.CauseNas(ngapType.CauseNasPresentUnspecified))
+	ue.state = state
+}
+
+// replyNotInState: TS 24.501 7.4 b) — a message not compatible with the
+// protocol state gets 5GMM Status #98; other events are dropped.
+func (n *NF) replyNotInState(ue *ueContext, ev Event, e errNotInState) {
+	switch ev {
+	case EvTimerExpiry, EvContextSetupResponse, EvReleaseComplete, EvReset, EvReleaseRequest, EvContextSetupFailure:
+		n.log.Debug("event ignored", "amfUeNgapId", ue.amfID, "err", e)
+	default:
+		n.log.Info("NAS message not compatible with state", "amfUeNgapId", ue.amfID, "err", e)
+		n.sendPlainOrProtected(ue, must(nasx.BuildStatus(nasx.CauseMessageTypeNotCompatible)))
+	}
+}
+
+// finishProcedure records the outcome of a procedure once.
+func (n *NF) finishProcedure(ue *ueContext, proc, result string) {
+	if proc == "" || ue.reg.started.IsZero() {
+		return
+	}
+	n.metrics.done(proc, result, ue.reg.started)
+	ue.reg.started = time.Time{}
+}
+
+// procedureOf names the procedure a state belongs to, for metrics.
+func procedureOf(s State) string {
+	switch s {
+	case StateIdentification, StateAuthentication, StateSecurityMode, StateRegistering:
+		return procRegistration
+	}
+	return ""
+}

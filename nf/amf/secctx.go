@@ -1,0 +1,33 @@
+package amf
+
+import (
+	"github.com/free5gc/nas"
+)
+
+// secContext is a UE's 5G NAS security context (TS 24.501 4.4.2).
+type secContext struct {
+	ngKSI  uint8
+	kamf   []byte
+	ea, ia uint8
+	nas    NASContext
+	// active: the Security Mode Command was sent, so downlink is protected.
+	active bool
+	// confirmed: the UE answered under this context (Security Mode Complete
+	// or an integrity-checked initial message); uplink must now verify.
+	confirmed bool
+}
+
+// protect applies the context to a downlink message: plain before security
+// is active; the Security Mode Command itself travels integrity protected
+// with the new context (TS 24.501 4.4.6, header type 3); everything else
+// integrity protected and ciphered (type 2).
+func (s *secContext) protect(plain []byte, smc bool) ([]byte, error) {
+	switch {
+	case s == nil || !s.active:
+		return plain, nil
+	case smc:
+		return s.nas.Protect(plain, nas.SecurityHeaderTypeIntegrityProtectedWithNew5gNasSecurityContext)
+	default:
+		return s.nas.Protect(plain, nas.SecurityHeaderTypeIntegrityProtectedAndCiphered)
+	}
+}

@@ -1,0 +1,156 @@
+package amf
+
+import (
+	"fmt"
+	"slices"
+)
+
+// State is the 5GMM state of a UE in the AMF (TS 24.501 5.1.3.2.2), refined
+// by which common procedure is running.
+type State int
+
+const (
+	StateDeregistered   State = iota // 5GMM-DEREGISTERED, nothing running
+	StateIdentification              // Identity Request sent, T3570 running
+	StateAuthentication              // Authentication Request sent, T3560 running
+	StateSecurityMode                // Security Mode Command sent, T3560 running
+	StateRegistering                 // Registration Accept sent, T3550 running
+	StateRegistered                  // 5GMM-REGISTERED
+	StateReleasing                   // UE Context Release Command sent
+)
+
+func (s State) String() string {
+	return [...]string{"DEREGISTERED", "IDENTIFICATION", "AUTHENTICATION", "SECURITY_MODE",
+		"REGISTERING", "REGISTERED", "RELEASING"}[s]
+}
+
+// Event is what happens to a UE: an uplink NAS message, an NGAP message, or
+// a timer. Events carry ids, never pointers (STYLE.md habit 5).
+type Event int
+
+const (
+	EvRegistrationRequest Event = iota
+	EvIdentityResponse
+	EvAuthenticationResponse
+	EvAuthenticationFailure
+	EvSecurityModeComplete
+	EvSecurityModeReject
+	EvRegistrationComplete
+	EvDeregistrationRequest
+	EvConfigurationUpdateComplete
+	EvStatus
+	EvTimerExpiry
+	EvContextSetupResponse
+	EvContextSetupFailure
+	EvReleaseRequest
+	EvReleaseComplete
+	EvReset
+)
+
+func (e Event) String() string {
+	return [...]string{"RegistrationRequest", "IdentityResponse", "AuthenticationResponse",
+		"AuthenticationFailure", "SecurityModeComplete", "SecurityModeReject", "RegistrationComplete",
+		"DeregistrationRequest", "ConfigurationUpdateComplete", "5GMMStatus", "TimerExpiry",
+		"InitialContextSetupResponse", "InitialContextSetupFailure", "UEContextReleaseRequest",
+		"UEContextReleaseComplete", "NGReset"}[e]
+}
+
+// handler validates and acts on one event; it returns the next state, or an
+// error that the reply policy (reply.go) turns into the answer.
+type handler func(n *NF, ue *ueContext, in *input) (State, error)
+
+// transition is one row of the table: in state From, event On is handled by
+// Do, which may only lead to the states in To.
+type transition struct {
+	From State
+	On   Event
+	Do   handler
+	To   []State
+}
+
+// notReleasing are the states in which the UE's signalling connection is up.
+var notReleasing = []State{StateDeregistered, StateIdentification, StateAuthentication,
+	StateSecurityMode, StateRegistering, StateRegistered}
+
+// table is the one place that says which event is accepted in which state and
+// where it may lead (TS 24.501 5.4, 5.5.1, 5.5.2; TS 38.413 8.3).
+func table() []transition {
+	var t []transition
+	add := func(from []State, on Event, do handler, to ...State) {
+		for _, f := range from {
+			t = append(t, transition{From: f, On: on, Do: do, To: to})
+		}
+	}
+	all := append(slices.Clone(notReleasing), StateReleasing)
+	anyActive := notReleasing
+	regOutcomes := []State{StateIdentification, StateAuthentication, StateRegistering, StateReleasing}
+
+	// TS 24.501 5.5.1.2.8 c)/d), 5.5.1.3: a new Registration Request restarts
+	// the procedure in any state.
+	add(anyActive, EvRegistrationRequest, (*NF).onRegistrationRequest, regOutcomes...)
+	add([]State{StateIdentification}, EvIdentityResponse, (*NF).onIdentityResponse, StateAuthentication, StateReleasing)
+	add([]State{StateAuthentication}, EvAuthenticationResponse, (*NF).onAuthenticationResponse, StateSecurityMode, StateReleasing)
+	add([]State{StateAuthentication}, EvAuthenticationFailure, (*NF).onAuthenticationFailure, StateAuthentication, StateReleasing)
+	add([]State{StateSecurityMode}, EvSecurityModeComplete, (*NF).onSecurityModeComplete, StateRegistering, StateReleasing)
+	add([]State{StateSecurityMode}, EvSecurityModeReject, (*NF).onSecurityModeReject, StateReleasing)
+	add([]State{StateRegistering}, EvRegistrationComplete, (*NF).onRegistrationComplete, StateRegistered)
+	add(anyActive, EvDeregistrationRequest, (*NF).onDeregistrationRequest, StateReleasing)
+	add(anyActive, EvConfigurationUpdateComplete, (*NF).stay, anyActive...)
+	add(all, EvStatus, (*NF).onStatus, all...)
+	add(all, EvTimerExpiry, (*NF).onTimerExpiry, all...)
+	add(all, EvContextSetupResponse, (*NF).stay, all...)
+	add(anyActive, EvContextSetupFailure, (*NF).onContextSetupFailure, StateReleasing)
+	add(anyActive, EvReleaseRequest, (*NF).onReleaseRequest, StateReleasing)
+	add([]State{StateReleasing}, EvReleaseRequest, (*NF).stay, StateReleasing)
+	add(all, EvReleaseComplete, (*NF).onReleaseComplete, StateDeregistered, StateRegistered)
+	add(all, EvReset, (*NF).onReset, StateDeregistered, StateRegistered)
+	return t
+}
+
+type stateEvent struct {
+	s State
+	e Event
+}
+
+// machine indexes the table.
+type machine map[stateEvent]transition
+
+func newMachine() machine {
+	m := machine{}
+	for _, t := range table() {
+		m[stateEvent{t.From, t.On}] = t
+	}
+	return m
+}
+
+// errNotInState is returned for an event the table does not accept in the
+// UE's state (TS 24.501 7.4: 5GMM cause #98 / #101).
+type errNotInState struct {
+	s State
+	e Event
+}
+
+func (e errNotInState) Error() string { return fmt.Sprintf("%s not expected in state %s", e.e, e.s) }
+
+// step runs ev through the table and checks where the handler led.
+func (m machine) step(n *NF, ue *ueContext, ev Event, in *input) error {
+	t, ok := m[stateEvent{ue.state, ev}]
+	if !ok {
+		return errNotInState{ue.state, ev}
+	}
+	next, err := t.Do(n, ue, in)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(t.To, next) {
+		return fmt.Errorf("bug: %s in %s led to %s, table allows %v", ev, t.From, next, t.To)
+	}
+	if next != ue.state {
+		n.log.Debug("UE state", "amfUeNgapId", ue.amfID, "from", ue.state, "to", next, "event", ev)
+	}
+	ue.state = next
+	return nil
+}
+
+// stay handles an event that changes nothing.
+func (n *NF) stay(ue *ueContext, _ *input) (State, error) { return ue.state, nil }
