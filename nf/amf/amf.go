@@ -222,6 +222,9 @@ func (n *NF) dispatchUE(id int64, ev Event, in *input) {
 
 // runUE looks the UE up again (it may be gone) and steps its state machine.
 func (n *NF) runUE(id int64, ev Event, in *input) {
+	if in.done != nil {
+		defer in.done()
+	}
 	ue := n.ues.get(id)
 	if ue == nil {
 		n.log.Debug("event for a released UE dropped", "amfUeNgapId", id, "event", ev)

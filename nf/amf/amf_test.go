@@ -176,6 +176,7 @@ func TestRegistrationWithKnownGUTISkipsAuthentication(t *testing.T) {
 	g.send(releaseRequest(t, ue.amfID, ue.ranID))
 	g.expect("UEContextReleaseCommand")
 	g.send(releaseComplete(t, ue.amfID, ue.ranID))
+	h.waitIdle(1)
 
 	// Mobility registration update with the 5G-GUTI, integrity protected.
 	gb, _ := nasx.EncodeGUTI(old)
@@ -278,4 +279,35 @@ func TestPanicInOneUEIsContained(t *testing.T) {
 	if h.metric("l25gc_amf_dispatcher_panics_total", nil) != 1 {
 		t.Fatal("panic not counted")
 	}
+}
+
+func TestPeriodicUpdateInConnectedModeUsesDownlinkNAS(t *testing.T) {
+	h := newHarness(t, nil)
+	g := h.connect()
+	g.setup()
+	ue := h.newUE(g, "0000000014", 1)
+	ue.register()
+	gb, _ := nasx.EncodeGUTI(*ue.guti)
+	ue.up(ue.protect(ue.registrationRequest(nasMessage.RegistrationType5GSPeriodicRegistrationUpdating, gb),
+		nas.SecurityHeaderTypeIntegrityProtectedAndCiphered))
+	m := ue.dl("DownlinkNASTransport") // the gNB already has the UE's context
+	if m.RegistrationAccept == nil {
+		t.Fatal("want Registration Accept")
+	}
+}
+
+func TestNGResetReleasesTheGNBsUEs(t *testing.T) {
+	h := newHarness(t, nil)
+	g := h.connect()
+	g.setup()
+	ue := h.newUE(g, "0000000015", 1)
+	ue.register()
+	g.send(ngReset(t))
+	g.expect("NGResetAcknowledge")
+	// The UE's context survived as CM-IDLE: it comes back with its GUTI.
+	gb, _ := nasx.EncodeGUTI(*ue.guti)
+	ue.ranID = 5
+	g.send(initialUEMessage(t, ue.ranID, ue.protect(ue.registrationRequest(
+		nasMessage.RegistrationType5GSMobilityRegistrationUpdating, gb), nas.SecurityHeaderTypeIntegrityProtected)))
+	ue.readAccept()
 }

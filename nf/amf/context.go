@@ -65,6 +65,7 @@ type ueContext struct {
 	udmRegistered   bool
 	deregistering   bool // release ends the context instead of parking it
 	registered      bool // completed a registration; counted in registered_ues
+	contextSetup    bool // Initial Context Setup sent on this N2 connection
 	timer           *nasTimer
 }
 
@@ -83,6 +84,7 @@ type input struct {
 	timerGen  uint64
 	cause     *ngapType.Cause
 	resetOnly bool
+	done      func() // runs after the event, even when the UE is gone
 }
 
 // ueTable holds the UEs with an N2 connection by AMF UE NGAP ID, and the

@@ -312,3 +312,20 @@ func value(m *dto.Metric) float64 {
 }
 
 var _ = nas.MsgTypeRegistrationRequest
+
+// waitIdle waits until n UEs are parked in CM-IDLE: the release completes
+// run on the UE's key, which the test cannot otherwise observe. The bound
+// only stops a failing test; nothing asserts on time.
+func (h *harness) waitIdle(n int) {
+	h.t.Helper()
+	for i := 0; i < 10000; i++ {
+		h.amf.ues.mu.Lock()
+		k := len(h.amf.ues.idle)
+		h.amf.ues.mu.Unlock()
+		if k == n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	h.t.Fatalf("UEs in CM-IDLE never reached %d", n)
+}

@@ -266,36 +266,34 @@ func (n *NF) servedSlices() []models.Snssai {
 	return out
 }
 
-// acceptRegistration sends Registration Accept inside Initial Context Setup
-// Request with KgNB (TS 23.502 4.2.2.2.2 step 21; TS 38.413 8.3.1), T3550.
+// acceptRegistration sends Registration Accept (T3550): inside Initial
+// Context Setup Request with KgNB when the gNB has no context for the UE yet
+// (TS 23.502 4.2.2.2.2 step 21; TS 38.413 8.3.1), else in Downlink NAS
+// Transport (a registration update in CM-CONNECTED).
 func (n *NF) acceptRegistration(ue *ueContext) (State, error) {
 	plain, err := nasx.BuildRegistrationAccept(nasx.RegistrationAccept{GUTI: ue.guti, TAIs: n.tais,
 		Allowed: ue.allowed, T3512: n.cfg.AMF.NAS.T3512})
 	if err != nil {
 		return ue.state, err
 	}
+	if ue.contextSetup {
+		if err := n.sendGuarded(ue, plain, false, T3550); err != nil {
+			return ue.state, err
+		}
+		return StateRegistering, nil
+	}
 	pdu, err := ue.sec.protect(plain, false)
 	if err != nil {
 		return ue.state, err
 	}
-	// TS 33.501 A.9 / 6.9.2.1.1: KgNB from KAMF and the uplink NAS COUNT of
-	// the last uplink message verified under this context (the Security Mode
-	// Complete, or the integrity-checked Registration Request).
-	kgnb, err := n.opts.Crypto.KgNB(ue.sec.kamf, ue.sec.nas.ULCount())
-	if err != nil {
-		return ue.state, err
-	}
-	enc, integ := ue.reg.secCap.NRBits()
-	eenc, einteg := ue.reg.secCap.EUTRABits()
-	ics, err := ngapx.BuildInitialContextSetupRequest(ngapx.InitialContext{AMFUEID: ue.amfID, RANUEID: ue.ranID,
-		GUAMI: n.guami, Allowed: ue.allowed, NREncryption: enc, NRIntegrity: integ, EUTRAEncryption: eenc,
-		EUTRAIntegrity: einteg, KgNB: kgnb, AMBRUL: ue.ambrUL, AMBRDL: ue.ambrDL, NASPDU: pdu})
+	ics, err := n.initialContext(ue, pdu)
 	if err != nil {
 		return ue.state, err
 	}
 	if err := n.sendToUE(ue, ics); err != nil {
 		return ue.state, err
 	}
+	ue.contextSetup = true
 	// A retransmission goes as Downlink NAS Transport: the gNB has the context.
 	retx, err := ngapx.BuildDownlinkNASTransport(ue.amfID, ue.ranID, pdu)
 	if err != nil {
@@ -303,6 +301,22 @@ func (n *NF) acceptRegistration(ue *ueContext) (State, error) {
 	}
 	n.startTimer(ue, T3550, retx)
 	return StateRegistering, nil
+}
+
+// initialContext builds the Initial Context Setup Request carrying nasPDU.
+func (n *NF) initialContext(ue *ueContext, nasPDU []byte) ([]byte, error) {
+	// TS 33.501 A.9 / 6.9.2.1.1: KgNB from KAMF and the uplink NAS COUNT of
+	// the last uplink message verified under this context (the Security Mode
+	// Complete, or the integrity-checked Registration Request).
+	kgnb, err := n.opts.Crypto.KgNB(ue.sec.kamf, ue.sec.nas.ULCount())
+	if err != nil {
+		return nil, err
+	}
+	enc, integ := ue.reg.secCap.NRBits()
+	eenc, einteg := ue.reg.secCap.EUTRABits()
+	return ngapx.BuildInitialContextSetupRequest(ngapx.InitialContext{AMFUEID: ue.amfID, RANUEID: ue.ranID,
+		GUAMI: n.guami, Allowed: ue.allowed, NREncryption: enc, NRIntegrity: integ, EUTRAEncryption: eenc,
+		EUTRAIntegrity: einteg, KgNB: kgnb, AMBRUL: ue.ambrUL, AMBRDL: ue.ambrDL, NASPDU: nasPDU})
 }
 
 // onRegistrationComplete: TS 24.501 5.5.1.2.4 — stop T3550; then tell the UE

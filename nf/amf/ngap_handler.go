@@ -5,6 +5,7 @@ package amf
 
 import (
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/free5gc/aper"
@@ -132,26 +133,41 @@ func (n *NF) servesTAI(mcc, mnc string, tac uint32) bool {
 }
 
 // onNGReset: TS 38.413 8.7.4.2.2. Every UE context of the gNB (or of the
-// listed connections) is released locally, then acknowledged.
+// listed connections) is released locally; the acknowledgement follows the
+// last release. Nothing waits: each UE's reset runs on its own key and the
+// last one to finish queues the acknowledgement on the gNB's key.
 func (n *NF) onNGReset(g *gnb, pdu *ngapType.NGAPPDU) {
 	all, part, err := ngapx.ResetAll(pdu)
 	if err != nil {
 		n.sendErrorIndication(g, -1, -1, ngapType.CauseProtocolPresentAbstractSyntaxErrorReject)
 		return
 	}
+	var ids []int64
 	if all {
-		for _, id := range n.ues.ofGNB(g.id) {
-			n.dispatchUE(id, EvReset, &input{})
-		}
+		ids = n.ues.ofGNB(g.id)
 	} else {
 		for _, item := range part {
 			if ue := n.lookupItem(g, item); ue != nil {
-				n.dispatchUE(ue.amfID, EvReset, &input{})
+				ids = append(ids, ue.amfID)
 			}
 		}
 	}
-	n.log.Info("NG Reset", "gnb", g.id, "all", all, "listed", len(part))
-	n.sendNonUE(g, must(ngapx.BuildNGResetAcknowledge(part)))
+	n.log.Info("NG Reset", "gnb", g.id, "all", all, "ues", len(ids))
+	ack := func() { n.sendNonUE(g, must(ngapx.BuildNGResetAcknowledge(part))) }
+	if len(ids) == 0 {
+		ack()
+		return
+	}
+	var left atomic.Int64
+	left.Store(int64(len(ids)))
+	last := func() {
+		if left.Add(-1) == 0 {
+			_ = n.disp.Dispatch(ratelimit.GNB(g.id), ack)
+		}
+	}
+	for _, id := range ids {
+		n.dispatchUE(id, EvReset, &input{done: last})
+	}
 }
 
 func (n *NF) lookupItem(g *gnb, item ngapType.UEAssociatedLogicalNGConnectionItem) *ueContext {

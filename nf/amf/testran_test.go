@@ -449,3 +449,18 @@ func authFailure(t testing.TB, cause uint8, auts bool) []byte {
 	out.AuthenticationFailure = f
 	return plain(t, out)
 }
+
+func ngReset(t testing.TB) []byte {
+	pdu := initiatingPDU(ngapType.ProcedureCodeNGReset, ngapType.InitiatingMessagePresentNGReset)
+	cause := ngapType.Cause{Present: ngapType.CausePresentMisc, Misc: &ngapType.CauseMisc{Value: ngapType.CauseMiscPresentOmIntervention}}
+	r := &ngapType.NGReset{}
+	r.ProtocolIEs.List = []ngapType.NGResetIEs{
+		{Id: ngapType.ProtocolIEID{Value: ngapType.ProtocolIEIDCause}, Criticality: ngapType.Criticality{Value: ngapType.CriticalityPresentIgnore},
+			Value: ngapType.NGResetIEsValue{Present: ngapType.NGResetIEsPresentCause, Cause: &cause}},
+		{Id: ngapType.ProtocolIEID{Value: ngapType.ProtocolIEIDResetType}, Criticality: ngapType.Criticality{Value: ngapType.CriticalityPresentReject},
+			Value: ngapType.NGResetIEsValue{Present: ngapType.NGResetIEsPresentResetType,
+				ResetType: &ngapType.ResetType{Present: ngapType.ResetTypePresentNGInterface, NGInterface: &ngapType.ResetAll{Value: ngapType.ResetAllPresentResetAll}}}},
+	}
+	pdu.InitiatingMessage.Value.NGReset = r
+	return encode(t, pdu)
+}
