@@ -2,11 +2,11 @@ package amf
 
 import "time"
 
-// defaultListen and defaultCrypto bind the production packages n2 and
-// security; they are nil until those packages are wired in.
+// defaultListen binds the production N2 transport (package n2); nil until
+// that package is wired in. defaultCrypto is package security.
 var (
 	defaultListen ListenFunc
-	defaultCrypto = func() Crypto { return nil }
+	defaultCrypto = func() Crypto { return securityCrypto{} }
 )
 
 func nowIfZero(t time.Time) time.Time {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/protocol/nasx"
+	"github.com/l25gc/l25gc/security"
 )
 
 func TestInitialRegistrationWithSUCI(t *testing.T) {
@@ -218,12 +219,18 @@ func TestAuthenticationFailures(t *testing.T) {
 	g.setup()
 	ue := h.newUE(g, "0000000009", 1)
 	g.send(initialUEMessage(t, ue.ranID, ue.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, ue.suciIdentity())))
-	ue.dl("DownlinkNASTransport")
-	ue.up(authFailure(t, nasx.CauseSynchFailure, true))
+	m := ue.dl("DownlinkNASTransport")
+	// The USIM's SQN is ahead of the network's: synch failure with AUTS.
+	rnd := m.AuthenticationRequest.AuthenticationParameterRAND.GetRANDValue()
+	auts, err := security.BuildAUTS(ue.k, ue.opc, rnd[:], []byte{0, 0, 0, 0, 0x10, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ue.up(authFailure(t, nasx.CauseSynchFailure, auts))
 	if m := ue.dl("DownlinkNASTransport"); m.AuthenticationRequest == nil || h.peers.resyncs != 1 {
 		t.Fatalf("synch failure: want a new Authentication Request after one AUSF resync (resyncs %d)", h.peers.resyncs)
 	}
-	ue.up(authFailure(t, nasx.CauseMACFailure, false))
+	ue.up(authFailure(t, nasx.CauseMACFailure, nil))
 	if m := ue.dl("DownlinkNASTransport"); m.AuthenticationReject == nil {
 		t.Fatal("MAC failure: want Authentication Reject")
 	}

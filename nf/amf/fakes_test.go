@@ -2,11 +2,9 @@ package amf
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -23,6 +21,7 @@ import (
 	"github.com/l25gc/l25gc/nf"
 	"github.com/l25gc/l25gc/protocol/nasx"
 	"github.com/l25gc/l25gc/sbi"
+	"github.com/l25gc/l25gc/security"
 )
 
 // ---- fake N2 association ----
@@ -68,100 +67,36 @@ func (c *fakeConn) RemoteAddr() net.Addr {
 }
 func (c *fakeConn) Streams() uint16 { return 4 }
 
-// ---- fake NAS crypto (test only: an HMAC stands in for NIA2, no ciphering) ----
-
-type fakeCrypto struct{}
-
-func kdf(key []byte, parts ...[]byte) []byte {
-	h := hmac.New(sha256.New, key)
-	for _, p := range parts {
-		h.Write(p)
-	}
-	return h.Sum(nil)
-}
-
-func (fakeCrypto) KAMF(kseaf []byte, supi string, abba []byte) ([]byte, error) {
-	return kdf(kseaf, []byte(supi), abba), nil
-}
-
-func (fakeCrypto) KgNB(kamf []byte, ul uint32) ([]byte, error) {
-	return kdf(kamf, binary.BigEndian.AppendUint32(nil, ul)), nil
-}
-
-func (fakeCrypto) NewNASContext(kamf []byte, ea, ia uint8) (NASContext, error) {
-	return &fakeNAS{key: kdf(kamf, []byte{ea, ia}), out: 1, inDir: 0}, nil
-}
-
-// fakeNAS: out/inDir are the directions it protects / verifies (1 = downlink).
-type fakeNAS struct {
-	key        []byte
-	out, inDir byte
-	outCount   uint32
-	inCount    int64
-	haveIn     bool
-}
-
-func (f *fakeNAS) mac(count uint32, dir byte, body []byte) []byte {
-	return kdf(f.key, binary.BigEndian.AppendUint32(nil, count), []byte{dir}, body)[:4]
-}
-
-func (f *fakeNAS) Protect(plain []byte, sht uint8) ([]byte, error) {
-	sqn := byte(f.outCount)
-	body := append([]byte{sqn}, plain...)
-	out := append([]byte{0x7e, sht}, f.mac(f.outCount, f.out, body)...)
-	f.outCount++
-	return append(out, body...), nil
-}
-
-func (f *fakeNAS) Unprotect(pdu []byte) ([]byte, error) {
-	if len(pdu) < 8 {
-		return nil, errors.New("short")
-	}
-	count := uint32(pdu[6]) // the fake never wraps SQN in these tests
-	if f.haveIn && int64(count) <= f.inCount {
-		return nil, errors.New("replay")
-	}
-	if !hmac.Equal(pdu[2:6], f.mac(count, f.inDir, pdu[6:])) {
-		return nil, errors.New("bad MAC")
-	}
-	f.inCount, f.haveIn = int64(count), true
-	return pdu[7:], nil
-}
-
-func (f *fakeNAS) ULCount() uint32 { return uint32(f.inCount) }
-
-// ueSide turns a network-side fake context into the UE's mirror image.
-func ueSide(c NASContext) *fakeNAS {
-	f := c.(*fakeNAS)
-	return &fakeNAS{key: f.key, out: 0, inDir: 1}
-}
-
 // ---- fake SBI peers ----
 
 type subscriber struct {
-	k     []byte
-	nssai []models.Snssai
+	k, opc []byte
+	sqn    []byte
+	nssai  []models.Snssai
 }
 
+// fakePeers plays AUSF (with real 5G-AKA from package security), UDM and PCF.
 type fakePeers struct {
-	mu          sync.Mutex
-	subs        map[string]subscriber // by SUPI
-	pending     map[string]string     // confirm URI -> SUPI
-	rands       map[string][]byte     // confirm URI -> RAND
-	resyncs     int
-	uecm, purge []string
-	policies    map[string]string
-	nextPolicy  int
+	mu         sync.Mutex
+	subs       map[string]*subscriber // by SUPI
+	pending    map[string]*pendingAuth
+	resyncs    int
+	uecm       []string
+	purge      []string
+	policies   map[string]string
+	nextPolicy int
+	nextAuth   int
+}
+
+type pendingAuth struct {
+	supi string
+	av   *security.AuthVector
+	sn   string
 }
 
 func newFakePeers() *fakePeers {
-	return &fakePeers{subs: map[string]subscriber{}, pending: map[string]string{}, rands: map[string][]byte{},
-		policies: map[string]string{}}
+	return &fakePeers{subs: map[string]*subscriber{}, pending: map[string]*pendingAuth{}, policies: map[string]string{}}
 }
-
-// resStar and kseaf are test stand-ins of TS 33.501 A.4 / A.6 shared with the test UE.
-func resStar(k, rand []byte) []byte { return kdf(k, []byte("res*"), rand)[:16] }
-func kseafOf(k, rand []byte) []byte { return kdf(k, []byte("kseaf"), rand) }
 
 func supiOf(id string) string {
 	if s, ok := nasx.NullSchemeSUPI(id); ok {
@@ -174,27 +109,50 @@ func (p *fakePeers) Authenticate(_ context.Context, id, sn string, resync *model
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	supi := supiOf(id)
-	if _, ok := p.subs[supi]; !ok {
+	sub, ok := p.subs[supi]
+	if !ok {
 		return AuthVector{}, &sbi.ProblemError{Status: 404, Problem: models.ProblemDetails{Cause: "USER_NOT_FOUND"}}
 	}
 	if resync != nil {
+		rnd, _ := hex.DecodeString(resync.Rand)
+		auts, _ := hex.DecodeString(resync.Auts)
+		sqnMS, err := security.SQNFromAUTS(sub.k, sub.opc, rnd, auts)
+		if err != nil {
+			return AuthVector{}, &sbi.ProblemError{Status: 403, Problem: models.ProblemDetails{Cause: "AUTHENTICATION_REJECTED"}}
+		}
 		p.resyncs++
+		sub.sqn = sqnMS
 	}
-	rand := kdf([]byte(supi), binary.BigEndian.AppendUint64(nil, uint64(time.Now().UnixNano())))[:16]
-	uri := "http://ausf/confirm/" + hex.EncodeToString(rand[:4])
-	p.pending[uri], p.rands[uri] = supi, rand
-	return AuthVector{RAND: hex.EncodeToString(rand), AUTN: hex.EncodeToString(rand), ConfirmURI: uri}, nil
+	sub.sqn = incSQN(sub.sqn)
+	p.nextAuth++
+	rnd := make([]byte, 16)
+	binary.BigEndian.PutUint64(rnd[8:], uint64(p.nextAuth))
+	av, err := security.GenerateAuthVector(sub.k, sub.opc, sub.sqn, []byte{0x80, 0x00}, rnd, sn)
+	if err != nil {
+		return AuthVector{}, err
+	}
+	uri := fmt.Sprintf("http://ausf/nausf-auth/v1/ue-authentications/%d/5g-aka-confirmation", p.nextAuth)
+	p.pending[uri] = &pendingAuth{supi: supi, av: av, sn: sn}
+	return AuthVector{RAND: hex.EncodeToString(av.RAND), AUTN: hex.EncodeToString(av.AUTN),
+		HXRESStar: hex.EncodeToString(security.HResStar(av.RAND, av.XRESStar)), ConfirmURI: uri}, nil
+}
+
+func incSQN(sqn []byte) []byte {
+	v := binary.BigEndian.Uint64(append([]byte{0, 0}, sqn...)) + 1
+	return binary.BigEndian.AppendUint64(nil, v)[2:]
 }
 
 func (p *fakePeers) ConfirmAuth(_ context.Context, uri, res string) (AuthConfirmation, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	supi, rand := p.pending[uri], p.rands[uri]
-	sub := p.subs[supi]
-	if hex.EncodeToString(resStar(sub.k, rand)) != res {
+	a := p.pending[uri]
+	if a == nil {
+		return AuthConfirmation{}, &sbi.ProblemError{Status: 404}
+	}
+	if hex.EncodeToString(a.av.XRESStar) != res {
 		return AuthConfirmation{Success: false}, nil
 	}
-	return AuthConfirmation{Success: true, SUPI: supi, KSEAF: hex.EncodeToString(kseafOf(sub.k, rand))}, nil
+	return AuthConfirmation{Success: true, SUPI: a.supi, KSEAF: hex.EncodeToString(security.KSEAF(a.av.KAUSF, a.sn))}, nil
 }
 
 func (p *fakePeers) RegisterUECM(_ context.Context, supi string, _ models.Amf3GppAccessRegistration) error {
@@ -256,7 +214,7 @@ func newHarness(t *testing.T, edit func(*config.Config)) *harness {
 	reg := prometheus.NewRegistry()
 	env := &nf.Env{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: reg}
 	peers := newFakePeers()
-	a, err := NewWithOptions(env, Options{Consumer: peers, Crypto: fakeCrypto{}, Limit: 8})
+	a, err := NewWithOptions(env, Options{Consumer: peers, Limit: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

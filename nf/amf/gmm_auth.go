@@ -16,6 +16,7 @@ import (
 
 	"github.com/l25gc/l25gc/protocol/nasx"
 	"github.com/l25gc/l25gc/sbi"
+	"github.com/l25gc/l25gc/security"
 )
 
 // abba is the ABBA of TS 33.501 A.7.1: 0x0000 (no security features).
@@ -23,11 +24,7 @@ var abba = []byte{0x00, 0x00}
 
 // servingNetworkName is the SN name of TS 24.501 9.12.1 ("5G:mnc093.mcc208.3gppnetwork.org").
 func (n *NF) servingNetworkName() string {
-	mnc := n.guami.MNC
-	if len(mnc) == 2 {
-		mnc = "0" + mnc
-	}
-	return fmt.Sprintf("5G:mnc%s.mcc%s.3gppnetwork.org", mnc, n.guami.MCC)
+	return security.ServingNetworkName(n.guami.MCC, n.guami.MNC)
 }
 
 // startAuthentication asks the AUSF for a 5G-AKA vector and sends
@@ -94,6 +91,9 @@ func (n *NF) onAuthenticationResponse(ue *ueContext, in *input) (State, error) {
 		return ue.state, statusError(nasx.CauseInvalidMandatoryInfo, errors.New("no RES*"))
 	}
 	n.stopTimer(ue)
+	if err := checkHRESStar(ue.auth.av, p.Octet[:]); err != nil {
+		return ue.state, rejectAuthentication(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), sbiTimeout)
 	defer cancel()
 	conf, err := n.opts.Consumer.ConfirmAuth(ctx, ue.auth.av.ConfirmURI, hex.EncodeToString(p.Octet[:]))
@@ -113,6 +113,22 @@ func (n *NF) onAuthenticationResponse(ue *ueContext, in *input) (State, error) {
 	}
 	ue.supi = conf.SUPI
 	return n.startSecurityMode(ue, kamf)
+}
+
+// checkHRESStar is the SEAF's own check (TS 33.501 6.1.3.2 step 10):
+// HRES* from RAND and RES* must equal the AUSF's HXRES*.
+func checkHRESStar(av AuthVector, resStar []byte) error {
+	if av.HXRESStar == "" {
+		return nil // the AUSF gave none; it verifies RES* itself
+	}
+	rand, err := hex.DecodeString(av.RAND)
+	if err != nil {
+		return err
+	}
+	if got := hex.EncodeToString(security.HResStar(rand, resStar)); !strings.EqualFold(got, av.HXRESStar) {
+		return errors.New("HRES* does not match HXRES*")
+	}
+	return nil
 }
 
 // onAuthenticationFailure: TS 24.501 5.4.1.3.7 c) synch failure ->

@@ -5,6 +5,7 @@ package amf
 import (
 	"bytes"
 	"encoding/hex"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,8 +16,10 @@ import (
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/protocol/nasx"
 	"github.com/l25gc/l25gc/protocol/ngapx"
+	"github.com/l25gc/l25gc/security"
 )
 
 // ---- gNB side: uplink NGAP ----
@@ -191,18 +194,21 @@ type testUE struct {
 	k       []byte
 	ranID   int64
 	amfID   int64
-	sec     *fakeNAS
+	opc     []byte
+	sec     *security.NASContext
 	guti    *nasx.GUTI
 	rand    []byte
+	kamf    []byte
 	caps    []byte
 	lastKSI uint8
 }
 
 func (h *harness) newUE(g *gnbSide, msin string, ranID int64) *testUE {
 	supi := "imsi-20893" + msin
-	k := []byte("key-of-" + msin)
-	h.peers.subs[supi] = subscriber{k: k, nssai: []models.Snssai{{Sst: 1, Sd: "010203"}}}
-	return &testUE{t: h.t, g: g, supi: supi, suci: "suci-0-208-93-0000-0-0-" + msin, k: k, ranID: ranID,
+	k, _ := hex.DecodeString(config.DefaultK)
+	opc, _ := hex.DecodeString(config.DefaultOPc)
+	h.peers.subs[supi] = &subscriber{k: k, opc: opc, sqn: make([]byte, 6), nssai: []models.Snssai{{Sst: 1, Sd: "010203"}}}
+	return &testUE{t: h.t, g: g, supi: supi, suci: "suci-0-208-93-0000-0-0-" + msin, k: k, opc: opc, ranID: ranID,
 		caps: []byte{0xE0, 0xE0}, lastKSI: 7}
 }
 
@@ -257,7 +263,10 @@ func (u *testUE) suciIdentity() []byte {
 
 // protect sends a message under the UE's context (integrity + "ciphered" header).
 func (u *testUE) protect(b []byte, sht uint8) []byte {
-	out, _ := u.sec.Protect(b, sht)
+	out, err := u.sec.Protect(b, sht)
+	if err != nil {
+		u.t.Fatal(err)
+	}
 	return out
 }
 
@@ -282,7 +291,7 @@ func (u *testUE) decode(pdu []byte) *nas.Message {
 		if u.sec == nil {
 			u.t.Fatalf("protected downlink before security: %x", pdu)
 		}
-		if pdu, err = u.sec.Unprotect(pdu); err != nil {
+		if pdu, _, err = u.sec.Unprotect(pdu); err != nil {
 			u.t.Fatalf("downlink integrity: %v", err)
 		}
 	}
@@ -305,14 +314,23 @@ func (u *testUE) authResponse(m *nas.Message) []byte {
 		u.t.Fatalf("ABBA %x", r.ABBA.Buffer)
 	}
 	rand := r.AuthenticationParameterRAND.GetRANDValue()
+	autn := r.AuthenticationParameterAUTN.GetAUTN()
 	u.rand = rand[:]
 	u.lastKSI = r.SpareHalfOctetAndNgksi.GetNasKeySetIdentifiler()
+	// The USIM and ME of TS 33.501 6.1.3.2 steps 5-6, with package security.
+	aka, err := security.VerifyAUTN(u.k, u.opc, u.rand, autn[:])
+	if err != nil {
+		u.t.Fatalf("AUTN: %v", err)
+	}
+	sn := security.ServingNetworkName("208", "93")
+	kseaf := security.KSEAF(security.KAUSF(aka.CK, aka.IK, sn, aka.SQNXorAK), sn)
+	u.kamf = security.KAMF(kseaf, strings.TrimPrefix(u.supi, "imsi-"), []byte{0, 0})
 	out := gmm(nas.MsgTypeAuthenticationResponse)
 	a := nasMessage.NewAuthenticationResponse(0)
 	hdr(&a.ExtendedProtocolDiscriminator, &a.AuthenticationResponseMessageIdentity, nas.MsgTypeAuthenticationResponse)
 	a.AuthenticationResponseParameter = nasType.NewAuthenticationResponseParameter(nasMessage.AuthenticationResponseAuthenticationResponseParameterType)
 	a.AuthenticationResponseParameter.SetLen(16)
-	copy(a.AuthenticationResponseParameter.Octet[:], resStar(u.k, u.rand))
+	copy(a.AuthenticationResponseParameter.Octet[:], security.ResStar(aka.CK, aka.IK, sn, u.rand, aka.RES))
 	out.AuthenticationResponse = a
 	return plain(u.t, out)
 }
@@ -320,7 +338,6 @@ func (u *testUE) authResponse(m *nas.Message) []byte {
 // acceptSMC verifies the Security Mode Command with the keys the UE derives.
 func (u *testUE) acceptSMC(pdu []byte, fullRequest []byte) []byte {
 	u.t.Helper()
-	kamf, _ := fakeCrypto{}.KAMF(kseafOf(u.k, u.rand), u.supi, []byte{0, 0})
 	h, _ := nasx.PeekHeader(pdu)
 	if h.SecurityHeaderType != nas.SecurityHeaderTypeIntegrityProtectedWithNew5gNasSecurityContext {
 		u.t.Fatalf("SMC with security header type %d, want 3", h.SecurityHeaderType)
@@ -334,9 +351,8 @@ func (u *testUE) acceptSMC(pdu []byte, fullRequest []byte) []byte {
 	if !bytes.Equal(c.ReplayedUESecurityCapabilities.Buffer, u.caps) {
 		u.t.Fatalf("replayed capabilities %x, want %x", c.ReplayedUESecurityCapabilities.Buffer, u.caps)
 	}
-	nctx, _ := fakeCrypto{}.NewNASContext(kamf, ea, ia)
-	u.sec = ueSide(nctx)
-	if _, err := u.sec.Unprotect(pdu); err != nil {
+	u.sec = security.NewNASContext(u.kamf, ea, ia, security.Uplink)
+	if _, _, err := u.sec.Unprotect(pdu); err != nil {
 		u.t.Fatalf("SMC MAC: %v", err)
 	}
 	out := gmm(nas.MsgTypeSecurityModeComplete)
@@ -437,14 +453,15 @@ func identityResponse(t testing.TB, id []byte) []byte {
 	return plain(t, out)
 }
 
-func authFailure(t testing.TB, cause uint8, auts bool) []byte {
+func authFailure(t testing.TB, cause uint8, auts []byte) []byte {
 	out := gmm(nas.MsgTypeAuthenticationFailure)
 	f := nasMessage.NewAuthenticationFailure(0)
 	hdr(&f.ExtendedProtocolDiscriminator, &f.AuthenticationFailureMessageIdentity, nas.MsgTypeAuthenticationFailure)
 	f.Cause5GMM.SetCauseValue(cause)
-	if auts {
+	if auts != nil {
 		f.AuthenticationFailureParameter = nasType.NewAuthenticationFailureParameter(nasMessage.AuthenticationFailureAuthenticationFailureParameterType)
 		f.AuthenticationFailureParameter.SetLen(14)
+		copy(f.AuthenticationFailureParameter.Octet[:], auts)
 	}
 	out.AuthenticationFailure = f
 	return plain(t, out)
