@@ -121,7 +121,7 @@ func (n *NF) Start(ctx context.Context) error {
 		listen = defaultListen
 	}
 	if listen == nil {
-		return errors.New("amf: no N2 transport (package n2)")
+		return errors.New("amf: no N2 transport: set Options.Listen, e.g. amf.AdaptListen(n2.Listen)")
 	}
 	ln, picked, err := listen(n.cfg.AMF.NGAP.Transport, n.cfg.AMF.NGAP.Addr)
 	if err != nil {

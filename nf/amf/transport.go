@@ -21,3 +21,34 @@ type Listener interface {
 // ListenFunc opens the N2 listener with transport "kernel", "udp" or "auto"
 // and says which transport it picked.
 type ListenFunc func(transport, addr string) (ln Listener, picked string, err error)
+
+// AdaptListen turns a transport's Listen (e.g. n2.Listen, whose Accept
+// returns its own Conn interface) into a ListenFunc, so the AMF needs no
+// import of the transport: amf.Options{Listen: amf.AdaptListen(n2.Listen)}.
+func AdaptListen[L interface {
+	Accept() (C, error)
+	Close() error
+}, C Conn](listen func(transport, addr string) (L, string, error)) ListenFunc {
+	return func(transport, addr string) (Listener, string, error) {
+		ln, picked, err := listen(transport, addr)
+		if err != nil {
+			return nil, "", err
+		}
+		return adapted[L, C]{ln}, picked, nil
+	}
+}
+
+type adapted[L interface {
+	Accept() (C, error)
+	Close() error
+}, C Conn] struct{ ln L }
+
+func (a adapted[L, C]) Accept() (Conn, error) {
+	c, err := a.ln.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (a adapted[L, C]) Close() error { return a.ln.Close() }
