@@ -4,29 +4,33 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"sync"
 
 	nassec "github.com/free5gc/nas/security"
 )
 
 // Security header types of a 5GMM message, TS 24.501 9.3.1.
 const (
-	PlainNAS                         = 0
-	IntegrityProtected               = 1
-	IntegrityProtectedAndCiphered    = 2
-	IntegrityProtectedNewContext     = 3 // Security Mode Command
-	IntegrityProtectedCipheredNewCtx = 4 // Security Mode Complete
+	PlainNAS                         = 0x0
+	IntegrityProtected               = 0x1
+	IntegrityProtectedAndCiphered    = 0x2
+	IntegrityProtectedNewContext     = 0x3 // Security Mode Command
+	IntegrityProtectedCipheredNewCtx = 0x4 // Security Mode Complete
 )
 
-// EPD5GMM is the extended protocol discriminator of 5GMM, TS 24.007 11.2.3.1.1A.
+// EPD5GMM is the extended protocol discriminator of 5GMM (TS 24.007 11.2.3.1.1A).
 const EPD5GMM = 0x7E
 
-// nasBearer is the BEARER input of the NAS algorithms for 3GPP access. It is
-// what deployed cores and UEs use (TS 33.501 6.4.3.1: the NAS connection
-// identifier).
-const nasBearer = nassec.Bearer3GPP
+// Algorithm identities (TS 33.501 5.11.1.1, 5.11.1.2) this layer is tested
+// with; the free5GC library also runs NEA1/NEA3 and NIA1/NIA3.
+const (
+	NEA0 = nassec.AlgCiphering128NEA0
+	NEA2 = nassec.AlgCiphering128NEA2
+	NIA0 = nassec.AlgIntegrity128NIA0
+	NIA2 = nassec.AlgIntegrity128NIA2
+)
 
-// Direction of a NAS message (TS 33.501 D.2: 0 uplink, 1 downlink).
+// Direction is the DIRECTION input of the NAS algorithms (TS 33.501 D.2.1,
+// D.3.1: 0 uplink, 1 downlink).
 type Direction uint8
 
 const (
@@ -34,141 +38,205 @@ const (
 	Downlink Direction = 1
 )
 
-// Errors of NAS unprotection; the receiver discards the message (TS 24.501 4.4.4.3).
-var (
-	ErrNASMAC     = errors.New("NAS: integrity check failed")
-	ErrNASReplay  = errors.New("NAS: replayed COUNT")
-	ErrNASNotProt = errors.New("NAS: message is not security protected")
+// bearer3GPP is the BEARER input for NAS over 3GPP access: the NAS
+// connection identifier (TS 33.501 6.4.3.1), 1 for 3GPP access as UEs and
+// deployed cores use it.
+const bearer3GPP = nassec.Bearer3GPP
+
+// A NAS COUNT is 24 bits, NAS overflow (16) || NAS SQN (8), used as a 32-bit
+// algorithm input with 8 zero bits on top (TS 24.501 4.4.3.1).
+const nasCountLimit = 1 << 24
+
+// Layout of a security protected 5GMM message (TS 24.501 9.1.1): EPD,
+// security header type, 4-byte MAC, 1-byte SQN, then the plain 5GMM
+// message (itself at least EPD, header type and message type).
+const (
+	secHeaderLen  = 7
+	minPlain5GMM  = 3
+	macOffset     = 2
+	sqnOffset     = 6
+	messageOffset = 7
 )
 
-// NASContext is one side's 5G NAS security context: keys, algorithms and
-// the two COUNTs (TS 33.501 6.4.3). The AMF sends downlink and receives
-// uplink; the UE the reverse. Safe for concurrent use.
-type NASContext struct {
-	EncAlg, IntAlg uint8
-	knasEnc        [16]byte
-	knasInt        [16]byte
-	tx             Direction
+// Errors of NAS unprotection; the receiver discards such a message
+// (TS 24.501 4.4.4.2, 4.4.4.3).
+var (
+	ErrNASMAC          = errors.New("NAS: integrity check failed")
+	ErrNASReplay       = errors.New("NAS: replayed NAS COUNT")
+	ErrNASNotProtected = errors.New("NAS: message is not security protected")
+	ErrNASCountWrap    = errors.New("NAS: NAS COUNT would wrap; a new key is needed")
+)
 
-	mu      sync.Mutex
-	txCount uint32 // COUNT of the next message sent
-	rxCount uint32 // COUNT of the last accepted message
-	rxAny   bool   // whether any message was accepted yet
+// SecuredNAS is a parsed security protected 5GMM message.
+type SecuredNAS struct {
+	HeaderType uint8
+	MAC        [4]byte
+	SQN        uint8
+	Message    []byte // the plain 5GMM message, ciphered for header types 2 and 4
 }
 
-// NewNASContext derives the NAS keys from KAMF (TS 33.501 A.8) for the
-// chosen algorithms; tx is the direction this side sends in.
-func NewNASContext(kamf []byte, encAlg, intAlg uint8, tx Direction) *NASContext {
-	enc, integ := NASKeys(kamf, encAlg, intAlg)
-	return &NASContext{EncAlg: encAlg, IntAlg: intAlg, knasEnc: enc, knasInt: integ, tx: tx}
+// Ciphered says whether the header type carries a ciphered message
+// (TS 24.501 9.3.1).
+func (s SecuredNAS) Ciphered() bool {
+	return s.HeaderType == IntegrityProtectedAndCiphered || s.HeaderType == IntegrityProtectedCipheredNewCtx
 }
 
-func (d Direction) other() Direction { return 1 - d }
-
-// Protect wraps a plain 5GMM message with header type sht: ciphered for
-// types 2 and 4, MAC over SQN || message (TS 24.501 4.4.3.3), with the next
-// COUNT of this side.
-func (c *NASContext) Protect(plain []byte, sht uint8) ([]byte, error) {
-	if sht < IntegrityProtected || sht > IntegrityProtectedCipheredNewCtx {
-		return nil, fmt.Errorf("NAS: cannot protect with security header type %d", sht)
-	}
-	c.mu.Lock()
-	count := c.txCount
-	c.txCount++
-	c.mu.Unlock()
-
-	body := make([]byte, 1+len(plain))
-	body[0] = byte(count) // SQN: the 8 least significant bits of COUNT
-	copy(body[1:], plain)
-	if sht == IntegrityProtectedAndCiphered || sht == IntegrityProtectedCipheredNewCtx {
-		if err := nassec.NASEncrypt(c.EncAlg, c.knasEnc, count, nasBearer, uint8(c.tx), body[1:]); err != nil {
-			return nil, fmt.Errorf("NAS: cipher: %w", err)
-		}
-	}
-	mac, err := nassec.NASMacCalculate(c.IntAlg, c.knasInt, count, nasBearer, uint8(c.tx), body)
-	if err != nil {
-		return nil, fmt.Errorf("NAS: MAC: %w", err)
-	}
-	out := make([]byte, 0, 6+len(body))
-	out = append(out, EPD5GMM, sht)
-	out = append(out, mac...)
-	return append(out, body...), nil
-}
-
-// SecurityHeaderType reads the header type of a 5GMM PDU (0 for plain).
+// SecurityHeaderType reads the security header type of a 5GMM PDU (0 for a
+// plain message).
 func SecurityHeaderType(pdu []byte) (uint8, error) {
-	if len(pdu) < 3 {
-		return 0, fmt.Errorf("NAS: %d bytes is too short", len(pdu))
+	if len(pdu) < 2 {
+		return 0, fmt.Errorf("NAS: %d bytes is too short for a 5GMM header", len(pdu))
 	}
 	if pdu[0] != EPD5GMM {
 		return 0, fmt.Errorf("NAS: EPD 0x%02x is not 5GMM", pdu[0])
 	}
+	// The high half octet is spare (TS 24.501 9.3.1).
 	return pdu[1] & 0x0F, nil
 }
 
-// Unprotect verifies a received protected PDU against the estimated COUNT,
-// rejects replays (TS 33.501 6.4.3.2: a COUNT is accepted once), deciphers
-// when the header says so, and returns the plain 5GMM message.
-func (c *NASContext) Unprotect(pdu []byte) (plain []byte, sht uint8, err error) {
-	sht, err = SecurityHeaderType(pdu)
+// ParseSecuredNAS splits a security protected 5GMM message; it neither
+// checks the MAC nor deciphers.
+func ParseSecuredNAS(pdu []byte) (SecuredNAS, error) {
+	sht, err := SecurityHeaderType(pdu)
 	if err != nil {
-		return nil, 0, err
+		return SecuredNAS{}, err
 	}
 	if sht == PlainNAS {
-		return nil, 0, ErrNASNotProt
+		return SecuredNAS{}, ErrNASNotProtected
 	}
-	if sht > IntegrityProtectedCipheredNewCtx || len(pdu) < 8 {
-		return nil, sht, fmt.Errorf("NAS: bad security header type %d or length %d", sht, len(pdu))
+	if sht > IntegrityProtectedCipheredNewCtx {
+		return SecuredNAS{}, fmt.Errorf("NAS: security header type %d is reserved", sht)
 	}
-	mac, body := pdu[2:6], pdu[6:]
-
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	count := c.estimateRx(body[0])
-	if c.rxAny && count <= c.rxCount {
-		return nil, sht, ErrNASReplay
+	if len(pdu) < secHeaderLen+minPlain5GMM {
+		return SecuredNAS{}, fmt.Errorf("NAS: protected message of %d bytes is too short", len(pdu))
 	}
-	want, err := nassec.NASMacCalculate(c.IntAlg, c.knasInt, count, nasBearer, uint8(c.tx.other()), body)
-	if err != nil {
-		return nil, sht, fmt.Errorf("NAS: MAC: %w", err)
-	}
-	if c.IntAlg != nassec.AlgIntegrity128NIA0 && subtle.ConstantTimeCompare(want, mac) != 1 {
-		return nil, sht, ErrNASMAC
-	}
-	plain = clone(body[1:])
-	if sht == IntegrityProtectedAndCiphered || sht == IntegrityProtectedCipheredNewCtx {
-		if err := nassec.NASEncrypt(c.EncAlg, c.knasEnc, count, nasBearer, uint8(c.tx.other()), plain); err != nil {
-			return nil, sht, fmt.Errorf("NAS: decipher: %w", err)
-		}
-	}
-	c.rxCount, c.rxAny = count, true
-	return plain, sht, nil
+	s := SecuredNAS{HeaderType: sht, SQN: pdu[sqnOffset], Message: pdu[messageOffset:]}
+	copy(s.MAC[:], pdu[macOffset:sqnOffset])
+	return s, nil
 }
 
-// estimateRx rebuilds the 24-bit COUNT from the received 8-bit SQN: the
-// overflow counter advances when the SQN wraps (TS 24.501 4.4.3.1).
-func (c *NASContext) estimateRx(sqn byte) uint32 {
-	if !c.rxAny {
+// ProtectNAS builds a security protected 5GMM message from a plain one
+// with the sender's COUNT: cipher first (header types 2 and 4), then the
+// MAC over SQN || message (TS 24.501 4.4.3.3, 4.4.5).
+func ProtectNAS(keys NASKeys, count uint32, dir Direction, sht uint8, plain []byte) ([]byte, error) {
+	if sht < IntegrityProtected || sht > IntegrityProtectedCipheredNewCtx {
+		return nil, fmt.Errorf("NAS: cannot protect with security header type %d", sht)
+	}
+	if count >= nasCountLimit {
+		return nil, ErrNASCountWrap
+	}
+	s := SecuredNAS{HeaderType: sht, SQN: uint8(count), Message: clone(plain)}
+	if s.Ciphered() {
+		if err := nasCipher(keys, count, bearer3GPP, dir, s.Message); err != nil {
+			return nil, err
+		}
+	}
+	mac, err := nasMAC(keys.IntAlg, keys.Int, count, bearer3GPP, dir, s.sqnAndMessage())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, secHeaderLen+len(plain))
+	out = append(out, EPD5GMM, sht)
+	out = append(out, mac...)
+	out = append(out, s.SQN)
+	return append(out, s.Message...), nil
+}
+
+// UnprotectNAS verifies the MAC of a received message under the COUNT the
+// receiver estimated (see ReceiveCount) and deciphers it when the header
+// type says so. It does not check for replay: ReceiveCount.Accept does.
+func UnprotectNAS(keys NASKeys, count uint32, dir Direction, s SecuredNAS) ([]byte, error) {
+	want, err := nasMAC(keys.IntAlg, keys.Int, count, bearer3GPP, dir, s.sqnAndMessage())
+	if err != nil {
+		return nil, err
+	}
+	// NIA0 has no MAC (TS 33.501 D.1): its 32 bits are zero and not checked.
+	if keys.IntAlg != NIA0 && subtle.ConstantTimeCompare(want, s.MAC[:]) != 1 {
+		return nil, ErrNASMAC
+	}
+	plain := clone(s.Message)
+	if s.Ciphered() {
+		if err := nasCipher(keys, count, bearer3GPP, dir, plain); err != nil {
+			return nil, err
+		}
+	}
+	return plain, nil
+}
+
+// sqnAndMessage is the MAC input: SQN || (ciphered) message (TS 24.501 4.4.3.3).
+func (s SecuredNAS) sqnAndMessage() []byte {
+	return concat([]byte{s.SQN}, s.Message)
+}
+
+// nasMAC computes the 32-bit NAS-MAC; NIA0 gives zeros (TS 33.501 D.1).
+func nasMAC(alg uint8, key [16]byte, count uint32, bearer uint8, dir Direction, msg []byte) ([]byte, error) {
+	if alg == NIA0 {
+		return make([]byte, 4), nil
+	}
+	mac, err := nassec.NASMacCalculate(alg, key, count, bearer, uint8(dir), msg)
+	if err != nil {
+		return nil, fmt.Errorf("NAS: integrity algorithm %d: %w", alg, err)
+	}
+	return mac, nil
+}
+
+// nasCipher enciphers or deciphers in place; NEA0 leaves data in clear.
+func nasCipher(keys NASKeys, count uint32, bearer uint8, dir Direction, data []byte) error {
+	if keys.EncAlg == NEA0 || len(data) == 0 {
+		return nil
+	}
+	if err := nassec.NASEncrypt(keys.EncAlg, keys.Enc, count, bearer, uint8(dir), data); err != nil {
+		return fmt.Errorf("NAS: ciphering algorithm %d: %w", keys.EncAlg, err)
+	}
+	return nil
+}
+
+// ReceiveCount tracks the NAS COUNT of one receive direction (the uplink
+// COUNT at the AMF). The zero value expects COUNT 0 next, as after a new
+// NAS security context (TS 33.501 6.4.3.1). Not safe for concurrent use.
+type ReceiveCount struct {
+	next uint32 // the lowest COUNT still acceptable
+}
+
+// NewReceiveCount resumes tracking at a stored COUNT (the next one expected).
+func NewReceiveCount(next uint32) ReceiveCount { return ReceiveCount{next: next} }
+
+// Estimate rebuilds the 24-bit COUNT from the 8-bit SQN of a received
+// message: the NAS overflow of the last accepted COUNT, plus one when the
+// SQN is below the last accepted SQN, i.e. has wrapped (TS 24.501 4.4.3.1).
+func (r *ReceiveCount) Estimate(sqn uint8) uint32 {
+	if r.next == 0 {
 		return uint32(sqn)
 	}
-	overflow := c.rxCount >> 8
-	if uint32(sqn) < c.rxCount&0xFF {
+	last := r.next - 1
+	overflow := last >> 8
+	if uint32(sqn) < last&0xFF {
 		overflow++
 	}
 	return overflow<<8 | uint32(sqn)
 }
 
-// LastRxCount is the COUNT of the last accepted received message (the
-// uplink COUNT the AMF feeds into KgNB, TS 33.501 A.9).
-func (c *NASContext) LastRxCount() uint32 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.rxCount
+// Accept records a verified message's COUNT. A COUNT at or below the last
+// accepted one is a replay (TS 33.501 6.4.3.2: a NAS COUNT is accepted
+// only once); a COUNT past 24 bits means the key must change.
+func (r *ReceiveCount) Accept(count uint32) error {
+	if count < r.next {
+		return ErrNASReplay
+	}
+	if count >= nasCountLimit {
+		return ErrNASCountWrap
+	}
+	r.next = count + 1
+	return nil
 }
 
-// NextTxCount is the COUNT the next sent message will carry.
-func (c *NASContext) NextTxCount() uint32 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.txCount
+// Last is the COUNT of the last accepted message; ok is false before any.
+func (r *ReceiveCount) Last() (count uint32, ok bool) {
+	if r.next == 0 {
+		return 0, false
+	}
+	return r.next - 1, true
 }
+
+// Next is the lowest COUNT that is still acceptable.
+func (r *ReceiveCount) Next() uint32 { return r.next }

@@ -1,15 +1,9 @@
 package security
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/ecdh"
-	"crypto/elliptic"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -17,244 +11,223 @@ import (
 
 // Protection scheme identifiers, TS 33.501 C.1 / TS 24.501 9.11.3.4.
 const (
-	SchemeNull     = 0
-	SchemeProfileA = 1 // ECIES, X25519
-	SchemeProfileB = 2 // ECIES, P-256, compressed ephemeral key
+	SchemeNull     = 0x0
+	SchemeProfileA = 0x1 // ECIES, Curve25519
+	SchemeProfileB = 0x2 // ECIES, secp256r1, compressed ephemeral key
 )
 
-// ECIES parameters of TS 33.501 C.3.4: AES-128-CTR, HMAC-SHA-256 with an
-// 8-byte tag, ANSI X9.63 KDF with SHA-256.
-const (
-	encKeyLen = 16
-	icbLen    = 16
-	macKeyLen = 32
-	macTagLen = 8
-)
-
-// ErrSUCIMAC means the scheme output's MAC tag did not verify: corrupted, or
-// concealed with another home network public key.
+// ErrSUCIMAC means the scheme output's MAC tag did not verify: the SUCI
+// was corrupted or concealed with another home network public key. The
+// UDM answers 403 (TS 29.503 6.3.3.2.3).
 var ErrSUCIMAC = errors.New("SUCI: MAC tag mismatch")
 
-// HomeNetworkKey is one SUCI private key of the home network.
+// ErrUnknownHNKey means no configured home network key has the scheme and
+// key identifier of the SUCI.
+var ErrUnknownHNKey = errors.New("SUCI: no home network key with this scheme and identifier")
+
+// HomeNetworkKey is one SUCI private key of the home network with its
+// public key identifier (TS 23.003 2.2B, 0..255).
 type HomeNetworkKey struct {
-	ID      int // home network public key identifier
-	Scheme  int // SchemeProfileA or SchemeProfileB
+	ID      uint8
+	Scheme  uint8 // SchemeProfileA or SchemeProfileB
 	Private []byte
 }
 
-// PublicKey returns the public key UEs conceal with: 32 bytes for Profile A,
-// 33 bytes (compressed) for Profile B.
+// PublicKey is the key UEs conceal with, as provisioned on the USIM: 32
+// bytes for Profile A, a 33-byte compressed point for Profile B.
 func (k HomeNetworkKey) PublicKey() ([]byte, error) {
-	priv, err := privateKey(k.Scheme, k.Private)
-	if err != nil {
-		return nil, err
-	}
-	pub := priv.PublicKey().Bytes()
-	if k.Scheme == SchemeProfileB {
-		return compressP256(pub), nil
-	}
-	return pub, nil
+	return PublicKeyFromPrivate(k.Scheme, k.Private)
 }
 
-func curve(scheme int) (ecdh.Curve, error) {
-	switch scheme {
-	case SchemeProfileA:
-		return ecdh.X25519(), nil
-	case SchemeProfileB:
-		return ecdh.P256(), nil
-	}
-	return nil, fmt.Errorf("SUCI: protection scheme %d is not ECIES Profile A or B", scheme)
-}
+// HomeNetworkKeys is the set of SUCI keys a UDM (SIDF) holds.
+type HomeNetworkKeys []HomeNetworkKey
 
-func privateKey(scheme int, raw []byte) (*ecdh.PrivateKey, error) {
-	c, err := curve(scheme)
-	if err != nil {
-		return nil, err
-	}
-	k, err := c.NewPrivateKey(raw)
-	if err != nil {
-		return nil, fmt.Errorf("SUCI: home network private key: %w", err)
-	}
-	return k, nil
-}
-
-// publicKey parses a peer public key as sent in SUCI: Profile B keys are
-// compressed points (TS 33.501 C.3.4.2) that crypto/ecdh wants uncompressed.
-func publicKey(scheme int, raw []byte) (*ecdh.PublicKey, error) {
-	c, err := curve(scheme)
-	if err != nil {
-		return nil, err
-	}
-	if scheme == SchemeProfileB {
-		if len(raw) != 33 {
-			return nil, fmt.Errorf("SUCI: Profile B public key must be 33 bytes (compressed), got %d", len(raw))
+// Find returns the key for a SUCI's protection scheme and key identifier.
+func (ks HomeNetworkKeys) Find(scheme, keyID uint8) (HomeNetworkKey, error) {
+	for _, k := range ks {
+		if k.Scheme == scheme && k.ID == keyID {
+			return k, nil
 		}
-		x, y := elliptic.UnmarshalCompressed(elliptic.P256(), raw)
-		if x == nil {
-			return nil, errors.New("SUCI: Profile B public key is not a point of P-256")
-		}
-		raw = elliptic.Marshal(elliptic.P256(), x, y) //nolint:staticcheck // only to re-encode a checked point
 	}
-	k, err := c.NewPublicKey(raw)
+	return HomeNetworkKey{}, fmt.Errorf("%w (scheme %d, key %d)", ErrUnknownHNKey, scheme, keyID)
+}
+
+// PublicKeyFromPrivate derives the home network public key from its
+// private key, so configuration needs only the private key and the UDM can
+// export the public one for USIMs.
+func PublicKeyFromPrivate(scheme uint8, private []byte) ([]byte, error) {
+	key, err := parsePrivateKey(scheme, private)
 	if err != nil {
-		return nil, fmt.Errorf("SUCI: public key: %w", err)
+		return nil, err
 	}
-	return k, nil
+	return encodePublicKey(scheme, key.PublicKey()), nil
 }
 
-func compressP256(uncompressed []byte) []byte {
-	x, y := elliptic.Unmarshal(elliptic.P256(), uncompressed) //nolint:staticcheck // encoding only
-	return elliptic.MarshalCompressed(elliptic.P256(), x, y)
-}
-
-// eciesKeys derives the encryption key, ICB and MAC key from the shared
-// secret with the ANSI X9.63 KDF, SharedInfo = the ephemeral public key as
-// sent (TS 33.501 C.3.4.1/C.3.4.2).
-func eciesKeys(shared, ephPub []byte) (encKey, icb, macKey []byte) {
-	need := encKeyLen + icbLen + macKeyLen
-	var out []byte
-	for counter := uint32(1); len(out) < need; counter++ {
-		h := sha256.New()
-		h.Write(shared)
-		_ = binary.Write(h, binary.BigEndian, counter)
-		h.Write(ephPub)
-		out = h.Sum(out)
+// GenerateHomeNetworkKey draws a fresh private key for the scheme.
+func GenerateHomeNetworkKey(scheme uint8, keyID uint8) (HomeNetworkKey, error) {
+	curve, err := curveFor(scheme)
+	if err != nil {
+		return HomeNetworkKey{}, err
 	}
-	return out[:encKeyLen], out[encKeyLen : encKeyLen+icbLen], out[encKeyLen+icbLen : need]
+	key, err := curve.GenerateKey(rand.Reader)
+	if err != nil {
+		return HomeNetworkKey{}, fmt.Errorf("SUCI: %w", err)
+	}
+	return HomeNetworkKey{ID: keyID, Scheme: scheme, Private: key.Bytes()}, nil
 }
 
-func aesCTR(key, icb, in []byte) []byte {
-	b, _ := aes.NewCipher(key) // key length is fixed above
-	out := make([]byte, len(in))
-	cipher.NewCTR(b, icb).XORKeyStream(out, in)
-	return out
-}
-
-func macTag(macKey, ciphertext []byte) []byte {
-	m := hmac.New(sha256.New, macKey)
-	m.Write(ciphertext)
-	return m.Sum(nil)[:macTagLen]
-}
-
-// ConcealSUCI computes the scheme output for plaintext (the BCD MSIN) under
-// the home network public key: ephemeral public key || ciphertext || MAC tag
-// (TS 33.501 C.3.2). ephPriv may be nil for a fresh ephemeral key; tests pass
-// the published one. The null scheme returns the plaintext.
-func ConcealSUCI(scheme int, hnPub, plaintext, ephPriv []byte) ([]byte, error) {
+// ConcealSUCI is the UE side: it conceals the MSIN digits under the home
+// network public key and returns the scheme output (TS 33.501 C.3.2,
+// 6.12.2). ephPrivate injects the ephemeral private key (tests); nil draws
+// a fresh one, as every real concealment must. The null scheme returns
+// the BCD MSIN itself.
+func ConcealSUCI(scheme uint8, hnPublic []byte, msin string, ephPrivate []byte) ([]byte, error) {
+	input, err := MSINToBCD(msin)
+	if err != nil {
+		return nil, err
+	}
 	if scheme == SchemeNull {
-		return clone(plaintext), nil
+		return input, nil
 	}
-	c, err := curve(scheme)
+	return EncryptSchemeInput(scheme, hnPublic, input, ephPrivate)
+}
+
+// EncryptSchemeInput runs ECIES encryption on a scheme input: the output
+// is ephemeral public key || ciphertext || MAC tag (TS 33.501 C.3.2).
+func EncryptSchemeInput(scheme uint8, hnPublic, input, ephPrivate []byte) ([]byte, error) {
+	curve, err := curveFor(scheme)
 	if err != nil {
 		return nil, err
 	}
-	var eph *ecdh.PrivateKey
-	if ephPriv == nil {
-		eph, err = c.GenerateKey(rand.Reader)
-	} else {
-		eph, err = c.NewPrivateKey(ephPriv)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("SUCI: ephemeral key: %w", err)
-	}
-	peer, err := publicKey(scheme, hnPub)
+	eph, err := ephemeralKey(scheme, curve, ephPrivate)
 	if err != nil {
 		return nil, err
+	}
+	peer, err := parsePublicKey(scheme, hnPublic)
+	if err != nil {
+		return nil, fmt.Errorf("home network %w", err)
 	}
 	shared, err := eph.ECDH(peer)
 	if err != nil {
 		return nil, fmt.Errorf("SUCI: ECDH: %w", err)
 	}
-	ephPub := eph.PublicKey().Bytes()
-	if scheme == SchemeProfileB {
-		ephPub = compressP256(ephPub)
+	ephPublic := encodePublicKey(scheme, eph.PublicKey())
+	keys := deriveECIESKeys(shared, ephPublic)
+	ciphertext, err := keys.crypt(input)
+	if err != nil {
+		return nil, err
 	}
-	encKey, icb, macKey := eciesKeys(shared, ephPub)
-	ct := aesCTR(encKey, icb, plaintext)
-	out := append(clone(ephPub), ct...)
-	return append(out, macTag(macKey, ct)...), nil
+	return concat(ephPublic, ciphertext, keys.tag(ciphertext)), nil
 }
 
-// DeconcealSUCI recovers the plaintext (BCD MSIN) from a scheme output with
-// the home network private key (TS 33.501 C.3.3). It checks the MAC tag
-// before deciphering.
-func DeconcealSUCI(key HomeNetworkKey, output []byte) ([]byte, error) {
-	ephLen := 32
-	if key.Scheme == SchemeProfileB {
-		ephLen = 33
+// ephemeralKey parses an injected ephemeral private key or draws one.
+func ephemeralKey(scheme uint8, curve ecdh.Curve, raw []byte) (*ecdh.PrivateKey, error) {
+	if raw == nil {
+		key, err := curve.GenerateKey(rand.Reader)
+		if err != nil {
+			return nil, fmt.Errorf("SUCI: ephemeral key: %w", err)
+		}
+		return key, nil
 	}
-	if len(output) < ephLen+macTagLen+1 {
-		return nil, fmt.Errorf("SUCI: scheme output of %d bytes is too short for scheme %d", len(output), key.Scheme)
+	return parsePrivateKey(scheme, raw)
+}
+
+// DeconcealSUCI is the home network side (SIDF, TS 33.501 6.12.2, C.3.3):
+// it finds the key by scheme and key identifier, verifies the MAC tag
+// before deciphering, and returns the MSIN digits. The null scheme output
+// is the BCD MSIN. A wrong tag is ErrSUCIMAC.
+func DeconcealSUCI(scheme, keyID uint8, schemeOutput []byte, keys HomeNetworkKeys) (msin string, err error) {
+	input := schemeOutput
+	if scheme != SchemeNull {
+		key, err := keys.Find(scheme, keyID)
+		if err != nil {
+			return "", err
+		}
+		if input, err = DecryptSchemeOutput(key, schemeOutput); err != nil {
+			return "", err
+		}
 	}
-	priv, err := privateKey(key.Scheme, key.Private)
+	return BCDToMSIN(input)
+}
+
+// DecryptSchemeOutput runs ECIES decryption (TS 33.501 C.3.3): split the
+// output into ephemeral key, ciphertext and tag, derive the keys from the
+// shared secret, check the tag, decipher.
+func DecryptSchemeOutput(key HomeNetworkKey, schemeOutput []byte) ([]byte, error) {
+	ephLen := ephemeralKeyLen(key.Scheme)
+	if len(schemeOutput) < ephLen+1+eciesTagLen {
+		return nil, fmt.Errorf("SUCI: scheme output of %d bytes is too short for scheme %d", len(schemeOutput), key.Scheme)
+	}
+	private, err := parsePrivateKey(key.Scheme, key.Private)
 	if err != nil {
 		return nil, err
 	}
-	ephPub := output[:ephLen]
-	peer, err := publicKey(key.Scheme, ephPub)
+	ephPublic := schemeOutput[:ephLen]
+	ciphertext := schemeOutput[ephLen : len(schemeOutput)-eciesTagLen]
+	tag := schemeOutput[len(schemeOutput)-eciesTagLen:]
+	peer, err := parsePublicKey(key.Scheme, ephPublic)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("ephemeral %w", err)
 	}
-	shared, err := priv.ECDH(peer)
+	shared, err := private.ECDH(peer)
 	if err != nil {
 		return nil, fmt.Errorf("SUCI: ECDH: %w", err)
 	}
-	ct := output[ephLen : len(output)-macTagLen]
-	tag := output[len(output)-macTagLen:]
-	encKey, icb, macKey := eciesKeys(shared, ephPub)
-	if subtle.ConstantTimeCompare(macTag(macKey, ct), tag) != 1 {
+	keys := deriveECIESKeys(shared, ephPublic)
+	if subtle.ConstantTimeCompare(keys.tag(ciphertext), tag) != 1 {
 		return nil, ErrSUCIMAC
 	}
-	return aesCTR(encKey, icb, ct), nil
+	return keys.crypt(ciphertext)
 }
 
 // MSINToBCD encodes MSIN digits as the SUCI scheme input: two digits per
-// octet, the first in the low nibble, an odd count padded with 0xF
-// (TS 24.501 9.11.3.4).
+// octet, the first in the low nibble, an odd count filled with 0xF in the
+// last high nibble (TS 24.501 9.11.3.4, TS 33.501 C.3.1).
 func MSINToBCD(msin string) ([]byte, error) {
+	if msin == "" {
+		return nil, errors.New("MSIN: empty")
+	}
 	out := make([]byte, 0, (len(msin)+1)/2)
 	for i := 0; i < len(msin); i += 2 {
-		lo, ok := digit(msin[i])
-		if !ok {
-			return nil, fmt.Errorf("MSIN %q: not a digit at %d", msin, i)
+		low, err := bcdDigit(msin, i)
+		if err != nil {
+			return nil, err
 		}
-		hi := byte(0xF)
+		high := byte(0xF)
 		if i+1 < len(msin) {
-			if hi, ok = digit(msin[i+1]); !ok {
-				return nil, fmt.Errorf("MSIN %q: not a digit at %d", msin, i+1)
+			if high, err = bcdDigit(msin, i+1); err != nil {
+				return nil, err
 			}
 		}
-		out = append(out, hi<<4|lo)
+		out = append(out, high<<4|low)
 	}
 	return out, nil
 }
 
-// BCDToMSIN decodes a scheme output plaintext back to digits.
-func BCDToMSIN(b []byte) (string, error) {
-	var s strings.Builder
-	for i, o := range b {
-		lo, hi := o&0x0F, o>>4
-		if lo > 9 {
-			return "", fmt.Errorf("BCD MSIN: bad digit %x in octet %d", lo, i)
-		}
-		s.WriteByte('0' + lo)
-		if hi == 0xF {
-			if i != len(b)-1 {
-				return "", fmt.Errorf("BCD MSIN: filler before the last octet")
-			}
-			break
-		}
-		if hi > 9 {
-			return "", fmt.Errorf("BCD MSIN: bad digit %x in octet %d", hi, i)
-		}
-		s.WriteByte('0' + hi)
+func bcdDigit(s string, i int) (byte, error) {
+	if s[i] < '0' || s[i] > '9' {
+		return 0, fmt.Errorf("MSIN %q: %q at %d is not a digit", s, s[i], i)
 	}
-	return s.String(), nil
+	return s[i] - '0', nil
 }
 
-func digit(c byte) (byte, bool) {
-	if c < '0' || c > '9' {
-		return 0, false
+// BCDToMSIN decodes a scheme input (swapped-nibble BCD, 0xF filler only in
+// the last high nibble) back to the MSIN digits.
+func BCDToMSIN(bcd []byte) (string, error) {
+	if len(bcd) == 0 {
+		return "", errors.New("BCD MSIN: empty")
 	}
-	return c - '0', true
+	var s strings.Builder
+	for i, octet := range bcd {
+		low, high := octet&0x0F, octet>>4
+		last := i == len(bcd)-1
+		if low > 9 || high > 9 && !(high == 0xF && last) {
+			return "", fmt.Errorf("BCD MSIN: octet %d (0x%02x) is not two digits", i, octet)
+		}
+		s.WriteByte('0' + low)
+		if high != 0xF {
+			s.WriteByte('0' + high)
+		}
+	}
+	return s.String(), nil
 }

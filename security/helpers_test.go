@@ -1,0 +1,33 @@
+package security
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// vectorsDir holds the published vectors (shared/testvectors), two levels
+// above the repository root's security directory.
+const vectorsDir = "../../shared/testvectors"
+
+func loadVectors(t testing.TB, name string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(vectorsDir, name))
+	if err != nil {
+		t.Fatalf("published test vectors: %v", err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+func unhex(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatalf("hex %q: %v", s, err)
+	}
+	return b
+}
