@@ -1,0 +1,191 @@
+// Package onvm is the X-IO NF manager: the DPDK primary process that owns the
+// shared memory every NF attaches to (package xio). It creates the hugepage
+// mempool of message buffers, one receive ring per NF slot and the tables
+// (NF slots, service table: which NF serves which address, connections) in a
+// memzone, all named in include/onvm_shm.h. It then sleeps, waking a few
+// times a second to check that every attached NF process still runs; when
+// one died it resets that NF's connections (peers' reads fail at once),
+// drops its bindings and takes back its buffers.
+//
+// Run it in its own process (l25gc onvm): EAL can be initialised once per
+// process, so Run can be called once.
+package onvm
+
+/*
+#cgo CFLAGS: -D_GNU_SOURCE -I${SRCDIR}/include -I/usr/include/dpdk -I/usr/include/x86_64-linux-gnu/dpdk -include rte_config.h -mssse3 -O2
+#cgo LDFLAGS: -lrte_eal -lrte_mempool -lrte_ring -lrte_mempool_ring
+#include <stdlib.h>
+#include "onvm_manager.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Config says where the shared memory lives. NFs must use the same
+// FilePrefix and HugeDir (xio.Config).
+type Config struct {
+	FilePrefix string        // EAL --file-prefix; default "l25gc"
+	HugeDir    string        // hugetlbfs mount; default "/dev/hugepages"
+	MemMB      int           // hugepage memory to reserve; default 160
+	Buffers    int           // message buffers in the pool; default 8192 (8 KiB each)
+	ScanEvery  time.Duration // liveness check period; default 100ms
+	// Ready, if set, is called once the shared memory exists.
+	Ready func()
+}
+
+func (c Config) withDefaults() Config {
+	if c.FilePrefix == "" {
+		c.FilePrefix = "l25gc"
+	}
+	if c.HugeDir == "" {
+		c.HugeDir = "/dev/hugepages"
+	}
+	if c.MemMB == 0 {
+		c.MemMB = 160
+	}
+	if c.Buffers == 0 {
+		c.Buffers = 8192
+	}
+	if c.ScanEvery == 0 {
+		c.ScanEvery = 100 * time.Millisecond
+	}
+	return c
+}
+
+// EALArgs are the EAL arguments of the primary. Multi-process needs real
+// hugepage files: no --in-memory, no --no-huge.
+func (c Config) EALArgs() []string {
+	return []string{"l25gc-onvm", "--proc-type=primary", "--file-prefix=" + c.FilePrefix,
+		"--huge-dir=" + c.HugeDir, "-m", fmt.Sprint(c.MemMB), "--no-pci", "--no-telemetry",
+		"-l", "0", "--log-level=lib.eal:error"}
+}
+
+// Snapshot describes the shared memory as the manager sees it.
+type Snapshot struct {
+	PoolSize      uint64 // message buffers in the pool
+	PoolInUse     uint64 // buffers currently taken from it
+	ReclaimedBufs uint64 // buffers taken back from dead NFs since start
+	ReapedNFs     uint64 // dead NF processes cleaned up since start
+	NFs           uint64 // attached NF processes
+	Conns         uint64 // open connections
+	Services      uint64 // bound addresses
+}
+
+var (
+	mu      sync.Mutex // serialises Run's init/stop against Stats
+	running bool
+	ran     bool
+)
+
+// ErrAlreadyRan is returned by a second Run in the same process.
+var ErrAlreadyRan = errors.New("onvm: the manager runs once per process (DPDK EAL cannot be re-initialised)")
+
+// Run initialises EAL as the primary process, creates the shared memory and
+// watches NF liveness until ctx is done; then it releases EAL and removes its
+// hugepage files.
+func Run(ctx context.Context, cfg Config) error {
+	cfg = cfg.withDefaults()
+	if err := start(cfg); err != nil {
+		return err
+	}
+	defer stop(cfg)
+	if cfg.Ready != nil {
+		cfg.Ready()
+	}
+	t := time.NewTicker(cfg.ScanEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			mu.Lock()
+			C.onvm_scan()
+			mu.Unlock()
+		}
+	}
+}
+
+func start(cfg Config) error {
+	mu.Lock()
+	defer mu.Unlock()
+	if ran {
+		return ErrAlreadyRan
+	}
+	ran = true
+	if err := checkHugeDir(cfg.HugeDir); err != nil {
+		return err
+	}
+	if err := ealInit(cfg); err != nil {
+		C.onvm_stop()
+		return err
+	}
+	running = true
+	return nil
+}
+
+func ealInit(cfg Config) error {
+	args := cfg.EALArgs()
+	argv := make([]*C.char, len(args))
+	for i, a := range args {
+		argv[i] = C.CString(a)
+	}
+	// EAL keeps pointers into argv: a C array, never freed (once per process).
+	cargv := (**C.char)(C.malloc(C.size_t(len(args)) * C.size_t(unsafe.Sizeof(argv[0]))))
+	copy(unsafe.Slice(cargv, len(args)), argv)
+	var errbuf [256]C.char
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if C.onvm_init(C.int(len(args)), cargv, C.uint(cfg.Buffers), &errbuf[0], C.size_t(len(errbuf))) != 0 {
+		return fmt.Errorf("onvm: %s (file-prefix %s, huge-dir %s; are hugepages reserved? see deploy/hugepages.sh)",
+			C.GoString(&errbuf[0]), cfg.FilePrefix, cfg.HugeDir)
+	}
+	return nil
+}
+
+func checkHugeDir(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return fmt.Errorf("onvm: hugepage dir %s missing (run deploy/hugepages.sh as root)", dir)
+	}
+	return nil
+}
+
+func stop(cfg Config) {
+	mu.Lock()
+	defer mu.Unlock()
+	running = false
+	C.onvm_stop()
+	// EAL leaves its hugepage files behind; they would keep the pages.
+	files, _ := filepath.Glob(filepath.Join(cfg.HugeDir, cfg.FilePrefix+"map_*"))
+	for _, f := range files {
+		os.Remove(f)
+	}
+}
+
+// Stats reads the manager's counters; zero when the manager is not running
+// in this process.
+func Stats() Snapshot {
+	mu.Lock()
+	defer mu.Unlock()
+	if !running {
+		return Snapshot{}
+	}
+	var st C.struct_onvm_stats
+	C.onvm_stats(&st)
+	return Snapshot{
+		PoolSize: uint64(st.pool_size), PoolInUse: uint64(st.pool_in_use),
+		ReclaimedBufs: uint64(st.reclaimed_bufs), ReapedNFs: uint64(st.reaped_nfs),
+		NFs: uint64(st.nfs), Conns: uint64(st.conns), Services: uint64(st.services),
+	}
+}

@@ -1,0 +1,136 @@
+// Package xio is X-IO's NF side: a socket API (net.Listener, net.Conn,
+// net.PacketConn) over DPDK shared memory created by the onvm manager
+// (package onvm). The process attaches as a DPDK secondary once, takes an NF
+// slot with its own rx ring, and runs one poller goroutine that drains the
+// ring and hands each message to the Go connection it belongs to. Readers
+// and writers block as goroutines, never as OS threads held in C.
+package xio
+
+/*
+#cgo CFLAGS: -D_GNU_SOURCE -I${SRCDIR}/../onvm/include -I/usr/include/dpdk -I/usr/include/x86_64-linux-gnu/dpdk -include rte_config.h -mssse3 -O2
+#cgo LDFLAGS: -lrte_eal -lrte_mempool -lrte_ring -lrte_mempool_ring
+#include <stdlib.h>
+#include "stack.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Config says which onvm manager to attach to; it must match onvm.Config.
+type Config struct {
+	FilePrefix string        // EAL --file-prefix; default $L25GC_XIO_PREFIX or "l25gc"
+	HugeDir    string        // default "/dev/hugepages"
+	Spin       time.Duration // poller spin before sleeping; default 50µs
+}
+
+func (c Config) withDefaults() Config {
+	if c.FilePrefix == "" {
+		c.FilePrefix = os.Getenv("L25GC_XIO_PREFIX")
+	}
+	if c.FilePrefix == "" {
+		c.FilePrefix = "l25gc"
+	}
+	if c.HugeDir == "" {
+		c.HugeDir = "/dev/hugepages"
+	}
+	if c.Spin == 0 {
+		c.Spin = 50 * time.Microsecond
+	}
+	return c
+}
+
+func (c Config) ealArgs() []string {
+	return []string{"l25gc-xio", "--proc-type=secondary", "--file-prefix=" + c.FilePrefix,
+		"--huge-dir=" + c.HugeDir, "--no-pci", "--no-telemetry", "-l", "0",
+		"--log-level=lib.eal:error"}
+}
+
+// configPath is where EAL keeps the primary's config file (root's runtime dir).
+func (c Config) configPath() string {
+	dir := "/var/run"
+	if os.Geteuid() != 0 {
+		dir = os.Getenv("XDG_RUNTIME_DIR")
+		if dir == "" {
+			dir = "/tmp"
+		}
+	}
+	return filepath.Join(dir, "dpdk", c.FilePrefix, "config")
+}
+
+var (
+	attachMu  sync.Mutex
+	attached  *stack
+	attachErr error // a failed rte_eal_init is final for the process
+)
+
+// ErrNoManager is wrapped by Init's error when no onvm manager runs.
+var ErrNoManager = errors.New("no onvm manager")
+
+// Init attaches this process to the onvm manager. It is optional: the first
+// Listen, Dial or ListenPacket attaches with the default Config. Attaching
+// happens once per process; later calls return the first outcome, except
+// that "no manager yet" is retried.
+func Init(cfg Config) error {
+	_, err := attach(cfg)
+	return err
+}
+
+func defaultStack() (*stack, error) { return attach(Config{}) }
+
+func attach(cfg Config) (*stack, error) {
+	attachMu.Lock()
+	defer attachMu.Unlock()
+	if attached != nil || attachErr != nil {
+		return attached, attachErr
+	}
+	cfg = cfg.withDefaults()
+	path := C.CString(cfg.configPath())
+	running := C.xio_primary_running(path) != 0
+	C.free(unsafe.Pointer(path))
+	if !running {
+		return nil, fmt.Errorf("xio: cannot attach to shared memory: %w (is the onvm manager running? file-prefix %s, expected %s)",
+			ErrNoManager, cfg.FilePrefix, cfg.configPath())
+	}
+	if err := ealAttach(cfg); err != nil {
+		attachErr = err
+		return nil, err
+	}
+	attached = newStack(cfg)
+	go attached.poll()
+	return attached, nil
+}
+
+func ealAttach(cfg Config) error {
+	args := cfg.ealArgs()
+	// EAL keeps pointers into argv: a C array, kept for the process's life.
+	cargv := (**C.char)(C.malloc(C.size_t(len(args)) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+	for i, a := range args {
+		unsafe.Slice(cargv, len(args))[i] = C.CString(a)
+	}
+	var errbuf [256]C.char
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if C.xio_attach(C.int(len(args)), cargv, &errbuf[0], C.size_t(len(errbuf))) != 0 {
+		return fmt.Errorf("xio: attach to onvm manager (file-prefix %s): %s (is the onvm manager running?)",
+			cfg.FilePrefix, C.GoString(&errbuf[0]))
+	}
+	return nil
+}
+
+// PoolInUse is the number of shared message buffers taken from the pool by
+// all processes; PoolSize its capacity. Both need an attached process.
+func PoolInUse() (inUse, size uint64, err error) {
+	if _, err := defaultStack(); err != nil {
+		return 0, 0, err
+	}
+	return uint64(C.xio_pool_in_use()), uint64(C.xio_pool_size()), nil
+}

@@ -1,0 +1,230 @@
+package xio
+
+/*
+#include <errno.h>
+#include <stdlib.h>
+#include "stack.h"
+*/
+import "C"
+
+import (
+	"context"
+	"io"
+	"net"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Conn is one X-IO stream connection. It implements net.Conn: bytes arrive
+// in order, Close makes the peer read io.EOF, a dead peer makes reads fail
+// with ECONNRESET, and a writer whose peer does not read blocks once the
+// connection's window (256 KiB) is in flight.
+type Conn struct {
+	st            *stack
+	idx, gen      uint32
+	side          uint32 // 0 dialed, 1 accepted
+	local, remote Addr
+
+	mu     sync.Mutex
+	q      [][]byte // received, unread chunks (copied out of shared memory)
+	eof    bool
+	reset  bool
+	closed bool
+	notify chan struct{} // cap 1: "q or state changed"
+
+	rmu, wmu   sync.Mutex // one reader, one writer at a time
+	rdl, wdl   *deadline
+	closedCh   chan struct{}
+	closeOnce  sync.Once
+}
+
+var _ net.Conn = (*Conn)(nil)
+
+func newConn(st *stack, idx, gen, side uint32, local, remote Addr) *Conn {
+	return &Conn{st: st, idx: idx, gen: gen, side: side, local: local, remote: remote,
+		notify: make(chan struct{}, 1), rdl: newDeadline(), wdl: newDeadline(),
+		closedCh: make(chan struct{})}
+}
+
+// Dial connects to the X-IO stream listener at addr.
+func Dial(addr string) (net.Conn, error) { return DialContext(context.Background(), addr) }
+
+// DialContext connects to the X-IO stream listener at addr. An address nobody
+// listens on fails at once with an error wrapping syscall.ECONNREFUSED.
+func DialContext(ctx context.Context, addr string) (net.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &net.OpError{Op: "dial", Net: "xio", Addr: Addr(addr), Err: err}
+	}
+	st, err := defaultStack()
+	if err != nil {
+		return nil, err
+	}
+	return st.dial(addr)
+}
+
+func (s *stack) dial(addr string) (*Conn, error) {
+	caddr := C.CString(addr)
+	defer C.free(unsafe.Pointer(caddr))
+	var idx, gen C.uint32_t
+	// Hold s.mu across the dial so the poller cannot see the peer's first
+	// reply before the conn is registered.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := C.xio_dial(caddr, &idx, &gen); r < 0 {
+		return nil, opError("dial", nil, Addr(addr), int(r), "connect")
+	}
+	c := newConn(s, uint32(idx), uint32(gen), 0, Addr(peerName(uint32(idx))), Addr(addr))
+	s.conns[connKey(c.idx, 0)] = c
+	return c, nil
+}
+
+// deliver queues a chunk from the poller.
+func (c *Conn) deliver(b []byte) {
+	c.mu.Lock()
+	c.q = append(c.q, b)
+	c.mu.Unlock()
+	c.signal()
+}
+
+func (c *Conn) peerClosed(reset bool) {
+	c.mu.Lock()
+	c.eof = true
+	c.reset = c.reset || reset
+	c.mu.Unlock()
+	c.signal()
+}
+
+func (c *Conn) signal() {
+	select {
+	case c.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Read reads received bytes, parking the goroutine while there are none.
+func (c *Conn) Read(b []byte) (int, error) {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	for {
+		n, err, done := c.tryRead(b)
+		if done {
+			return n, err
+		}
+		ch, expired := c.rdl.state()
+		if expired {
+			return 0, timeoutError("read", c.local, c.remote)
+		}
+		select {
+		case <-c.notify:
+		case <-ch:
+		case <-c.closedCh:
+		}
+	}
+}
+
+func (c *Conn) tryRead(b []byte) (int, error, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return 0, closedError("read", c.local, c.remote), true
+	case len(c.q) > 0:
+		n := c.take(b)
+		C.xio_ack(C.uint32_t(c.idx), C.uint32_t(c.gen), C.uint32_t(c.side), C.uint64_t(n))
+		return n, nil, true
+	case c.reset:
+		return 0, opError("read", c.local, c.remote, -C.ECONNRESET, "read"), true
+	case c.eof:
+		return 0, io.EOF, true
+	case len(b) == 0:
+		return 0, nil, true
+	}
+	return 0, nil, false
+}
+
+func (c *Conn) take(b []byte) int {
+	n := 0
+	for n < len(b) && len(c.q) > 0 {
+		k := copy(b[n:], c.q[0])
+		n += k
+		if k == len(c.q[0]) {
+			c.q[0] = nil
+			c.q = c.q[1:]
+		} else {
+			c.q[0] = c.q[0][k:]
+		}
+	}
+	return n
+}
+
+// Write sends all of b, blocking while the peer's window is full.
+func (c *Conn) Write(b []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	var bo backoff
+	total := 0
+	for total < len(b) {
+		ch, expired := c.wdl.state()
+		if c.isClosed() {
+			return total, closedError("write", c.local, c.remote)
+		}
+		if expired {
+			return total, timeoutError("write", c.local, c.remote)
+		}
+		r := C.xio_send(C.uint32_t(c.idx), C.uint32_t(c.gen), C.uint32_t(c.side),
+			unsafe.Pointer(&b[total]), C.size_t(len(b)-total))
+		switch {
+		case r > 0:
+			total += int(r)
+			bo.reset()
+		case r == -C.EAGAIN:
+			bo.wait(ch, c.closedCh)
+		default:
+			return total, opError("write", c.local, c.remote, int(r), "write")
+		}
+	}
+	return total, nil
+}
+
+func (c *Conn) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// Close closes both directions; the peer reads what was sent, then io.EOF.
+func (c *Conn) Close() error { return c.shut(false) }
+
+// abort closes with a reset (used for conns a closed listener never accepted).
+func (c *Conn) abort() { c.shut(true) }
+
+func (c *Conn) shut(reset bool) error {
+	err := closedError("close", c.local, c.remote)
+	c.closeOnce.Do(func() {
+		err = nil
+		c.mu.Lock()
+		c.closed = true
+		c.q = nil
+		c.mu.Unlock()
+		close(c.closedCh)
+		c.st.forget(c)
+		r := 0
+		if reset {
+			r = 1
+		}
+		C.xio_close(C.uint32_t(c.idx), C.uint32_t(c.gen), C.uint32_t(c.side), C.int(r))
+	})
+	return err
+}
+
+func (c *Conn) LocalAddr() net.Addr  { return c.local }
+func (c *Conn) RemoteAddr() net.Addr { return c.remote }
+
+func (c *Conn) SetDeadline(t time.Time) error {
+	c.rdl.set(t)
+	c.wdl.set(t)
+	return nil
+}
+func (c *Conn) SetReadDeadline(t time.Time) error  { c.rdl.set(t); return nil }
+func (c *Conn) SetWriteDeadline(t time.Time) error { c.wdl.set(t); return nil }

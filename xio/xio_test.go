@@ -1,0 +1,404 @@
+package xio_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/l25gc/l25gc/xio"
+	"github.com/l25gc/l25gc/xio/xioproc"
+)
+
+// noManagerErr is what attaching said before the manager was started.
+var noManagerErr error
+
+// TestMain runs as root: it reserves hugepages if needed, starts an onvm
+// manager child with a private file prefix, attaches, and stops it after.
+func TestMain(m *testing.M) {
+	if ok, code := xioproc.RunRole(map[string]func(context.Context) error{"peer": peerRole}); ok {
+		os.Exit(code)
+	}
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	noManagerErr = xio.Init(xio.Config{FilePrefix: fmt.Sprintf("xio-none-%d", os.Getpid())})
+	mgr, err := xioproc.StartManager()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "xio tests need root and hugepages:", err)
+		return 1
+	}
+	defer mgr.Close()
+	if err := xio.Init(xio.Config{FilePrefix: mgr.Prefix}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// peerRole is a separate NF process: an echo server at $XIO_PEER_ADDR that
+// also holds $XIO_PEER_HOLD buffers, as if it died mid-send.
+func peerRole(ctx context.Context) error {
+	ln, err := xio.Listen(os.Getenv("XIO_PEER_ADDR"))
+	if err != nil {
+		return err
+	}
+	var hold int
+	fmt.Sscan(os.Getenv("XIO_PEER_HOLD"), &hold)
+	xio.HoldBuffersForTest(hold)
+	go serveEcho(ln)
+	xioproc.Ready()
+	<-ctx.Done()
+	return nil
+}
+
+func serveEcho(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			io.Copy(c, c)
+			c.Close()
+		}()
+	}
+}
+
+var addrSeq struct {
+	sync.Mutex
+	n int
+}
+
+func uniqueAddr(t *testing.T) string {
+	addrSeq.Lock()
+	defer addrSeq.Unlock()
+	addrSeq.n++
+	return fmt.Sprintf("127.0.0.1:%d", 20000+addrSeq.n)
+}
+
+func echoListener(t *testing.T) string {
+	t.Helper()
+	addr := uniqueAddr(t)
+	ln, err := xio.Listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go serveEcho(ln)
+	return addr
+}
+
+func dial(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := xio.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func roundTrip(t *testing.T, c net.Conn, msg []byte) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Write(msg)
+		errc <- err
+	}()
+	got := make([]byte, len(msg))
+	if _, err := io.ReadFull(c, got); err != nil {
+		t.Fatalf("read back %d bytes: %v", len(msg), err)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, msg) {
+		t.Fatalf("echo of %d bytes differs", len(msg))
+	}
+}
+
+func TestEcho(t *testing.T) {
+	c := dial(t, echoListener(t))
+	for _, n := range []int{1, 100, 8127, 8128, 8129, 20000} {
+		roundTrip(t, c, bytes.Repeat([]byte{byte(n)}, n))
+	}
+}
+
+func TestLargeMessageSpansBuffers(t *testing.T) {
+	c := dial(t, echoListener(t))
+	msg := make([]byte, 1<<20+7)
+	rand.New(rand.NewSource(1)).Read(msg)
+	roundTrip(t, c, msg)
+}
+
+func TestThousandConcurrentConns(t *testing.T) {
+	addr := echoListener(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 1000)
+	for i := 0; i < 1000; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs <- echoOnce(addr, []byte(fmt.Sprintf("conn %04d says %s", i, strings.Repeat("x", i))))
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func echoOnce(addr string, msg []byte) error {
+	c, err := xio.Dial(addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.Write(msg); err != nil {
+		return err
+	}
+	got := make([]byte, len(msg))
+	if _, err := io.ReadFull(c, got); err != nil {
+		return err
+	}
+	if !bytes.Equal(got, msg) {
+		return fmt.Errorf("got %q, want %q", got, msg)
+	}
+	return nil
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() && errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+func TestReadDeadline(t *testing.T) {
+	c := dial(t, echoListener(t))
+	c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	if _, err := c.Read(make([]byte, 1)); !isTimeout(err) {
+		t.Fatalf("read past deadline: %v, want a timeout", err)
+	}
+	// Moving the deadline to the past wakes a reader already blocked.
+	c.SetReadDeadline(time.Time{})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Read(make([]byte, 1))
+		errc <- err
+	}()
+	c.SetReadDeadline(time.Now())
+	if err := <-errc; !isTimeout(err) {
+		t.Fatalf("blocked read after deadline moved: %v, want a timeout", err)
+	}
+	// With no deadline the conn works again.
+	c.SetDeadline(time.Time{})
+	roundTrip(t, c, []byte("still alive"))
+}
+
+// A writer whose peer does not read blocks once the window is in flight;
+// nothing is dropped, and it resumes as soon as the peer reads.
+func TestWriterBlocksOnFullWindowThenResumes(t *testing.T) {
+	addr := uniqueAddr(t)
+	ln, err := xio.Listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c := dial(t, addr)
+	srv, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+
+	msg := make([]byte, 1<<20)
+	rand.New(rand.NewSource(2)).Read(msg)
+	c.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
+	n, err := c.Write(msg)
+	if !isTimeout(err) || n != 256*1024 {
+		t.Fatalf("write to a peer that does not read: n=%d err=%v; want the 256 KiB window, then a timeout", n, err)
+	}
+	c.SetWriteDeadline(time.Time{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Write(msg[n:])
+		done <- err
+	}()
+	got := make([]byte, len(msg))
+	if _, err := io.ReadFull(srv, got); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, msg) {
+		t.Fatal("bytes lost or reordered under back-pressure")
+	}
+}
+
+func TestCloseFromEitherSide(t *testing.T) {
+	addr := uniqueAddr(t)
+	ln, err := xio.Listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, dialerCloses := range []bool{true, false} {
+		c := dial(t, addr)
+		s, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		closer, peer := s, c
+		if dialerCloses {
+			closer, peer = c, s
+		}
+		closer.Write([]byte("bye"))
+		closer.Close()
+		got, err := io.ReadAll(peer)
+		if err != nil || string(got) != "bye" {
+			t.Fatalf("peer read %q, %v; want \"bye\" then EOF", got, err)
+		}
+		if _, err := peer.Write([]byte("x")); !errors.Is(err, syscall.EPIPE) {
+			t.Fatalf("write to a closed peer: %v, want EPIPE", err)
+		}
+		if _, err := closer.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("read after own Close: %v, want net.ErrClosed", err)
+		}
+		peer.Close()
+	}
+}
+
+func TestDialNothingIsRefused(t *testing.T) {
+	_, err := xio.Dial("127.0.0.1:1")
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("dial to nothing: %v, want ECONNREFUSED", err)
+	}
+}
+
+func TestNoManagerSaysSo(t *testing.T) {
+	if noManagerErr == nil || !errors.Is(noManagerErr, xio.ErrNoManager) ||
+		!strings.Contains(noManagerErr.Error(), "is the onvm manager running? file-prefix xio-none-") {
+		t.Fatalf("attach without a manager: %v", noManagerErr)
+	}
+}
+
+func TestListenTwiceIsAddrInUse(t *testing.T) {
+	addr := echoListener(t)
+	if _, err := xio.Listen(addr); !errors.Is(err, syscall.EADDRINUSE) {
+		t.Fatalf("second listen: %v, want EADDRINUSE", err)
+	}
+}
+
+func TestClosedListenerResetsPendingConns(t *testing.T) {
+	addr := uniqueAddr(t)
+	ln, err := xio.Listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, addr)
+	c.Write([]byte("never accepted"))
+	// Wait until the SYN reached the listener, then close it unaccepted.
+	waitFor(t, func() bool { return pendingAccepts(ln) > 0 })
+	ln.Close()
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("read on a conn its listener dropped: %v, want ECONNRESET", err)
+	}
+	if _, err := xio.Dial(addr); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("dial after listener closed: %v, want ECONNREFUSED", err)
+	}
+}
+
+func pendingAccepts(ln net.Listener) int { return xio.PendingForTest(ln) }
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 1000; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("condition not reached in 5s")
+}
+
+func TestPacketConn(t *testing.T) {
+	a, err := xio.ListenPacket("pfcp-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := xio.ListenPacket("pfcp-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for i := 0; i < 100; i++ {
+		if _, err := a.WriteTo([]byte(fmt.Sprintf("dgram %d", i)), xio.Addr("pfcp-b")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := make([]byte, 64)
+	for i := 0; i < 100; i++ {
+		n, from, err := b.ReadFrom(buf)
+		if err != nil || from.String() != "pfcp-a" || string(buf[:n]) != fmt.Sprintf("dgram %d", i) {
+			t.Fatalf("datagram %d: %q from %v, %v", i, buf[:n], from, err)
+		}
+	}
+	if _, err := a.WriteTo([]byte("x"), xio.Addr("nobody")); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("datagram to nobody: %v, want ECONNREFUSED", err)
+	}
+	if _, err := a.WriteTo(make([]byte, 9000), xio.Addr("pfcp-b")); !errors.Is(err, syscall.EMSGSIZE) {
+		t.Fatalf("oversized datagram: %v, want EMSGSIZE", err)
+	}
+	b.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+	if _, _, err := b.ReadFrom(buf); !isTimeout(err) {
+		t.Fatalf("ReadFrom past deadline: %v", err)
+	}
+}
+
+// A peer NF killed with SIGKILL: reads on its conns fail within 1 s, and the
+// manager takes back the buffers it held and those queued to it.
+func TestPeerKilledResetsConnsAndBuffersReturn(t *testing.T) {
+	base, _, err := xio.PoolInUse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := uniqueAddr(t)
+	peer, err := xioproc.Start("peer", "XIO_PEER_ADDR="+addr, "XIO_PEER_HOLD=40")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, addr)
+	roundTrip(t, c, []byte("ping"))
+	// Stop the peer so what we send next stays queued in its ring.
+	peer.Cmd.Process.Signal(syscall.SIGSTOP)
+	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	c.Write(make([]byte, 100000))
+	if inUse, _, _ := xio.PoolInUse(); inUse < base+40+12 {
+		t.Fatalf("pool in use %d; want the peer's 40 held plus 13 queued over base %d", inUse, base)
+	}
+	peer.Kill()
+
+	c.SetReadDeadline(time.Now().Add(time.Second))
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("read from a killed peer: %v, want ECONNRESET within 1s", err)
+	}
+	waitFor(t, func() bool { n, _, _ := xio.PoolInUse(); return n == base })
+	if _, err := xio.Dial(addr); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("dial to a dead peer's address: %v, want ECONNREFUSED", err)
+	}
+}

@@ -1,0 +1,260 @@
+// Package xioproc starts the processes X-IO tests and benchmarks need: the
+// onvm manager and peer NFs, each a re-execution of the current binary in a
+// "role" named by an environment variable. A binary that uses it calls
+// RunRole first thing in main (or TestMain) so a child becomes its role.
+//
+// Children exit when their stdin closes, so they never outlive the parent.
+package xioproc
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/l25gc/l25gc/onvm"
+)
+
+const (
+	// EnvRole names the role a re-executed binary takes.
+	EnvRole = "L25GC_XIO_ROLE"
+	// EnvPrefix is the EAL file prefix shared by a manager and its NFs
+	// (xio reads it too).
+	EnvPrefix = "L25GC_XIO_PREFIX"
+	// RoleManager runs the onvm manager.
+	RoleManager = "onvm-manager"
+	readyLine   = "xioproc-ready"
+)
+
+// RunRole runs this process's role if it was started as a child and returns
+// true and the exit code; otherwise false. roles adds roles beyond the
+// manager; each gets ctx cancelled when the parent goes away and must call
+// Ready once it can serve.
+func RunRole(roles map[string]func(ctx context.Context) error) (bool, int) {
+	role := os.Getenv(EnvRole)
+	if role == "" {
+		return false, 0
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // the parent holds our stdin: EOF means it is gone
+		io.Copy(io.Discard, os.Stdin)
+		cancel()
+	}()
+	var err error
+	switch fn := roles[role]; {
+	case role == RoleManager:
+		err = onvm.Run(ctx, onvm.Config{FilePrefix: os.Getenv(EnvPrefix), Ready: Ready})
+	case fn != nil:
+		err = fn(ctx)
+	default:
+		err = fmt.Errorf("unknown role %q", role)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "xioproc %s: %v\n", role, err)
+		return true, 1
+	}
+	return true, 0
+}
+
+// Ready tells the parent this child serves.
+func Ready() { fmt.Println(readyLine) }
+
+// Proc is a started child.
+type Proc struct {
+	Cmd   *exec.Cmd
+	stdin io.WriteCloser
+	done  chan error
+}
+
+// Start re-executes this binary in role with extra environment entries and
+// waits until it says Ready (or fails, or 20 s pass).
+func Start(role string, env ...string) (*Proc, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(append(os.Environ(), EnvRole+"="+role), env...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &Proc{Cmd: cmd, stdin: stdin, done: make(chan error, 1)}
+	if err := p.awaitReady(role, stdout); err != nil {
+		p.Kill()
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *Proc) awaitReady(role string, stdout io.Reader) error {
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		ok := false
+		for sc.Scan() {
+			if !ok && sc.Text() == readyLine {
+				ok = true
+				ready <- true
+				continue
+			}
+			if ok {
+				fmt.Fprintln(os.Stdout, sc.Text())
+			}
+		}
+		if !ok {
+			ready <- false
+		}
+		p.done <- p.Cmd.Wait()
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			return fmt.Errorf("xioproc: %s exited before it was ready", role)
+		}
+		return nil
+	case <-time.After(20 * time.Second):
+		return fmt.Errorf("xioproc: %s not ready after 20s", role)
+	}
+}
+
+// Stop asks the child to exit (stdin EOF, then SIGTERM) and waits for it.
+func (p *Proc) Stop() error {
+	p.stdin.Close()
+	select {
+	case err := <-p.done:
+		return err
+	case <-time.After(5 * time.Second):
+	}
+	p.Cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		return err
+	case <-time.After(5 * time.Second):
+		p.Cmd.Process.Kill()
+		return <-p.done
+	}
+}
+
+// Kill sends SIGKILL and waits until the child is reaped.
+func (p *Proc) Kill() {
+	p.Cmd.Process.Kill()
+	p.stdin.Close()
+	<-p.done
+}
+
+// Manager is a running onvm manager child with its own file prefix.
+type Manager struct {
+	*Proc
+	Prefix string
+}
+
+// StartManager sets up hugepages (root) and starts a manager with a fresh
+// file prefix; it also exports that prefix (EnvPrefix) to this process and
+// later children, so xio attaches to it.
+func StartManager() (*Manager, error) {
+	if err := EnsureHugepages(128); err != nil {
+		return nil, err
+	}
+	prefix := "xio" + strconv.Itoa(os.Getpid())
+	os.Setenv(EnvPrefix, prefix)
+	p, err := Start(RoleManager)
+	if err != nil {
+		return nil, err
+	}
+	return &Manager{Proc: p, Prefix: prefix}, nil
+}
+
+// Close stops the manager and removes what EAL leaves on disk.
+func (m *Manager) Close() error {
+	err := m.Stop()
+	removeLeftovers(m.Prefix)
+	return err
+}
+
+func removeLeftovers(prefix string) {
+	files, _ := filepath.Glob(filepath.Join("/dev/hugepages", prefix+"map_*"))
+	for _, f := range files {
+		os.Remove(f)
+	}
+	os.RemoveAll(filepath.Join("/var/run/dpdk", prefix))
+}
+
+// EnsureHugepages makes sure hugetlbfs is mounted on /dev/hugepages and at
+// least free 2 MiB pages are free, raising nr_hugepages if needed (root).
+func EnsureHugepages(free int) error {
+	if err := mountHugetlbfs(); err != nil {
+		return err
+	}
+	total, avail, err := hugepageCounts()
+	if err != nil {
+		return err
+	}
+	if avail >= free {
+		return nil
+	}
+	want := total + free - avail
+	if err := os.WriteFile("/proc/sys/vm/nr_hugepages", []byte(strconv.Itoa(want)), 0o644); err != nil {
+		return fmt.Errorf("xioproc: reserve %d hugepages (need root): %w", want, err)
+	}
+	if _, avail, _ = hugepageCounts(); avail < free {
+		return fmt.Errorf("xioproc: only %d free hugepages after asking for %d", avail, want)
+	}
+	return nil
+}
+
+func mountHugetlbfs() error {
+	mounts, err := os.ReadFile("/proc/mounts")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(mounts), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 3 && f[1] == "/dev/hugepages" && f[2] == "hugetlbfs" {
+			return nil
+		}
+	}
+	if err := os.MkdirAll("/dev/hugepages", 0o755); err != nil {
+		return err
+	}
+	if err := syscall.Mount("nodev", "/dev/hugepages", "hugetlbfs", 0, ""); err != nil {
+		return fmt.Errorf("xioproc: mount hugetlbfs on /dev/hugepages (need root): %w", err)
+	}
+	return nil
+}
+
+func hugepageCounts() (total, free int, err error) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "HugePages_Total:":
+			total, _ = strconv.Atoi(f[1])
+		case "HugePages_Free:":
+			free, _ = strconv.Atoi(f[1])
+		}
+	}
+	return total, free, nil
+}
