@@ -33,10 +33,10 @@ type Conn struct {
 	closed bool
 	notify chan struct{} // cap 1: "q or state changed"
 
-	rmu, wmu   sync.Mutex // one reader, one writer at a time
-	rdl, wdl   *deadline
-	closedCh   chan struct{}
-	closeOnce  sync.Once
+	rmu, wmu  sync.Mutex // one reader, one writer at a time
+	rdl, wdl  *deadline
+	closedCh  chan struct{}
+	closeOnce sync.Once
 }
 
 var _ net.Conn = (*Conn)(nil)
