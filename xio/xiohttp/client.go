@@ -1,0 +1,168 @@
+package xiohttp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/l25gc/l25gc/xio"
+)
+
+// maxIdlePerHost bounds the pooled idle conns kept per server address.
+const maxIdlePerHost = 256
+
+// msgRoundTripper carries each request as one frame on a pooled X-IO conn
+// to the server whose address is the URL's host ("127.0.0.1:8000"), and
+// reads the response as one frame. A conn carries one exchange at a time,
+// so concurrency is the number of conns in use.
+type msgRoundTripper struct {
+	mu   sync.Mutex
+	idle map[string][]*clientConn
+}
+
+type clientConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func newRoundTripper() *msgRoundTripper {
+	return &msgRoundTripper{idle: map[string][]*clientConn{}}
+}
+
+func (t *msgRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	frame, err := requestFrame(req)
+	if err != nil {
+		return nil, err
+	}
+	host := req.URL.Host
+	for attempt := 0; ; attempt++ {
+		c, reused, err := t.get(req.Context(), host)
+		if err != nil {
+			return nil, err
+		}
+		wr, err := exchange(req.Context(), c, frame)
+		if err == nil {
+			t.put(host, c)
+			return buildResponse(req, wr), nil
+		}
+		c.Close()
+		// A pooled conn the server closed while idle fails before any
+		// response byte: send once more on a fresh conn.
+		if !reused || attempt > 0 || req.Context().Err() != nil || !staleConn(err) {
+			return nil, fmt.Errorf("xiohttp: %s %s: %w", req.Method, req.URL, err)
+		}
+	}
+}
+
+func staleConn(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || isReset(err) || errors.Is(err, syscall.EPIPE)
+}
+
+func requestFrame(req *http.Request) ([]byte, error) {
+	var body []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("xiohttp: read request body: %w", err)
+		}
+		body = b
+	}
+	if req.URL == nil || req.URL.Host == "" {
+		return nil, errors.New("xiohttp: request URL has no host")
+	}
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	return encodeRequest(&wireRequest{method: methodOf(req), uri: req.URL.RequestURI(),
+		host: host, header: req.Header, body: body}), nil
+}
+
+func methodOf(req *http.Request) string {
+	if req.Method == "" {
+		return http.MethodGet
+	}
+	return req.Method
+}
+
+func (t *msgRoundTripper) get(ctx context.Context, host string) (*clientConn, bool, error) {
+	t.mu.Lock()
+	if q := t.idle[host]; len(q) > 0 {
+		c := q[len(q)-1]
+		t.idle[host] = q[:len(q)-1]
+		t.mu.Unlock()
+		return c, true, nil
+	}
+	t.mu.Unlock()
+	nc, err := xio.DialContext(ctx, host)
+	if err != nil {
+		return nil, false, err
+	}
+	return &clientConn{Conn: nc, r: bufio.NewReaderSize(nc, 16<<10)}, false, nil
+}
+
+func (t *msgRoundTripper) put(host string, c *clientConn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.idle[host]) >= maxIdlePerHost {
+		c.Close()
+		return
+	}
+	t.idle[host] = append(t.idle[host], c)
+}
+
+// CloseIdleConnections closes pooled conns (http.Client calls it).
+func (t *msgRoundTripper) CloseIdleConnections() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle = map[string][]*clientConn{}
+	t.mu.Unlock()
+	for _, q := range idle {
+		for _, c := range q {
+			c.Close()
+		}
+	}
+}
+
+// exchange writes the request frame and reads the response frame; ctx's
+// end interrupts both through the conn's deadline.
+func exchange(ctx context.Context, c *clientConn, frame []byte) (*wireResponse, error) {
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+		defer stop()
+	}
+	if _, err := c.Write(frame); err != nil {
+		return nil, ctxErr(ctx, err)
+	}
+	b, err := readFrame(c.r)
+	if err != nil {
+		return nil, ctxErr(ctx, err)
+	}
+	return decodeResponse(b)
+}
+
+func ctxErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+func buildResponse(req *http.Request, wr *wireResponse) *http.Response {
+	return &http.Response{
+		Status:     strconv.Itoa(wr.status) + " " + http.StatusText(wr.status),
+		StatusCode: wr.status, Proto: "HTTP/2.0", ProtoMajor: 2,
+		Header: wr.header, Body: io.NopCloser(bytes.NewReader(wr.body)),
+		ContentLength: int64(len(wr.body)), Request: req,
+	}
+}
