@@ -1,0 +1,28 @@
+package sbi
+
+import (
+	"errors"
+	"net/http"
+)
+
+// RelayProblem answers a request whose handling needed a peer NF that failed
+// (err from Client.Do or NRFClient): the peer's 4xx ProblemDetails pass
+// through unchanged (e.g. the UDM's 404 USER_NOT_FOUND reaches the AMF, which
+// maps it to a 5GMM cause); a peer's 5xx becomes 504 UPSTREAM_SERVER_ERROR
+// and an unreachable or undiscoverable peer 504 TARGET_NF_NOT_REACHABLE
+// (TS 29.500 5.2.7.2). peer names the NF in the detail.
+func RelayProblem(w http.ResponseWriter, peer string, err error) {
+	var pe *ProblemError
+	switch {
+	case errors.As(err, &pe) && pe.Status/100 == 4:
+		cause, detail := pe.Problem.Cause, pe.Problem.Detail
+		if detail == "" {
+			detail = peer + " answered " + http.StatusText(pe.Status)
+		}
+		WriteProblem(w, pe.Status, cause, detail)
+	case errors.As(err, &pe):
+		WriteProblem(w, http.StatusGatewayTimeout, "UPSTREAM_SERVER_ERROR", peer+": "+err.Error())
+	default:
+		WriteProblem(w, http.StatusGatewayTimeout, "TARGET_NF_NOT_REACHABLE", peer+": "+err.Error())
+	}
+}
