@@ -1,0 +1,175 @@
+package nrf
+
+// Nnrf_NFManagement producer (TS 29.510 5.2.2, resources of 6.1.3).
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/sbi"
+)
+
+// handleRegister is NFRegister / NFUpdate by complete replacement
+// (TS 29.510 5.2.2.2, 5.2.2.3.1): 201 when the instance is new, 200 when it
+// replaces an earlier profile (a restarted NF re-registering under its id).
+func (n *NF) handleRegister(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("nfInstanceID")
+	var p models.NrfNfManagementNfProfile
+	if !sbi.DecodeJSON(w, r, &p) {
+		return
+	}
+	if err := validateProfile(id, &p); err != nil {
+		sbi.WriteProblem(w, http.StatusBadRequest, "INVALID_MSG_FORMAT", err.Error())
+		return
+	}
+	if n.reg.put(p) {
+		n.log.Info("NF re-registered", "nfInstanceId", id, "nfType", p.NfType)
+		sbi.WriteJSON(w, http.StatusOK, p)
+		return
+	}
+	n.log.Info("NF registered", "nfInstanceId", id, "nfType", p.NfType)
+	w.Header().Set("Location", apiRoot(r)+sbi.NFManagementPath+id)
+	sbi.WriteJSON(w, http.StatusCreated, p)
+}
+
+// validateProfile checks the mandatory attributes of NFProfile (TS 29.510
+// 6.1.6.2.2: nfInstanceId, nfType, nfStatus) and that the body names the
+// instance of the URI (5.2.2.2.2).
+func validateProfile(id string, p *models.NrfNfManagementNfProfile) error {
+	switch {
+	case p.NfInstanceId != id:
+		return fmt.Errorf("nfInstanceId %q does not match the URI's %q", p.NfInstanceId, id)
+	case p.NfType == "":
+		return errors.New("nfType is missing")
+	case p.NfStatus == "":
+		return errors.New("nfStatus is missing")
+	case !validStatus(p.NfStatus):
+		return fmt.Errorf("nfStatus %q is not REGISTERED, SUSPENDED or UNDISCOVERABLE", p.NfStatus)
+	}
+	return nil
+}
+
+func validStatus(s models.NrfNfManagementNfStatus) bool {
+	switch s {
+	case models.NrfNfManagementNfStatus_REGISTERED, models.NrfNfManagementNfStatus_SUSPENDED,
+		models.NrfNfManagementNfStatus_UNDISCOVERABLE:
+		return true
+	}
+	return false
+}
+
+// handleGetInstance is NFProfileRetrieval (TS 29.510 5.2.2.9).
+func (n *NF) handleGetInstance(w http.ResponseWriter, r *http.Request) {
+	p, ok := n.reg.get(r.PathValue("nfInstanceID"))
+	if !ok {
+		sbi.WriteProblem(w, http.StatusNotFound, "RESOURCE_NOT_FOUND", "no NF instance "+r.PathValue("nfInstanceID"))
+		return
+	}
+	sbi.WriteJSON(w, http.StatusOK, p)
+}
+
+// handleUpdate is NFUpdate by JSON Patch (RFC 6902), used as the heartbeat
+// (TS 29.510 5.2.2.3.2): only nfStatus and load may change this way.
+func (n *NF) handleUpdate(w http.ResponseWriter, r *http.Request) {
+	var patch []models.PatchItem
+	if !sbi.DecodeJSON(w, r, &patch) {
+		return
+	}
+	var rejected *patchError
+	found, err := n.reg.update(r.PathValue("nfInstanceID"), func(p *models.NrfNfManagementNfProfile) error {
+		return applyPatch(p, patch)
+	})
+	switch {
+	case !found:
+		sbi.WriteProblem(w, http.StatusNotFound, "RESOURCE_NOT_FOUND", "no NF instance "+r.PathValue("nfInstanceID"))
+	case errors.As(err, &rejected):
+		sbi.WriteProblem(w, rejected.status, rejected.cause, rejected.detail)
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// patchError says why a patch was refused, with its TS 29.500 cause.
+type patchError struct {
+	status        int
+	cause, detail string
+}
+
+func (e *patchError) Error() string { return e.detail }
+
+// applyPatch applies every item or, on the first bad one, returns a
+// *patchError (the caller then keeps the old profile: the patch is atomic).
+func applyPatch(p *models.NrfNfManagementNfProfile, patch []models.PatchItem) error {
+	for _, it := range patch {
+		if it.Op != models.PatchOperation_REPLACE && it.Op != models.PatchOperation_ADD {
+			return &patchError{http.StatusForbidden, "MODIFICATION_NOT_ALLOWED", fmt.Sprintf("op %q on %s", it.Op, it.Path)}
+		}
+		switch it.Path {
+		case "/nfStatus":
+			s, _ := it.Value.(string)
+			if !validStatus(models.NrfNfManagementNfStatus(s)) {
+				return &patchError{http.StatusBadRequest, "INVALID_MSG_FORMAT", fmt.Sprintf("nfStatus %v", it.Value)}
+			}
+			p.NfStatus = models.NrfNfManagementNfStatus(s)
+		case "/load":
+			l, ok := it.Value.(float64)
+			if !ok || l < 0 || l > 100 || l != float64(int32(l)) {
+				return &patchError{http.StatusBadRequest, "INVALID_MSG_FORMAT", fmt.Sprintf("load %v is not an integer 0..100", it.Value)}
+			}
+			p.Load = int32(l)
+		default:
+			return &patchError{http.StatusForbidden, "MODIFICATION_NOT_ALLOWED", "only /nfStatus and /load may be patched, not " + it.Path}
+		}
+	}
+	return nil
+}
+
+// handleDeregister is NFDeregister (TS 29.510 5.2.2.4).
+func (n *NF) handleDeregister(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("nfInstanceID")
+	if !n.reg.remove(id) {
+		sbi.WriteProblem(w, http.StatusNotFound, "RESOURCE_NOT_FOUND", "no NF instance "+id)
+		return
+	}
+	n.log.Info("NF deregistered", "nfInstanceId", id)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// handleList is NFListRetrieval (TS 29.510 5.2.2.8): the URIs of the
+// registered instances, optionally of one nf-type and at most limit of them.
+func (n *NF) handleList(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	nfType := models.NrfNfManagementNfType(q.Get("nf-type"))
+	limit := -1
+	if s := q.Get("limit"); s != "" {
+		l, err := strconv.Atoi(s)
+		if err != nil || l < 1 {
+			sbi.WriteProblem(w, http.StatusBadRequest, "INVALID_QUERY_PARAM", "limit "+s)
+			return
+		}
+		limit = l
+	}
+	ps := n.reg.match(func(p *models.NrfNfManagementNfProfile) bool { return nfType == "" || p.NfType == nfType })
+	links := make([]models.Link, 0, len(ps))
+	for _, p := range ps {
+		if limit >= 0 && len(links) == limit {
+			break
+		}
+		links = append(links, models.Link{Href: apiRoot(r) + sbi.NFManagementPath + p.NfInstanceId})
+	}
+	sbi.WriteJSON(w, http.StatusOK, models.UriList{Links: map[string][]models.Link{"items": links}, TotalItemCount: int32(len(ps))})
+}
+
+// apiRoot is the scheme and authority the request reached us at, for
+// Location headers and links (TS 29.501 4.4.1).
+func apiRoot(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
