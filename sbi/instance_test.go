@@ -3,6 +3,7 @@ package sbi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -40,5 +41,16 @@ func TestRelayProblemPassesPeer4xxAndMapsTheRest(t *testing.T) {
 		if StatusOf(err) != tc.status || CauseOf(err) != tc.cause {
 			t.Errorf("relay of %v: got %v, want %d %s", tc.err, err, tc.status, tc.cause)
 		}
+	}
+}
+
+func TestWriteErrorKeepsOwnRejects(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		WriteError(w, "UDR", fmt.Errorf("deconceal: %w", Rejectf(501, "UNSUPPORTED_PROTECTION_SCHEME", "scheme %d", 7)))
+	}))
+	defer srv.Close()
+	_, err := NewClient(srv.Client().Transport, nil).Do(context.Background(), "GET", srv.URL, nil, nil)
+	if StatusOf(err) != 501 || CauseOf(err) != "UNSUPPORTED_PROTECTION_SCHEME" {
+		t.Fatalf("got %v, want 501 UNSUPPORTED_PROTECTION_SCHEME", err)
 	}
 }

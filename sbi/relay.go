@@ -2,6 +2,7 @@ package sbi
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 )
 
@@ -25,4 +26,30 @@ func RelayProblem(w http.ResponseWriter, peer string, err error) {
 	default:
 		WriteProblem(w, http.StatusGatewayTimeout, "TARGET_NF_NOT_REACHABLE", peer+": "+err.Error())
 	}
+}
+
+// Reject is an answer an NF decided on itself, with its TS 29.5xx cause:
+// procedures return it as an error and the handler writes it, so the reply
+// policy stays in the handler (see WriteError).
+type Reject struct {
+	Status        int
+	Cause, Detail string
+}
+
+// Rejectf builds a *Reject with a formatted detail.
+func Rejectf(status int, cause, format string, args ...any) *Reject {
+	return &Reject{Status: status, Cause: cause, Detail: fmt.Sprintf(format, args...)}
+}
+
+func (e *Reject) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Cause, e.Detail) }
+
+// WriteError answers a failed procedure: a *Reject as it stands, any other
+// error as a failure of the peer NF it came from (RelayProblem).
+func WriteError(w http.ResponseWriter, peer string, err error) {
+	var rej *Reject
+	if errors.As(err, &rej) {
+		WriteProblem(w, rej.Status, rej.Cause, rej.Detail)
+		return
+	}
+	RelayProblem(w, peer, err)
 }
