@@ -1,0 +1,176 @@
+// Package store is the UDR's data layer: one interface over the subscriber
+// data of TS 29.504 (Nudr_DataRepository, subscription and policy data), with
+// two backends — store/embedded (a file under the data dir) and
+// store/mongodb (free5GC's MongoDB layout, so a database written by free5GC's
+// web console works unchanged).
+//
+// A subscriber is held in free5GC's shape: the openapi models of each
+// free5GC collection, keyed by ueId ("imsi-<IMSI>", TS 29.571 5.3.2 Supi)
+// and, for provisioned data, the serving PLMN ("<MCC><MNC>").
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/free5gc/openapi/models"
+)
+
+// ErrNotFound says the UE (or the requested data set of it) is not stored.
+var ErrNotFound = errors.New("store: not found")
+
+// ErrConflict says a compare-and-set lost: the stored value was not the
+// expected one.
+var ErrConflict = errors.New("store: conflict")
+
+// Subscriber is every data set the UDR holds for one UE, as free5GC stores it.
+type Subscriber struct {
+	UeID          string `json:"ueId"`          // "imsi-208930000000001"
+	ServingPlmnID string `json:"servingPlmnId"` // "20893": key of the provisioned data
+	// OP is kept only to show how the subscriber was provisioned: Auth
+	// holds the OPc derived from it (encOpcKey), as free5GC's web console
+	// does, so that any UDM reads the subscriber the same way.
+	OP           string                                     `json:"op,omitempty"`
+	Auth         models.AuthenticationSubscription          `json:"authenticationSubscription"`
+	AM           models.AccessAndMobilitySubscriptionData   `json:"amData"`
+	SM           []models.SessionManagementSubscriptionData `json:"smData,omitempty"`
+	SMFSelection models.SmfSelectionSubscriptionData        `json:"smfSelectionSubscriptionData"`
+	AMPolicy     models.AmPolicyData                        `json:"amPolicyData"`
+}
+
+// IMSI is the subscriber's IMSI (its ueId without the "imsi-" prefix).
+func (s *Subscriber) IMSI() string { return strings.TrimPrefix(s.UeID, "imsi-") }
+
+// SQN is the subscriber's current sequence number, 12 hex digits.
+func (s *Subscriber) SQN() string {
+	if s.Auth.SequenceNumber == nil {
+		return ""
+	}
+	return s.Auth.SequenceNumber.Sqn
+}
+
+// Store is the UDR's data. Values returned by a Store belong to the caller
+// only as far as the top-level struct goes: nested maps and slices may be
+// shared with the store and must be treated as read-only.
+type Store interface {
+	// PutSubscriber creates or replaces the whole subscriber.
+	PutSubscriber(ctx context.Context, s *Subscriber) error
+	// AddAbsent stores those subscribers whose ueId is not stored yet and
+	// leaves the others (their SQNs especially) alone; it returns how many
+	// it added. Provisioning at start and bulk adds use it. The store may
+	// keep the given values: the caller must not modify them afterwards.
+	AddAbsent(ctx context.Context, subs []*Subscriber) (added int, err error)
+	// Subscriber returns the whole subscriber, or ErrNotFound.
+	Subscriber(ctx context.Context, ueID string) (*Subscriber, error)
+	// DeleteSubscriber removes every data set of the UE, or ErrNotFound.
+	DeleteSubscriber(ctx context.Context, ueID string) error
+	// List returns up to limit subscribers in ueId order from offset, and
+	// how many are stored in all.
+	List(ctx context.Context, offset, limit int) (subs []*Subscriber, total int, err error)
+
+	// AuthSubscription is the authentication subscription (TS 29.505 5.4.2.2).
+	AuthSubscription(ctx context.Context, ueID string) (*models.AuthenticationSubscription, error)
+	// SetSQN replaces the SQN with next if it is currently expected
+	// (ErrConflict otherwise); an empty expected sets it unconditionally.
+	SetSQN(ctx context.Context, ueID, expected, next string) error
+	// IncrementSQN adds delta to the SQN (mod 2^48) atomically and returns
+	// the new value: concurrent callers never lose an increment (TS 33.102
+	// C.3: SQN_HE must only ever move forward).
+	IncrementSQN(ctx context.Context, ueID string, delta uint64) (string, error)
+
+	// AMData is the access and mobility subscription data for servingPlmnID.
+	AMData(ctx context.Context, ueID, servingPlmnID string) (*models.AccessAndMobilitySubscriptionData, error)
+	// SMFSelection is the SMF selection subscription data for servingPlmnID.
+	SMFSelection(ctx context.Context, ueID, servingPlmnID string) (*models.SmfSelectionSubscriptionData, error)
+	// SMData is the session management subscription data for servingPlmnID,
+	// filtered by S-NSSAI and DNN when given (TS 29.504 6.1.3.6 query
+	// parameters single-nssai and dnn).
+	SMData(ctx context.Context, ueID, servingPlmnID string, snssai *models.Snssai, dnn string) ([]models.SessionManagementSubscriptionData, error)
+	// AMPolicy is the access and mobility policy data (TS 29.519 5.2.2).
+	AMPolicy(ctx context.Context, ueID string) (*models.AmPolicyData, error)
+
+	// PutAMF3GPPAccess stores the AMF registration for 3GPP access
+	// (context data written by the UDM on registration, TS 29.504 5.2.2.3).
+	PutAMF3GPPAccess(ctx context.Context, ueID string, reg *models.Amf3GppAccessRegistration) error
+	// AMF3GPPAccess returns the stored AMF registration, or ErrNotFound.
+	AMF3GPPAccess(ctx context.Context, ueID string) (*models.Amf3GppAccessRegistration, error)
+
+	// Close flushes and releases the store.
+	Close(ctx context.Context) error
+}
+
+// SQNLen is the length of SQN in hex digits (48 bits, TS 33.102 6.3.2).
+const SQNLen = 12
+
+// AddSQN returns sqn+delta mod 2^48 as 12 lowercase hex digits.
+func AddSQN(sqn string, delta uint64) (string, error) {
+	if err := CheckSQN(sqn); err != nil {
+		return "", err
+	}
+	n, _ := new(big.Int).SetString(sqn, 16)
+	n.Add(n, new(big.Int).SetUint64(delta))
+	n.And(n, new(big.Int).SetUint64(1<<48-1))
+	return fmt.Sprintf("%012x", n), nil
+}
+
+// CheckSQN says whether sqn is 12 hex digits.
+func CheckSQN(sqn string) error {
+	if len(sqn) != SQNLen {
+		return fmt.Errorf("store: SQN %q is not %d hex digits", sqn, SQNLen)
+	}
+	for _, c := range sqn {
+		if !isHex(c) {
+			return fmt.Errorf("store: SQN %q is not %d hex digits", sqn, SQNLen)
+		}
+	}
+	return nil
+}
+
+func isHex(c rune) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// MatchSNSSAI says whether the stored slice s is the requested one; an SD
+// absent from the request matches any SD (free5GC's UDR filters the same way).
+func MatchSNSSAI(s *models.Snssai, want *models.Snssai) bool {
+	if want == nil {
+		return true
+	}
+	if s == nil || s.Sst != want.Sst {
+		return false
+	}
+	return want.Sd == "" || strings.EqualFold(s.Sd, want.Sd)
+}
+
+// FilterSM keeps the SM data sets of the requested slice that configure dnn
+// (when dnn is not empty).
+func FilterSM(all []models.SessionManagementSubscriptionData, snssai *models.Snssai, dnn string) []models.SessionManagementSubscriptionData {
+	out := make([]models.SessionManagementSubscriptionData, 0, len(all))
+	for _, sm := range all {
+		if !MatchSNSSAI(sm.SingleNssai, snssai) {
+			continue
+		}
+		if dnn != "" {
+			if _, ok := sm.DnnConfigurations[dnn]; !ok {
+				continue
+			}
+		}
+		out = append(out, sm)
+	}
+	return out
+}
+
+// SetSQNIn returns a copy of a with SQN replaced, leaving a untouched: stores
+// share stored values with readers, so updates must never write in place.
+func SetSQNIn(a models.AuthenticationSubscription, sqn string) models.AuthenticationSubscription {
+	seq := models.SequenceNumber{SqnScheme: models.SqnScheme_GENERAL}
+	if a.SequenceNumber != nil {
+		seq = *a.SequenceNumber
+	}
+	seq.Sqn = sqn
+	a.SequenceNumber = &seq
+	return a
+}
