@@ -1,0 +1,227 @@
+// Package prov is L25GC+'s subscriber provisioning API, served by the UDR
+// and used by `l25gc subscriber` and `l25gc bench`: the JSON shapes, their
+// translation to free5GC's subscriber layout (store.Subscriber), and a client.
+//
+// The API (our own; not a 3GPP service), under /l25gc-prov/v1:
+//
+//	POST   /subscribers            body Subscriber         → 201 Subscriber (409 if the IMSI exists)
+//	PUT    /subscribers/{imsi}     body Subscriber         → 200 Subscriber (create or replace)
+//	GET    /subscribers/{imsi}                             → 200 Subscriber (404 USER_NOT_FOUND)
+//	DELETE /subscribers/{imsi}                             → 204 (404 USER_NOT_FOUND)
+//	GET    /subscribers?offset=&limit=                     → 200 Page, in IMSI order
+//	POST   /subscribers:bulk       body Range              → 200 BulkResult; IMSIs already stored are left alone
+//
+// Errors are ProblemDetails (TS 29.500 5.2.7.2). Omitted fields of a
+// Subscriber take the node's defaults: S-NSSAIs and DNNs from the config,
+// SQN 000000000000, AMF 8000. Given OP, the UDR stores OPc = E_K(OP) xor OP
+// as free5GC's web console does (so any free5GC UDM reads it) and remembers
+// OP only to show it back.
+package prov
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// BasePath is where the UDR serves the provisioning API.
+const BasePath = "/l25gc-prov/v1"
+
+// Subscriber is one subscriber as the provisioning API sees it. Keys are hex.
+type Subscriber struct {
+	IMSI    string   `json:"imsi"`
+	K       string   `json:"k"`
+	OPc     string   `json:"opc,omitempty"`
+	OP      string   `json:"op,omitempty"`
+	SQN     string   `json:"sqn,omitempty"`
+	AMF     string   `json:"amf,omitempty"`
+	SNSSAIs []SNSSAI `json:"snssais,omitempty"`
+	DNNs    []string `json:"dnns,omitempty"`
+	AMBR    *AMBR    `json:"ambr,omitempty"`
+}
+
+// SNSSAI is a slice: SST and optional SD as 6 hex digits (TS 23.003 28.4.2).
+type SNSSAI struct {
+	SST int    `json:"sst"`
+	SD  string `json:"sd,omitempty"`
+}
+
+// String gives "1/010203" or "1".
+func (s SNSSAI) String() string {
+	if s.SD == "" {
+		return strconv.Itoa(s.SST)
+	}
+	return fmt.Sprintf("%d/%s", s.SST, s.SD)
+}
+
+// ParseSNSSAI reads "1/010203" or "1".
+func ParseSNSSAI(v string) (SNSSAI, error) {
+	sst, sd, _ := strings.Cut(v, "/")
+	n, err := strconv.Atoi(sst)
+	s := SNSSAI{SST: n, SD: strings.ToLower(sd)}
+	if err != nil {
+		return s, fmt.Errorf("S-NSSAI %q: SST is not a number", v)
+	}
+	return s, s.check()
+}
+
+func (s SNSSAI) check() error {
+	if s.SST < 0 || s.SST > 255 {
+		return fmt.Errorf("S-NSSAI %s: SST must be 0..255", s)
+	}
+	if s.SD != "" && !isHex(s.SD, 3) {
+		return fmt.Errorf("S-NSSAI %s: SD must be 6 hex digits", s)
+	}
+	return nil
+}
+
+// AMBR is the subscribed UE aggregate maximum bit rate, e.g. "1 Gbps"
+// (TS 29.571 5.5.2 BitRate).
+type AMBR struct {
+	Uplink   string `json:"uplink"`
+	Downlink string `json:"downlink"`
+}
+
+// Range is Count subscribers with consecutive IMSIs from IMSI, sharing the
+// other fields.
+type Range struct {
+	Subscriber
+	Count int `json:"count"`
+}
+
+// BulkResult says what a bulk add did.
+type BulkResult struct {
+	Requested int `json:"requested"`
+	Added     int `json:"added"`
+	Existing  int `json:"existing"`
+}
+
+// Page is one page of a listing.
+type Page struct {
+	Total       int          `json:"total"`
+	Offset      int          `json:"offset"`
+	Subscribers []Subscriber `json:"subscribers"`
+}
+
+// Defaults fill what a request leaves out.
+type Defaults struct {
+	SNSSAIs []SNSSAI
+	DNNs    []string
+	AMBR    AMBR
+}
+
+// Default values of a subscriber's SQN and AMF (TS 33.102 6.3.2: AMF
+// separation bit set for 5G, TS 33.501 6.1.3.2 / Annex A.2 of 33.102).
+const (
+	DefaultSQN = "000000000000"
+	DefaultAMF = "8000"
+)
+
+// WithDefaults returns s completed by d, keys in lower case.
+func (s Subscriber) WithDefaults(d Defaults) Subscriber {
+	s.K, s.OPc, s.OP = strings.ToLower(s.K), strings.ToLower(s.OPc), strings.ToLower(s.OP)
+	s.SQN, s.AMF = strings.ToLower(s.SQN), strings.ToLower(s.AMF)
+	if s.SQN == "" {
+		s.SQN = DefaultSQN
+	}
+	if s.AMF == "" {
+		s.AMF = DefaultAMF
+	}
+	if len(s.SNSSAIs) == 0 {
+		s.SNSSAIs = append([]SNSSAI(nil), d.SNSSAIs...)
+	}
+	if len(s.DNNs) == 0 {
+		s.DNNs = append([]string(nil), d.DNNs...)
+	}
+	if s.AMBR == nil && d.AMBR.Uplink != "" {
+		a := d.AMBR
+		s.AMBR = &a
+	}
+	return s
+}
+
+// Validate says what is wrong with a completed subscriber, naming the field.
+func (s Subscriber) Validate() error {
+	if !isDigits(s.IMSI, 6, 15) {
+		return fmt.Errorf("imsi %q: must be 6 to 15 digits (TS 23.003 2.2)", s.IMSI)
+	}
+	if !isHex(s.K, 16) {
+		return fmt.Errorf("k: must be 32 hex digits")
+	}
+	switch {
+	case s.OPc != "" && s.OP != "":
+		return fmt.Errorf("opc, op: give one of them, not both")
+	case s.OPc == "" && s.OP == "":
+		return fmt.Errorf("opc: opc or op is needed")
+	case s.OPc != "" && !isHex(s.OPc, 16):
+		return fmt.Errorf("opc: must be 32 hex digits")
+	case s.OP != "" && !isHex(s.OP, 16):
+		return fmt.Errorf("op: must be 32 hex digits")
+	}
+	if !isHex(s.SQN, 6) {
+		return fmt.Errorf("sqn: must be 12 hex digits")
+	}
+	if !isHex(s.AMF, 2) {
+		return fmt.Errorf("amf: must be 4 hex digits")
+	}
+	if len(s.SNSSAIs) == 0 {
+		return fmt.Errorf("snssais: at least one S-NSSAI is needed")
+	}
+	for _, n := range s.SNSSAIs {
+		if err := n.check(); err != nil {
+			return fmt.Errorf("snssais: %w", err)
+		}
+	}
+	for _, d := range s.DNNs {
+		if d == "" || strings.ContainsAny(d, " /") {
+			return fmt.Errorf("dnns: %q is not a DNN (TS 23.003 9.1)", d)
+		}
+	}
+	return nil
+}
+
+// IMSIs expands the range into its IMSIs, keeping the first IMSI's length.
+func (r Range) IMSIs() ([]string, error) {
+	if r.Count < 1 || r.Count > 10_000_000 {
+		return nil, fmt.Errorf("count %d: must be 1 to 10000000", r.Count)
+	}
+	if !isDigits(r.IMSI, 6, 15) {
+		return nil, fmt.Errorf("imsi %q: must be 6 to 15 digits", r.IMSI)
+	}
+	first, _ := strconv.ParseUint(r.IMSI, 10, 64)
+	width := len(r.IMSI)
+	last := strconv.FormatUint(first+uint64(r.Count)-1, 10)
+	if len(last) > width {
+		return nil, fmt.Errorf("imsi %s + count %d overflows %d digits", r.IMSI, r.Count, width)
+	}
+	out := make([]string, r.Count)
+	for i := range out {
+		out[i] = fmt.Sprintf("%0*d", width, first+uint64(i))
+	}
+	return out, nil
+}
+
+func isDigits(s string, minLen, maxLen int) bool {
+	if len(s) < minLen || len(s) > maxLen {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isHex says whether s is exactly n bytes in hex.
+func isHex(s string, n int) bool {
+	if len(s) != 2*n {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
