@@ -32,7 +32,7 @@ func (n *NF) handleRegister(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n.log.Info("NF registered", "nfInstanceId", id, "nfType", p.NfType)
-	w.Header().Set("Location", apiRoot(r)+sbi.NFManagementPath+id)
+	w.Header().Set("Location", sbi.ResourceURI(r, sbi.NFManagementPath+id))
 	sbi.WriteJSON(w, http.StatusCreated, p)
 }
 
@@ -159,17 +159,7 @@ func (n *NF) handleList(w http.ResponseWriter, r *http.Request) {
 		if limit >= 0 && len(links) == limit {
 			break
 		}
-		links = append(links, models.Link{Href: apiRoot(r) + sbi.NFManagementPath + p.NfInstanceId})
+		links = append(links, models.Link{Href: sbi.ResourceURI(r, sbi.NFManagementPath+p.NfInstanceId)})
 	}
 	sbi.WriteJSON(w, http.StatusOK, models.UriList{Links: map[string][]models.Link{"items": links}, TotalItemCount: int32(len(ps))})
-}
-
-// apiRoot is the scheme and authority the request reached us at, for
-// Location headers and links (TS 29.501 4.4.1).
-func apiRoot(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
 }
