@@ -1,0 +1,163 @@
+package udm
+
+// Nudm_SubscriberDataManagement producer (TS 29.503 5.2, resources of
+// 6.1.3): the UE's subscription data read from the UDR's provisioned data
+// for the serving PLMN, and subscriptions to changes of it.
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/sbi"
+)
+
+func (n *NF) routeSDM(mux *http.ServeMux) {
+	mux.HandleFunc("GET /nudm-sdm/v2/{supi}/am-data", n.handleAMData)
+	mux.HandleFunc("GET /nudm-sdm/v2/{supi}/nssai", n.handleNSSAI)
+	mux.HandleFunc("GET /nudm-sdm/v2/{supi}/smf-select-data", n.handleSMFSelectData)
+	mux.HandleFunc("GET /nudm-sdm/v2/{supi}/ue-context-in-smf-data", n.handleUEContextInSMFData)
+	mux.HandleFunc("POST /nudm-sdm/v2/{ueId}/sdm-subscriptions", n.handleSubscribe)
+	mux.HandleFunc("DELETE /nudm-sdm/v2/{ueId}/sdm-subscriptions/{subscriptionId}", n.handleUnsubscribe)
+}
+
+// servingPLMN reads the plmn-id query parameter (a JSON PlmnId, TS 29.503
+// 6.1.3.5.3.1) as the UDR's servingPlmnId key "<MCC><MNC>"; absent, the
+// UE is at home. On failure it has answered 400.
+func (n *NF) servingPLMN(w http.ResponseWriter, r *http.Request) (string, bool) {
+	s := r.URL.Query().Get("plmn-id")
+	if s == "" {
+		return n.env.Config.PLMN.String(), true
+	}
+	var p models.PlmnId
+	if err := json.Unmarshal([]byte(s), &p); err != nil || p.Mcc == "" || p.Mnc == "" {
+		sbi.WriteProblem(w, http.StatusBadRequest, "INVALID_QUERY_PARAM", "plmn-id "+s+" is not a PlmnId")
+		return "", false
+	}
+	return p.Mcc + p.Mnc, true
+}
+
+// handleAMData is Nudm_SDM_Get of the access and mobility subscription data
+// (TS 29.503 5.2.2.2.3; TS 23.502 4.2.2.2.2 step 14b).
+func (n *NF) handleAMData(w http.ResponseWriter, r *http.Request) {
+	am, ok := n.amData(w, r)
+	if ok {
+		sbi.WriteJSON(w, http.StatusOK, am)
+	}
+}
+
+// handleNSSAI is Nudm_SDM_Get of the subscribed NSSAI (5.2.2.2.2), the
+// nssai part of the AM data.
+func (n *NF) handleNSSAI(w http.ResponseWriter, r *http.Request) {
+	am, ok := n.amData(w, r)
+	if !ok {
+		return
+	}
+	if am.Nssai == nil {
+		sbi.WriteProblem(w, http.StatusNotFound, "DATA_NOT_FOUND", "no subscribed NSSAI")
+		return
+	}
+	sbi.WriteJSON(w, http.StatusOK, am.Nssai)
+}
+
+func (n *NF) amData(w http.ResponseWriter, r *http.Request) (*models.AccessAndMobilitySubscriptionData, bool) {
+	supi, ok := supiParam(w, r, "supi")
+	if !ok {
+		return nil, false
+	}
+	plmn, ok := n.servingPLMN(w, r)
+	if !ok {
+		return nil, false
+	}
+	am, err := n.udr.amData(r.Context(), supi, plmn)
+	if err != nil {
+		sbi.WriteError(w, "UDR", err)
+		return nil, false
+	}
+	return am, true
+}
+
+// handleSMFSelectData is Nudm_SDM_Get of the SMF selection subscription
+// data (5.2.2.2.5).
+func (n *NF) handleSMFSelectData(w http.ResponseWriter, r *http.Request) {
+	supi, ok := supiParam(w, r, "supi")
+	if !ok {
+		return
+	}
+	plmn, ok := n.servingPLMN(w, r)
+	if !ok {
+		return
+	}
+	sel, err := n.udr.smfSelection(r.Context(), supi, plmn)
+	if err != nil {
+		sbi.WriteError(w, "UDR", err)
+		return
+	}
+	sbi.WriteJSON(w, http.StatusOK, sel)
+}
+
+// handleUEContextInSMFData is Nudm_SDM_Get of the UE's context in SMF data
+// (5.2.2.2.7). No SMF registers PDU sessions with this UDM yet, so a known
+// UE has an empty context.
+func (n *NF) handleUEContextInSMFData(w http.ResponseWriter, r *http.Request) {
+	supi, ok := supiParam(w, r, "supi")
+	if !ok {
+		return
+	}
+	if err := n.knownUser(r.Context(), supi); err != nil {
+		sbi.WriteError(w, "UDR", err)
+		return
+	}
+	sbi.WriteJSON(w, http.StatusOK, models.UeContextInSmfData{})
+}
+
+// handleSubscribe is Nudm_SDM_Subscribe (5.2.2.3.2): 201 with the
+// subscription and its URI.
+func (n *NF) handleSubscribe(w http.ResponseWriter, r *http.Request) {
+	supi, ok := supiParam(w, r, "ueId")
+	if !ok {
+		return
+	}
+	var sub models.SdmSubscription
+	if !sbi.DecodeJSON(w, r, &sub) {
+		return
+	}
+	// Mandatory attributes, TS 29.503 6.1.6.2.3.
+	if sub.NfInstanceId == "" || sub.CallbackReference == "" || len(sub.MonitoredResourceUris) == 0 {
+		sbi.WriteProblem(w, http.StatusBadRequest, "MANDATORY_IE_MISSING", "nfInstanceId, callbackReference and monitoredResourceUris are mandatory")
+		return
+	}
+	if err := n.knownUser(r.Context(), supi); err != nil {
+		sbi.WriteError(w, "UDR", err)
+		return
+	}
+	sub.SubscriptionId = n.ues.subscribe(supi, sub)
+	w.Header().Set("Location", sbi.ResourceURI(r, "/nudm-sdm/v2/"+supi+"/sdm-subscriptions/"+sub.SubscriptionId))
+	sbi.WriteJSON(w, http.StatusCreated, sub)
+}
+
+// handleUnsubscribe is Nudm_SDM_Unsubscribe (5.2.2.4.2): 204, or 404
+// SUBSCRIPTION_NOT_FOUND.
+func (n *NF) handleUnsubscribe(w http.ResponseWriter, r *http.Request) {
+	supi, ok := supiParam(w, r, "ueId")
+	if !ok {
+		return
+	}
+	if !n.ues.unsubscribe(supi, r.PathValue("subscriptionId")) {
+		sbi.WriteProblem(w, http.StatusNotFound, "SUBSCRIPTION_NOT_FOUND", "no subscription "+r.PathValue("subscriptionId")+" of "+supi)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// knownUser says whether the UDR holds the subscriber (USER_NOT_FOUND
+// otherwise). A UE with an AMF registered here is known without asking.
+func (n *NF) knownUser(ctx context.Context, supi string) error {
+	if _, ok := n.ues.getAMF(supi); ok {
+		return nil
+	}
+	_, err := n.udr.amData(ctx, supi, n.env.Config.PLMN.String())
+	return err
+}

@@ -1,0 +1,130 @@
+package udm
+
+// Nudm_UEContextManagement producer (TS 29.503 5.3, resource of 6.2.3.2):
+// the AMF serving the UE over 3GPP access, stored in the UDR's context data.
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/sbi"
+)
+
+const amf3GPPPath = "/registrations/amf-3gpp-access"
+
+func (n *NF) routeUECM(mux *http.ServeMux) {
+	mux.HandleFunc("PUT /nudm-uecm/v1/{ueId}"+amf3GPPPath, n.handleRegisterAMF)
+	mux.HandleFunc("PATCH /nudm-uecm/v1/{ueId}"+amf3GPPPath, n.handleUpdateAMF)
+	mux.HandleFunc("GET /nudm-uecm/v1/{ueId}"+amf3GPPPath, n.handleGetAMF)
+}
+
+// supiParam reads the UE of the path, an IMSI-based SUPI; on failure it has
+// answered 400.
+func supiParam(w http.ResponseWriter, r *http.Request, name string) (string, bool) {
+	supi := r.PathValue(name)
+	if !imsiPattern.MatchString(supi) {
+		sbi.WriteProblem(w, http.StatusBadRequest, "MANDATORY_IE_INCORRECT", name+" "+supi+" is not an IMSI-based SUPI (imsi-<digits>)")
+		return "", false
+	}
+	return supi, true
+}
+
+// handleRegisterAMF is Nudm_UECM_Registration for 3GPP access (TS 29.503
+// 5.3.2.2.2; TS 23.502 4.2.2.2.2 step 14a): 201 for a new registration,
+// 200 when it replaces one.
+func (n *NF) handleRegisterAMF(w http.ResponseWriter, r *http.Request) {
+	supi, ok := supiParam(w, r, "ueId")
+	if !ok {
+		return
+	}
+	var reg models.Amf3GppAccessRegistration
+	if !sbi.DecodeJSON(w, r, &reg) {
+		return
+	}
+	// Mandatory attributes, TS 29.503 6.2.6.2.2.
+	if reg.AmfInstanceId == "" || reg.DeregCallbackUri == "" || reg.Guami == nil || reg.RatType == "" {
+		sbi.WriteProblem(w, http.StatusBadRequest, "MANDATORY_IE_MISSING", "amfInstanceId, deregCallbackUri, guami and ratType are mandatory")
+		return
+	}
+	reg.Supi = supi
+	if err := n.udr.putAMF3GPPAccess(r.Context(), supi, &reg); err != nil {
+		sbi.WriteError(w, "UDR", err)
+		return
+	}
+	if n.ues.putAMF(supi, reg) {
+		sbi.WriteJSON(w, http.StatusOK, reg)
+		return
+	}
+	w.Header().Set("Location", sbi.ResourceURI(r, "/nudm-uecm/v1/"+supi+amf3GPPPath))
+	sbi.WriteJSON(w, http.StatusCreated, reg)
+}
+
+// handleUpdateAMF is Nudm_UECM_Update (TS 29.503 5.3.2.4.2), used by the
+// AMF with purgeFlag when the UE deregisters. Only the registered AMF, named
+// by its GUAMI, may update: another gets 403 INVALID_GUAMI (6.2.3.2.3.2).
+func (n *NF) handleUpdateAMF(w http.ResponseWriter, r *http.Request) {
+	supi, ok := supiParam(w, r, "ueId")
+	if !ok {
+		return
+	}
+	var mod models.Amf3GppAccessRegistrationModification
+	if !sbi.DecodeJSON(w, r, &mod) {
+		return
+	}
+	if mod.Guami == nil {
+		sbi.WriteProblem(w, http.StatusBadRequest, "MANDATORY_IE_MISSING", "guami is mandatory")
+		return
+	}
+	reg, ok := n.ues.getAMF(supi)
+	if !ok {
+		sbi.WriteProblem(w, http.StatusNotFound, "CONTEXT_NOT_FOUND", "no AMF is registered for "+supi)
+		return
+	}
+	if !sameGUAMI(reg.Guami, mod.Guami) {
+		sbi.WriteProblem(w, http.StatusForbidden, "INVALID_GUAMI", "the GUAMI is not the registered AMF's")
+		return
+	}
+	applyModification(&reg, &mod)
+	if err := n.udr.putAMF3GPPAccess(r.Context(), supi, &reg); err != nil {
+		sbi.WriteError(w, "UDR", err)
+		return
+	}
+	n.ues.putAMF(supi, reg)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func applyModification(reg *models.Amf3GppAccessRegistration, mod *models.Amf3GppAccessRegistrationModification) {
+	reg.PurgeFlag = mod.PurgeFlag
+	if mod.Pei != "" {
+		reg.Pei = mod.Pei
+	}
+	if mod.ImsVoPs != "" {
+		reg.ImsVoPs = mod.ImsVoPs
+	}
+	if mod.BackupAmfInfo != nil {
+		reg.BackupAmfInfo = mod.BackupAmfInfo
+	}
+}
+
+func sameGUAMI(a, b *models.Guami) bool {
+	if a == nil || b == nil || a.PlmnId == nil || b.PlmnId == nil {
+		return a == b
+	}
+	return strings.EqualFold(a.AmfId, b.AmfId) && a.PlmnId.Mcc == b.PlmnId.Mcc && a.PlmnId.Mnc == b.PlmnId.Mnc
+}
+
+// handleGetAMF is Nudm_UECM_Get for 3GPP access (TS 29.503 5.3.2.5).
+func (n *NF) handleGetAMF(w http.ResponseWriter, r *http.Request) {
+	supi, ok := supiParam(w, r, "ueId")
+	if !ok {
+		return
+	}
+	reg, ok := n.ues.getAMF(supi)
+	if !ok {
+		sbi.WriteProblem(w, http.StatusNotFound, "CONTEXT_NOT_FOUND", "no AMF is registered for "+supi)
+		return
+	}
+	sbi.WriteJSON(w, http.StatusOK, reg)
+}

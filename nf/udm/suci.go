@@ -1,0 +1,128 @@
+package udm
+
+// The SIDF of TS 33.501 6.12.2: from the SUPI or SUCI of a request to the
+// SUPI, deconcealing with the home network private keys (Annex C).
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/sbi"
+	"github.com/l25gc/l25gc/security"
+)
+
+// homeNetworkKeys turns the configured SUCI keys into the SIDF's key set,
+// checking each private key by deriving its public key.
+func homeNetworkKeys(cfg []config.SUCIKey) (security.HomeNetworkKeys, error) {
+	keys := make(security.HomeNetworkKeys, 0, len(cfg))
+	for _, c := range cfg {
+		var scheme uint8
+		switch c.Scheme {
+		case "profile_a":
+			scheme = security.SchemeProfileA
+		case "profile_b":
+			scheme = security.SchemeProfileB
+		default:
+			return nil, fmt.Errorf("SUCI key %d: scheme %q is not profile_a or profile_b", c.ID, c.Scheme)
+		}
+		priv, err := hex.DecodeString(c.PrivateKey)
+		if err != nil {
+			return nil, fmt.Errorf("SUCI key %d: private key: %w", c.ID, err)
+		}
+		k := security.HomeNetworkKey{ID: uint8(c.ID), Scheme: scheme, Private: priv}
+		if _, err := k.PublicKey(); err != nil {
+			return nil, fmt.Errorf("SUCI key %d (%s): %w", c.ID, c.Scheme, err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+func schemeName(s uint8) string {
+	switch s {
+	case security.SchemeNull:
+		return "null"
+	case security.SchemeProfileA:
+		return "profile_a"
+	case security.SchemeProfileB:
+		return "profile_b"
+	}
+	return "scheme " + strconv.Itoa(int(s))
+}
+
+// suciPattern is the SUCI of TS 29.503 6.1.6.2.2 / TS 23.003 28.7.3 for an
+// IMSI-based SUPI: suci-0-<MCC>-<MNC>-<routing indicator>-<protection
+// scheme id>-<home network public key id>-<scheme output>.
+var suciPattern = regexp.MustCompile(`^suci-0-([0-9]{3})-([0-9]{2,3})-([0-9]{1,4})-([0-9]{1,2})-([0-9]{1,3})-([0-9a-fA-F]+)$`)
+
+var imsiPattern = regexp.MustCompile(`^imsi-[0-9]{5,15}$`)
+
+// msinPattern: an MSIN is 9 or 10 digits (TS 23.003 2.2); shorter ones are
+// allowed for test networks.
+var msinPattern = regexp.MustCompile(`^[0-9]{5,10}$`)
+
+// resolveSUPI returns the SUPI a supiOrSuci path element stands for. A
+// SUCI that cannot be deconcealed is a *sbi.Reject: 501 for a protection
+// scheme the UDM does not run (TS 29.503 6.3.3.2.3.1), 403
+// AUTHENTICATION_REJECTED when no configured key has the SUCI's scheme and
+// key id or its MAC tag does not verify (concealed for another home
+// network key), 400 when it is not a SUPI or SUCI at all.
+func resolveSUPI(id string, keys security.HomeNetworkKeys) (string, error) {
+	if imsiPattern.MatchString(id) {
+		return id, nil
+	}
+	if !strings.HasPrefix(id, "suci-") {
+		return "", sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_INCORRECT", "%q is neither an IMSI SUPI nor a SUCI", id)
+	}
+	m := suciPattern.FindStringSubmatch(id)
+	if m == nil {
+		return "", sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_INCORRECT",
+			"SUCI %q is not suci-0-<mcc>-<mnc>-<routing indicator>-<scheme>-<key id>-<output> (only IMSI-based SUCIs are supported)", id)
+	}
+	mcc, mnc, schemeS, keyS, output := m[1], m[2], m[4], m[5], m[6]
+	scheme, _ := strconv.Atoi(schemeS)
+	keyID, _ := strconv.Atoi(keyS)
+	msin, err := deconceal(scheme, keyID, output, keys)
+	if err != nil {
+		return "", err
+	}
+	return "imsi-" + mcc + mnc + msin, nil
+}
+
+// deconceal returns the MSIN of a scheme output (TS 33.501 C.3.3).
+func deconceal(scheme, keyID int, output string, keys security.HomeNetworkKeys) (string, error) {
+	switch {
+	case scheme == security.SchemeNull:
+		// The null scheme output is the MSIN itself, as digits (TS 23.003 28.7.3).
+		if !msinPattern.MatchString(output) {
+			return "", sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_INCORRECT", "null-scheme output %q is not an MSIN", output)
+		}
+		return output, nil
+	case scheme != security.SchemeProfileA && scheme != security.SchemeProfileB:
+		return "", sbi.Rejectf(http.StatusNotImplemented, "UNSUPPORTED_PROTECTION_SCHEME", "protection scheme %d", scheme)
+	case keyID > 255:
+		return "", sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_INCORRECT", "home network public key id %d", keyID)
+	}
+	raw, err := hex.DecodeString(output)
+	if err != nil {
+		return "", sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_INCORRECT", "scheme output is not hex: %v", err)
+	}
+	msin, err := security.DeconcealSUCI(uint8(scheme), uint8(keyID), raw, keys)
+	switch {
+	case errors.Is(err, security.ErrUnknownHNKey):
+		return "", sbi.Rejectf(http.StatusForbidden, "AUTHENTICATION_REJECTED",
+			"no home network key with id %d for %s is configured (udm.suci_keys)", keyID, schemeName(uint8(scheme)))
+	case errors.Is(err, security.ErrSUCIMAC):
+		return "", sbi.Rejectf(http.StatusForbidden, "AUTHENTICATION_REJECTED",
+			"SUCI MAC tag does not verify with home network key %d (%s)", keyID, schemeName(uint8(scheme)))
+	case err != nil:
+		return "", sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_INCORRECT", "SUCI scheme output: %v", err)
+	}
+	return msin, nil
+}
