@@ -1,0 +1,91 @@
+package udr
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/nf/udr/prov"
+	"github.com/l25gc/l25gc/nf/udr/store"
+	"github.com/l25gc/l25gc/nf/udr/store/embedded"
+	"github.com/l25gc/l25gc/nf/udr/store/mongodb"
+)
+
+// OpenStore opens the backend cfg.UDR.Store names.
+func OpenStore(ctx context.Context, cfg *config.Config) (store.Store, error) {
+	sc := cfg.UDR.Store
+	switch sc.Backend {
+	case "", "embedded":
+		return embedded.Open(StorePath(cfg))
+	case "mongodb":
+		return mongodb.Open(ctx, sc.MongoDB.URI, sc.MongoDB.Database)
+	default:
+		return nil, fmt.Errorf("udr.store.backend %q: want embedded or mongodb", sc.Backend)
+	}
+}
+
+// StorePath is the embedded store's file: udr.store.path, relative to
+// data_dir unless absolute.
+func StorePath(cfg *config.Config) string {
+	p := cfg.UDR.Store.Path
+	if p == "" {
+		p = "udr.db"
+	}
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(cfg.DataDir, p)
+}
+
+// defaultsOf completes provisioning requests with the node's slices and
+// DNNs, and a UE AMBR of 1 Gbps up, 2 Gbps down (free5GC's sample values).
+func defaultsOf(cfg *config.Config) prov.Defaults {
+	d := prov.Defaults{DNNs: append([]string(nil), cfg.DNNs...), AMBR: prov.AMBR{Uplink: "1 Gbps", Downlink: "2 Gbps"}}
+	for _, s := range cfg.SNSSAIs {
+		d.SNSSAIs = append(d.SNSSAIs, prov.SNSSAI{SST: s.SST, SD: s.SD})
+	}
+	return d
+}
+
+// rangeOf is a configured subscriber range in the provisioning API's shape.
+func rangeOf(r config.SubscriberRange) prov.Range {
+	s := prov.Subscriber{IMSI: r.IMSI, K: r.K, OPc: r.OPc, OP: r.OP, SQN: r.SQN, AMF: r.AMF, DNNs: r.DNNs}
+	for _, n := range r.SNSSAIs {
+		s.SNSSAIs = append(s.SNSSAIs, prov.SNSSAI{SST: n.SST, SD: n.SD})
+	}
+	return prov.Range{Subscriber: s, Count: r.Count}
+}
+
+// provisionConfigured adds the config's subscriber ranges that are absent,
+// so a fresh core and the simulator work with no editing.
+func (n *NF) provisionConfigured(ctx context.Context) error {
+	for i, r := range n.env.Config.Subscribers {
+		res, err := n.addRange(ctx, rangeOf(r))
+		if err != nil {
+			return fmt.Errorf("udr: subscribers[%d]: %w", i, err)
+		}
+		n.log.Info("subscriber range provisioned", "first", r.IMSI, "count", r.Count, "added", res.Added, "existing", res.Existing)
+	}
+	return nil
+}
+
+// invalidRequest is a provisioning request that can never succeed.
+type invalidRequest struct{ error }
+
+// addRange stores the subscribers of r that are absent.
+func (n *NF) addRange(ctx context.Context, r prov.Range) (prov.BulkResult, error) {
+	r.Subscriber = r.Subscriber.WithDefaults(n.defaults)
+	if err := r.Subscriber.Validate(); err != nil {
+		return prov.BulkResult{}, invalidRequest{err}
+	}
+	recs, err := prov.ToRecords(r, n.plmn)
+	if err != nil {
+		return prov.BulkResult{}, invalidRequest{err}
+	}
+	added, err := n.store.AddAbsent(ctx, recs)
+	if err != nil {
+		return prov.BulkResult{}, err
+	}
+	return prov.BulkResult{Requested: len(recs), Added: added, Existing: len(recs) - added}, nil
+}
