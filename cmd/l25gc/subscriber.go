@@ -1,0 +1,274 @@
+package main
+
+// `l25gc subscriber add|list|show|delete`: provisioning through the UDR's
+// provisioning API (package prov), so it works against a running core, local
+// or remote, and whatever store the UDR uses.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/l25gc/l25gc/nf/udr/prov"
+)
+
+// subscriberTimeout bounds one provisioning call (a bulk range of 100,000
+// into MongoDB takes seconds, not minutes).
+const subscriberTimeout = 2 * time.Minute
+
+func newSubscriberCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "subscriber",
+		Short: "provision subscribers (add, list, show, delete) through the UDR",
+		Long: "Provision subscribers through the UDR's provisioning API (" + prov.BasePath + ").\n" +
+			"The UDR address comes from --udr, else from the node config (udr.sbi_port).",
+	}
+	cmd.PersistentFlags().String("udr", "", "UDR base URL (default http://<sbi.bind_ip>:<udr.sbi_port> of --config)")
+	cmd.AddCommand(newSubscriberAddCmd(), newSubscriberListCmd(), newSubscriberShowCmd(), newSubscriberDeleteCmd())
+	return cmd
+}
+
+// provClient reaches the UDR named by --udr or the config.
+func provClient(cmd *cobra.Command) (*prov.Client, error) {
+	base, _ := cmd.Flags().GetString("udr")
+	if base == "" {
+		cfg, err := loadConfig(cmd)
+		if err != nil {
+			return nil, err
+		}
+		host := cfg.SBI.BindIP
+		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+			host = "127.0.0.1"
+		}
+		base = "http://" + net.JoinHostPort(host, strconv.Itoa(cfg.UDR.SBIPort))
+	}
+	return prov.NewClient(base, nil), nil
+}
+
+func callContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(cmd.Context(), subscriberTimeout)
+}
+
+func newSubscriberAddCmd() *cobra.Command {
+	var (
+		s       prov.Subscriber
+		count   int
+		snssais []string
+		replace bool
+	)
+	cmd := &cobra.Command{
+		Use:   "add --imsi IMSI --k K (--opc OPC | --op OP) [--count N]",
+		Short: "add one subscriber, or a range of --count consecutive IMSIs sharing keys",
+		Example: "  l25gc subscriber add --imsi 208930000000001 --k 8baf473f2f8fd09487cccbd7097c6862 --opc 8e27b6af0e692e750f32667a3b14605d\n" +
+			"  l25gc subscriber add --imsi 208930000000001 --count 10000 --k ... --op ... --snssai 1/010203 --dnn internet",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, v := range snssais {
+				n, err := prov.ParseSNSSAI(v)
+				if err != nil {
+					return fmt.Errorf("--snssai: %w", err)
+				}
+				s.SNSSAIs = append(s.SNSSAIs, n)
+			}
+			if s.IMSI == "" || s.K == "" || (s.OPc == "" && s.OP == "") {
+				return errors.New("--imsi, --k and one of --opc or --op are needed")
+			}
+			c, err := provClient(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := callContext(cmd)
+			defer cancel()
+			return addSubscribers(ctx, cmd.OutOrStdout(), c, s, count, replace)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&s.IMSI, "imsi", "", "IMSI, 15 digits (the first one of a range)")
+	f.IntVar(&count, "count", 1, "number of consecutive IMSIs to add")
+	f.StringVar(&s.K, "k", "", "permanent key K, 32 hex digits")
+	f.StringVar(&s.OPc, "opc", "", "OPc, 32 hex digits")
+	f.StringVar(&s.OP, "op", "", "OP, 32 hex digits (the UDR stores the OPc derived from it)")
+	f.StringVar(&s.SQN, "sqn", "", "initial SQN, 12 hex digits (default "+prov.DefaultSQN+")")
+	f.StringVar(&s.AMF, "amf", "", "authentication management field, 4 hex digits (default "+prov.DefaultAMF+")")
+	f.StringArrayVar(&snssais, "snssai", nil, "subscribed S-NSSAI as SST[/SD], e.g. 1/010203; repeatable (default: the node's slices)")
+	f.StringArrayVar(&s.DNNs, "dnn", nil, "subscribed DNN; repeatable (default: the node's DNNs)")
+	f.BoolVar(&replace, "replace", false, "replace a subscriber that exists (single IMSI only)")
+	return cmd
+}
+
+func addSubscribers(ctx context.Context, out io.Writer, c *prov.Client, s prov.Subscriber, count int, replace bool) error {
+	if count > 1 {
+		if replace {
+			return errors.New("--replace works on one IMSI; delete the range first")
+		}
+		res, err := c.AddRange(ctx, prov.Range{Subscriber: s, Count: count})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "added %d subscribers from %s (%d existed and were left unchanged)\n", res.Added, s.IMSI, res.Existing)
+		return nil
+	}
+	add := c.Add
+	if replace {
+		add = c.Put
+	}
+	got, err := add(ctx, s)
+	if err != nil {
+		return err
+	}
+	return printSubscribers(out, got)
+}
+
+func newSubscriberListCmd() *cobra.Command {
+	var offset, limit int
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "list subscribers in IMSI order",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := provClient(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := callContext(cmd)
+			defer cancel()
+			if all {
+				limit = -1
+			}
+			return listSubscribers(ctx, cmd.OutOrStdout(), c, offset, limit)
+		},
+	}
+	cmd.Flags().IntVar(&offset, "offset", 0, "skip this many subscribers")
+	cmd.Flags().IntVar(&limit, "limit", 100, "show at most this many")
+	cmd.Flags().BoolVar(&all, "all", false, "show every subscriber")
+	return cmd
+}
+
+// listSubscribers prints limit subscribers from offset (all when limit < 0),
+// fetching pages of the API's maximum size.
+func listSubscribers(ctx context.Context, out io.Writer, c *prov.Client, offset, limit int) error {
+	const page = 1000
+	var subs []prov.Subscriber
+	total := 0
+	for limit < 0 || len(subs) < limit {
+		n := page
+		if limit >= 0 {
+			n = min(page, limit-len(subs))
+		}
+		p, err := c.List(ctx, offset+len(subs), n)
+		if err != nil {
+			return err
+		}
+		total = p.Total
+		subs = append(subs, p.Subscribers...)
+		if len(p.Subscribers) < n || len(p.Subscribers) == 0 {
+			break
+		}
+	}
+	if err := printSubscribers(out, subs...); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%d of %d subscribers (from %d)\n", len(subs), total, offset)
+	return nil
+}
+
+func newSubscriberShowCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show IMSI",
+		Short: "show one subscriber",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := provClient(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := callContext(cmd)
+			defer cancel()
+			s, err := c.Get(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			return printSubscriber(cmd.OutOrStdout(), s)
+		},
+	}
+}
+
+func newSubscriberDeleteCmd() *cobra.Command {
+	var count int
+	cmd := &cobra.Command{
+		Use:   "delete IMSI [--count N]",
+		Short: "delete one subscriber, or --count consecutive IMSIs",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			imsis, err := prov.Range{Subscriber: prov.Subscriber{IMSI: args[0]}, Count: count}.IMSIs()
+			if err != nil {
+				return err
+			}
+			c, err := provClient(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := callContext(cmd)
+			defer cancel()
+			for _, imsi := range imsis {
+				if err := c.Delete(ctx, imsi); err != nil {
+					return fmt.Errorf("%s: %w", imsi, err)
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "deleted %d subscribers from %s\n", len(imsis), args[0])
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&count, "count", 1, "number of consecutive IMSIs to delete")
+	return cmd
+}
+
+// printSubscribers prints one row per subscriber.
+func printSubscribers(out io.Writer, subs ...prov.Subscriber) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "IMSI\tK\tOPC/OP\tSQN\tAMF\tS-NSSAIS\tDNNS")
+	for _, s := range subs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.IMSI, s.K, opcOrOP(s), s.SQN, s.AMF, snssaiList(s.SNSSAIs), strings.Join(s.DNNs, ","))
+	}
+	return tw.Flush()
+}
+
+// printSubscriber prints one subscriber, a field per line.
+func printSubscriber(out io.Writer, s prov.Subscriber) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	rows := [][2]string{
+		{"IMSI", s.IMSI}, {"K", s.K}, {"OPC/OP", opcOrOP(s)}, {"SQN", s.SQN}, {"AMF", s.AMF},
+		{"S-NSSAIS", snssaiList(s.SNSSAIs)}, {"DNNS", strings.Join(s.DNNs, ",")},
+	}
+	if s.AMBR != nil {
+		rows = append(rows, [2]string{"UE-AMBR", "up " + s.AMBR.Uplink + ", down " + s.AMBR.Downlink})
+	}
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\n", r[0], r[1])
+	}
+	return tw.Flush()
+}
+
+func opcOrOP(s prov.Subscriber) string {
+	if s.OP != "" {
+		return "op:" + s.OP
+	}
+	return "opc:" + s.OPc
+}
+
+func snssaiList(l []prov.SNSSAI) string {
+	parts := make([]string, len(l))
+	for i, n := range l {
+		parts[i] = n.String()
+	}
+	return strings.Join(parts, ",")
+}
