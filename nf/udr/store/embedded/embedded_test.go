@@ -163,3 +163,45 @@ func TestTenThousandSubscribers(t *testing.T) {
 		t.Fatalf("List(9999) = %d, total %d, %v", len(page), total, err)
 	}
 }
+
+// The hot paths: one SQN update per authentication, one read per UDM query.
+// go test -bench . ./nf/udr/store/embedded/
+func BenchmarkIncrementSQN(b *testing.B) {
+	s, err := Open(filepath.Join(b.TempDir(), "udr.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close(ctx)
+	sub := storetest.Subscriber("208930000000001", "000000000000")
+	if err := s.PutSubscriber(ctx, sub); err != nil {
+		b.Fatal(err)
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.IncrementSQN(ctx, sub.UeID, 1); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+func BenchmarkAuthSubscription(b *testing.B) {
+	s, err := Open(filepath.Join(b.TempDir(), "udr.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close(ctx)
+	sub := storetest.Subscriber("208930000000001", "000000000000")
+	if err := s.PutSubscriber(ctx, sub); err != nil {
+		b.Fatal(err)
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.AuthSubscription(ctx, sub.UeID); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
