@@ -221,6 +221,9 @@ func (s *Store) List(ctx context.Context, offset, limit int) ([]*store.Subscribe
 // load assembles the subscribers of ids (in that order, skipping unknown
 // ones) with one query per collection.
 func (s *Store) load(ctx context.Context, ids []string) ([]*store.Subscriber, error) {
+	if len(ids) == 0 {
+		return []*store.Subscriber{}, nil
+	}
 	byColl := map[string]map[string][]map[string]any{}
 	for _, coll := range provisionedColls {
 		docs, err := s.findMany(ctx, coll, bson.M{"ueId": bson.M{"$in": ids}})
