@@ -117,11 +117,16 @@ static int pid_alive(int pid)
 	return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
 }
 
-/* close_dead_tables drops nf's bindings and resets its connections. */
-static void close_dead_tables(uint32_t nf)
+/* Control messages the manager owes peers of a dead NF. */
+static struct onvm_ctl pending[ONVM_MAX_CONN];
+
+/* close_dead_tables drops nf's bindings and resets its connections (table
+ * lock held); it returns how many RSTs to send once the lock is released. */
+static unsigned close_dead_tables(uint32_t nf)
 {
 	struct onvm_shm *shm = mgr.shm;
 	uint32_t gen = shm->nf[nf].gen;
+	unsigned n = 0;
 	for (unsigned i = 0; i < ONVM_MAX_SVC; i++) {
 		if (shm->svc[i].kind != ONVM_SVC_FREE && shm->svc[i].nf == nf) {
 			shm->svc[i].kind = ONVM_SVC_FREE;
@@ -133,9 +138,11 @@ static void close_dead_tables(uint32_t nf)
 		if (cn->state != ONVM_CONN_OPEN)
 			continue;
 		for (uint32_t s = 0; s < 2; s++)
-			if (cn->nf[s] == nf && cn->nfgen[s] == gen)
-				onvm_conn_close_side(&mgr, c, s, 1);
+			if (cn->nf[s] == nf && cn->nfgen[s] == gen &&
+			    onvm_conn_close_side(&mgr, c, s, 1, &pending[n]) && pending[n].dst != nf)
+				n++;
 	}
+	return n;
 }
 
 static unsigned drain_ring(uint32_t nf)
@@ -176,8 +183,10 @@ static void reap(uint32_t nf)
 					    __ATOMIC_RELAXED);
 	onvm_lock(shm, ONVM_LOCK_MANAGER);
 	shm->nf[nf].state = ONVM_NF_DEAD;
-	close_dead_tables(nf);
+	unsigned resets = close_dead_tables(nf);
 	onvm_unlock(shm);
+	for (unsigned i = 0; i < resets; i++)
+		onvm_send_ctl_msg(&mgr, &pending[i]);
 
 	struct reclaim_arg a = {.nf = nf};
 	a.freed = drain_ring(nf);

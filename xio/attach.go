@@ -29,7 +29,8 @@ import (
 type Config struct {
 	FilePrefix string        // EAL --file-prefix; default $L25GC_XIO_PREFIX or "l25gc"
 	HugeDir    string        // default "/dev/hugepages"
-	Spin       time.Duration // poller spin before sleeping; default 50µs
+	Spin       time.Duration // poller spin after the last message before sleeping; default 200µs
+	ReadSpin   time.Duration // reader spin before parking; default 50µs
 }
 
 func (c Config) withDefaults() Config {
@@ -43,7 +44,10 @@ func (c Config) withDefaults() Config {
 		c.HugeDir = "/dev/hugepages"
 	}
 	if c.Spin == 0 {
-		c.Spin = 50 * time.Microsecond
+		c.Spin = 200 * time.Microsecond
+	}
+	if c.ReadSpin == 0 {
+		c.ReadSpin = 50 * time.Microsecond
 	}
 	return c
 }

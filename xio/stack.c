@@ -334,10 +334,14 @@ void xio_close(uint32_t c, uint32_t gen, uint32_t side, int reset)
 {
 	if (side > 1)
 		return;
+	struct onvm_ctl ctl;
+	int notify = 0;
 	onvm_lock(nf.shm, lock_owner());
 	if (conn_of(c, gen) != NULL)
-		onvm_conn_close_side(&nf, c, side, reset);
+		notify = onvm_conn_close_side(&nf, c, side, reset, &ctl);
 	onvm_unlock(nf.shm);
+	if (notify)
+		onvm_send_ctl_msg(&nf, &ctl);
 }
 
 /* xio_sendto sends one datagram to packet service svc: the source address,
@@ -370,13 +374,6 @@ long xio_sendto(uint32_t svc, uint32_t gen, const char *src, const void *p, size
 	return n;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
-
 static unsigned take(struct onvm_msg **out, unsigned max)
 {
 	unsigned n = rte_ring_dequeue_burst(nf.rx[nf.self], (void **)out, max, NULL);
@@ -407,21 +404,23 @@ static unsigned sleep_on_bell(struct onvm_msg **out, unsigned max, int sleep_ms)
 	return n;
 }
 
-/* xio_poll returns up to max messages from this NF's rx ring. It spins for
- * spin_ns (yielding the core to other runnable threads each turn: on two
- * shared cores a pure busy loop starves the threads it waits for), then
- * sleeps on the doorbell for at most sleep_ms. */
-int xio_poll(struct onvm_msg **out, unsigned max, uint64_t spin_ns, int sleep_ms)
+/* xio_poll_nb returns what is in the rx ring without blocking. With
+ * nothing there and yield set it gives up the core once (sched_yield): a
+ * poller that never yields can starve, on two shared cores, the very thread
+ * it waits for; one that always yields loses a whole time slice to any
+ * busy process on every empty poll. The Go poller yields now and then. */
+int xio_poll_nb(struct onvm_msg **out, unsigned max, int yield)
 {
-	uint64_t start = now_ns();
-	for (;;) {
-		unsigned n = take(out, max);
-		if (n > 0)
-			return n;
-		if (now_ns() - start >= spin_ns)
-			break;
+	unsigned n = take(out, max);
+	if (n == 0 && yield)
 		sched_yield();
-	}
+	return n;
+}
+
+/* xio_sleep waits on the doorbell for at most sleep_ms and returns what
+ * arrived. The Go poller calls it once its spin budget is spent. */
+int xio_sleep(struct onvm_msg **out, unsigned max, int sleep_ms)
+{
 	return sleep_on_bell(out, max, sleep_ms);
 }
 

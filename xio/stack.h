@@ -26,7 +26,8 @@ void xio_close(uint32_t conn, uint32_t gen, uint32_t side, int reset);
 
 long xio_sendto(uint32_t svc, uint32_t gen, const char *src, const void *p, size_t n);
 
-int xio_poll(struct onvm_msg **out, unsigned max, uint64_t spin_ns, int sleep_ms);
+int xio_poll_nb(struct onvm_msg **out, unsigned max, int yield);
+int xio_sleep(struct onvm_msg **out, unsigned max, int sleep_ms);
 void xio_free_batch(struct onvm_msg **bufs, unsigned n);
 void xio_wake(void);
 int xio_hold_buffers(int n);

@@ -97,47 +97,66 @@ static inline int onvm_deliver(struct onvm_view *v, uint32_t dst, struct onvm_ms
 }
 
 /* onvm_send_ctl sends a payload-less control message (FIN, RST, ...). It
- * retries while the pool is empty: control messages must not be lost, and
- * the pool drains as soon as pollers run. */
+ * retries for a while when the pool is empty or the ring full: control
+ * messages should not be lost, and the pool drains as soon as pollers run.
+ * Never call it with the table lock held: a full pool would then wait on
+ * the manager, which needs the lock to reclaim. */
 static inline int onvm_send_ctl(struct onvm_view *v, uint32_t dst, uint16_t type,
 				uint32_t conn, uint32_t gen, uint32_t side)
 {
-	for (int tries = 0; tries < 100000; tries++) {
+	for (int tries = 0; tries < 20000; tries++) {
 		struct onvm_msg *m = onvm_msg_alloc(v);
-		if (m == NULL) {
-			sched_yield();
-			continue;
+		if (m != NULL) {
+			m->type = type;
+			m->conn = conn;
+			m->gen = gen;
+			m->side = side;
+			if (onvm_deliver(v, dst, m) == 0)
+				return 0;
+			onvm_msg_free(v, m);
 		}
-		m->type = type;
-		m->conn = conn;
-		m->gen = gen;
-		m->side = side;
-		if (onvm_deliver(v, dst, m) == 0)
-			return 0;
-		onvm_msg_free(v, m);
-		sched_yield();
+		if (tries < 100)
+			sched_yield();
+		else
+			usleep(50);
 	}
 	return -ENOBUFS;
 }
 
-/* onvm_conn_close_side closes side s of conn c (table lock held). The other
- * side, if still open, gets FIN (orderly) or RST (reset != 0: s died). The
- * slot is freed when both sides have closed. */
-static inline void onvm_conn_close_side(struct onvm_view *v, uint32_t c, uint32_t s, int reset)
+/* A control message decided under the table lock, sent after it. */
+struct onvm_ctl {
+	uint32_t dst, conn, gen, side;
+	uint16_t type;
+};
+
+/* onvm_conn_close_side closes side s of conn c (table lock held). If the
+ * other side is still open it fills *ctl with the FIN (orderly) or RST
+ * (reset != 0: s died) to send once the lock is released, and returns 1.
+ * The slot is freed when both sides have closed. */
+static inline int onvm_conn_close_side(struct onvm_view *v, uint32_t c, uint32_t s, int reset,
+				       struct onvm_ctl *ctl)
 {
 	struct onvm_conn *cn = &v->shm->conn[c];
 	if (cn->state != ONVM_CONN_OPEN || cn->closed[s])
-		return;
+		return 0;
 	cn->closed[s] = 1;
 	if (reset)
 		__atomic_store_n(&cn->reset, 1, __ATOMIC_RELEASE);
 	uint32_t o = 1 - s;
-	if (!cn->closed[o])
-		onvm_send_ctl(v, cn->nf[o], reset ? ONVM_MSG_RST : ONVM_MSG_FIN, c, cn->gen, o);
+	int notify = !cn->closed[o];
+	if (notify)
+		*ctl = (struct onvm_ctl){.dst = cn->nf[o], .conn = c, .gen = cn->gen, .side = o,
+					 .type = reset ? ONVM_MSG_RST : ONVM_MSG_FIN};
 	if (--cn->refs == 0) {
 		cn->state = ONVM_CONN_FREE;
 		cn->gen++;
 	}
+	return notify;
+}
+
+static inline void onvm_send_ctl_msg(struct onvm_view *v, const struct onvm_ctl *ctl)
+{
+	onvm_send_ctl(v, ctl->dst, ctl->type, ctl->conn, ctl->gen, ctl->side);
 }
 
 /* onvm_eal_init runs rte_eal_init without leaving the calling thread pinned:

@@ -9,6 +9,7 @@ package xioproc
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -48,20 +49,33 @@ func RunRole(roles map[string]func(ctx context.Context) error) (bool, int) {
 		io.Copy(io.Discard, os.Stdin)
 		cancel()
 	}()
+	done := make(chan error, 1)
+	go func() { done <- runOne(ctx, role, roles[role]) }()
 	var err error
-	switch fn := roles[role]; {
-	case role == RoleManager:
-		err = onvm.Run(ctx, onvm.Config{FilePrefix: os.Getenv(EnvPrefix), Ready: Ready})
-	case fn != nil:
-		err = fn(ctx)
-	default:
-		err = fmt.Errorf("unknown role %q", role)
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		select { // the role gets a moment to clean up, not forever
+		case err = <-done:
+		case <-time.After(5 * time.Second):
+			err = errors.New("did not stop within 5s of its parent going away")
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "xioproc %s: %v\n", role, err)
 		return true, 1
 	}
 	return true, 0
+}
+
+func runOne(ctx context.Context, role string, fn func(context.Context) error) error {
+	switch {
+	case role == RoleManager:
+		return onvm.Run(ctx, onvm.Config{FilePrefix: os.Getenv(EnvPrefix), Ready: Ready})
+	case fn != nil:
+		return fn(ctx)
+	}
+	return fmt.Errorf("unknown role %q", role)
 }
 
 // Ready tells the parent this child serves.
@@ -84,6 +98,8 @@ func Start(role string, env ...string) (*Proc, error) {
 	cmd := exec.Command(exe)
 	cmd.Env = append(append(os.Environ(), EnvRole+"="+role), env...)
 	cmd.Stderr = os.Stderr
+	// Safety net besides stdin EOF: a child never outlives this process.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

@@ -1,0 +1,42 @@
+package xiobench
+
+import (
+	"os"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	if ok, code := RunChildRole(); ok {
+		os.Exit(code)
+	}
+	code := m.Run()
+	Close()
+	os.Exit(code)
+}
+
+// TestRunSmall checks the benchmark machinery end to end with few requests;
+// the numbers come from the command (l25gc bench sbi), not from tests.
+func TestRunSmall(t *testing.T) {
+	rs, err := Run(Options{Concurrency: []int{1, 4}, Requests: 50, Warmup: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 6 {
+		t.Fatalf("%d results, want 3 transports x 2 concurrencies", len(rs))
+	}
+	for _, r := range rs {
+		if r.Procedure != "sbi" || r.Succeeded != 50 || r.Failed != 0 || r.LatencyMS.P50 <= 0 {
+			t.Fatalf("result %+v", r)
+		}
+	}
+	t.Log("\n" + Table(rs))
+}
+
+// BenchmarkReport prints the full table: go test -run X -bench Report ./xio/xiobench
+func BenchmarkReport(b *testing.B) {
+	rs, err := Run(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Log("\n" + Table(rs))
+}
