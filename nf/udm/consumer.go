@@ -5,6 +5,7 @@ package udm
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 
@@ -66,11 +67,31 @@ func (u *udrClient) authSubscription(ctx context.Context, supi string) (*authSub
 	return &out, err
 }
 
-// storeSQN writes the new SQN_HE back (TS 29.505 5.4.2.3, PATCH with a
-// JSON Patch replacing /sequenceNumber, as free5GC's UDM sends it).
-func (u *udrClient) storeSQN(ctx context.Context, supi string, seq models.SequenceNumber) error {
-	patch := []models.PatchItem{{Op: models.PatchOperation_REPLACE, Path: "/sequenceNumber", Value: seq}}
-	return u.do(ctx, http.MethodPatch, url.PathEscape(supi)+"/authentication-data/authentication-subscription", patch, nil)
+// storeSQN writes the new SQN_HE back (TS 29.505 5.4.2.3): a JSON Patch
+// (RFC 6902) replacing /sequenceNumber, as free5GC's UDM sends it, preceded
+// by a "test" of the SQN read, so the write is a compare-and-set: if
+// another UDM instance moved the SQN meanwhile the UDR answers 409 and no
+// SQN is issued twice (errSQNMoved).
+func (u *udrClient) storeSQN(ctx context.Context, supi, read string, seq models.SequenceNumber) error {
+	patch := []models.PatchItem{
+		{Op: models.PatchOperation_TEST, Path: "/sequenceNumber/sqn", Value: read},
+		{Op: models.PatchOperation_REPLACE, Path: "/sequenceNumber", Value: seq},
+	}
+	err := u.do(ctx, http.MethodPatch, url.PathEscape(supi)+"/authentication-data/authentication-subscription", patch, nil)
+	if sbi.StatusOf(err) == http.StatusConflict {
+		return errSQNMoved
+	}
+	return err
+}
+
+// errSQNMoved: the SQN changed between read and write (another UDM).
+var errSQNMoved = errors.New("the UDR's SQN moved since it was read")
+
+// amf3GPPAccess reads the stored serving AMF, e.g. after a UDM restart.
+func (u *udrClient) amf3GPPAccess(ctx context.Context, supi string) (*models.Amf3GppAccessRegistration, error) {
+	var out models.Amf3GppAccessRegistration
+	err := u.do(ctx, http.MethodGet, url.PathEscape(supi)+"/context-data/amf-3gpp-access", nil, &out)
+	return &out, err
 }
 
 func (u *udrClient) amData(ctx context.Context, supi, plmn string) (*models.AccessAndMobilitySubscriptionData, error) {

@@ -20,6 +20,8 @@ type fakeUDR struct {
 	sqns    map[string][]string        // supi → every SQN written, in order
 	am      map[string]models.AccessAndMobilitySubscriptionData
 	amfRegs map[string]models.Amf3GppAccessRegistration
+	// moveOnce is an SQN another UDM writes just before our next patch.
+	moveOnce string
 }
 
 func newFakeUDR() *fakeUDR {
@@ -90,31 +92,53 @@ func (f *fakeUDR) handler() http.Handler {
 	return mux
 }
 
-// patchSQN applies [{op: replace, path: /sequenceNumber, value: SequenceNumber}].
+// patchSQN applies [{op: test, path: /sequenceNumber/sqn, value: SQN},
+// {op: replace, path: /sequenceNumber, value: SequenceNumber}]: 409 when
+// the tested SQN is not the stored one. moveOnce, when set, plays another
+// UDM that moves the SQN just before the next patch.
 func (f *fakeUDR) patchSQN(w http.ResponseWriter, r *http.Request) {
 	var patch []struct {
 		Op, Path string
-		Value    models.SequenceNumber
+		Value    json.RawMessage
 	}
 	if !sbi.DecodeJSON(w, r, &patch) {
 		return
 	}
-	if len(patch) != 1 || patch[0].Op != "replace" || patch[0].Path != "/sequenceNumber" {
+	var tested string
+	var seq models.SequenceNumber
+	if len(patch) != 2 || patch[0].Op != "test" || patch[0].Path != "/sequenceNumber/sqn" || json.Unmarshal(patch[0].Value, &tested) != nil ||
+		patch[1].Op != "replace" || patch[1].Path != "/sequenceNumber" || json.Unmarshal(patch[1].Value, &seq) != nil {
 		sbi.WriteProblem(w, 400, "INVALID_MSG_FORMAT", "unexpected patch")
 		return
 	}
 	supi := r.PathValue("ueId")
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var doc map[string]any
+	var doc struct {
+		SequenceNumber models.SequenceNumber `json:"sequenceNumber"`
+	}
 	if err := json.Unmarshal(f.auth[supi], &doc); err != nil {
 		sbi.WriteProblem(w, 404, "USER_NOT_FOUND", "")
 		return
 	}
-	doc["sequenceNumber"] = patch[0].Value
-	f.auth[supi], _ = json.Marshal(doc)
-	f.sqns[supi] = append(f.sqns[supi], patch[0].Value.Sqn)
+	if f.moveOnce != "" {
+		f.setSQN(supi, models.SequenceNumber{Sqn: f.moveOnce})
+		doc.SequenceNumber.Sqn, f.moveOnce = f.moveOnce, ""
+	}
+	if doc.SequenceNumber.Sqn != tested {
+		sbi.WriteProblem(w, 409, "MODIFICATION_NOT_ALLOWED", "SQN moved")
+		return
+	}
+	f.setSQN(supi, seq)
+	f.sqns[supi] = append(f.sqns[supi], seq.Sqn)
 	w.WriteHeader(204)
+}
+
+func (f *fakeUDR) setSQN(supi string, seq models.SequenceNumber) {
+	var doc map[string]any
+	_ = json.Unmarshal(f.auth[supi], &doc)
+	doc["sequenceNumber"] = seq
+	f.auth[supi], _ = json.Marshal(doc)
 }
 
 // newUDM serves a UDM (default config) whose UDR is fake, through the NRF.

@@ -4,6 +4,7 @@ package udm
 // the AMF serving the UE over 3GPP access, stored in the UDR's context data.
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -77,9 +78,9 @@ func (n *NF) handleUpdateAMF(w http.ResponseWriter, r *http.Request) {
 		sbi.WriteProblem(w, http.StatusBadRequest, "MANDATORY_IE_MISSING", "guami is mandatory")
 		return
 	}
-	reg, ok := n.ues.getAMF(supi)
-	if !ok {
-		sbi.WriteProblem(w, http.StatusNotFound, "CONTEXT_NOT_FOUND", "no AMF is registered for "+supi)
+	reg, err := n.registeredAMF(r.Context(), supi)
+	if err != nil {
+		sbi.WriteError(w, "UDR", err)
 		return
 	}
 	if !sameGUAMI(reg.Guami, mod.Guami) {
@@ -93,6 +94,22 @@ func (n *NF) handleUpdateAMF(w http.ResponseWriter, r *http.Request) {
 	}
 	n.ues.putAMF(supi, reg)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// registeredAMF is the UE's serving AMF: remembered, or read back from the
+// UDR's context data (after a UDM restart); 404 CONTEXT_NOT_FOUND if none.
+func (n *NF) registeredAMF(ctx context.Context, supi string) (models.Amf3GppAccessRegistration, error) {
+	if reg, ok := n.ues.getAMF(supi); ok {
+		return reg, nil
+	}
+	reg, err := n.udr.amf3GPPAccess(ctx, supi)
+	if sbi.CauseOf(err) == "DATA_NOT_FOUND" {
+		return models.Amf3GppAccessRegistration{}, sbi.Rejectf(http.StatusNotFound, "CONTEXT_NOT_FOUND", "no AMF is registered for %s", supi)
+	}
+	if err != nil {
+		return models.Amf3GppAccessRegistration{}, err
+	}
+	return *reg, nil
 }
 
 func applyModification(reg *models.Amf3GppAccessRegistration, mod *models.Amf3GppAccessRegistrationModification) {
@@ -121,9 +138,9 @@ func (n *NF) handleGetAMF(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	reg, ok := n.ues.getAMF(supi)
-	if !ok {
-		sbi.WriteProblem(w, http.StatusNotFound, "CONTEXT_NOT_FOUND", "no AMF is registered for "+supi)
+	reg, err := n.registeredAMF(r.Context(), supi)
+	if err != nil {
+		sbi.WriteError(w, "UDR", err)
 		return
 	}
 	sbi.WriteJSON(w, http.StatusOK, reg)

@@ -352,3 +352,20 @@ func TestNewRejectsBadKeys(t *testing.T) {
 		t.Fatal("a one-byte P-256 private key was accepted")
 	}
 }
+
+func TestSQNMovedByAnotherUDMIsReadAgain(t *testing.T) {
+	udr := newFakeUDR()
+	const supi = "imsi-208930000000001"
+	udr.add(t, supi, subscriber("000000000020"))
+	_, base, c := newUDM(t, udr)
+	udr.mu.Lock()
+	udr.moveOnce = "000000000100"
+	udr.mu.Unlock()
+	res, err := generate(c, base, supi, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ueAccepts(t, res, testOPc, 0x20); got != 0x101 {
+		t.Fatalf("vector SQN %x after the SQN moved to 0x100, want 0x101", got)
+	}
+}

@@ -30,7 +30,8 @@ const sqnMask = 1<<48 - 1
 //  6. store SQN in the UDR before the vector leaves, so no SQN is issued twice.
 //
 // Steps 2-6 hold the SUPI's lock: concurrent requests for one UE are
-// serialised and never lose an increment.
+// serialised and never lose an increment; the write of step 6 is a
+// compare-and-set at the UDR, so other UDM instances cannot either.
 func (n *NF) generateAuthData(ctx context.Context, supiOrSuci string, req *models.AuthenticationInfoRequest) (*models.UdmUeauAuthenticationInfoResult, error) {
 	supi, err := resolveSUPI(supiOrSuci, n.keys)
 	if err != nil {
@@ -41,7 +42,21 @@ func (n *NF) generateAuthData(ctx context.Context, supiOrSuci string, req *model
 	}
 	unlock := n.ues.sqn.lock(supi)
 	defer unlock()
+	// The lock serialises this UDM; the UDR's compare-and-set catches
+	// another UDM instance, and then the vector is made again.
+	for attempt := 1; ; attempt++ {
+		res, err := n.issueVector(ctx, supi, req)
+		if !errors.Is(err, errSQNMoved) || attempt == maxSQNAttempts {
+			return res, err
+		}
+	}
+}
 
+// maxSQNAttempts bounds the retries when other UDMs keep moving the SQN.
+const maxSQNAttempts = 3
+
+// issueVector is steps 2-6 for one SQN read.
+func (n *NF) issueVector(ctx context.Context, supi string, req *models.AuthenticationInfoRequest) (*models.UdmUeauAuthenticationInfoResult, error) {
 	sub, err := n.udr.authSubscription(ctx, supi)
 	if err != nil {
 		return nil, err
@@ -62,7 +77,7 @@ func (n *NF) generateAuthData(ctx context.Context, supiOrSuci string, req *model
 	if err != nil {
 		return nil, sbi.Rejectf(http.StatusForbidden, "AUTHENTICATION_REJECTED", "%s: %v", supi, err)
 	}
-	if err := n.udr.storeSQN(ctx, supi, nextSequenceNumber(sub.SequenceNumber, sqn)); err != nil {
+	if err := n.udr.storeSQN(ctx, supi, sub.SequenceNumber.Sqn, nextSequenceNumber(sub.SequenceNumber, sqn)); err != nil {
 		return nil, err
 	}
 	n.ues.markAuthenticating(supi)
