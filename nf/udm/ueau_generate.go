@@ -44,12 +44,13 @@ func (n *NF) generateAuthData(ctx context.Context, supiOrSuci string, req *model
 	defer unlock()
 	// The lock serialises this UDM; the UDR's compare-and-set catches
 	// another UDM instance, and then the vector is made again.
-	for attempt := 1; ; attempt++ {
+	for range maxSQNAttempts {
 		res, err := n.issueVector(ctx, supi, req)
-		if !errors.Is(err, errSQNMoved) || attempt == maxSQNAttempts {
+		if !errors.Is(err, errSQNMoved) {
 			return res, err
 		}
 	}
+	return nil, sbi.Rejectf(http.StatusInternalServerError, "SYSTEM_FAILURE", "the SQN of %s kept moving at the UDR", supi)
 }
 
 // maxSQNAttempts bounds the retries when other UDMs keep moving the SQN.
