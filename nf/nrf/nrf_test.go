@@ -2,6 +2,7 @@ package nrf
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -225,5 +226,33 @@ func TestListInstances(t *testing.T) {
 	}
 	if _, err := c.Do(ctx, "GET", base+"/nnrf-nfm/v1/nf-instances?nf-type=AMF", nil, &l); err != nil || len(l.Links["items"]) != 0 {
 		t.Fatalf("list AMF: %v %+v", err, l)
+	}
+}
+
+func TestConcurrentRegistrationsAndDiscoveries(t *testing.T) {
+	base, c := newNRF(t)
+	ctx := context.Background()
+	const n = 20
+	done := make(chan error, 2*n)
+	for i := range n {
+		go func() {
+			p := sbi.Profile(sbi.InstanceID(models.NrfNfManagementNfType_SMF, fmt.Sprint("127.0.0.1:", 30000+i)),
+				models.NrfNfManagementNfType_SMF, "127.0.0.1", 30000+i, models.PlmnId{Mcc: "208", Mnc: "93"}, models.ServiceName_NSMF_PDUSESSION)
+			_, err := c.Do(ctx, "PUT", base+sbi.NFManagementPath+p.NfInstanceId, p, nil)
+			done <- err
+		}()
+		go func() {
+			_, err := discover(t, c, base, url.Values{"target-nf-type": {"SMF"}, "requester-nf-type": {"AMF"}})
+			done <- err
+		}()
+	}
+	for range 2 * n {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := discover(t, c, base, url.Values{"target-nf-type": {"SMF"}, "requester-nf-type": {"AMF"}})
+	if err != nil || len(res.NfInstances) != n {
+		t.Fatalf("after %d registrations: %v, %d instances", n, err, len(res.NfInstances))
 	}
 }
