@@ -122,10 +122,10 @@ func start(cfg Config) error {
 	if ran {
 		return ErrAlreadyRan
 	}
-	ran = true
 	if err := checkHugeDir(cfg.HugeDir); err != nil {
 		return err
 	}
+	ran = true
 	if err := ealInit(cfg); err != nil {
 		C.onvm_stop()
 		return err

@@ -5,8 +5,8 @@
  * Streams: a connection is a slot in the shared conn table; each direction has
  * a byte window (ONVM_CONN_WINDOW) so a sender whose peer does not read
  * blocks instead of filling the pool. Datagrams go to a bound packet service.
- * One Go poller per process drains this NF's rx ring (xio_poll): it spins a
- * bounded time while traffic flows, then sleeps on the doorbell futex.
+ * One Go poller per process drains this NF's rx ring (xio_poll_nb while
+ * traffic flows, then xio_sleep on the doorbell futex).
  */
 #include <errno.h>
 #include <fcntl.h>
