@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 	"unsafe"
@@ -29,8 +30,7 @@ import (
 type Config struct {
 	FilePrefix string        // EAL --file-prefix; default $L25GC_XIO_PREFIX or "l25gc"
 	HugeDir    string        // default "/dev/hugepages"
-	Spin       time.Duration // poller spin after the last message before sleeping; default 200µs
-	ReadSpin   time.Duration // reader spin before parking; default 50µs
+	Spin       time.Duration // poller spin after the last message before sleeping; default 50µs ($L25GC_XIO_SPIN_US)
 }
 
 func (c Config) withDefaults() Config {
@@ -44,12 +44,17 @@ func (c Config) withDefaults() Config {
 		c.HugeDir = "/dev/hugepages"
 	}
 	if c.Spin == 0 {
-		c.Spin = 200 * time.Microsecond
-	}
-	if c.ReadSpin == 0 {
-		c.ReadSpin = 50 * time.Microsecond
+		c.Spin = spinFromEnv()
 	}
 	return c
+}
+
+// spinFromEnv reads $L25GC_XIO_SPIN_US (a tuning knob), default 50µs ($L25GC_XIO_SPIN_US).
+func spinFromEnv() time.Duration {
+	if us, err := strconv.Atoi(os.Getenv("L25GC_XIO_SPIN_US")); err == nil && us > 0 {
+		return time.Duration(us) * time.Microsecond
+	}
+	return 50 * time.Microsecond
 }
 
 func (c Config) ealArgs() []string {

@@ -8,7 +8,6 @@ import "C"
 import (
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -19,9 +18,9 @@ const batchMax = 64
 // pollSleepMS bounds one doorbell sleep; shutdown and senders wake it sooner.
 const pollSleepMS = 500
 
-// yieldEvery+1 empty polls make one OS-level yield of the poller's thread
-// (measured: any less yielding loses whole time slices on a loaded host).
-const yieldEvery = 0
+// contendedYield is how long a sched_yield may take before the poller
+// concludes the core is contended and stops spinning.
+const contendedYield = 100 * time.Microsecond
 
 // msgHeader is the size of struct onvm_msg before its payload.
 const msgHeader = 64
@@ -38,8 +37,6 @@ type stack struct {
 	packets   map[uint32]*PacketConn
 
 	batch **C.struct_onvm_msg // C array: C keeps no Go pointer
-
-	spinners atomic.Int32
 }
 
 func newStack(cfg Config) *stack {
@@ -62,14 +59,15 @@ func newStack(cfg Config) *stack {
 func (s *stack) poll() {
 	batch := unsafe.Slice(s.batch, batchMax)
 	last := time.Now()
-	for spins := 0; ; spins++ {
-		yield := C.int(0)
-		if spins&yieldEvery == yieldEvery {
-			yield = 1
-		}
-		n := int(C.xio_poll_nb(s.batch, batchMax, yield))
+	for {
+		t0 := time.Now()
+		n := int(C.xio_poll_nb(s.batch, batchMax, 0))
 		if n == 0 {
-			if time.Since(last) < s.cfg.Spin {
+			// A yield that took long means other threads want this core:
+			// stop spinning and sleep, so a wake-up (which the kernel
+			// favours) rather than our turn in the queue brings us back.
+			now := time.Now()
+			if now.Sub(t0) < contendedYield && now.Sub(last) < s.cfg.Spin {
 				runtime.Gosched()
 				continue
 			}
@@ -159,30 +157,6 @@ func (s *stack) forget(c *Conn) {
 		delete(s.conns, k)
 	}
 	s.mu.Unlock()
-}
-
-// maxSpinners bounds the readers of one process that spin at a time.
-const maxSpinners = 2
-
-// spinFor lets a reader wait a little without parking: a parked goroutine
-// is woken by the poller through the Go scheduler, which also wakes an idle
-// P's thread (~30 µs here); a reader that spins with Gosched is simply
-// found ready, on the poller's P. It reports whether ready() became true
-// within the spin budget; at most maxSpinners readers spin at once.
-func (s *stack) spinFor(ready func() bool) bool {
-	if s.spinners.Add(1) > maxSpinners {
-		s.spinners.Add(-1)
-		return false
-	}
-	defer s.spinners.Add(-1)
-	start := time.Now()
-	for time.Since(start) < s.cfg.ReadSpin {
-		if ready() {
-			return true
-		}
-		runtime.Gosched()
-	}
-	return false
 }
 
 // wake makes the poller return from its doorbell sleep.
