@@ -30,7 +30,7 @@ func pongRole(ctx context.Context) error {
 	}()
 	xioproc.Ready()
 	<-ctx.Done()
-	return nil
+	return ln.Close() // unbind now: the next test's pong binds the same name
 }
 
 // TestPingPong echoes 1 KB over a raw xio conn to another process, pausing
