@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <linux/futex.h>
 #include <stdio.h>
 #include <string.h>
@@ -131,6 +132,17 @@ static int find_svc(const char *addr, uint32_t kind)
 	return -1;
 }
 
+/* holder_alive says whether the NF bound to s still runs. An NF restarted
+ * right after a crash must not get EADDRINUSE for its own address until the
+ * manager's next liveness scan. */
+static int holder_alive(const struct onvm_svc *s)
+{
+	const struct onvm_nf *h = &nf.shm->nf[s->nf];
+	if (h->state != ONVM_NF_ACTIVE)
+		return 0;
+	return !(kill(h->pid, 0) != 0 && errno == ESRCH);
+}
+
 int xio_bind(const char *addr, uint32_t kind, uint32_t *svc, uint32_t *gen)
 {
 	if (strlen(addr) >= ONVM_ADDR_LEN)
@@ -138,9 +150,14 @@ int xio_bind(const char *addr, uint32_t kind, uint32_t *svc, uint32_t *gen)
 	struct onvm_shm *shm = nf.shm;
 	onvm_lock(shm, lock_owner());
 	int r = -ENOSPC;
-	if (find_svc(addr, kind) >= 0) {
+	int held = find_svc(addr, kind);
+	if (held >= 0 && holder_alive(&shm->svc[held])) {
 		r = -EADDRINUSE;
 		goto out;
+	}
+	if (held >= 0) { /* its NF died and awaits the manager: take it over */
+		shm->svc[held].kind = ONVM_SVC_FREE;
+		shm->svc[held].gen++;
 	}
 	for (uint32_t i = 0; i < ONVM_MAX_SVC; i++) {
 		struct onvm_svc *s = &shm->svc[i];

@@ -402,3 +402,19 @@ func TestPeerKilledResetsConnsAndBuffersReturn(t *testing.T) {
 		t.Fatalf("dial to a dead peer's address: %v, want ECONNREFUSED", err)
 	}
 }
+
+// An NF restarted right after it was killed binds its address again at
+// once, before the manager's liveness scan has cleaned up after it.
+func TestRebindAfterKillIsImmediate(t *testing.T) {
+	addr := uniqueAddr(t)
+	peer, err := xioproc.Start("peer", "XIO_PEER_ADDR="+addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer.Kill()
+	ln, err := xio.Listen(addr)
+	if err != nil {
+		t.Fatalf("listen on a killed NF's address: %v", err)
+	}
+	ln.Close()
+}
