@@ -188,6 +188,7 @@ func StartManager() (*Manager, error) {
 	if err := EnsureHugepages(128); err != nil {
 		return nil, err
 	}
+	removeStale()
 	prefix := "xio" + strconv.Itoa(os.Getpid())
 	os.Setenv(EnvPrefix, prefix)
 	p, err := Start(RoleManager)
@@ -202,6 +203,26 @@ func (m *Manager) Close() error {
 	err := m.Stop()
 	removeLeftovers(m.Prefix)
 	return err
+}
+
+// removeStale removes hugepage files and runtime dirs that managers of
+// earlier runs left when they were killed (prefix "xio<pid>", pid gone):
+// otherwise their hugepages stay taken.
+func removeStale() {
+	dirs, _ := filepath.Glob("/var/run/dpdk/xio*")
+	files, _ := filepath.Glob("/dev/hugepages/xio*map_*")
+	seen := map[string]bool{}
+	for _, p := range append(dirs, files...) {
+		prefix := strings.SplitN(filepath.Base(p), "map_", 2)[0]
+		if seen[prefix] {
+			continue
+		}
+		seen[prefix] = true
+		pid, err := strconv.Atoi(strings.TrimPrefix(prefix, "xio"))
+		if err == nil && pid > 0 && syscall.Kill(pid, 0) == syscall.ESRCH {
+			removeLeftovers(prefix)
+		}
+	}
 }
 
 func removeLeftovers(prefix string) {
