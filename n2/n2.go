@@ -1,0 +1,110 @@
+// Package n2 carries NGAP between gNBs and the AMF over SCTP (TS 38.412):
+// one message per NGAP PDU, PPID 60, port 38412, non-UE-associated
+// signalling on stream 0 and UE-associated signalling on the others.
+//
+// Two transports sit behind one interface:
+//
+//   - kernel: the host's SCTP (github.com/ishidawataru/sctp), what real gNBs
+//     speak;
+//   - udp: SCTP in user space (github.com/pion/sctp) whose packets travel as
+//     UDP payloads, the encapsulation of RFC 6951, for hosts without kernel
+//     SCTP. The AMF listens on one UDP socket and runs one association per
+//     remote UDP address. Peers must use the same encapsulation (our
+//     simulator does); tshark dissects it with `-d udp.port==38412,sctp`.
+//
+// auto picks kernel SCTP when the host can open an SCTP socket, udp otherwise.
+package n2
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"syscall"
+)
+
+// NGAP over SCTP, TS 38.412 7.
+const (
+	DefaultPort = 38412
+	PPIDNGAP    = 60
+)
+
+// Conn is one SCTP association carrying NGAP.
+type Conn interface {
+	// ReadMsg returns one NGAP PDU and the stream it arrived on. One reader at a time.
+	ReadMsg() (pdu []byte, stream uint16, err error)
+	// WriteMsg sends one NGAP PDU on a stream with PPID 60. Safe for concurrent use.
+	WriteMsg(pdu []byte, stream uint16) error
+	Close() error
+	LocalAddr() net.Addr
+	RemoteAddr() net.Addr
+	// Streams is the number of outbound streams usable (at least 1).
+	Streams() uint16
+}
+
+// Listener accepts associations.
+type Listener interface {
+	Accept() (Conn, error)
+	Close() error
+	Addr() net.Addr
+}
+
+// Transport names.
+const (
+	Kernel = "kernel"
+	UDP    = "udp"
+	Auto   = "auto"
+)
+
+// Listen opens an N2 listener on addr with the named transport and returns
+// the transport actually used.
+func Listen(transport, addr string) (Listener, string, error) {
+	picked, err := pick(transport)
+	if err != nil {
+		return nil, "", err
+	}
+	var ln Listener
+	if picked == Kernel {
+		ln, err = listenKernel(addr)
+	} else {
+		ln, err = listenUDP(addr)
+	}
+	return ln, picked, err
+}
+
+// Dial connects to an AMF at addr with the named transport.
+func Dial(ctx context.Context, transport, addr string) (Conn, string, error) {
+	picked, err := pick(transport)
+	if err != nil {
+		return nil, "", err
+	}
+	var c Conn
+	if picked == Kernel {
+		c, err = dialKernel(ctx, addr)
+	} else {
+		c, err = dialUDP(ctx, addr)
+	}
+	return c, picked, err
+}
+
+func pick(transport string) (string, error) {
+	switch transport {
+	case Kernel, UDP:
+		return transport, nil
+	case Auto, "":
+		if KernelSCTPAvailable() {
+			return Kernel, nil
+		}
+		return UDP, nil
+	}
+	return "", fmt.Errorf("n2: unknown transport %q (want kernel, udp or auto)", transport)
+}
+
+// KernelSCTPAvailable reports whether this host can open an SCTP socket.
+func KernelSCTPAvailable() bool {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, syscall.IPPROTO_SCTP)
+	if err != nil {
+		return false
+	}
+	syscall.Close(fd)
+	return true
+}

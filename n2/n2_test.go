@@ -1,0 +1,176 @@
+package n2
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+func listenTest(t *testing.T) Listener {
+	t.Helper()
+	ln, picked, err := Listen(UDP, "127.0.0.1:0")
+	if err != nil || picked != UDP {
+		t.Fatalf("listen: %v (picked %q)", err, picked)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln
+}
+
+func dialTest(t *testing.T, ln Listener) (client, server Conn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	accepted := make(chan Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			accepted <- c
+		}
+	}()
+	client, _, err := Dial(ctx, UDP, ln.Addr().String())
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	// The server learns of the association once the client speaks.
+	if err := client.WriteMsg([]byte("hello"), 0); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case server = <-accepted:
+	case <-ctx.Done():
+		t.Fatal("no association accepted")
+	}
+	if pdu, stream, err := server.ReadMsg(); err != nil || string(pdu) != "hello" || stream != 0 {
+		t.Fatalf("first message: %q on %d, %v", pdu, stream, err)
+	}
+	t.Cleanup(func() { client.Close(); server.Close() })
+	return client, server
+}
+
+func TestMessagesKeepBoundariesAndStreams(t *testing.T) {
+	ln := listenTest(t)
+	client, server := dialTest(t, ln)
+	sizes := []int{1, 1024, 60 * 1024}
+	for i, size := range sizes {
+		pdu := bytes.Repeat([]byte{byte(i + 1)}, size)
+		stream := uint16(i)
+		if err := client.WriteMsg(pdu, stream); err != nil {
+			t.Fatal(err)
+		}
+		got, gotStream, err := server.ReadMsg()
+		if err != nil || !bytes.Equal(got, pdu) || gotStream != stream {
+			t.Fatalf("uplink %d B on stream %d: got %d B on %d, %v", size, stream, len(got), gotStream, err)
+		}
+		if err := server.WriteMsg(pdu, stream); err != nil {
+			t.Fatal(err)
+		}
+		got, gotStream, err = client.ReadMsg()
+		if err != nil || !bytes.Equal(got, pdu) || gotStream != stream {
+			t.Fatalf("downlink %d B on stream %d: got %d B on %d, %v", size, stream, len(got), gotStream, err)
+		}
+	}
+}
+
+func TestConcurrentWritersLoseNothingAndKeepOrderPerStream(t *testing.T) {
+	ln := listenTest(t)
+	client, server := dialTest(t, ln)
+	const writers, each = 8, 125
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				if err := client.WriteMsg([]byte(fmt.Sprintf("%d/%d", w, i)), uint16(1+w)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	next := make([]int, writers)
+	for n := 0; n < writers*each; n++ {
+		pdu, stream, err := server.ReadMsg()
+		if err != nil {
+			t.Fatalf("after %d messages: %v", n, err)
+		}
+		var w, i int
+		if _, err := fmt.Sscanf(string(pdu), "%d/%d", &w, &i); err != nil || stream != uint16(1+w) {
+			t.Fatalf("message %q on stream %d", pdu, stream)
+		}
+		if i != next[w] {
+			t.Fatalf("writer %d: got message %d, want %d (order per stream)", w, i, next[w])
+		}
+		next[w]++
+	}
+	wg.Wait()
+}
+
+func TestClosingOneAssociationLeavesOthersServing(t *testing.T) {
+	ln := listenTest(t)
+	c1, s1 := dialTest(t, ln)
+	c2, s2 := dialTest(t, ln)
+	c1.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := s1.ReadMsg()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, io.EOF) {
+			t.Fatalf("server side of a closed association: %v, want io.EOF", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("server side never saw the association end")
+	}
+	if err := c2.WriteMsg([]byte("still here"), 3); err != nil {
+		t.Fatal(err)
+	}
+	if pdu, _, err := s2.ReadMsg(); err != nil || string(pdu) != "still here" {
+		t.Fatalf("other association: %q %v", pdu, err)
+	}
+}
+
+func TestGarbageDatagramsDoNotHurt(t *testing.T) {
+	ln := listenTest(t)
+	client, server := dialTest(t, ln)
+	junk, err := net.Dial("udp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer junk.Close()
+	for i := 0; i < 10; i++ {
+		_, _ = junk.Write([]byte("not sctp at all"))
+	}
+	if err := client.WriteMsg([]byte("ngap"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if pdu, _, err := server.ReadMsg(); err != nil || string(pdu) != "ngap" {
+		t.Fatalf("after garbage: %q %v", pdu, err)
+	}
+}
+
+func TestAutoPicksWhatTheHostHas(t *testing.T) {
+	want := UDP
+	if KernelSCTPAvailable() {
+		want = Kernel
+	}
+	if got, err := pick(Auto); err != nil || got != want {
+		t.Fatalf("auto picked %q, %v; want %q", got, err, want)
+	}
+	if _, err := pick("sctp"); err == nil {
+		t.Fatal("unknown transport accepted")
+	}
+	if !KernelSCTPAvailable() {
+		if _, _, err := Listen(Kernel, "127.0.0.1:0"); err == nil {
+			t.Fatal("kernel listen succeeded on a host without SCTP")
+		}
+	}
+}

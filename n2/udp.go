@@ -1,0 +1,378 @@
+package n2
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/pion/logging"
+	"github.com/pion/sctp"
+)
+
+// Tunables of the user-space transport.
+const (
+	udpStreams       = 32               // streams used for UE-associated signalling
+	peerQueue        = 4096             // datagrams buffered per association before drops (SCTP retransmits)
+	handshakeTimeout = 10 * time.Second // a peer that sends no valid INIT is forgotten
+	maxDatagram      = 64 * 1024
+)
+
+// quietLogs keeps pion's own logging out of the NF logs.
+func quietLogs() logging.LoggerFactory {
+	f := logging.NewDefaultLoggerFactory()
+	f.DefaultLogLevel = logging.LogLevelDisabled
+	return f
+}
+
+func sctpConfig(nc net.Conn, name string) sctp.Config {
+	return sctp.Config{NetConn: nc, LoggerFactory: quietLogs(), Name: name, MaxReceiveBufferSize: 4 << 20}
+}
+
+// udpListener demultiplexes one UDP socket into one association per remote
+// UDP address (RFC 6951 5.2: the UDP port pair identifies the association).
+type udpListener struct {
+	pc       *net.UDPConn
+	accepted chan Conn
+	done     chan struct{}
+
+	mu    sync.Mutex
+	peers map[string]*peerConn
+	once  sync.Once
+}
+
+func listenUDP(addr string) (Listener, error) {
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("n2: %w", err)
+	}
+	pc, err := net.ListenUDP("udp", ua)
+	if err != nil {
+		return nil, fmt.Errorf("n2: listen %s: %w", addr, err)
+	}
+	_ = pc.SetReadBuffer(8 << 20)
+	_ = pc.SetWriteBuffer(8 << 20)
+	l := &udpListener{pc: pc, accepted: make(chan Conn, 64), done: make(chan struct{}), peers: map[string]*peerConn{}}
+	go l.readLoop()
+	return l, nil
+}
+
+func (l *udpListener) readLoop() {
+	buf := make([]byte, maxDatagram)
+	for {
+		n, from, err := l.pc.ReadFromUDP(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue // e.g. ICMP port unreachable surfaced on Linux: not fatal
+		}
+		l.peerFor(from).deliver(append([]byte(nil), buf[:n]...))
+	}
+}
+
+// peerFor finds or creates the association of a remote address; a new one
+// waits for the peer's INIT in the background.
+func (l *udpListener) peerFor(from *net.UDPAddr) *peerConn {
+	key := from.String()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if p, ok := l.peers[key]; ok {
+		return p
+	}
+	p := newPeerConn(l.pc, from, func() { l.forget(key) })
+	l.peers[key] = p
+	go l.handshake(p)
+	return p
+}
+
+func (l *udpListener) forget(key string) {
+	l.mu.Lock()
+	delete(l.peers, key)
+	l.mu.Unlock()
+}
+
+func (l *udpListener) handshake(p *peerConn) {
+	timer := time.AfterFunc(handshakeTimeout, func() { p.Close() })
+	assoc, err := sctp.Server(sctpConfig(p, "amf"))
+	if !timer.Stop() || err != nil {
+		p.Close() // garbage, or a peer that never completed the handshake
+		return
+	}
+	c := newAssocConn(assoc, p)
+	select {
+	case l.accepted <- c:
+	case <-l.done:
+		c.Close()
+	}
+}
+
+func (l *udpListener) Accept() (Conn, error) {
+	select {
+	case c := <-l.accepted:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *udpListener) Close() error {
+	l.once.Do(func() {
+		close(l.done)
+		l.mu.Lock()
+		peers := make([]*peerConn, 0, len(l.peers))
+		for _, p := range l.peers {
+			peers = append(peers, p)
+		}
+		l.mu.Unlock()
+		for _, p := range peers { // outside the lock: Close calls forget
+			p.Close()
+		}
+	})
+	return l.pc.Close()
+}
+
+func (l *udpListener) Addr() net.Addr { return l.pc.LocalAddr() }
+
+// peerConn is the net.Conn pion runs an association on: datagrams from one
+// remote address in, datagrams to it out over the shared socket.
+type peerConn struct {
+	pc      *net.UDPConn
+	remote  *net.UDPAddr
+	in      chan []byte
+	closed  chan struct{}
+	once    sync.Once
+	onClose func()
+}
+
+func newPeerConn(pc *net.UDPConn, remote *net.UDPAddr, onClose func()) *peerConn {
+	return &peerConn{pc: pc, remote: remote, in: make(chan []byte, peerQueue), closed: make(chan struct{}), onClose: onClose}
+}
+
+func (p *peerConn) deliver(pkt []byte) {
+	select {
+	case p.in <- pkt:
+	case <-p.closed:
+	default: // queue full: drop like a full socket buffer would; SCTP retransmits
+	}
+}
+
+func (p *peerConn) Read(b []byte) (int, error) {
+	select {
+	case pkt := <-p.in:
+		return copy(b, pkt), nil
+	case <-p.closed:
+		return 0, io.EOF
+	}
+}
+
+func (p *peerConn) Write(b []byte) (int, error) {
+	select {
+	case <-p.closed:
+		return 0, net.ErrClosed
+	default:
+	}
+	return p.pc.WriteToUDP(b, p.remote)
+}
+
+func (p *peerConn) Close() error {
+	p.once.Do(func() {
+		close(p.closed)
+		if p.onClose != nil {
+			p.onClose()
+		}
+	})
+	return nil
+}
+
+func (p *peerConn) LocalAddr() net.Addr              { return p.pc.LocalAddr() }
+func (p *peerConn) RemoteAddr() net.Addr             { return p.remote }
+func (p *peerConn) SetDeadline(time.Time) error      { return nil }
+func (p *peerConn) SetReadDeadline(time.Time) error  { return nil }
+func (p *peerConn) SetWriteDeadline(time.Time) error { return nil }
+
+// dialUDP runs the client side over a connected UDP socket.
+func dialUDP(ctx context.Context, addr string) (Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("n2: dial %s: %w", addr, err)
+	}
+	if uc, ok := nc.(*net.UDPConn); ok {
+		_ = uc.SetReadBuffer(8 << 20)
+		_ = uc.SetWriteBuffer(8 << 20)
+	}
+	type result struct {
+		a   *sctp.Association
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		a, err := sctp.Client(sctpConfig(&refusalTolerantConn{Conn: nc}, "gnb"))
+		done <- result{a, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("n2: SCTP association with %s: %w", addr, r.err)
+		}
+		return newAssocConn(r.a, nc), nil
+	case <-ctx.Done():
+		nc.Close()
+		return nil, fmt.Errorf("n2: SCTP association with %s: %w", addr, ctx.Err())
+	}
+}
+
+// refusalTolerantConn hides the ECONNREFUSED a connected UDP socket reports
+// after an ICMP port unreachable, so SCTP keeps retransmitting its INIT
+// until the AMF is up or the caller gives up.
+type refusalTolerantConn struct{ net.Conn }
+
+func (r *refusalTolerantConn) Read(b []byte) (int, error) {
+	for {
+		n, err := r.Conn.Read(b)
+		var se *os.SyscallError
+		if err != nil && errors.As(err, &se) {
+			continue
+		}
+		return n, err
+	}
+}
+
+// assocConn adapts a pion association to Conn: one reader goroutine per
+// stream funnels messages into one queue, in arrival order per stream.
+type assocConn struct {
+	a         *sctp.Association
+	nc        net.Conn
+	msgs      chan message
+	done      chan struct{}
+	once      sync.Once
+	closeOnce sync.Once
+
+	mu      sync.Mutex
+	streams map[uint16]*sctp.Stream
+	err     error
+}
+
+type message struct {
+	pdu    []byte
+	stream uint16
+}
+
+func newAssocConn(a *sctp.Association, nc net.Conn) *assocConn {
+	c := &assocConn{a: a, nc: nc, msgs: make(chan message, 1024), done: make(chan struct{}), streams: map[uint16]*sctp.Stream{}}
+	go c.acceptLoop()
+	return c
+}
+
+func (c *assocConn) acceptLoop() {
+	for {
+		s, err := c.a.AcceptStream()
+		if err != nil {
+			c.fail(io.EOF)
+			return
+		}
+		c.adopt(s)
+	}
+}
+
+// adopt starts reading a stream once, whether we opened it or the peer did.
+func (c *assocConn) adopt(s *sctp.Stream) *sctp.Stream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if have, ok := c.streams[s.StreamIdentifier()]; ok {
+		return have
+	}
+	c.streams[s.StreamIdentifier()] = s
+	go c.readStream(s)
+	return s
+}
+
+func (c *assocConn) readStream(s *sctp.Stream) {
+	buf := make([]byte, maxDatagram)
+	for {
+		n, _, err := s.ReadSCTP(buf)
+		if err != nil {
+			c.fail(io.EOF)
+			return
+		}
+		select {
+		case c.msgs <- message{pdu: append([]byte(nil), buf[:n]...), stream: s.StreamIdentifier()}:
+		case <-c.done:
+			return
+		}
+	}
+}
+
+// fail records why the association ended and wakes the reader.
+func (c *assocConn) fail(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	c.mu.Unlock()
+	c.once.Do(func() { close(c.done) })
+}
+
+func (c *assocConn) ReadMsg() ([]byte, uint16, error) {
+	select {
+	case m := <-c.msgs:
+		return m.pdu, m.stream, nil
+	case <-c.done:
+		select { // deliver what arrived before the end
+		case m := <-c.msgs:
+			return m.pdu, m.stream, nil
+		default:
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return nil, 0, c.err
+	}
+}
+
+func (c *assocConn) WriteMsg(pdu []byte, stream uint16) error {
+	select {
+	case <-c.done:
+		return net.ErrClosed
+	default:
+	}
+	s, err := c.a.OpenStream(stream, sctp.PayloadProtocolIdentifier(PPIDNGAP))
+	if err != nil {
+		return fmt.Errorf("n2: stream %d: %w", stream, err)
+	}
+	s = c.adopt(s)
+	_, err = s.WriteSCTP(pdu, sctp.PayloadProtocolIdentifier(PPIDNGAP))
+	return err
+}
+
+// shutdownTimeout bounds the graceful SHUTDOWN (RFC 4960 9.2) before the
+// association is aborted instead.
+const shutdownTimeout = time.Second
+
+// Close ends the association gracefully, so the peer sees it end at once
+// rather than after its heartbeats time out. It is safe to call twice.
+func (c *assocConn) Close() error {
+	first := false
+	c.closeOnce.Do(func() { first = true })
+	if !first {
+		return nil
+	}
+	c.fail(net.ErrClosed)
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	if err := c.a.Shutdown(ctx); err != nil {
+		c.a.Abort("closing")
+	}
+	cancel()
+	err := c.a.Close()
+	c.nc.Close()
+	return err
+}
+
+func (c *assocConn) LocalAddr() net.Addr  { return c.nc.LocalAddr() }
+func (c *assocConn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }
+func (c *assocConn) Streams() uint16      { return udpStreams }
