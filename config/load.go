@@ -116,3 +116,29 @@ func mappingValue(n *yaml.Node, key string) *yaml.Node {
 	}
 	return nil
 }
+
+// Save writes c as a node config file that Load reads back unchanged
+// (benchmarks and tests start cores from generated configs).
+func (c *Config) Save(path string) error {
+	data, err := yaml.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	return nil
+}
+
+// Clone returns a deep copy of c.
+func (c *Config) Clone() *Config {
+	data, err := yaml.Marshal(c)
+	if err != nil {
+		panic(fmt.Sprintf("config: marshal: %v", err)) // a Config always marshals
+	}
+	out := &Config{}
+	if err := yaml.Unmarshal(data, out); err != nil {
+		panic(fmt.Sprintf("config: unmarshal: %v", err))
+	}
+	return out
+}

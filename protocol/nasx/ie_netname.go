@@ -41,3 +41,32 @@ func gsm7(c byte) byte {
 	}
 	return '?'
 }
+
+// DecodeNetworkName reads a network name IE (TS 24.008 10.5.3.5a) coded in
+// GSM 7-bit default alphabet or UCS2.
+func DecodeNetworkName(b []byte) string {
+	if len(b) < 1 {
+		return ""
+	}
+	coding := (b[0] >> 4) & 0x7
+	spare := int(b[0] & 0x7)
+	text := b[1:]
+	if coding == 1 { // UCS2
+		r := make([]rune, 0, len(text)/2)
+		for i := 0; i+1 < len(text); i += 2 {
+			r = append(r, rune(text[i])<<8|rune(text[i+1]))
+		}
+		return string(r)
+	}
+	nchars := (len(text)*8 - spare) / 7
+	out := make([]byte, 0, nchars)
+	for i := 0; i < nchars; i++ {
+		bit := i * 7
+		v := uint16(text[bit/8]) >> (bit % 8)
+		if bit%8 > 1 && bit/8+1 < len(text) {
+			v |= uint16(text[bit/8+1]) << (8 - bit%8)
+		}
+		out = append(out, byte(v&0x7F))
+	}
+	return string(out)
+}

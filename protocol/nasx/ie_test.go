@@ -123,3 +123,11 @@ func TestSecurityCapability(t *testing.T) {
 		t.Fatal("selection")
 	}
 }
+
+func TestNetworkNameRoundTrip(t *testing.T) {
+	for _, name := range []string{"L25GC+ Core", "L25GC", "a", "12345678"} {
+		if got := DecodeNetworkName(NetworkName(name)); got != name {
+			t.Errorf("DecodeNetworkName(NetworkName(%q)) = %q", name, got)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/l25gc/l25gc/test/bench"
+)
+
+func init() { benchCmds = append(benchCmds, newBenchRegistrationCmd) }
+
+func newBenchRegistrationCmd() *cobra.Command {
+	var (
+		ues, sbiModes, jsonPath, amf, transport string
+		concurrency                             int
+	)
+	cmd := &cobra.Command{
+		Use:   "registration",
+		Short: "initial registration latency and rate for lists of UE counts",
+		Long: "Starts a fresh core per SBI mode (subscribers provisioned), registers each UE count\n" +
+			"with the simulator and stops the core; with --amf it uses a running core instead.",
+		Example: "  l25gc bench registration --ues 1,64,1000 --concurrency 64 --json out.json",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			counts, err := parseCounts(ues)
+			if err != nil {
+				return err
+			}
+			modes := strings.Split(sbiModes, ",")
+			if sbiModes == "" {
+				modes = []string{cfg.SBI.Transport}
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			out := cmd.OutOrStdout()
+			results, err := bench.Registration(ctx, bench.RegistrationOptions{Config: cfg, SBIModes: modes, UECounts: counts,
+				Concurrency: concurrency, AMF: amf, Transport: transport, Out: out})
+			if len(results) > 0 {
+				bench.PrintTable(out, results)
+				if jsonPath != "" {
+					if werr := bench.WriteJSON(jsonPath, results); werr != nil {
+						return werr
+					}
+					fmt.Fprintf(out, "results written to %s\n", jsonPath)
+				}
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&ues, "ues", "1,64,1000", "comma-separated UE counts")
+	f.IntVar(&concurrency, "concurrency", 64, "registrations in flight at once")
+	f.StringVar(&sbiModes, "sbi", "", "comma-separated SBI transports, one fresh core each (default from config)")
+	f.StringVar(&jsonPath, "json", "", "write the results as JSON to this file")
+	f.StringVar(&amf, "amf", "", "N2 address of a running core to use instead of fresh ones")
+	f.StringVar(&transport, "n2", "", "N2 transport: kernel, udp or auto (default from config)")
+	return cmd
+}
+
+func parseCounts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("--ues %q: want positive numbers separated by commas", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

@@ -1,0 +1,145 @@
+package nasx
+
+import (
+	"github.com/free5gc/nas"
+	"github.com/free5gc/nas/nasMessage"
+	"github.com/free5gc/nas/nasType"
+	"github.com/free5gc/openapi/models"
+)
+
+// Uplink 5GMM builders of the UE side (the simulator in test/ransim and the
+// AMF's tests). Each returns the plain message; the UE protects it with its
+// NAS security context when one is active.
+
+func ueHeader(epd *nasType.ExtendedProtocolDiscriminator, sht *nasType.SpareHalfOctetAndSecurityHeaderType,
+	typ interface{ SetMessageType(uint8) }, msgType uint8) {
+	epd.SetExtendedProtocolDiscriminator(nasMessage.Epd5GSMobilityManagementMessage)
+	sht.SetSecurityHeaderType(nas.SecurityHeaderTypePlainNas)
+	typ.SetMessageType(msgType)
+}
+
+// RegistrationRequest is what a UE puts in Registration Request
+// (TS 24.501 8.2.6).
+type RegistrationRequest struct {
+	Type         uint8 // 5GS registration type (9.11.3.7), e.g. nasMessage.RegistrationType5GSInitialRegistration
+	NgKSI        uint8 // 7: no key available
+	Identity     []byte
+	SecurityCaps []byte          // UE security capability value (9.11.3.54)
+	Requested    []models.Snssai // requested NSSAI; omitted when empty
+	// Cleartext leaves out the IEs that TS 24.501 4.4.6 keeps out of an
+	// initial message sent without a security context.
+	Cleartext bool
+}
+
+// BuildRegistrationRequest builds Registration Request (TS 24.501 8.2.6).
+func BuildRegistrationRequest(p RegistrationRequest) ([]byte, error) {
+	m := newGmm(nas.MsgTypeRegistrationRequest)
+	r := nasMessage.NewRegistrationRequest(0)
+	ueHeader(&r.ExtendedProtocolDiscriminator, &r.SpareHalfOctetAndSecurityHeaderType, &r.RegistrationRequestMessageIdentity, nas.MsgTypeRegistrationRequest)
+	r.NgksiAndRegistrationType5GS.SetRegistrationType5GS(p.Type)
+	r.NgksiAndRegistrationType5GS.SetNasKeySetIdentifiler(p.NgKSI)
+	r.NgksiAndRegistrationType5GS.SetFOR(1)
+	r.MobileIdentity5GS.SetLen(uint16(len(p.Identity)))
+	r.MobileIdentity5GS.Buffer = p.Identity
+	if len(p.SecurityCaps) > 0 {
+		r.UESecurityCapability = nasType.NewUESecurityCapability(nasMessage.RegistrationRequestUESecurityCapabilityType)
+		r.UESecurityCapability.SetLen(uint8(len(p.SecurityCaps)))
+		r.UESecurityCapability.Buffer = p.SecurityCaps
+	}
+	if len(p.Requested) > 0 && !p.Cleartext {
+		ns, err := EncodeNSSAI(p.Requested)
+		if err != nil {
+			return nil, err
+		}
+		r.RequestedNSSAI = nasType.NewRequestedNSSAI(nasMessage.RegistrationRequestRequestedNSSAIType)
+		r.RequestedNSSAI.SetLen(uint8(len(ns)))
+		r.RequestedNSSAI.Buffer = ns
+	}
+	m.RegistrationRequest = r
+	return encode(m)
+}
+
+// BuildIdentityResponse builds Identity Response (TS 24.501 8.2.22).
+func BuildIdentityResponse(identity []byte) ([]byte, error) {
+	m := newGmm(nas.MsgTypeIdentityResponse)
+	r := nasMessage.NewIdentityResponse(0)
+	ueHeader(&r.ExtendedProtocolDiscriminator, &r.SpareHalfOctetAndSecurityHeaderType, &r.IdentityResponseMessageIdentity, nas.MsgTypeIdentityResponse)
+	r.MobileIdentity.SetLen(uint16(len(identity)))
+	r.MobileIdentity.Buffer = identity
+	m.IdentityResponse = r
+	return encode(m)
+}
+
+// BuildAuthenticationResponse builds Authentication Response carrying RES*
+// (TS 24.501 8.2.2, 9.11.3.17).
+func BuildAuthenticationResponse(resStar []byte) ([]byte, error) {
+	m := newGmm(nas.MsgTypeAuthenticationResponse)
+	a := nasMessage.NewAuthenticationResponse(0)
+	ueHeader(&a.ExtendedProtocolDiscriminator, &a.SpareHalfOctetAndSecurityHeaderType, &a.AuthenticationResponseMessageIdentity, nas.MsgTypeAuthenticationResponse)
+	a.AuthenticationResponseParameter = nasType.NewAuthenticationResponseParameter(nasMessage.AuthenticationResponseAuthenticationResponseParameterType)
+	a.AuthenticationResponseParameter.SetLen(uint8(len(resStar)))
+	copy(a.AuthenticationResponseParameter.Octet[:], resStar)
+	m.AuthenticationResponse = a
+	return encode(m)
+}
+
+// BuildAuthenticationFailure builds Authentication Failure (TS 24.501
+// 8.2.4) with 5GMM cause 20 (MAC failure), 21 (synch failure, with AUTS)
+// or 26 (non-5G authentication unacceptable).
+func BuildAuthenticationFailure(cause uint8, auts []byte) ([]byte, error) {
+	m := newGmm(nas.MsgTypeAuthenticationFailure)
+	f := nasMessage.NewAuthenticationFailure(0)
+	ueHeader(&f.ExtendedProtocolDiscriminator, &f.SpareHalfOctetAndSecurityHeaderType, &f.AuthenticationFailureMessageIdentity, nas.MsgTypeAuthenticationFailure)
+	f.Cause5GMM.SetCauseValue(cause)
+	if auts != nil {
+		f.AuthenticationFailureParameter = nasType.NewAuthenticationFailureParameter(nasMessage.AuthenticationFailureAuthenticationFailureParameterType)
+		f.AuthenticationFailureParameter.SetLen(uint8(len(auts)))
+		copy(f.AuthenticationFailureParameter.Octet[:], auts)
+	}
+	m.AuthenticationFailure = f
+	return encode(m)
+}
+
+// BuildSecurityModeComplete builds Security Mode Complete (TS 24.501
+// 8.2.26), carrying the whole initial message when the network asked for
+// it or the initial message was cut to cleartext IEs (4.4.6).
+func BuildSecurityModeComplete(container []byte) ([]byte, error) {
+	m := newGmm(nas.MsgTypeSecurityModeComplete)
+	s := nasMessage.NewSecurityModeComplete(0)
+	ueHeader(&s.ExtendedProtocolDiscriminator, &s.SpareHalfOctetAndSecurityHeaderType, &s.SecurityModeCompleteMessageIdentity, nas.MsgTypeSecurityModeComplete)
+	if container != nil {
+		s.NASMessageContainer = nasType.NewNASMessageContainer(nasMessage.SecurityModeCompleteNASMessageContainerType)
+		s.NASMessageContainer.SetLen(uint16(len(container)))
+		s.NASMessageContainer.Buffer = container
+	}
+	m.SecurityModeComplete = s
+	return encode(m)
+}
+
+// BuildRegistrationComplete builds Registration Complete (TS 24.501 8.2.8).
+func BuildRegistrationComplete() ([]byte, error) {
+	m := newGmm(nas.MsgTypeRegistrationComplete)
+	c := nasMessage.NewRegistrationComplete(0)
+	ueHeader(&c.ExtendedProtocolDiscriminator, &c.SpareHalfOctetAndSecurityHeaderType, &c.RegistrationCompleteMessageIdentity, nas.MsgTypeRegistrationComplete)
+	m.RegistrationComplete = c
+	return encode(m)
+}
+
+// BuildDeregistrationRequest builds Deregistration Request, UE originating
+// (TS 24.501 8.2.11), for 3GPP access; switchOff says the UE is powering
+// down and expects no answer (5.5.2.2.1).
+func BuildDeregistrationRequest(switchOff bool, ngKSI uint8, identity []byte) ([]byte, error) {
+	m := newGmm(nas.MsgTypeDeregistrationRequestUEOriginatingDeregistration)
+	d := nasMessage.NewDeregistrationRequestUEOriginatingDeregistration(0)
+	ueHeader(&d.ExtendedProtocolDiscriminator, &d.SpareHalfOctetAndSecurityHeaderType, &d.DeregistrationRequestMessageIdentity,
+		nas.MsgTypeDeregistrationRequestUEOriginatingDeregistration)
+	d.NgksiAndDeregistrationType.SetAccessType(nasMessage.AccessType3GPP)
+	if switchOff {
+		d.NgksiAndDeregistrationType.SetSwitchOff(1)
+	}
+	d.NgksiAndDeregistrationType.SetNasKeySetIdentifiler(ngKSI)
+	d.MobileIdentity5GS.SetLen(uint16(len(identity)))
+	d.MobileIdentity5GS.Buffer = identity
+	m.DeregistrationRequestUEOriginatingDeregistration = d
+	return encode(m)
+}

@@ -1,0 +1,275 @@
+package bench
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/nf/udr/prov"
+	"github.com/l25gc/l25gc/node"
+	"github.com/l25gc/l25gc/sbi"
+	"github.com/l25gc/l25gc/security"
+	"github.com/l25gc/l25gc/test/ransim"
+)
+
+// RegistrationOptions configure `l25gc bench registration`.
+type RegistrationOptions struct {
+	Config      *config.Config // the node config: PLMN, keys, addresses
+	Binary      string         // l25gc executable for fresh cores; "" = this one
+	SBIModes    []string       // one fresh core per SBI transport
+	UECounts    []int
+	Concurrency int
+	// AMF is the N2 address of a running core to use instead of fresh
+	// ones; its UDR (Config's address) provisions the subscribers.
+	AMF       string
+	Transport string // N2 transport; "" = the config's
+	FirstIMSI string // "" = the config's first subscriber
+	Out       io.Writer
+}
+
+// Registration measures initial registration for each UE count, with
+// distinct subscribers per count so no run re-registers a UE of another.
+func Registration(ctx context.Context, o RegistrationOptions) ([]Result, error) {
+	if len(o.Config.Subscribers) == 0 {
+		return nil, errors.New("bench: the config has no subscriber range to take keys from")
+	}
+	if o.FirstIMSI == "" {
+		o.FirstIMSI = o.Config.Subscribers[0].IMSI
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	total := 0
+	for _, n := range o.UECounts {
+		total += n
+	}
+	if o.AMF != "" {
+		if err := provision(ctx, o, total); err != nil {
+			return nil, err
+		}
+		return registrationRuns(ctx, o, o.AMF, o.Config.SBI.Transport, nil)
+	}
+	var all []Result
+	for _, mode := range o.SBIModes {
+		results, err := onFreshCore(ctx, o, mode, total)
+		all = append(all, results...)
+		if err != nil {
+			return all, err
+		}
+	}
+	return all, nil
+}
+
+// onFreshCore starts a core with SBI mode and total subscribers in its own
+// directories, runs every UE count against it and stops it.
+func onFreshCore(ctx context.Context, o RegistrationOptions, mode string, total int) ([]Result, error) {
+	dir, err := os.MkdirTemp("", "l25gc-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	cfg := o.Config.Clone()
+	cfg.DataDir, cfg.LogDir = filepath.Join(dir, "data"), filepath.Join(dir, "log")
+	cfg.SBI.Transport = mode
+	cfg.LogLevel = "warn"
+	r := cfg.Subscribers[0]
+	r.IMSI, r.Count = o.FirstIMSI, total
+	cfg.Subscribers = []config.SubscriberRange{r}
+	path := filepath.Join(dir, "l25gc.yaml")
+	if err := cfg.Save(path); err != nil {
+		return nil, err
+	}
+	if err := portsFree(cfg); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Out, "starting a core with SBI %s and %d subscribers (logs in %s)\n", mode, total, cfg.LogDir)
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	core, err := node.Start(sctx, cfg, node.Options{Binary: o.Binary, ConfigPath: path})
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("bench: core with SBI %s: %w", mode, err)
+	}
+	defer core.Stop()
+	o.Config = cfg
+	return registrationRuns(ctx, o, cfg.AMF.NGAP.Addr, mode, core.PIDs())
+}
+
+func portsFree(cfg *config.Config) error {
+	for _, port := range []int{cfg.NRF.SBIPort, cfg.UDR.SBIPort, cfg.UDM.SBIPort, cfg.AUSF.SBIPort, cfg.PCF.SBIPort, cfg.AMF.SBIPort} {
+		ln, err := net.Listen("tcp", cfg.Addr(port))
+		if err != nil {
+			return fmt.Errorf("bench: port %d is busy: a core is running? Stop it (`l25gc down`) or point the benchmark at it with --amf", port)
+		}
+		ln.Close()
+	}
+	return nil
+}
+
+// registrationRuns connects one gNB and registers each UE count in turn.
+func registrationRuns(ctx context.Context, o RegistrationOptions, amf, mode string, pids map[string]int) ([]Result, error) {
+	cfg := o.Config
+	transport := o.Transport
+	if transport == "" {
+		transport = cfg.AMF.NGAP.Transport
+	}
+	g, err := ransim.Connect(ctx, GNBConfig(cfg, amf, transport))
+	if err != nil {
+		return nil, fmt.Errorf("bench: gNB: %w", err)
+	}
+	defer g.Close()
+	fleet, err := FleetFor(cfg, o.FirstIMSI, "null")
+	if err != nil {
+		return nil, err
+	}
+	fleet.Concurrency = o.Concurrency
+	var results []Result
+	offset := 0
+	for _, n := range o.UECounts {
+		f := fleet
+		f.UEs = n
+		if f.FirstIMSI, err = ransim.IMSI(o.FirstIMSI, offset); err != nil {
+			return results, err
+		}
+		offset += n
+		f.Progress = progressLine(o.Out, fmt.Sprintf("registration %s %d UEs", mode, n))
+		out, err := ransim.RegisterFleet(ctx, g, f)
+		if err != nil {
+			return results, err
+		}
+		r := FromOutcome("registration", mode, n, o.Concurrency, out)
+		r.PeakRSSMiB = peakRSS(pids)
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+// GNBConfig is a simulated gNB in the node's PLMN and tracking area.
+func GNBConfig(cfg *config.Config, amf, transport string) ransim.GNBConfig {
+	var slices []models.Snssai
+	for _, s := range cfg.SNSSAIs {
+		slices = append(slices, models.Snssai{Sst: int32(s.SST), Sd: s.SD})
+	}
+	var tac uint64
+	if len(cfg.TACs) > 0 {
+		tac, _ = strconv.ParseUint(cfg.TACs[0], 16, 32)
+	}
+	return ransim.GNBConfig{AMF: amf, Transport: transport, MCC: cfg.PLMN.MCC, MNC: cfg.PLMN.MNC, TAC: uint32(tac), ID: 1, SNSSAIs: slices}
+}
+
+// FleetFor takes the keys of the config's first subscriber range and the
+// SUCI protection scheme ("null", "profile_a", "profile_b") with the
+// home network key of the config.
+func FleetFor(cfg *config.Config, firstIMSI, scheme string) (ransim.Fleet, error) {
+	r := cfg.Subscribers[0]
+	k, err := hex.DecodeString(r.K)
+	if err != nil {
+		return ransim.Fleet{}, fmt.Errorf("subscribers[0].k: %w", err)
+	}
+	opc, err := subscriberOPc(r)
+	if err != nil {
+		return ransim.Fleet{}, err
+	}
+	c, err := Concealment(cfg, scheme)
+	if err != nil {
+		return ransim.Fleet{}, err
+	}
+	return ransim.Fleet{FirstIMSI: firstIMSI, K: k, OPc: opc, Conceal: c}, nil
+}
+
+func subscriberOPc(r config.SubscriberRange) ([]byte, error) {
+	if r.OPc != "" {
+		return hex.DecodeString(r.OPc)
+	}
+	k, _ := hex.DecodeString(r.K)
+	op, err := hex.DecodeString(r.OP)
+	if err != nil {
+		return nil, fmt.Errorf("subscribers[0].op: %w", err)
+	}
+	return security.DeriveOPc(k, op)
+}
+
+// Concealment finds the home network public key for a SUCI scheme in the
+// config (the UDM holds the private key; a USIM holds the public one).
+func Concealment(cfg *config.Config, scheme string) (ransim.Concealment, error) {
+	if scheme == "" || scheme == "null" {
+		return ransim.Concealment{Scheme: security.SchemeNull}, nil
+	}
+	for _, key := range cfg.UDM.SUCIKeys {
+		if key.Scheme != scheme {
+			continue
+		}
+		id := uint8(security.SchemeProfileA)
+		if scheme == "profile_b" {
+			id = security.SchemeProfileB
+		}
+		priv, err := hex.DecodeString(key.PrivateKey)
+		if err != nil {
+			return ransim.Concealment{}, fmt.Errorf("udm.suci_keys id %d: %w", key.ID, err)
+		}
+		pub, err := security.PublicKeyFromPrivate(id, priv)
+		if err != nil {
+			return ransim.Concealment{}, fmt.Errorf("udm.suci_keys id %d: %w", key.ID, err)
+		}
+		return ransim.Concealment{Scheme: id, KeyID: uint8(key.ID), HNPublic: pub}, nil
+	}
+	return ransim.Concealment{}, fmt.Errorf("no home network key with scheme %s in udm.suci_keys", scheme)
+}
+
+// provision adds the benchmark's subscribers to a running core's UDR.
+func provision(ctx context.Context, o RegistrationOptions, total int) error {
+	r := o.Config.Subscribers[0]
+	base := "http://" + o.Config.Addr(o.Config.UDR.SBIPort)
+	sub := prov.Subscriber{IMSI: o.FirstIMSI, K: r.K, OPc: r.OPc, OP: r.OP, SQN: r.SQN, AMF: r.AMF, DNNs: r.DNNs}
+	for _, s := range r.SNSSAIs {
+		sub.SNSSAIs = append(sub.SNSSAIs, prov.SNSSAI{SST: s.SST, SD: s.SD})
+	}
+	res, err := prov.NewClient(base, sbi.NewTCP().RoundTripper()).AddRange(ctx, prov.Range{Subscriber: sub, Count: total})
+	if err != nil {
+		return fmt.Errorf("bench: provisioning %d subscribers at %s: %w", total, base, err)
+	}
+	fmt.Fprintf(o.Out, "provisioned %d subscribers from %s (%d added, %d existed)\n", total, o.FirstIMSI, res.Added, res.Existing)
+	return nil
+}
+
+// peakRSS reads each NF's peak resident set (VmHWM) from /proc.
+func peakRSS(pids map[string]int) map[string]float64 {
+	if len(pids) == 0 {
+		return nil
+	}
+	out := map[string]float64{}
+	for name, pid := range pids {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+				out[name] = kb / 1024
+			}
+		}
+	}
+	return out
+}
+
+// progressLine reports a long run on one updating line.
+func progressLine(w io.Writer, label string) func(done, failed, total int) {
+	return func(done, failed, total int) {
+		end := "\r"
+		if done == total {
+			end = "\n"
+		}
+		fmt.Fprintf(w, "  %s: %d/%d done, %d failed%s", label, done, total, failed, end)
+	}
+}

@@ -1,0 +1,117 @@
+// Package bench runs the benchmarks behind `l25gc bench`: it starts a fresh
+// core (or uses a running one), drives it with the simulator and reports
+// results as a table and as the JSON result objects of DESIGN.md.
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/l25gc/l25gc/test/ransim"
+)
+
+// Result is one (procedure, mode, UE count) measurement. The JSON shape is
+// the one DESIGN.md fixes; tools read it.
+type Result struct {
+	Procedure      string             `json:"procedure"`
+	SBI            string             `json:"sbi"`
+	UEs            int                `json:"ues"`
+	Concurrency    int                `json:"concurrency"`
+	Succeeded      int                `json:"succeeded"`
+	Failed         int                `json:"failed"`
+	LatencyMS      Latency            `json:"latency_ms"`
+	ThroughputPerS float64            `json:"throughput_per_s"`
+	PeakRSSMiB     map[string]float64 `json:"peak_rss_mib,omitempty"` // per NF process, when the core is local
+	Errors         []string           `json:"errors,omitempty"`
+}
+
+// Latency summarises a latency distribution in milliseconds.
+type Latency struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+// Summarize computes the statistics of sorted latencies (nearest-rank percentiles).
+func Summarize(sorted []time.Duration) Latency {
+	if len(sorted) == 0 {
+		return Latency{}
+	}
+	var sum time.Duration
+	for _, d := range sorted {
+		sum += d
+	}
+	rank := func(p float64) float64 {
+		i := int(p*float64(len(sorted))+0.999999) - 1
+		if i < 0 {
+			i = 0
+		}
+		if i >= len(sorted) {
+			i = len(sorted) - 1
+		}
+		return ms(sorted[i])
+	}
+	return Latency{Mean: ms(sum / time.Duration(len(sorted))), P50: rank(0.50), P90: rank(0.90), P99: rank(0.99), Max: ms(sorted[len(sorted)-1])}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// FromOutcome turns a simulator run into a result.
+func FromOutcome(procedure, sbi string, ues, concurrency int, o ransim.Outcome) Result {
+	r := Result{Procedure: procedure, SBI: sbi, UEs: ues, Concurrency: concurrency,
+		Succeeded: len(o.Latencies), Failed: o.Failed, LatencyMS: Summarize(o.Latencies), Errors: o.Errors}
+	if o.Elapsed > 0 {
+		r.ThroughputPerS = float64(len(o.Latencies)) / o.Elapsed.Seconds()
+	}
+	return r
+}
+
+// WriteJSON writes results as a JSON array to path.
+func WriteJSON(path string, results []Result) error {
+	data, err := json.MarshalIndent(results, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// PrintTable writes one row per result, and the peak memory of the NFs.
+func PrintTable(w io.Writer, results []Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "PROCEDURE\tSBI\tUES\tCONC\tOK\tFAILED\tMEAN ms\tP50 ms\tP90 ms\tP99 ms\tMAX ms\tPER s\t")
+	for _, r := range results {
+		l := r.LatencyMS
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t\n", r.Procedure, r.SBI, r.UEs, r.Concurrency,
+			r.Succeeded, r.Failed, l.Mean, l.P50, l.P90, l.P99, l.Max, r.ThroughputPerS)
+	}
+	tw.Flush()
+	for _, r := range results {
+		if len(r.PeakRSSMiB) > 0 {
+			fmt.Fprintf(w, "peak RSS after %s %d UEs (%s): %s\n", r.Procedure, r.UEs, r.SBI, formatRSS(r.PeakRSSMiB))
+		}
+		for _, e := range r.Errors {
+			fmt.Fprintf(w, "  %s %d UEs (%s) failure: %s\n", r.Procedure, r.UEs, r.SBI, e)
+		}
+	}
+}
+
+func formatRSS(m map[string]float64) string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %.1f MiB", n, m[n]))
+	}
+	return strings.Join(parts, ", ")
+}

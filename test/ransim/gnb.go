@@ -1,0 +1,257 @@
+// Package ransim is the gNB and UE simulator: gNBs that speak NGAP to the
+// AMF over either N2 transport, and UEs that run 5GMM procedures with real
+// NAS security (SUCI concealment, 5G AKA, NIA2/NEA2) against the core.
+// `l25gc ransim` and `l25gc bench` drive it; the end-to-end tests use it.
+package ransim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/free5gc/ngap/ngapType"
+	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/n2"
+	"github.com/l25gc/l25gc/protocol/nasx"
+	"github.com/l25gc/l25gc/protocol/ngapx"
+)
+
+// GNBConfig says where the gNB is and which AMF it serves.
+type GNBConfig struct {
+	AMF       string // AMF N2 address, host:port
+	Transport string // N2 transport: kernel, udp or auto
+	MCC, MNC  string
+	TAC       uint32
+	ID        uint32
+	SNSSAIs   []models.Snssai
+	Log       *slog.Logger // nil: discard
+}
+
+// ErrNGSetupFailure is the AMF refusing the gNB (TS 38.413 8.7.1.3).
+var ErrNGSetupFailure = errors.New("NG Setup Failure")
+
+// GNB is one gNB with its N2 association. UE-associated downlink is routed
+// to UEs by RAN UE NGAP ID, which the gNB allocates (TS 38.413 9.3.3.2).
+type GNB struct {
+	cfg       GNBConfig
+	conn      n2.Conn
+	Transport string // the N2 transport in use
+	log       *slog.Logger
+	cell      ngapx.Cell
+
+	nextRANID atomic.Int64
+	mu        sync.Mutex
+	byRAN     map[int64]*UE
+	setup     chan ngapx.Summary // NG Setup outcome
+	resetAck  chan struct{}
+	done      chan struct{}
+	readErr   error
+
+	// ErrorIndications counts Error Indications the AMF sent.
+	ErrorIndications atomic.Int64
+}
+
+// Connect opens the N2 association and runs NG Setup (TS 38.413 8.7.1).
+func Connect(ctx context.Context, cfg GNBConfig) (*GNB, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ID == 0 {
+		cfg.ID = 1
+	}
+	conn, picked, err := n2.Dial(ctx, cfg.Transport, cfg.AMF)
+	if err != nil {
+		return nil, err
+	}
+	g := &GNB{cfg: cfg, conn: conn, Transport: picked, log: cfg.Log,
+		cell:  ngapx.Cell{TAI: nasx.TAI{MCC: cfg.MCC, MNC: cfg.MNC, TAC: cfg.TAC}, CellID: uint64(cfg.ID) << 12},
+		byRAN: map[int64]*UE{}, setup: make(chan ngapx.Summary, 1), resetAck: make(chan struct{}, 1), done: make(chan struct{})}
+	go g.readLoop()
+	if err := g.ngSetup(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return g, nil
+}
+
+func (g *GNB) ngSetup(ctx context.Context) error {
+	req, err := ngapx.BuildNGSetupRequest(ngapx.GNB{MCC: g.cfg.MCC, MNC: g.cfg.MNC, ID: g.cfg.ID,
+		Name: fmt.Sprintf("l25gc-ransim-%d", g.cfg.ID), TACs: []uint32{g.cfg.TAC}, SNSSAIs: g.cfg.SNSSAIs})
+	if err != nil {
+		return err
+	}
+	if err := g.conn.WriteMsg(req, 0); err != nil {
+		return fmt.Errorf("NG Setup Request: %w", err)
+	}
+	select {
+	case s := <-g.setup:
+		if s.Kind != ngapx.Successful {
+			return fmt.Errorf("%w: %s", ErrNGSetupFailure, ngapx.CauseString(s.Cause))
+		}
+		return nil
+	case <-g.done:
+		return fmt.Errorf("NG Setup: association ended: %v", g.readErr)
+	case <-ctx.Done():
+		return fmt.Errorf("NG Setup: %w", ctx.Err())
+	}
+}
+
+// Reset sends NG Reset of the whole interface and waits for the
+// acknowledgement (TS 38.413 8.7.4.2.1); all UE associations are gone.
+func (g *GNB) Reset(ctx context.Context) error {
+	b, err := ngapx.BuildNGReset(ngapx.CauseMisc(ngapType.CauseMiscPresentOmIntervention))
+	if err != nil {
+		return err
+	}
+	if err := g.conn.WriteMsg(b, 0); err != nil {
+		return err
+	}
+	select {
+	case <-g.resetAck:
+		g.mu.Lock()
+		for id, ue := range g.byRAN {
+			delete(g.byRAN, id)
+			ue.deliver(downlink{released: true})
+		}
+		g.mu.Unlock()
+		return nil
+	case <-g.done:
+		return fmt.Errorf("NG Reset: association ended: %v", g.readErr)
+	case <-ctx.Done():
+		return fmt.Errorf("NG Reset: %w", ctx.Err())
+	}
+}
+
+// SendRaw puts an arbitrary PDU on a stream (fault injection in tests).
+func (g *GNB) SendRaw(pdu []byte, stream uint16) error { return g.conn.WriteMsg(pdu, stream) }
+
+// Close ends the association.
+func (g *GNB) Close() error { return g.conn.Close() }
+
+// Done is closed when the association has ended.
+func (g *GNB) Done() <-chan struct{} { return g.done }
+
+// stream spreads UEs over the UE-associated streams (TS 38.412 7: stream 0
+// is for non-UE-associated signalling).
+func (g *GNB) stream(ranID int64) uint16 {
+	n := int64(g.conn.Streams())
+	if n <= 1 {
+		return 0
+	}
+	return uint16(1 + ranID%(n-1))
+}
+
+func (g *GNB) attach(ue *UE) int64 {
+	id := g.nextRANID.Add(1)
+	g.mu.Lock()
+	g.byRAN[id] = ue
+	g.mu.Unlock()
+	return id
+}
+
+func (g *GNB) detach(ranID int64) {
+	g.mu.Lock()
+	delete(g.byRAN, ranID)
+	g.mu.Unlock()
+}
+
+// find names the UE of a UE-associated PDU: by RAN UE NGAP ID, or by AMF
+// UE NGAP ID alone (UE Context Release Command may carry only that).
+func (g *GNB) find(s ngapx.Summary) *UE {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s.RANUEID >= 0 {
+		return g.byRAN[s.RANUEID]
+	}
+	if s.AMFUEID < 0 {
+		return nil
+	}
+	for _, ue := range g.byRAN {
+		if ue.amfID.Load() == s.AMFUEID {
+			return ue
+		}
+	}
+	return nil
+}
+
+func (g *GNB) readLoop() {
+	defer close(g.done)
+	for {
+		b, _, err := g.conn.ReadMsg()
+		if err != nil {
+			g.readErr = err
+			g.mu.Lock()
+			for _, ue := range g.byRAN {
+				ue.deliver(downlink{released: true})
+			}
+			g.mu.Unlock()
+			return
+		}
+		g.handle(b)
+	}
+}
+
+// handle routes one downlink PDU: non-UE-associated procedures here, UE
+// ones to the UE by its RAN UE NGAP ID.
+func (g *GNB) handle(b []byte) {
+	pdu, err := ngapx.Decode(b)
+	if err != nil {
+		g.log.Warn("undecodable NGAP from the AMF", "err", err)
+		return
+	}
+	s, err := ngapx.Summarize(pdu)
+	if err != nil {
+		g.log.Warn("NGAP from the AMF", "err", err)
+		return
+	}
+	switch s.Procedure {
+	case ngapType.ProcedureCodeNGSetup:
+		select {
+		case g.setup <- s:
+		default:
+		}
+		return
+	case ngapType.ProcedureCodeNGReset:
+		if s.Kind == ngapx.Successful {
+			select {
+			case g.resetAck <- struct{}{}:
+			default:
+			}
+		}
+		return
+	case ngapType.ProcedureCodeErrorIndication:
+		g.ErrorIndications.Add(1)
+		g.log.Warn("Error Indication from the AMF", "cause", ngapx.CauseString(s.Cause), "ranUeNgapId", s.RANUEID)
+	}
+	ue := g.find(s)
+	if ue == nil {
+		g.log.Debug("downlink for an unknown UE", "msg", s.Name, "ranUeNgapId", s.RANUEID)
+		return
+	}
+	switch s.Procedure {
+	case ngapType.ProcedureCodeInitialContextSetup:
+		// The gNB sets up AS security and answers before the UE gets the
+		// NAS PDU over RRC (TS 23.502 4.2.2.2.2 steps 21-22).
+		g.send(s.AMFUEID, s.RANUEID, ngapx.BuildInitialContextSetupResponse)
+	case ngapType.ProcedureCodeUEContextRelease:
+		g.send(s.AMFUEID, ue.ranID.Load(), ngapx.BuildUEContextReleaseComplete)
+		g.detach(ue.ranID.Load())
+		ue.deliver(downlink{amfID: s.AMFUEID, released: true})
+		return
+	}
+	ue.deliver(downlink{amfID: s.AMFUEID, name: s.Name, nas: s.NASPDU, cause: s.Cause})
+}
+
+func (g *GNB) send(amfID, ranID int64, build func(int64, int64) ([]byte, error)) {
+	b, err := build(amfID, ranID)
+	if err == nil {
+		err = g.conn.WriteMsg(b, g.stream(ranID))
+	}
+	if err != nil {
+		g.log.Warn("uplink NGAP", "err", err)
+	}
+}
