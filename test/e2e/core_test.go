@@ -69,7 +69,7 @@ func coreConfig(t *testing.T, dir string, edit func(*config.Config)) (*config.Co
 		edit(cfg)
 	}
 	path := filepath.Join(dir, "l25gc.yaml")
-	if err := writeConfig(path, cfg); err != nil {
+	if err := cfg.Save(path); err != nil {
 		t.Fatal(err)
 	}
 	return cfg, path

@@ -434,7 +434,14 @@ func (u *UE) readNAS(d downlink) (*nas.Message, error) {
 		return nil, err
 	}
 	if !h.Protected() {
-		return nasx.Decode(d.nas)
+		m, err := nasx.Decode(d.nas)
+		if err == nil && u.sec != nil && plainMeansNoContext(m.GmmHeader.GetMessageType()) {
+			// The AMF asks in the clear: it has no context for us (e.g. it
+			// removed it at deregistration), so ours is useless and the
+			// answers go in the clear too (TS 24.501 4.4.4.2, 4.4.6).
+			u.sec, u.kamf, u.ngKSI = nil, nil, 7
+		}
+		return m, err
 	}
 	if h.SecurityHeaderType == nas.SecurityHeaderTypeIntegrityProtectedWithNew5gNasSecurityContext {
 		return u.verifySecurityModeCommand(d.nas)
@@ -447,6 +454,12 @@ func (u *UE) readNAS(d downlink) (*nas.Message, error) {
 		return nil, err
 	}
 	return nasx.Decode(plain)
+}
+
+// plainMeansNoContext: message types the network sends without protection
+// only when it has no security context for the UE.
+func plainMeansNoContext(t uint8) bool {
+	return t == nas.MsgTypeIdentityRequest || t == nas.MsgTypeAuthenticationRequest
 }
 
 // verifySecurityModeCommand checks the command's MAC under the context it
