@@ -386,6 +386,9 @@ func TestPeerKilledResetsConnsAndBuffersReturn(t *testing.T) {
 	roundTrip(t, c, []byte("ping"))
 	// Stop the peer so what we send next stays queued in its ring.
 	peer.Cmd.Process.Signal(syscall.SIGSTOP)
+	// SIGSTOP takes effect when the peer next enters the kernel; on a busy
+	// host it could still echo what we write unless we wait for it.
+	waitFor(t, func() bool { return processStopped(peer.Cmd.Process.Pid) })
 	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 	c.Write(make([]byte, 100000))
 	if inUse, _, _ := xio.PoolInUse(); inUse < base+40+12 {
@@ -417,4 +420,15 @@ func TestRebindAfterKillIsImmediate(t *testing.T) {
 		t.Fatalf("listen on a killed NF's address: %v", err)
 	}
 	ln.Close()
+}
+
+// processStopped reports whether pid is in state T (stopped by a signal).
+func processStopped(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'T'
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/l25gc/l25gc/logging"
 	"github.com/l25gc/l25gc/nf"
 	"github.com/l25gc/l25gc/sbi"
+	"github.com/l25gc/l25gc/xio"
+	"github.com/l25gc/l25gc/xio/xiohttp"
 )
 
 // nfKind says how to build one network function and where it serves.
@@ -93,12 +95,25 @@ func runNF(cfg *config.Config, name string, kind nfKind) error {
 	return nil
 }
 
-// newTransport builds the configured SBI transport.
+// newTransport builds the configured SBI transport. Over X-IO an NF serves
+// and calls its peers on this node through the onvm manager's shared memory
+// (which `l25gc up` starts first and names in $L25GC_XIO_PREFIX), and keeps
+// TCP at the same address for peers on other nodes and for tools.
 func newTransport(cfg *config.Config) (sbi.Transport, error) {
 	switch cfg.SBI.Transport {
 	case "tcp":
 		return sbi.NewTCP(), nil
+	case "xio", "xio-socket":
+		// Attach now: a missing manager is a clear start-up error, not a
+		// failure of the first request.
+		if err := xio.Init(xio.Config{}); err != nil {
+			return nil, err
+		}
+		if cfg.SBI.Transport == "xio" {
+			return xiohttp.NewHybrid(xiohttp.NewMessageTransport(), sbi.NewTCP()), nil
+		}
+		return xiohttp.NewHybrid(xiohttp.NewSocketTransport(), sbi.NewTCP()), nil
 	default:
-		return nil, fmt.Errorf("SBI transport %q is not built in yet; use tcp", cfg.SBI.Transport)
+		return nil, fmt.Errorf("unknown SBI transport %q (want tcp, xio or xio-socket)", cfg.SBI.Transport)
 	}
 }

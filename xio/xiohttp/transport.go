@@ -1,5 +1,5 @@
-// Package xiohttp carries SBI HTTP over X-IO at both levels, as transports
-// with the method set of sbi.Transport (Name, Serve, RoundTripper):
+// Package xiohttp carries SBI HTTP over X-IO at both levels, as
+// sbi.Transports:
 //
 //   - "xio" (NewMessageTransport): each request and response is one
 //     shared-memory message (method, path?query, host, headers, status,
@@ -21,14 +21,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/xio"
 )
 
-// Server is a running endpoint (the method set of sbi.Server).
-type Server interface {
-	Addr() string
-	Shutdown(ctx context.Context) error
-}
+// Server is a running endpoint: sbi.Server itself, so that both transports
+// are sbi.Transports.
+type Server = sbi.Server
 
 // MessageTransport is the message level ("xio"), the SBI default.
 type MessageTransport struct{ rt *msgRoundTripper }
@@ -95,3 +94,9 @@ func (s *socketServer) Addr() string                       { return s.addr }
 func (s *socketServer) Shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
 
 func isReset(err error) bool { return errors.Is(err, syscall.ECONNRESET) }
+
+// Both levels are SBI transports.
+var (
+	_ sbi.Transport = (*MessageTransport)(nil)
+	_ sbi.Transport = (*SocketTransport)(nil)
+)

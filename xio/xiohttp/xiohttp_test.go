@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// transport is the method set of the lead's sbi.Transport.
+// transport is sbi.Transport (xiohttp.Server is sbi.Server).
 type transport interface {
 	Name() string
 	Serve(addr string, h http.Handler) (xiohttp.Server, error)

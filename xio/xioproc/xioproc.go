@@ -83,9 +83,10 @@ func Ready() { fmt.Println(readyLine) }
 
 // Proc is a started child.
 type Proc struct {
-	Cmd   *exec.Cmd
-	stdin io.WriteCloser
-	done  chan error
+	Cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	exited chan struct{} // closed once the child is reaped
+	err    error         // its exit status, set before exited closes
 }
 
 // Start re-executes this binary in role with extra environment entries and
@@ -96,8 +97,25 @@ func Start(role string, env ...string) (*Proc, error) {
 		return nil, err
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(append(os.Environ(), EnvRole+"="+role), env...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
+	return StartCmd(cmd, role)
+}
+
+// StartCmd starts cmd (a binary that calls RunRole first) in role and waits
+// until it says Ready. The caller sets Path, Env and Stderr; what the child
+// prints after Ready goes to cmd.Stdout if set, else to this process's
+// stdout.
+func StartCmd(cmd *exec.Cmd, role string) (*Proc, error) {
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, EnvRole+"="+role)
+	after := cmd.Stdout
+	if after == nil {
+		after = os.Stdout
+	}
+	cmd.Stdout = nil
 	// Safety net besides stdin EOF: a child never outlives this process.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()
@@ -111,15 +129,15 @@ func Start(role string, env ...string) (*Proc, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &Proc{Cmd: cmd, stdin: stdin, done: make(chan error, 1)}
-	if err := p.awaitReady(role, stdout); err != nil {
+	p := &Proc{Cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	if err := p.awaitReady(role, stdout, after); err != nil {
 		p.Kill()
 		return nil, err
 	}
 	return p, nil
 }
 
-func (p *Proc) awaitReady(role string, stdout io.Reader) error {
+func (p *Proc) awaitReady(role string, stdout io.Reader, after io.Writer) error {
 	ready := make(chan bool, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -131,13 +149,14 @@ func (p *Proc) awaitReady(role string, stdout io.Reader) error {
 				continue
 			}
 			if ok {
-				fmt.Fprintln(os.Stdout, sc.Text())
+				fmt.Fprintln(after, sc.Text())
 			}
 		}
 		if !ok {
 			ready <- false
 		}
-		p.done <- p.Cmd.Wait()
+		p.err = p.Cmd.Wait()
+		close(p.exited)
 	}()
 	select {
 	case ok := <-ready:
@@ -150,21 +169,31 @@ func (p *Proc) awaitReady(role string, stdout io.Reader) error {
 	}
 }
 
+// Exited is closed once the child has exited and been reaped; Err then
+// gives its exit status.
+func (p *Proc) Exited() <-chan struct{} { return p.exited }
+
+// Err is the child's exit status once Exited is closed.
+func (p *Proc) Err() error {
+	<-p.exited
+	return p.err
+}
+
 // Stop asks the child to exit (stdin EOF, then SIGTERM) and waits for it.
 func (p *Proc) Stop() error {
 	p.stdin.Close()
 	select {
-	case err := <-p.done:
-		return err
+	case <-p.exited:
+		return p.err
 	case <-time.After(5 * time.Second):
 	}
 	p.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-p.done:
-		return err
+	case <-p.exited:
+		return p.err
 	case <-time.After(5 * time.Second):
 		p.Cmd.Process.Kill()
-		return <-p.done
+		return p.Err()
 	}
 }
 
@@ -172,7 +201,7 @@ func (p *Proc) Stop() error {
 func (p *Proc) Kill() {
 	p.Cmd.Process.Kill()
 	p.stdin.Close()
-	<-p.done
+	<-p.exited
 }
 
 // Manager is a running onvm manager child with its own file prefix.
@@ -188,8 +217,8 @@ func StartManager() (*Manager, error) {
 	if err := EnsureHugepages(128); err != nil {
 		return nil, err
 	}
-	removeStale()
-	prefix := "xio" + strconv.Itoa(os.Getpid())
+	RemoveStale()
+	prefix := PrefixFor(os.Getpid())
 	os.Setenv(EnvPrefix, prefix)
 	p, err := Start(RoleManager)
 	if err != nil {
@@ -201,14 +230,22 @@ func StartManager() (*Manager, error) {
 // Close stops the manager and removes what EAL leaves on disk.
 func (m *Manager) Close() error {
 	err := m.Stop()
-	removeLeftovers(m.Prefix)
+	RemoveLeftovers(m.Prefix)
 	return err
 }
 
-// removeStale removes hugepage files and runtime dirs that managers of
-// earlier runs left when they were killed (prefix "xio<pid>", pid gone):
+// PrefixFor is the EAL file prefix of the manager owned by process pid;
+// RemoveStale recognises it once pid is gone.
+func PrefixFor(pid int) string { return "xio" + strconv.Itoa(pid) }
+
+// PrefixForNth is PrefixFor for the nth of several managers one process owns.
+func PrefixForNth(pid, n int) string { return PrefixFor(pid) + "_" + strconv.Itoa(n) }
+
+// RemoveStale removes hugepage files and runtime dirs that managers of
+// earlier runs left when they were killed (prefix "xio<pid>" or
+// "xio<pid>_<n>", pid gone):
 // otherwise their hugepages stay taken.
-func removeStale() {
+func RemoveStale() {
 	dirs, _ := filepath.Glob("/var/run/dpdk/xio*")
 	files, _ := filepath.Glob("/dev/hugepages/xio*map_*")
 	seen := map[string]bool{}
@@ -218,14 +255,17 @@ func removeStale() {
 			continue
 		}
 		seen[prefix] = true
-		pid, err := strconv.Atoi(strings.TrimPrefix(prefix, "xio"))
+		owner, _, _ := strings.Cut(strings.TrimPrefix(prefix, "xio"), "_")
+		pid, err := strconv.Atoi(owner)
 		if err == nil && pid > 0 && syscall.Kill(pid, 0) == syscall.ESRCH {
-			removeLeftovers(prefix)
+			RemoveLeftovers(prefix)
 		}
 	}
 }
 
-func removeLeftovers(prefix string) {
+// RemoveLeftovers removes the hugepage files and runtime dir EAL leaves for
+// prefix (a killed primary cannot remove them itself).
+func RemoveLeftovers(prefix string) {
 	files, _ := filepath.Glob(filepath.Join("/dev/hugepages", prefix+"map_*"))
 	for _, f := range files {
 		os.Remove(f)
