@@ -1,7 +1,9 @@
 // Package node starts and supervises the NF processes of one L25GC+ node:
 // `l25gc up` and `l25gc bench` use it. Each NF runs as its own process
 // (`l25gc nf <name>`), started in dependency order, restarted if it dies,
-// and stopped in reverse order.
+// and stopped in reverse order. When the SBI runs over X-IO, the onvm
+// manager (the shared memory's owner) starts before the NFs and stops after
+// them.
 package node
 
 import (
@@ -19,6 +21,7 @@ import (
 	"time"
 
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/xio/xioproc"
 )
 
 // NFs in start order: the NRF first (everyone registers with it), the data
@@ -54,6 +57,12 @@ type Core struct {
 	procs []*Process
 	stop  chan struct{}
 	wg    sync.WaitGroup
+
+	// X-IO: the onvm manager, started before the NFs, stopped after them.
+	xioPrefix       string
+	manager         *xioproc.Proc
+	managerInfo     *Process
+	managerRestarts int
 }
 
 // State is what `l25gc status` and `l25gc down` read back.
@@ -65,6 +74,8 @@ type State struct {
 	N2            string     `json:"n2"`
 	Started       time.Time  `json:"started"`
 	NFs           []*Process `json:"nfs"`
+	// Manager is the onvm manager when the SBI runs over X-IO.
+	Manager *Process `json:"onvm,omitempty"`
 }
 
 // StatePath is where a node with cfg keeps its State.
@@ -88,6 +99,10 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Core, error)
 		}
 	}
 	c := &Core{cfg: cfg, opts: opts, stop: make(chan struct{})}
+	if err := c.prepareSBI(); err != nil {
+		c.Stop()
+		return nil, err
+	}
 	for _, name := range NFs {
 		p, err := c.spawn(name)
 		if err != nil {
@@ -135,6 +150,7 @@ func (c *Core) spawn(name string) (*Process, error) {
 		args = append(args, "--sbi", c.opts.SBI)
 	}
 	cmd := exec.Command(c.opts.Binary, args...)
+	cmd.Env = c.nfEnv()
 	// An NF writes its structured log to its own file; stderr catches what
 	// happens before the logger exists (bad config, panics in init).
 	errLog, err := os.OpenFile(filepath.Join(c.cfg.LogDir, name+".stderr"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -247,6 +263,14 @@ func (c *Core) Processes() []Process {
 	return out
 }
 
+// SBI is the transport the NFs run with (after any fallback to tcp).
+func (c *Core) SBI() string {
+	if c.opts.SBI != "" {
+		return c.opts.SBI
+	}
+	return c.cfg.SBI.Transport
+}
+
 // PIDs maps NF name to its current PID.
 func (c *Core) PIDs() map[string]int {
 	m := map[string]int{}
@@ -279,17 +303,15 @@ func (c *Core) Stop() {
 		}
 		fmt.Fprintf(c.opts.Out, "  %-5s stopped\n", p.Name)
 	}
+	c.stopManager()
 	c.wg.Wait()
 	_ = os.Remove(StatePath(c.cfg))
 }
 
 func (c *Core) writeState() error {
 	c.mu.Lock()
-	st := State{SupervisorPID: os.Getpid(), ConfigPath: c.opts.ConfigPath, SBI: c.cfg.SBI.Transport,
-		LogDir: c.cfg.LogDir, N2: c.cfg.AMF.NGAP.Addr, Started: time.Now(), NFs: c.procs}
-	if c.opts.SBI != "" {
-		st.SBI = c.opts.SBI
-	}
+	st := State{SupervisorPID: os.Getpid(), ConfigPath: c.opts.ConfigPath, SBI: c.SBI(),
+		LogDir: c.cfg.LogDir, N2: c.cfg.AMF.NGAP.Addr, Started: time.Now(), NFs: c.procs, Manager: c.managerInfo}
 	data, err := json.MarshalIndent(st, "", "  ")
 	c.mu.Unlock()
 	if err != nil {

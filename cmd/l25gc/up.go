@@ -46,7 +46,7 @@ func newUpCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "L25GC+ is up. Ctrl-C or `l25gc down` stops it.\n")
+			fmt.Fprintf(out, "L25GC+ is up (SBI %s). Ctrl-C or `l25gc down` stops it.\n", core.SBI())
 			<-ctx.Done()
 			fmt.Fprintf(out, "L25GC+ stopping\n")
 			core.Stop()
@@ -108,6 +108,13 @@ func newStatusCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NF\tPID\tSBI\tMETRICS\tRESTARTS\tHEALTH")
 			client := &http.Client{Timeout: time.Second}
+			if m := st.Manager; m != nil {
+				health := "down"
+				if node.Alive(m.PID) {
+					health = "ok"
+				}
+				fmt.Fprintf(tw, "onvm\t%d\t-\t-\t%d\t%s\n", m.PID, m.Restarts, health)
+			}
 			for _, p := range st.NFs {
 				health := "down"
 				if node.Alive(p.PID) {
