@@ -3,7 +3,9 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"net"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -26,7 +28,13 @@ func startCapture(t *testing.T, port int) *capture {
 		t.Fatalf("tshark is needed for wire-compliance tests (make deps installs it): %v", err)
 	}
 	file := filepath.Join(t.TempDir(), "n2.pcapng")
-	cmd := exec.Command("tshark", "-i", "lo", "-f", fmt.Sprintf("udp port %d", port), "-w", file, "-q")
+	probe, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	probePort := probe.LocalAddr().(*net.UDPAddr).Port
+	cmd := exec.Command("tshark", "-i", "lo", "-f", fmt.Sprintf("udp port %d or udp port %d", port, probePort), "-w", file, "-q")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -53,6 +61,19 @@ func startCapture(t *testing.T, port int) *capture {
 		t.Fatal("tshark did not start capturing within 20 s")
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	// "Capturing on" comes before packets are really captured: wait until
+	// a probe datagram shows up in the file.
+	for i := 0; ; i++ {
+		_, _ = probe.WriteTo([]byte("probe"), probe.LocalAddr())
+		out, _ := exec.Command("tshark", "-r", file, "-Y", fmt.Sprintf("udp.port==%d", probePort)).Output()
+		if len(bytes.TrimSpace(out)) > 0 {
+			break
+		}
+		if i == 100 {
+			t.Fatal("tshark captured nothing within 20 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	return &capture{cmd: cmd, file: file, port: port}
 }
 
@@ -77,9 +98,9 @@ type dissected struct {
 func (c *capture) dissect(t *testing.T) []dissected {
 	t.Helper()
 	args := []string{"-r", c.file, "-d", fmt.Sprintf("udp.port==%d,sctp", c.port), "-o", "nas-5gs.null_decipher:TRUE"}
-	out, err := exec.Command("tshark", append(args, "-Y", "_ws.malformed || _ws.expert.severity == error")...).CombinedOutput()
+	out, err := exec.Command("tshark", append(args, "-Y", "_ws.malformed || _ws.expert.severity == error")...).Output()
 	if err != nil {
-		t.Fatalf("tshark: %v\n%s", err, out)
+		t.Fatalf("tshark: %v\n%s", err, stderrOf(err))
 	}
 	if s := strings.TrimSpace(string(out)); s != "" {
 		verbose, _ := exec.Command("tshark", append(args, "-V", "-Y", "_ws.malformed || _ws.expert.severity == error")...).CombinedOutput()
@@ -88,7 +109,7 @@ func (c *capture) dissect(t *testing.T) []dissected {
 	out, err = exec.Command("tshark", append(args, "-Y", "ngap", "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,",
 		"-e", "frame.number", "-e", "ngap.procedureCode", "-e", "nas_5gs.mm.message_type")...).Output()
 	if err != nil {
-		t.Fatalf("tshark fields: %v", err)
+		t.Fatalf("tshark fields: %v\n%s", err, stderrOf(err))
 	}
 	var pkts []dissected
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -113,4 +134,18 @@ func tail(b []byte, n int) []byte {
 		return b[len(b)-n:]
 	}
 	return bytes.Clone(b)
+}
+
+func stderrOf(err error) []byte {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.Stderr
+	}
+	return nil
+}
+
+// summary is tshark's one line per packet, for a failing test's log.
+func (c *capture) summary() string {
+	out, _ := exec.Command("tshark", "-r", c.file, "-d", fmt.Sprintf("udp.port==%d,sctp", c.port), "-o", "nas-5gs.null_decipher:TRUE").Output()
+	return string(out)
 }

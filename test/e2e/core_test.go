@@ -65,6 +65,7 @@ func coreConfig(t *testing.T, dir string, edit func(*config.Config)) (*config.Co
 	cfg.LogDir = filepath.Join(dir, "log")
 	cfg.AMF.NGAP.Transport = "udp"
 	cfg.LogLevel = "info"
+	usePortsNobodyUses(t, cfg)
 	if edit != nil {
 		edit(cfg)
 	}
@@ -95,6 +96,36 @@ func startCore(t *testing.T, cfg *config.Config, cfgPath string) *testCore {
 		}
 	})
 	return tc
+}
+
+// usePortsNobodyUses moves every NF to free ports, so that a test core does
+// not meet a core a developer runs on the default ports.
+func usePortsNobodyUses(t *testing.T, cfg *config.Config) {
+	t.Helper()
+	for _, port := range []*int{&cfg.NRF.SBIPort, &cfg.NRF.MetricsPort, &cfg.UDR.SBIPort, &cfg.UDR.MetricsPort,
+		&cfg.UDM.SBIPort, &cfg.UDM.MetricsPort, &cfg.AUSF.SBIPort, &cfg.AUSF.MetricsPort,
+		&cfg.PCF.SBIPort, &cfg.PCF.MetricsPort, &cfg.AMF.SBIPort, &cfg.AMF.MetricsPort} {
+		*port = freePort(t, "tcp")
+	}
+	cfg.AMF.NGAP.Addr = fmt.Sprintf("127.0.0.1:%d", freePort(t, "udp"))
+}
+
+func freePort(t *testing.T, network string) int {
+	t.Helper()
+	if network == "udp" {
+		c, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		return c.LocalAddr().(*net.UDPAddr).Port
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func requirePortsFree(t *testing.T, cfg *config.Config) {
