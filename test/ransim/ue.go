@@ -541,4 +541,3 @@ func (u *UE) sendUplink(plain []byte, err error) error {
 	}
 	return u.g.conn.WriteMsg(b, u.g.stream(ranID))
 }
-
