@@ -9,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/free5gc/aper"
 	"github.com/free5gc/nas"
 	"github.com/free5gc/nas/nasMessage"
-	"github.com/free5gc/nas/nasType"
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
 
@@ -24,108 +22,35 @@ import (
 
 // ---- gNB side: uplink NGAP ----
 
-func ie[T any](id int64, crit aper.Enumerated, v T) (ngapType.ProtocolIEID, ngapType.Criticality, T) {
-	return ngapType.ProtocolIEID{Value: id}, ngapType.Criticality{Value: crit}, v
-}
-
-func encode(t testing.TB, pdu *ngapType.NGAPPDU) []byte {
-	b, err := ngapx.Encode(pdu)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func initiatingPDU(code int64, present int) *ngapType.NGAPPDU {
-	pdu := &ngapType.NGAPPDU{Present: ngapType.NGAPPDUPresentInitiatingMessage,
-		InitiatingMessage: &ngapType.InitiatingMessage{ProcedureCode: ngapType.ProcedureCode{Value: code},
-			Criticality: ngapType.Criticality{Value: ngapType.CriticalityPresentIgnore}}}
-	pdu.InitiatingMessage.Value.Present = present
-	return pdu
-}
-
 func ngSetupRequest(t testing.TB, mcc, mnc string, tac uint32) []byte {
-	plmn, _ := ngapx.PLMN(mcc, mnc)
-	sn, _ := ngapx.SNSSAI(models.Snssai{Sst: 1, Sd: "010203"})
-	pdu := initiatingPDU(ngapType.ProcedureCodeNGSetup, ngapType.InitiatingMessagePresentNGSetupRequest)
-	r := &ngapType.NGSetupRequest{}
-	add := func(id int64, v ngapType.NGSetupRequestIEsValue) {
-		r.ProtocolIEs.List = append(r.ProtocolIEs.List, ngapType.NGSetupRequestIEs{Id: ngapType.ProtocolIEID{Value: id},
-			Criticality: ngapType.Criticality{Value: ngapType.CriticalityPresentReject}, Value: v})
-	}
-	add(ngapType.ProtocolIEIDGlobalRANNodeID, ngapType.NGSetupRequestIEsValue{Present: ngapType.NGSetupRequestIEsPresentGlobalRANNodeID,
-		GlobalRANNodeID: &ngapType.GlobalRANNodeID{Present: ngapType.GlobalRANNodeIDPresentGlobalGNBID,
-			GlobalGNBID: &ngapType.GlobalGNBID{PLMNIdentity: plmn, GNBID: ngapType.GNBID{Present: ngapType.GNBIDPresentGNBID,
-				GNBID: &aper.BitString{Bytes: []byte{0, 0, 1}, BitLength: 24}}}}})
-	add(ngapType.ProtocolIEIDSupportedTAList, ngapType.NGSetupRequestIEsValue{Present: ngapType.NGSetupRequestIEsPresentSupportedTAList,
-		SupportedTAList: &ngapType.SupportedTAList{List: []ngapType.SupportedTAItem{{TAC: ngapx.TAC(tac),
-			BroadcastPLMNList: ngapType.BroadcastPLMNList{List: []ngapType.BroadcastPLMNItem{{PLMNIdentity: plmn,
-				TAISliceSupportList: ngapType.SliceSupportList{List: []ngapType.SliceSupportItem{{SNSSAI: sn}}}}}}}}}})
-	add(ngapType.ProtocolIEIDDefaultPagingDRX, ngapType.NGSetupRequestIEsValue{Present: ngapType.NGSetupRequestIEsPresentDefaultPagingDRX,
-		DefaultPagingDRX: &ngapType.PagingDRX{Value: ngapType.PagingDRXPresentV128}})
-	pdu.InitiatingMessage.Criticality.Value = ngapType.CriticalityPresentReject
-	pdu.InitiatingMessage.Value.NGSetupRequest = r
-	return encode(t, pdu)
+	return must2(t)(ngapx.BuildNGSetupRequest(ngapx.GNB{MCC: mcc, MNC: mnc, ID: 1, TACs: []uint32{tac},
+		SNSSAIs: []models.Snssai{{Sst: 1, Sd: "010203"}}}))
 }
+
+// testCell is where the test gNB's UEs are.
+var testCell = ngapx.Cell{TAI: nasx.TAI{MCC: "208", MNC: "93", TAC: 1}, CellID: 1}
 
 func initialUEMessage(t testing.TB, ranID int64, nasPDU []byte) []byte {
-	tai, _ := ngapx.TAI(nasx.TAI{MCC: "208", MNC: "93", TAC: 1})
-	pdu := initiatingPDU(ngapType.ProcedureCodeInitialUEMessage, ngapType.InitiatingMessagePresentInitialUEMessage)
-	m := &ngapType.InitialUEMessage{}
-	add := func(id int64, v ngapType.InitialUEMessageIEsValue) {
-		m.ProtocolIEs.List = append(m.ProtocolIEs.List, ngapType.InitialUEMessageIEs{Id: ngapType.ProtocolIEID{Value: id},
-			Criticality: ngapType.Criticality{Value: ngapType.CriticalityPresentReject}, Value: v})
-	}
-	add(ngapType.ProtocolIEIDRANUENGAPID, ngapType.InitialUEMessageIEsValue{Present: ngapType.InitialUEMessageIEsPresentRANUENGAPID,
-		RANUENGAPID: &ngapType.RANUENGAPID{Value: ranID}})
-	add(ngapType.ProtocolIEIDNASPDU, ngapType.InitialUEMessageIEsValue{Present: ngapType.InitialUEMessageIEsPresentNASPDU,
-		NASPDU: &ngapType.NASPDU{Value: nasPDU}})
-	add(ngapType.ProtocolIEIDUserLocationInformation, ngapType.InitialUEMessageIEsValue{Present: ngapType.InitialUEMessageIEsPresentUserLocationInformation,
-		UserLocationInformation: &ngapType.UserLocationInformation{Present: ngapType.UserLocationInformationPresentUserLocationInformationNR,
-			UserLocationInformationNR: &ngapType.UserLocationInformationNR{TAI: tai, NRCGI: ngapType.NRCGI{PLMNIdentity: tai.PLMNIdentity,
-				NRCellIdentity: ngapType.NRCellIdentity{Value: aper.BitString{Bytes: []byte{0, 0, 0, 1, 0x00}, BitLength: 36}}}}}})
-	add(ngapType.ProtocolIEIDRRCEstablishmentCause, ngapType.InitialUEMessageIEsValue{Present: ngapType.InitialUEMessageIEsPresentRRCEstablishmentCause,
-		RRCEstablishmentCause: &ngapType.RRCEstablishmentCause{Value: ngapType.RRCEstablishmentCausePresentMoSignalling}})
-	pdu.InitiatingMessage.Value.InitialUEMessage = m
-	return encode(t, pdu)
+	return must2(t)(ngapx.BuildInitialUEMessage(ranID, nasPDU, testCell, nil))
 }
 
 func uplinkNAS(t testing.TB, amfID, ranID int64, nasPDU []byte) []byte {
-	pdu := initiatingPDU(ngapType.ProcedureCodeUplinkNASTransport, ngapType.InitiatingMessagePresentUplinkNASTransport)
-	tai, _ := ngapx.TAI(nasx.TAI{MCC: "208", MNC: "93", TAC: 1})
-	m := &ngapType.UplinkNASTransport{}
-	add := func(id int64, v ngapType.UplinkNASTransportIEsValue) {
-		m.ProtocolIEs.List = append(m.ProtocolIEs.List, ngapType.UplinkNASTransportIEs{Id: ngapType.ProtocolIEID{Value: id},
-			Criticality: ngapType.Criticality{Value: ngapType.CriticalityPresentReject}, Value: v})
-	}
-	add(ngapType.ProtocolIEIDAMFUENGAPID, ngapType.UplinkNASTransportIEsValue{Present: ngapType.UplinkNASTransportIEsPresentAMFUENGAPID,
-		AMFUENGAPID: &ngapType.AMFUENGAPID{Value: amfID}})
-	add(ngapType.ProtocolIEIDRANUENGAPID, ngapType.UplinkNASTransportIEsValue{Present: ngapType.UplinkNASTransportIEsPresentRANUENGAPID,
-		RANUENGAPID: &ngapType.RANUENGAPID{Value: ranID}})
-	add(ngapType.ProtocolIEIDNASPDU, ngapType.UplinkNASTransportIEsValue{Present: ngapType.UplinkNASTransportIEsPresentNASPDU,
-		NASPDU: &ngapType.NASPDU{Value: nasPDU}})
-	add(ngapType.ProtocolIEIDUserLocationInformation, ngapType.UplinkNASTransportIEsValue{Present: ngapType.UplinkNASTransportIEsPresentUserLocationInformation,
-		UserLocationInformation: &ngapType.UserLocationInformation{Present: ngapType.UserLocationInformationPresentUserLocationInformationNR,
-			UserLocationInformationNR: &ngapType.UserLocationInformationNR{TAI: tai, NRCGI: ngapType.NRCGI{PLMNIdentity: tai.PLMNIdentity,
-				NRCellIdentity: ngapType.NRCellIdentity{Value: aper.BitString{Bytes: []byte{0, 0, 0, 1, 0x00}, BitLength: 36}}}}}})
-	pdu.InitiatingMessage.Value.UplinkNASTransport = m
-	return encode(t, pdu)
+	return must2(t)(ngapx.BuildUplinkNASTransport(amfID, ranID, nasPDU, testCell))
 }
 
 func releaseComplete(t testing.TB, amfID, ranID int64) []byte {
-	pdu := &ngapType.NGAPPDU{Present: ngapType.NGAPPDUPresentSuccessfulOutcome,
-		SuccessfulOutcome: &ngapType.SuccessfulOutcome{ProcedureCode: ngapType.ProcedureCode{Value: ngapType.ProcedureCodeUEContextRelease},
-			Criticality: ngapType.Criticality{Value: ngapType.CriticalityPresentReject}}}
-	pdu.SuccessfulOutcome.Value.Present = ngapType.SuccessfulOutcomePresentUEContextReleaseComplete
-	c := &ngapType.UEContextReleaseComplete{}
-	c.ProtocolIEs.List = []ngapType.UEContextReleaseCompleteIEs{
-		{Id: ngapType.ProtocolIEID{Value: ngapType.ProtocolIEIDAMFUENGAPID}, Criticality: ngapType.Criticality{Value: ngapType.CriticalityPresentIgnore},
-			Value: ngapType.UEContextReleaseCompleteIEsValue{Present: ngapType.UEContextReleaseCompleteIEsPresentAMFUENGAPID, AMFUENGAPID: &ngapType.AMFUENGAPID{Value: amfID}}},
-		{Id: ngapType.ProtocolIEID{Value: ngapType.ProtocolIEIDRANUENGAPID}, Criticality: ngapType.Criticality{Value: ngapType.CriticalityPresentIgnore},
-			Value: ngapType.UEContextReleaseCompleteIEsValue{Present: ngapType.UEContextReleaseCompleteIEsPresentRANUENGAPID, RANUENGAPID: &ngapType.RANUENGAPID{Value: ranID}}},
+	return must2(t)(ngapx.BuildUEContextReleaseComplete(amfID, ranID))
+}
+
+// must2 fails the test on a builder's error.
+func must2(t testing.TB) func([]byte, error) []byte {
+	return func(b []byte, err error) []byte {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
 	}
-	pdu.SuccessfulOutcome.Value.UEContextReleaseComplete = c
-	return encode(t, pdu)
 }
 
 // ---- the test's view of the AMF over one association ----
@@ -212,45 +137,9 @@ func (h *harness) newUE(g *gnbSide, msin string, ranID int64) *testUE {
 		caps: []byte{0xE0, 0xE0}, lastKSI: 7}
 }
 
-func gmm(msgType uint8) *nas.Message {
-	m := nas.NewMessage()
-	m.GmmMessage = nas.NewGmmMessage()
-	m.GmmHeader.SetExtendedProtocolDiscriminator(nasMessage.Epd5GSMobilityManagementMessage)
-	m.GmmHeader.SetMessageType(msgType)
-	return m
-}
-
-func plain(t testing.TB, m *nas.Message) []byte {
-	b, err := m.PlainNasEncode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func hdr(e *nasType.ExtendedProtocolDiscriminator, typ interface{ SetMessageType(uint8) }, t uint8) {
-	e.SetExtendedProtocolDiscriminator(nasMessage.Epd5GSMobilityManagementMessage)
-	typ.SetMessageType(t)
-}
-
 func (u *testUE) registrationRequest(regType uint8, identity []byte) []byte {
-	m := gmm(nas.MsgTypeRegistrationRequest)
-	r := nasMessage.NewRegistrationRequest(0)
-	hdr(&r.ExtendedProtocolDiscriminator, &r.RegistrationRequestMessageIdentity, nas.MsgTypeRegistrationRequest)
-	r.NgksiAndRegistrationType5GS.SetRegistrationType5GS(regType)
-	r.NgksiAndRegistrationType5GS.SetNasKeySetIdentifiler(u.lastKSI)
-	r.NgksiAndRegistrationType5GS.SetFOR(1)
-	r.MobileIdentity5GS.SetLen(uint16(len(identity)))
-	r.MobileIdentity5GS.Buffer = identity
-	r.UESecurityCapability = nasType.NewUESecurityCapability(nasMessage.RegistrationRequestUESecurityCapabilityType)
-	r.UESecurityCapability.SetLen(uint8(len(u.caps)))
-	r.UESecurityCapability.Buffer = u.caps
-	ns, _ := nasx.EncodeNSSAI([]models.Snssai{{Sst: 1, Sd: "010203"}, {Sst: 9}})
-	r.RequestedNSSAI = nasType.NewRequestedNSSAI(nasMessage.RegistrationRequestRequestedNSSAIType)
-	r.RequestedNSSAI.SetLen(uint8(len(ns)))
-	r.RequestedNSSAI.Buffer = ns
-	m.RegistrationRequest = r
-	return plain(u.t, m)
+	return must2(u.t)(nasx.BuildRegistrationRequest(nasx.RegistrationRequest{Type: regType, NgKSI: u.lastKSI, Identity: identity,
+		SecurityCaps: u.caps, Requested: []models.Snssai{{Sst: 1, Sd: "010203"}, {Sst: 9}}}))
 }
 
 func (u *testUE) suciIdentity() []byte {
@@ -325,14 +214,7 @@ func (u *testUE) authResponse(m *nas.Message) []byte {
 	sn := security.ServingNetworkName("208", "93")
 	kseaf := security.KSEAF(security.KAUSF(aka.CK, aka.IK, sn, aka.SQNXorAK), sn)
 	u.kamf = security.KAMF(kseaf, strings.TrimPrefix(u.supi, "imsi-"), []byte{0, 0})
-	out := gmm(nas.MsgTypeAuthenticationResponse)
-	a := nasMessage.NewAuthenticationResponse(0)
-	hdr(&a.ExtendedProtocolDiscriminator, &a.AuthenticationResponseMessageIdentity, nas.MsgTypeAuthenticationResponse)
-	a.AuthenticationResponseParameter = nasType.NewAuthenticationResponseParameter(nasMessage.AuthenticationResponseAuthenticationResponseParameterType)
-	a.AuthenticationResponseParameter.SetLen(16)
-	copy(a.AuthenticationResponseParameter.Octet[:], security.ResStar(aka.CK, aka.IK, sn, u.rand, aka.RES))
-	out.AuthenticationResponse = a
-	return plain(u.t, out)
+	return must2(u.t)(nasx.BuildAuthenticationResponse(security.ResStar(aka.CK, aka.IK, sn, u.rand, aka.RES)))
 }
 
 // acceptSMC verifies the Security Mode Command with the keys the UE derives.
@@ -355,40 +237,16 @@ func (u *testUE) acceptSMC(pdu []byte, fullRequest []byte) []byte {
 	if _, _, err := u.sec.Unprotect(pdu); err != nil {
 		u.t.Fatalf("SMC MAC: %v", err)
 	}
-	out := gmm(nas.MsgTypeSecurityModeComplete)
-	s := nasMessage.NewSecurityModeComplete(0)
-	hdr(&s.ExtendedProtocolDiscriminator, &s.SecurityModeCompleteMessageIdentity, nas.MsgTypeSecurityModeComplete)
-	if fullRequest != nil {
-		s.NASMessageContainer = nasType.NewNASMessageContainer(nasMessage.SecurityModeCompleteNASMessageContainerType)
-		s.NASMessageContainer.SetLen(uint16(len(fullRequest)))
-		s.NASMessageContainer.Buffer = fullRequest
-	}
-	out.SecurityModeComplete = s
-	return u.protect(plain(u.t, out), nas.SecurityHeaderTypeIntegrityProtectedAndCipheredWithNew5gNasSecurityContext)
+	return u.protect(must2(u.t)(nasx.BuildSecurityModeComplete(fullRequest)), nas.SecurityHeaderTypeIntegrityProtectedAndCipheredWithNew5gNasSecurityContext)
 }
 
 func (u *testUE) registrationComplete() []byte {
-	out := gmm(nas.MsgTypeRegistrationComplete)
-	c := nasMessage.NewRegistrationComplete(0)
-	hdr(&c.ExtendedProtocolDiscriminator, &c.RegistrationCompleteMessageIdentity, nas.MsgTypeRegistrationComplete)
-	out.RegistrationComplete = c
-	return u.protect(plain(u.t, out), nas.SecurityHeaderTypeIntegrityProtectedAndCiphered)
+	return u.protect(must2(u.t)(nasx.BuildRegistrationComplete()), nas.SecurityHeaderTypeIntegrityProtectedAndCiphered)
 }
 
 func (u *testUE) deregistrationRequest(switchOff bool) []byte {
-	out := gmm(nas.MsgTypeDeregistrationRequestUEOriginatingDeregistration)
-	d := nasMessage.NewDeregistrationRequestUEOriginatingDeregistration(0)
-	hdr(&d.ExtendedProtocolDiscriminator, &d.DeregistrationRequestMessageIdentity, nas.MsgTypeDeregistrationRequestUEOriginatingDeregistration)
-	d.NgksiAndDeregistrationType.SetAccessType(1)
-	if switchOff {
-		d.NgksiAndDeregistrationType.SetSwitchOff(1)
-	}
-	d.NgksiAndDeregistrationType.SetNasKeySetIdentifiler(u.lastKSI)
 	g, _ := nasx.EncodeGUTI(*u.guti)
-	d.MobileIdentity5GS.SetLen(uint16(len(g)))
-	d.MobileIdentity5GS.Buffer = g
-	out.DeregistrationRequestUEOriginatingDeregistration = d
-	return u.protect(plain(u.t, out), nas.SecurityHeaderTypeIntegrityProtectedAndCiphered)
+	return u.protect(must2(u.t)(nasx.BuildDeregistrationRequest(switchOff, u.lastKSI, g)), nas.SecurityHeaderTypeIntegrityProtectedAndCiphered)
 }
 
 // acceptRegistration reads ICS + Registration Accept and checks what a user would.
@@ -425,59 +283,18 @@ func (u *testUE) register() *nasMessage.RegistrationAccept {
 	return a
 }
 
-var _ = hex.EncodeToString
-
 func releaseRequest(t testing.TB, amfID, ranID int64) []byte {
-	pdu := initiatingPDU(ngapType.ProcedureCodeUEContextReleaseRequest, ngapType.InitiatingMessagePresentUEContextReleaseRequest)
-	r := &ngapType.UEContextReleaseRequest{}
-	cause := ngapType.Cause{Present: ngapType.CausePresentRadioNetwork, RadioNetwork: &ngapType.CauseRadioNetwork{Value: ngapType.CauseRadioNetworkPresentUserInactivity}}
-	r.ProtocolIEs.List = []ngapType.UEContextReleaseRequestIEs{
-		{Id: ngapType.ProtocolIEID{Value: ngapType.ProtocolIEIDAMFUENGAPID}, Criticality: ngapType.Criticality{Value: ngapType.CriticalityPresentReject},
-			Value: ngapType.UEContextReleaseRequestIEsValue{Present: ngapType.UEContextReleaseRequestIEsPresentAMFUENGAPID, AMFUENGAPID: &ngapType.AMFUENGAPID{Value: amfID}}},
-		{Id: ngapType.ProtocolIEID{Value: ngapType.ProtocolIEIDRANUENGAPID}, Criticality: ngapType.Criticality{Value: ngapType.CriticalityPresentReject},
-			Value: ngapType.UEContextReleaseRequestIEsValue{Present: ngapType.UEContextReleaseRequestIEsPresentRANUENGAPID, RANUENGAPID: &ngapType.RANUENGAPID{Value: ranID}}},
-		{Id: ngapType.ProtocolIEID{Value: ngapType.ProtocolIEIDCause}, Criticality: ngapType.Criticality{Value: ngapType.CriticalityPresentIgnore},
-			Value: ngapType.UEContextReleaseRequestIEsValue{Present: ngapType.UEContextReleaseRequestIEsPresentCause, Cause: &cause}},
-	}
-	pdu.InitiatingMessage.Value.UEContextReleaseRequest = r
-	return encode(t, pdu)
+	return must2(t)(ngapx.BuildUEContextReleaseRequest(amfID, ranID, ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUserInactivity)))
 }
 
 func identityResponse(t testing.TB, id []byte) []byte {
-	out := gmm(nas.MsgTypeIdentityResponse)
-	r := nasMessage.NewIdentityResponse(0)
-	hdr(&r.ExtendedProtocolDiscriminator, &r.IdentityResponseMessageIdentity, nas.MsgTypeIdentityResponse)
-	r.MobileIdentity.SetLen(uint16(len(id)))
-	r.MobileIdentity.Buffer = id
-	out.IdentityResponse = r
-	return plain(t, out)
+	return must2(t)(nasx.BuildIdentityResponse(id))
 }
 
 func authFailure(t testing.TB, cause uint8, auts []byte) []byte {
-	out := gmm(nas.MsgTypeAuthenticationFailure)
-	f := nasMessage.NewAuthenticationFailure(0)
-	hdr(&f.ExtendedProtocolDiscriminator, &f.AuthenticationFailureMessageIdentity, nas.MsgTypeAuthenticationFailure)
-	f.Cause5GMM.SetCauseValue(cause)
-	if auts != nil {
-		f.AuthenticationFailureParameter = nasType.NewAuthenticationFailureParameter(nasMessage.AuthenticationFailureAuthenticationFailureParameterType)
-		f.AuthenticationFailureParameter.SetLen(14)
-		copy(f.AuthenticationFailureParameter.Octet[:], auts)
-	}
-	out.AuthenticationFailure = f
-	return plain(t, out)
+	return must2(t)(nasx.BuildAuthenticationFailure(cause, auts))
 }
 
 func ngReset(t testing.TB) []byte {
-	pdu := initiatingPDU(ngapType.ProcedureCodeNGReset, ngapType.InitiatingMessagePresentNGReset)
-	cause := ngapType.Cause{Present: ngapType.CausePresentMisc, Misc: &ngapType.CauseMisc{Value: ngapType.CauseMiscPresentOmIntervention}}
-	r := &ngapType.NGReset{}
-	r.ProtocolIEs.List = []ngapType.NGResetIEs{
-		{Id: ngapType.ProtocolIEID{Value: ngapType.ProtocolIEIDCause}, Criticality: ngapType.Criticality{Value: ngapType.CriticalityPresentIgnore},
-			Value: ngapType.NGResetIEsValue{Present: ngapType.NGResetIEsPresentCause, Cause: &cause}},
-		{Id: ngapType.ProtocolIEID{Value: ngapType.ProtocolIEIDResetType}, Criticality: ngapType.Criticality{Value: ngapType.CriticalityPresentReject},
-			Value: ngapType.NGResetIEsValue{Present: ngapType.NGResetIEsPresentResetType,
-				ResetType: &ngapType.ResetType{Present: ngapType.ResetTypePresentNGInterface, NGInterface: &ngapType.ResetAll{Value: ngapType.ResetAllPresentResetAll}}}},
-	}
-	pdu.InitiatingMessage.Value.NGReset = r
-	return encode(t, pdu)
+	return must2(t)(ngapx.BuildNGReset(ngapx.CauseMisc(ngapType.CauseMiscPresentOmIntervention)))
 }
