@@ -67,10 +67,10 @@ func ueAccepts(t *testing.T, res *models.UdmUeauAuthenticationInfoResult, opc []
 	return sqnValue(resp.SQN)
 }
 
-// suciVectors reads the TS 33.501 C.4 scheme outputs of shared/testvectors.
+// suciVectors reads the TS 33.501 C.4 scheme outputs (a copy of shared/testvectors).
 func suciVectors(t *testing.T) (profileA, profileB, msin string) {
 	t.Helper()
-	b, err := os.ReadFile("../../../shared/testvectors/suci.json")
+	b, err := os.ReadFile("../../security/testdata/vectors/suci.json")
 	if err != nil {
 		t.Fatalf("test vectors (shared/testvectors): %v", err)
 	}
