@@ -196,3 +196,30 @@ func TestRestartKeepsSubscribers(t *testing.T) {
 		t.Fatalf("after restart the subscriber's SQN is %q (%v), want it advanced by two registrations", s.SQN, err)
 	}
 }
+
+// A USIM whose SQN is ahead of the network's rejects the first challenge
+// with synch failure; the AUTS resynchronises the UDM's SQN and the second
+// challenge succeeds (TS 33.102 6.3.5, TS 24.501 5.4.1.3.7 f).
+func TestSynchFailureResynchronises(t *testing.T) {
+	cfg, path := coreConfig(t, t.TempDir(), nil)
+	startCore(t, cfg, path)
+	g := connectGNB(t, cfg)
+	f, err := bench.FleetFor(cfg, cfg.Subscribers[0].IMSI, "null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	imsi, _ := ransim.IMSI(f.FirstIMSI, 30)
+	ahead := []byte{0, 0, 0, 0x10, 0, 0} // far beyond the provisioned 000000000020
+	ue := g.NewUE(ransim.Subscriber{IMSI: imsi, K: f.K, OPc: f.OPc, SQN: ahead}, f.Conceal)
+	if _, err := ue.Register(procCtx(t)); err != nil {
+		t.Fatalf("registration after synch failure: %v", err)
+	}
+	client := prov.NewClient("http://"+cfg.Addr(cfg.UDR.SBIPort), sbi.NewTCP().RoundTripper())
+	s, err := client.Get(procCtx(t), imsi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.SQN <= hex.EncodeToString(ahead) {
+		t.Fatalf("SQN at the UDR %s after resynchronisation, want beyond the USIM's %x", s.SQN, ahead)
+	}
+}

@@ -23,6 +23,10 @@ import (
 type Subscriber struct {
 	IMSI   string // 15 digits: MCC, MNC, MSIN
 	K, OPc []byte
+	// SQN is the highest sequence number the USIM accepted so far (6
+	// bytes); nil starts from zero. One ahead of the network's makes the
+	// first challenge fail with synch failure (TS 33.102 6.3.5).
+	SQN []byte
 }
 
 // Concealment says how the UE conceals its SUPI in a SUCI (TS 33.501 6.12.2).
@@ -95,6 +99,9 @@ type UE struct {
 func (g *GNB) NewUE(sub Subscriber, c Concealment) *UE {
 	u := &UE{g: g, sub: sub, supi: "imsi-" + sub.IMSI, conceal: c, mcc: g.cfg.MCC, mnc: g.cfg.MNC,
 		inbox: make(chan downlink, 64), ngKSI: 7, sqnMS: make([]byte, 6), requested: g.cfg.SNSSAIs}
+	if len(sub.SQN) == 6 {
+		u.sqnMS = append([]byte(nil), sub.SQN...)
+	}
 	u.amfID.Store(-1)
 	return u
 }
