@@ -2,6 +2,8 @@
 # Both install what is missing (Debian packages), build, and go.
 
 GO      ?= go
+# install-deps.sh puts Go in /usr/local/go when none is on the PATH.
+export PATH := $(PATH):/usr/local/go/bin
 BIN     := bin/l25gc
 CONFIG  ?=
 SBI     ?=

@@ -22,7 +22,20 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
 	apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
 fi
 
-if ! command -v go >/dev/null; then
-	echo "install-deps: Go >= 1.24 is needed (go.dev/doc/install); Debian 12's golang-go is too old" >&2
-	exit 1
+# Go: the version go.mod names, from the Go module proxy (the toolchain
+# module Go itself switches to) when no Go is on the PATH. Debian 12's
+# golang-go (1.19) is too old and cannot switch toolchains by itself.
+if ! command -v go >/dev/null && [ ! -x /usr/local/go/bin/go ]; then
+	gover=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$(dirname "$0")/../go.mod")
+	proxy=${GOPROXY:-https://proxy.golang.org}; proxy=${proxy%%,*}
+	url="$proxy/golang.org/toolchain/@v/v0.0.1-go${gover}.linux-amd64.zip"
+	echo "install-deps: no Go on the PATH; installing go${gover} into /usr/local/go from $url"
+	command -v curl >/dev/null || apt-get install -y -qq --no-install-recommends curl ca-certificates >/dev/null
+	tmp=$(mktemp -d)
+	curl -fsSL -o "$tmp/go.zip" "$url"
+	python3 -c 'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$tmp/go.zip" "$tmp"
+	rm -rf /usr/local/go && mv "$tmp/golang.org/toolchain@v0.0.1-go${gover}.linux-amd64" /usr/local/go
+	chmod +x /usr/local/go/bin/* /usr/local/go/pkg/tool/*/* 2>/dev/null || true
+	rm -rf "$tmp"
 fi
+command -v go >/dev/null || echo "install-deps: Go is in /usr/local/go/bin (the Makefile finds it there; add it to your PATH for go commands)"
