@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -83,7 +84,11 @@ func startCore(t *testing.T, cfg *config.Config, cfgPath string) *testCore {
 	requirePortsFree(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	core, err := node.Start(ctx, cfg, node.Options{Binary: binary, ConfigPath: cfgPath})
+	opts := node.Options{Binary: binary, ConfigPath: cfgPath}
+	if cfg.SBI.Transport != "tcp" {
+		opts.SBI = cfg.SBI.Transport // explicit: fail rather than fall back to tcp
+	}
+	core, err := node.Start(ctx, cfg, opts)
 	if err != nil {
 		dumpLogs(t, cfg)
 		t.Fatalf("core did not start: %v", err)
@@ -98,34 +103,53 @@ func startCore(t *testing.T, cfg *config.Config, cfgPath string) *testCore {
 	return tc
 }
 
+// sbiModes are the SBI transports the core's end-to-end tests run over.
+var sbiModes = []string{"tcp", "xio"}
+
+// forEachSBI runs test once per SBI transport, each with its own core.
+func forEachSBI(t *testing.T, test func(t *testing.T, mode string)) {
+	for _, mode := range sbiModes {
+		t.Run(mode, func(t *testing.T) { test(t, mode) })
+	}
+}
+
+// withSBI is an edit of coreConfig that selects the SBI transport.
+func withSBI(mode string, more ...func(*config.Config)) func(*config.Config) {
+	return func(c *config.Config) {
+		c.SBI.Transport = mode
+		for _, m := range more {
+			m(c)
+		}
+	}
+}
+
 // usePortsNobodyUses moves every NF to free ports, so that a test core does
-// not meet a core a developer runs on the default ports.
+// not meet a core a developer runs on the default ports. All sockets stay
+// open until every port is chosen, so no two NFs get the same one.
 func usePortsNobodyUses(t *testing.T, cfg *config.Config) {
 	t.Helper()
+	var held []io.Closer
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
 	for _, port := range []*int{&cfg.NRF.SBIPort, &cfg.NRF.MetricsPort, &cfg.UDR.SBIPort, &cfg.UDR.MetricsPort,
 		&cfg.UDM.SBIPort, &cfg.UDM.MetricsPort, &cfg.AUSF.SBIPort, &cfg.AUSF.MetricsPort,
 		&cfg.PCF.SBIPort, &cfg.PCF.MetricsPort, &cfg.AMF.SBIPort, &cfg.AMF.MetricsPort} {
-		*port = freePort(t, "tcp")
-	}
-	cfg.AMF.NGAP.Addr = fmt.Sprintf("127.0.0.1:%d", freePort(t, "udp"))
-}
-
-func freePort(t *testing.T, network string) int {
-	t.Helper()
-	if network == "udp" {
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
-		return c.LocalAddr().(*net.UDPAddr).Port
+		held = append(held, ln)
+		*port = ln.Addr().(*net.TCPAddr).Port
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	held = append(held, pc)
+	cfg.AMF.NGAP.Addr = pc.LocalAddr().String()
 }
 
 func requirePortsFree(t *testing.T, cfg *config.Config) {

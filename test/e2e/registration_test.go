@@ -51,78 +51,84 @@ func procCtx(t *testing.T) context.Context {
 // TS 23.502 4.2.2.2.2 and 4.2.2.3.2: register with SUCI, get a GUTI and the
 // network name, deregister, come back with the GUTI, update, switch off.
 func TestUERegistersDeregistersAndReturnsWithItsGUTI(t *testing.T) {
-	cfg, path := coreConfig(t, t.TempDir(), nil)
-	startCore(t, cfg, path)
-	g := connectGNB(t, cfg)
-	ue := newUE(t, cfg, g, 0, "null")
-	ctx := procCtx(t)
+	forEachSBI(t, func(t *testing.T, mode string) {
+		cfg, path := coreConfig(t, t.TempDir(), withSBI(mode))
+		startCore(t, cfg, path)
+		g := connectGNB(t, cfg)
+		ue := newUE(t, cfg, g, 0, "null")
+		ctx := procCtx(t)
 
-	if _, err := ue.Register(ctx); err != nil {
-		t.Fatalf("initial registration: %v", err)
-	}
-	first := ue.GUTI()
-	if first == nil || first.MCC != "208" || first.MNC != "93" {
-		t.Fatalf("Registration Accept 5G-GUTI %+v, want one in PLMN 208/93", first)
-	}
-	if len(ue.Allowed) == 0 {
-		t.Fatal("Registration Accept without allowed NSSAI")
-	}
-	if err := ue.AwaitConfigurationUpdate(ctx); err != nil {
-		t.Fatalf("Configuration Update Command: %v", err)
-	}
-	if ue.NetworkName != cfg.AMF.Network.Full {
-		t.Fatalf("network name %q, want %q", ue.NetworkName, cfg.AMF.Network.Full)
-	}
-	if _, err := ue.Deregister(ctx, false); err != nil {
-		t.Fatalf("deregistration: %v", err)
-	}
-	if _, err := ue.Register(ctx); err != nil {
-		t.Fatalf("registration with the 5G-GUTI: %v", err)
-	}
-	if ue.GUTI() == nil {
-		t.Fatal("no 5G-GUTI after re-registration")
-	}
-	if _, err := ue.UpdateRegistration(ctx, true); err != nil {
-		t.Fatalf("periodic registration update: %v", err)
-	}
-	if _, err := ue.Deregister(ctx, true); err != nil {
-		t.Fatalf("switch-off deregistration: %v", err)
-	}
-	if n := g.ErrorIndications.Load(); n != 0 {
-		t.Fatalf("the AMF sent %d Error Indications", n)
-	}
+		if _, err := ue.Register(ctx); err != nil {
+			t.Fatalf("initial registration: %v", err)
+		}
+		first := ue.GUTI()
+		if first == nil || first.MCC != "208" || first.MNC != "93" {
+			t.Fatalf("Registration Accept 5G-GUTI %+v, want one in PLMN 208/93", first)
+		}
+		if len(ue.Allowed) == 0 {
+			t.Fatal("Registration Accept without allowed NSSAI")
+		}
+		if err := ue.AwaitConfigurationUpdate(ctx); err != nil {
+			t.Fatalf("Configuration Update Command: %v", err)
+		}
+		if ue.NetworkName != cfg.AMF.Network.Full {
+			t.Fatalf("network name %q, want %q", ue.NetworkName, cfg.AMF.Network.Full)
+		}
+		if _, err := ue.Deregister(ctx, false); err != nil {
+			t.Fatalf("deregistration: %v", err)
+		}
+		if _, err := ue.Register(ctx); err != nil {
+			t.Fatalf("registration with the 5G-GUTI: %v", err)
+		}
+		if ue.GUTI() == nil {
+			t.Fatal("no 5G-GUTI after re-registration")
+		}
+		if _, err := ue.UpdateRegistration(ctx, true); err != nil {
+			t.Fatalf("periodic registration update: %v", err)
+		}
+		if _, err := ue.Deregister(ctx, true); err != nil {
+			t.Fatalf("switch-off deregistration: %v", err)
+		}
+		if n := g.ErrorIndications.Load(); n != 0 {
+			t.Fatalf("the AMF sent %d Error Indications", n)
+		}
+	})
 }
 
 func TestTwoHundredUEsRegisterConcurrently(t *testing.T) {
-	cfg, path := coreConfig(t, t.TempDir(), func(c *config.Config) { c.Subscribers[0].Count = 200 })
-	startCore(t, cfg, path)
-	g := connectGNB(t, cfg)
-	f, err := bench.FleetFor(cfg, cfg.Subscribers[0].IMSI, "null")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.UEs, f.Concurrency = 200, 200
-	out, err := ransim.RegisterFleet(context.Background(), g, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(out.Latencies) != 200 || out.Failed != 0 {
-		t.Fatalf("%d registered, %d failed: %v", len(out.Latencies), out.Failed, out.Errors)
-	}
+	forEachSBI(t, func(t *testing.T, mode string) {
+		cfg, path := coreConfig(t, t.TempDir(), withSBI(mode, func(c *config.Config) { c.Subscribers[0].Count = 200 }))
+		startCore(t, cfg, path)
+		g := connectGNB(t, cfg)
+		f, err := bench.FleetFor(cfg, cfg.Subscribers[0].IMSI, "null")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.UEs, f.Concurrency = 200, 200
+		out, err := ransim.RegisterFleet(context.Background(), g, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Latencies) != 200 || out.Failed != 0 {
+			t.Fatalf("%d registered, %d failed: %v", len(out.Latencies), out.Failed, out.Errors)
+		}
+	})
 }
 
 // SUCI Profile A and B (TS 33.501 C.3.4) deconcealed by the UDM with the
 // configured home network keys.
 func TestConcealedSUCIsRegister(t *testing.T) {
-	cfg, path := coreConfig(t, t.TempDir(), nil)
-	startCore(t, cfg, path)
-	g := connectGNB(t, cfg)
-	for i, scheme := range []string{"profile_a", "profile_b"} {
-		ue := newUE(t, cfg, g, 10+i, scheme)
-		if _, err := ue.Register(procCtx(t)); err != nil {
-			t.Fatalf("%s: %v", scheme, err)
+	forEachSBI(t, func(t *testing.T, mode string) {
+		cfg, path := coreConfig(t, t.TempDir(), withSBI(mode))
+		startCore(t, cfg, path)
+		g := connectGNB(t, cfg)
+		for i, scheme := range []string{"profile_a", "profile_b"} {
+			ue := newUE(t, cfg, g, 10+i, scheme)
+			if _, err := ue.Register(procCtx(t)); err != nil {
+				t.Fatalf("%s: %v", scheme, err)
+			}
 		}
-	}
+	})
 }
 
 // A UE whose USIM has the wrong K fails the AUTN check, answers MAC failure
@@ -130,96 +136,102 @@ func TestConcealedSUCIsRegister(t *testing.T) {
 // provisioned gets Registration Reject with the configured cause; the
 // others registering at the same time are not disturbed.
 func TestBadSubscribersAreRejectedWhileOthersRegister(t *testing.T) {
-	cfg, path := coreConfig(t, t.TempDir(), nil)
-	startCore(t, cfg, path)
-	g := connectGNB(t, cfg)
-	wrongKey := newUE(t, cfg, g, 50, "null")
-	bad, _ := hex.DecodeString("000102030405060708090a0b0c0d0e0f")
-	wrongKey = g.NewUE(ransim.Subscriber{IMSI: wrongKey.SUPI()[5:], K: bad, OPc: bad}, ransim.Concealment{})
-	unknown := g.NewUE(ransim.Subscriber{IMSI: "208930999999999", K: bad, OPc: bad}, ransim.Concealment{})
+	forEachSBI(t, func(t *testing.T, mode string) {
+		cfg, path := coreConfig(t, t.TempDir(), withSBI(mode))
+		startCore(t, cfg, path)
+		g := connectGNB(t, cfg)
+		wrongKey := newUE(t, cfg, g, 50, "null")
+		bad, _ := hex.DecodeString("000102030405060708090a0b0c0d0e0f")
+		wrongKey = g.NewUE(ransim.Subscriber{IMSI: wrongKey.SUPI()[5:], K: bad, OPc: bad}, ransim.Concealment{})
+		unknown := g.NewUE(ransim.Subscriber{IMSI: "208930999999999", K: bad, OPc: bad}, ransim.Concealment{})
 
-	var wg sync.WaitGroup
-	errs := make([]error, 20)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = newUE(t, cfg, g, i, "null").Register(procCtx(t))
-		}()
-	}
-	_, wrongErr := wrongKey.Register(procCtx(t))
-	_, unknownErr := unknown.Register(procCtx(t))
-	wg.Wait()
-
-	var rej *ransim.RejectError
-	if !errors.As(wrongErr, &rej) || rej.Message != "Authentication Reject" {
-		t.Errorf("UE with a wrong key: %v, want Authentication Reject", wrongErr)
-	}
-	if !errors.As(unknownErr, &rej) || rej.Message != "Registration Reject" || int(rej.Cause) != cfg.AMF.NAS.UnknownSubscriberCause {
-		t.Errorf("unknown IMSI: %v, want Registration Reject cause %d", unknownErr, cfg.AMF.NAS.UnknownSubscriberCause)
-	}
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("UE %d: %v", i, err)
+		var wg sync.WaitGroup
+		errs := make([]error, 20)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = newUE(t, cfg, g, i, "null").Register(procCtx(t))
+			}()
 		}
-	}
+		_, wrongErr := wrongKey.Register(procCtx(t))
+		_, unknownErr := unknown.Register(procCtx(t))
+		wg.Wait()
+
+		var rej *ransim.RejectError
+		if !errors.As(wrongErr, &rej) || rej.Message != "Authentication Reject" {
+			t.Errorf("UE with a wrong key: %v, want Authentication Reject", wrongErr)
+		}
+		if !errors.As(unknownErr, &rej) || rej.Message != "Registration Reject" || int(rej.Cause) != cfg.AMF.NAS.UnknownSubscriberCause {
+			t.Errorf("unknown IMSI: %v, want Registration Reject cause %d", unknownErr, cfg.AMF.NAS.UnknownSubscriberCause)
+		}
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("UE %d: %v", i, err)
+			}
+		}
+	})
 }
 
 // Subscribers provisioned through the API are in the embedded store's file
 // and survive a restart of the core, with their SQN.
 func TestRestartKeepsSubscribers(t *testing.T) {
-	dir := t.TempDir()
-	cfg, path := coreConfig(t, dir, nil)
-	core := startCore(t, cfg, path)
-	k := cfg.Subscribers[0].K
-	extra := prov.Subscriber{IMSI: "208930000077777", K: k, OPc: cfg.Subscribers[0].OPc}
-	client := prov.NewClient("http://"+cfg.Addr(cfg.UDR.SBIPort), sbi.NewTCP().RoundTripper())
-	if _, err := client.Add(procCtx(t), extra); err != nil {
-		t.Fatalf("provisioning: %v", err)
-	}
-	g := connectGNB(t, cfg)
-	f, _ := bench.FleetFor(cfg, extra.IMSI, "null")
-	ue := g.NewUE(ransim.Subscriber{IMSI: extra.IMSI, K: f.K, OPc: f.OPc}, f.Conceal)
-	if _, err := ue.Register(procCtx(t)); err != nil {
-		t.Fatalf("before restart: %v", err)
-	}
-	g.Close()
-	core.core.Stop()
+	forEachSBI(t, func(t *testing.T, mode string) {
+		dir := t.TempDir()
+		cfg, path := coreConfig(t, dir, withSBI(mode))
+		core := startCore(t, cfg, path)
+		k := cfg.Subscribers[0].K
+		extra := prov.Subscriber{IMSI: "208930000077777", K: k, OPc: cfg.Subscribers[0].OPc}
+		client := prov.NewClient("http://"+cfg.Addr(cfg.UDR.SBIPort), sbi.NewTCP().RoundTripper())
+		if _, err := client.Add(procCtx(t), extra); err != nil {
+			t.Fatalf("provisioning: %v", err)
+		}
+		g := connectGNB(t, cfg)
+		f, _ := bench.FleetFor(cfg, extra.IMSI, "null")
+		ue := g.NewUE(ransim.Subscriber{IMSI: extra.IMSI, K: f.K, OPc: f.OPc}, f.Conceal)
+		if _, err := ue.Register(procCtx(t)); err != nil {
+			t.Fatalf("before restart: %v", err)
+		}
+		g.Close()
+		core.core.Stop()
 
-	startCore(t, cfg, path)
-	g2 := connectGNB(t, cfg)
-	again := g2.NewUE(ransim.Subscriber{IMSI: extra.IMSI, K: f.K, OPc: f.OPc}, f.Conceal)
-	if _, err := again.Register(procCtx(t)); err != nil {
-		t.Fatalf("after restart: %v", err)
-	}
-	if s, err := client.Get(procCtx(t), extra.IMSI); err != nil || s.SQN == "" || s.SQN == prov.DefaultSQN {
-		t.Fatalf("after restart the subscriber's SQN is %q (%v), want it advanced by two registrations", s.SQN, err)
-	}
+		startCore(t, cfg, path)
+		g2 := connectGNB(t, cfg)
+		again := g2.NewUE(ransim.Subscriber{IMSI: extra.IMSI, K: f.K, OPc: f.OPc}, f.Conceal)
+		if _, err := again.Register(procCtx(t)); err != nil {
+			t.Fatalf("after restart: %v", err)
+		}
+		if s, err := client.Get(procCtx(t), extra.IMSI); err != nil || s.SQN == "" || s.SQN == prov.DefaultSQN {
+			t.Fatalf("after restart the subscriber's SQN is %q (%v), want it advanced by two registrations", s.SQN, err)
+		}
+	})
 }
 
 // A USIM whose SQN is ahead of the network's rejects the first challenge
 // with synch failure; the AUTS resynchronises the UDM's SQN and the second
 // challenge succeeds (TS 33.102 6.3.5, TS 24.501 5.4.1.3.7 f).
 func TestSynchFailureResynchronises(t *testing.T) {
-	cfg, path := coreConfig(t, t.TempDir(), nil)
-	startCore(t, cfg, path)
-	g := connectGNB(t, cfg)
-	f, err := bench.FleetFor(cfg, cfg.Subscribers[0].IMSI, "null")
-	if err != nil {
-		t.Fatal(err)
-	}
-	imsi, _ := ransim.IMSI(f.FirstIMSI, 30)
-	ahead := []byte{0, 0, 0, 0x10, 0, 0} // far beyond the provisioned 000000000020
-	ue := g.NewUE(ransim.Subscriber{IMSI: imsi, K: f.K, OPc: f.OPc, SQN: ahead}, f.Conceal)
-	if _, err := ue.Register(procCtx(t)); err != nil {
-		t.Fatalf("registration after synch failure: %v", err)
-	}
-	client := prov.NewClient("http://"+cfg.Addr(cfg.UDR.SBIPort), sbi.NewTCP().RoundTripper())
-	s, err := client.Get(procCtx(t), imsi)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.SQN <= hex.EncodeToString(ahead) {
-		t.Fatalf("SQN at the UDR %s after resynchronisation, want beyond the USIM's %x", s.SQN, ahead)
-	}
+	forEachSBI(t, func(t *testing.T, mode string) {
+		cfg, path := coreConfig(t, t.TempDir(), withSBI(mode))
+		startCore(t, cfg, path)
+		g := connectGNB(t, cfg)
+		f, err := bench.FleetFor(cfg, cfg.Subscribers[0].IMSI, "null")
+		if err != nil {
+			t.Fatal(err)
+		}
+		imsi, _ := ransim.IMSI(f.FirstIMSI, 30)
+		ahead := []byte{0, 0, 0, 0x10, 0, 0} // far beyond the provisioned 000000000020
+		ue := g.NewUE(ransim.Subscriber{IMSI: imsi, K: f.K, OPc: f.OPc, SQN: ahead}, f.Conceal)
+		if _, err := ue.Register(procCtx(t)); err != nil {
+			t.Fatalf("registration after synch failure: %v", err)
+		}
+		client := prov.NewClient("http://"+cfg.Addr(cfg.UDR.SBIPort), sbi.NewTCP().RoundTripper())
+		s, err := client.Get(procCtx(t), imsi)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.SQN <= hex.EncodeToString(ahead) {
+			t.Fatalf("SQN at the UDR %s after resynchronisation, want beyond the USIM's %x", s.SQN, ahead)
+		}
+	})
 }
