@@ -47,6 +47,7 @@ func newBenchRegistrationCmd() *cobra.Command {
 				Concurrency: concurrency, AMF: amf, Transport: transport, Out: out})
 			if len(results) > 0 {
 				bench.PrintTable(out, results)
+				bench.PrintComparison(out, results)
 				if jsonPath != "" {
 					if werr := bench.WriteJSON(jsonPath, results); werr != nil {
 						return werr

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -114,4 +115,55 @@ func formatRSS(m map[string]float64) string {
 		parts = append(parts, fmt.Sprintf("%s %.1f MiB", n, m[n]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// PrintComparison puts the SBI modes of the same (procedure, UE count) side
+// by side with the p50 and throughput of each relative to tcp; it prints
+// nothing unless results hold tcp and at least one other mode.
+func PrintComparison(w io.Writer, results []Result) {
+	type key struct {
+		procedure string
+		ues       int
+	}
+	byKey := map[key]map[string]Result{}
+	var keys []key
+	var modes []string
+	for _, r := range results {
+		k := key{r.Procedure, r.UEs}
+		if byKey[k] == nil {
+			byKey[k] = map[string]Result{}
+			keys = append(keys, k)
+		}
+		byKey[k][r.SBI] = r
+		if !slices.Contains(modes, r.SBI) {
+			modes = append(modes, r.SBI)
+		}
+	}
+	if len(modes) < 2 || !slices.Contains(modes, "tcp") {
+		return
+	}
+	others := slices.DeleteFunc(slices.Clone(modes), func(m string) bool { return m == "tcp" })
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := "PROCEDURE\tUES\ttcp P50 ms\t"
+	for _, m := range others {
+		header += m + " P50 ms\ttcp/" + m + " P50\t" + m + "/tcp PER s\t"
+	}
+	fmt.Fprintln(tw, header)
+	for _, k := range keys {
+		tcp, ok := byKey[k]["tcp"]
+		if !ok {
+			continue
+		}
+		row := fmt.Sprintf("%s\t%d\t%.2f\t", k.procedure, k.ues, tcp.LatencyMS.P50)
+		for _, m := range others {
+			r, ok := byKey[k][m]
+			if !ok || r.LatencyMS.P50 == 0 || tcp.ThroughputPerS == 0 {
+				row += "-\t-\t-\t"
+				continue
+			}
+			row += fmt.Sprintf("%.2f\t%.2fx\t%.2fx\t", r.LatencyMS.P50, tcp.LatencyMS.P50/r.LatencyMS.P50, r.ThroughputPerS/tcp.ThroughputPerS)
+		}
+		fmt.Fprintln(tw, row)
+	}
+	tw.Flush()
 }
