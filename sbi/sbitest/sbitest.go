@@ -11,6 +11,7 @@ package sbitest
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/l25gc/l25gc/logging"
 	"github.com/l25gc/l25gc/sbi"
+	"github.com/l25gc/l25gc/xio"
 	"github.com/l25gc/l25gc/xio/xiohttp"
 	"github.com/l25gc/l25gc/xio/xioproc"
 )
@@ -37,12 +39,43 @@ func Main(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "sbitest: the X-IO transports need the onvm manager, which needs root and hugepages:", err)
 		os.Exit(1)
 	}
+	// Attach now, once: a failure is then one clear message, not a
+	// failure in every X-IO subtest.
+	if err := xio.Init(xio.Config{}); err != nil {
+		mgr.Close()
+		fmt.Fprintln(os.Stderr, "sbitest: attach to the onvm manager:", err)
+		os.Exit(1)
+	}
+	before, _, _ := xio.PoolInUse()
 	code := m.Run()
+	if err := buffersReturned(before); err != nil && code == 0 {
+		fmt.Fprintln(os.Stderr, "sbitest:", err)
+		code = 1
+	}
 	if err := mgr.Close(); err != nil && code == 0 {
 		fmt.Fprintln(os.Stderr, "sbitest: onvm manager:", err)
 		code = 1
 	}
 	os.Exit(code)
+}
+
+// buffersReturned checks that the tests gave back every shared-memory
+// buffer they took: with all servers shut down and clients closed, the
+// pool's in-use count returns to what it was before them. Connection
+// tear-down is asynchronous (the manager and the pollers still move the
+// last messages), so it gets a moment.
+func buffersReturned(before uint64) error {
+	var inUse uint64
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		var err error
+		if inUse, _, err = xio.PoolInUse(); err != nil {
+			return err
+		}
+		if inUse <= before {
+			return nil
+		}
+	}
+	return fmt.Errorf("X-IO buffers leaked: %d in use after the tests, %d before", inUse, before)
 }
 
 // Transports returns fresh instances of the three SBI transports, so that
@@ -105,6 +138,23 @@ func freshAddr(tr sbi.Transport) string {
 		return "127.0.0.1:0"
 	}
 	return fmt.Sprintf("127.0.0.1:%d", xioPort.Add(1))
+}
+
+// Unserved returns the base URL of an address nobody serves over tr, for
+// tests of a peer that is registered but gone: over TCP a port the kernel
+// just handed out and took back, over X-IO an address never bound.
+func Unserved(t testing.TB, tr sbi.Transport) string {
+	t.Helper()
+	if tr.Name() != "tcp" {
+		return "http://" + freshAddr(tr)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr
 }
 
 // Client is an SBI client over tr, as nf.NewEnv builds one.
