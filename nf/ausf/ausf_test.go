@@ -13,8 +13,11 @@ import (
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/nf/nrf/nrftest"
 	"github.com/l25gc/l25gc/sbi"
+	"github.com/l25gc/l25gc/sbi/sbitest"
 	"github.com/l25gc/l25gc/security"
 )
+
+func TestMain(m *testing.M) { sbitest.Main(m) }
 
 const testSUPI = "imsi-208930000000001"
 
@@ -77,17 +80,17 @@ func (f *fakeUDM) handler() http.Handler {
 	return mux
 }
 
-func newAUSF(t *testing.T) (*NF, string, *sbi.Client, *fakeUDM) {
+func newAUSF(t *testing.T, tr sbi.Transport) (*NF, string, *sbi.Client, *fakeUDM) {
 	t.Helper()
 	udm := &fakeUDM{}
-	udmURL := nrftest.Serve(t, udm.handler())
-	env := nrftest.Env(t, nil, models.NrfNfManagementNfType_AUSF,
+	udmURL := nrftest.Serve(t, tr, udm.handler())
+	env := nrftest.Env(t, tr, nil, models.NrfNfManagementNfType_AUSF,
 		nrftest.Peer(t, models.NrfNfManagementNfType_UDM, udmURL, models.ServiceName_NUDM_UEAU))
 	n, err := New(env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n, nrftest.Serve(t, n.Handler()), env.Client, udm
+	return n, nrftest.Serve(t, tr, n.Handler()), env.Client, udm
 }
 
 // ueAuthCtx decodes UeAuthenticationCtx with its 5gAuthData as Av5gAka.
@@ -135,98 +138,115 @@ func confirm(t *testing.T, c *sbi.Client, uri string, resStar []byte) (models.Co
 }
 
 func TestFull5GAKA(t *testing.T) {
-	n, base, c, udm := newAUSF(t)
-	ch, uri := start(t, c, base, "suci-0-208-93-0000-0-0-0000000001")
-	resStar, kseaf := ueAnswers(t, ch.AuthData)
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		n, base, c, udm := newAUSF(t, tr)
+		ch, uri := start(t, c, base, "suci-0-208-93-0000-0-0-0000000001")
+		resStar, kseaf := ueAnswers(t, ch.AuthData)
 
-	res, err := confirm(t, c, uri, resStar)
-	if err != nil || res.AuthResult != models.AusfUeAuthenticationAuthResult_SUCCESS || res.Supi != testSUPI || res.Kseaf != hex.EncodeToString(kseaf) {
-		t.Fatalf("confirmation: %v %+v, want success, %s and the UE's KSEAF", err, res, testSUPI)
-	}
-	// A context confirms once.
-	if _, err := confirm(t, c, uri, resStar); sbi.StatusOf(err) != 404 || sbi.CauseOf(err) != "CONTEXT_NOT_FOUND" {
-		t.Fatalf("second confirmation: %v, want 404 CONTEXT_NOT_FOUND", err)
-	}
-	n.Stop(context.Background()) // waits for the result report
-	udm.mu.Lock()
-	defer udm.mu.Unlock()
-	if len(udm.events) != 1 || !udm.events[0].Success || udm.events[0].NfInstanceId != n.id || udm.ausfID != n.id {
-		t.Fatalf("UDM was told %+v (ausfInstanceId %q)", udm.events, udm.ausfID)
-	}
+		res, err := confirm(t, c, uri, resStar)
+		if err != nil || res.AuthResult != models.AusfUeAuthenticationAuthResult_SUCCESS || res.Supi != testSUPI || res.Kseaf != hex.EncodeToString(kseaf) {
+			t.Fatalf("confirmation: %v %+v, want success, %s and the UE's KSEAF", err, res, testSUPI)
+		}
+		// A context confirms once.
+		if _, err := confirm(t, c, uri, resStar); sbi.StatusOf(err) != 404 || sbi.CauseOf(err) != "CONTEXT_NOT_FOUND" {
+			t.Fatalf("second confirmation: %v, want 404 CONTEXT_NOT_FOUND", err)
+		}
+		n.Stop(context.Background()) // waits for the result report
+		udm.mu.Lock()
+		defer udm.mu.Unlock()
+		if len(udm.events) != 1 || !udm.events[0].Success || udm.events[0].NfInstanceId != n.id || udm.ausfID != n.id {
+			t.Fatalf("UDM was told %+v (ausfInstanceId %q)", udm.events, udm.ausfID)
+		}
+	})
 }
 
 func TestWrongRESStarFails(t *testing.T) {
-	n, base, c, udm := newAUSF(t)
-	ch, uri := start(t, c, base, testSUPI)
-	resStar, _ := ueAnswers(t, ch.AuthData)
-	resStar[0] ^= 1
-	res, err := confirm(t, c, uri, resStar)
-	if err != nil || res.AuthResult != models.AusfUeAuthenticationAuthResult_FAILURE || res.Kseaf != "" || res.Supi != "" {
-		t.Fatalf("wrong RES*: %v %+v, want AUTHENTICATION_FAILURE without SUPI or KSEAF", err, res)
-	}
-	n.Stop(context.Background())
-	if len(udm.events) != 1 || udm.events[0].Success {
-		t.Fatalf("UDM was told %+v, want one failure", udm.events)
-	}
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		n, base, c, udm := newAUSF(t, tr)
+		ch, uri := start(t, c, base, testSUPI)
+		resStar, _ := ueAnswers(t, ch.AuthData)
+		resStar[0] ^= 1
+		res, err := confirm(t, c, uri, resStar)
+		if err != nil || res.AuthResult != models.AusfUeAuthenticationAuthResult_FAILURE || res.Kseaf != "" || res.Supi != "" {
+			t.Fatalf("wrong RES*: %v %+v, want AUTHENTICATION_FAILURE without SUPI or KSEAF", err, res)
+		}
+		n.Stop(context.Background())
+		if len(udm.events) != 1 || udm.events[0].Success {
+			t.Fatalf("UDM was told %+v, want one failure", udm.events)
+		}
+	})
 }
 
 func TestAuthenticateErrors(t *testing.T) {
-	_, base, c, _ := newAUSF(t)
-	ctx := context.Background()
-	uri := base + "/nausf-auth/v1/ue-authentications"
-	for name, tc := range map[string]struct {
-		in     models.AuthenticationInfo
-		status int
-		cause  string
-	}{
-		"other PLMN":   {models.AuthenticationInfo{SupiOrSuci: testSUPI, ServingNetworkName: security.ServingNetworkName("001", "01")}, 403, "SERVING_NETWORK_NOT_AUTHORIZED"},
-		"unknown UE":   {models.AuthenticationInfo{SupiOrSuci: "imsi-208930000009999", ServingNetworkName: snn}, 404, "USER_NOT_FOUND"},
-		"no SUPI/SUCI": {models.AuthenticationInfo{ServingNetworkName: snn}, 400, "MANDATORY_IE_MISSING"},
-	} {
-		if _, err := c.Do(ctx, "POST", uri, tc.in, nil); sbi.StatusOf(err) != tc.status || sbi.CauseOf(err) != tc.cause {
-			t.Errorf("%s: %v, want %d %s", name, err, tc.status, tc.cause)
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		_, base, c, _ := newAUSF(t, tr)
+		ctx := context.Background()
+		uri := base + "/nausf-auth/v1/ue-authentications"
+		for name, tc := range map[string]struct {
+			in     models.AuthenticationInfo
+			status int
+			cause  string
+		}{
+			"other PLMN":   {models.AuthenticationInfo{SupiOrSuci: testSUPI, ServingNetworkName: security.ServingNetworkName("001", "01")}, 403, "SERVING_NETWORK_NOT_AUTHORIZED"},
+			"unknown UE":   {models.AuthenticationInfo{SupiOrSuci: "imsi-208930000009999", ServingNetworkName: snn}, 404, "USER_NOT_FOUND"},
+			"no SUPI/SUCI": {models.AuthenticationInfo{ServingNetworkName: snn}, 400, "MANDATORY_IE_MISSING"},
+		} {
+			if _, err := c.Do(ctx, "POST", uri, tc.in, nil); sbi.StatusOf(err) != tc.status || sbi.CauseOf(err) != tc.cause {
+				t.Errorf("%s: %v, want %d %s", name, err, tc.status, tc.cause)
+			}
 		}
-	}
-	if _, err := c.Do(ctx, "POST", uri, "{", nil); sbi.StatusOf(err) != 400 {
-		t.Errorf("bad body: %v, want 400", err)
-	}
-	if _, err := c.Do(ctx, "PUT", uri+"/nope/5g-aka-confirmation", models.ConfirmationData{ResStar: "00"}, nil); sbi.StatusOf(err) != 404 {
-		t.Errorf("unknown context: %v, want 404", err)
-	}
+		if _, err := c.Do(ctx, "POST", uri, "{", nil); sbi.StatusOf(err) != 400 {
+			t.Errorf("bad body: %v, want 400", err)
+		}
+		if _, err := c.Do(ctx, "PUT", uri+"/nope/5g-aka-confirmation", models.ConfirmationData{ResStar: "00"}, nil); sbi.StatusOf(err) != 404 {
+			t.Errorf("unknown context: %v, want 404", err)
+		}
+	})
 }
 
+// A UDM that cannot be found, or is registered but no longer serves, costs
+// the request a 504 TARGET_NF_NOT_REACHABLE (TS 29.500 5.2.7.2), at once.
 func TestUDMUnreachable(t *testing.T) {
-	env := nrftest.Env(t, nil, models.NrfNfManagementNfType_AUSF) // no UDM registered
-	n, err := New(env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := nrftest.Serve(t, n.Handler())
-	_, err = env.Client.Do(context.Background(), "POST", base+"/nausf-auth/v1/ue-authentications",
-		models.AuthenticationInfo{SupiOrSuci: testSUPI, ServingNetworkName: snn}, nil)
-	if sbi.StatusOf(err) != 504 || sbi.CauseOf(err) != "TARGET_NF_NOT_REACHABLE" {
-		t.Fatalf("no UDM: %v, want 504 TARGET_NF_NOT_REACHABLE", err)
-	}
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		for name, peers := range map[string][]models.NrfNfManagementNfProfile{
+			"not registered": nil,
+			"not serving":    {nrftest.Peer(t, models.NrfNfManagementNfType_UDM, sbitest.Unserved(t, tr), models.ServiceName_NUDM_UEAU)},
+		} {
+			env := nrftest.Env(t, tr, nil, models.NrfNfManagementNfType_AUSF, peers...)
+			n, err := New(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			base := nrftest.Serve(t, tr, n.Handler())
+			_, err = env.Client.Do(context.Background(), "POST", base+"/nausf-auth/v1/ue-authentications",
+				models.AuthenticationInfo{SupiOrSuci: testSUPI, ServingNetworkName: snn}, nil)
+			if sbi.StatusOf(err) != 504 || sbi.CauseOf(err) != "TARGET_NF_NOT_REACHABLE" {
+				t.Errorf("UDM %s: %v, want 504 TARGET_NF_NOT_REACHABLE", name, err)
+			}
+		}
+	})
 }
 
 func TestContextsExpire(t *testing.T) {
-	n, base, c, _ := newAUSF(t)
-	now := time.Now()
-	var mu sync.Mutex
-	n.auths.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		n, base, c, _ := newAUSF(t, tr)
+		now := time.Now()
+		var mu sync.Mutex
+		n.auths.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 
-	ch, uri := start(t, c, base, testSUPI)
-	resStar, _ := ueAnswers(t, ch.AuthData)
-	for range 9 { // abandoned authentications
-		start(t, c, base, testSUPI)
-	}
-	advance(contextLifetime)
-	if _, err := confirm(t, c, uri, resStar); sbi.StatusOf(err) != 404 {
-		t.Fatalf("confirmation after %v: %v, want 404", contextLifetime, err)
-	}
-	start(t, c, base, testSUPI) // sweeps the abandoned ones
-	if got := n.auths.len(); got != 1 {
-		t.Fatalf("%d contexts kept after expiry, want 1", got)
-	}
+		ch, uri := start(t, c, base, testSUPI)
+		resStar, _ := ueAnswers(t, ch.AuthData)
+		for range 9 { // abandoned authentications
+			start(t, c, base, testSUPI)
+		}
+		advance(contextLifetime)
+		if _, err := confirm(t, c, uri, resStar); sbi.StatusOf(err) != 404 {
+			t.Fatalf("confirmation after %v: %v, want 404", contextLifetime, err)
+		}
+		start(t, c, base, testSUPI) // sweeps the abandoned ones
+		if got := n.auths.len(); got != 1 {
+			t.Fatalf("%d contexts kept after expiry, want 1", got)
+		}
+	})
 }

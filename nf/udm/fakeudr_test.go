@@ -141,15 +141,16 @@ func (f *fakeUDR) setSQN(supi string, seq models.SequenceNumber) {
 	f.auth[supi], _ = json.Marshal(doc)
 }
 
-// newUDM serves a UDM (default config) whose UDR is fake, through the NRF.
-func newUDM(t *testing.T, udr *fakeUDR) (*NF, string, *sbi.Client) {
+// newUDM serves a UDM (default config) over tr whose UDR is fake, through
+// the NRF.
+func newUDM(t *testing.T, tr sbi.Transport, udr *fakeUDR) (*NF, string, *sbi.Client) {
 	t.Helper()
-	udrURL := nrftest.Serve(t, udr.handler())
-	env := nrftest.Env(t, nil, models.NrfNfManagementNfType_UDM,
+	udrURL := nrftest.Serve(t, tr, udr.handler())
+	env := nrftest.Env(t, tr, nil, models.NrfNfManagementNfType_UDM,
 		nrftest.Peer(t, models.NrfNfManagementNfType_UDR, udrURL, models.ServiceName_NUDR_DR))
 	n, err := New(env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n, nrftest.Serve(t, n.Handler()), env.Client
+	return n, nrftest.Serve(t, tr, n.Handler()), env.Client
 }
