@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -12,18 +11,21 @@ import (
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/sbi"
+	"github.com/l25gc/l25gc/sbi/sbitest"
 )
 
-// peerServer is one httptest server playing NRF, AUSF, UDM and PCF with the
-// TS 29.5xx paths and free5gc/openapi JSON; it records what it was sent.
+func TestMain(m *testing.M) { sbitest.Main(m) }
+
+// peerServer is one server playing NRF, AUSF, UDM and PCF with the TS
+// 29.5xx paths and free5gc/openapi JSON; it records what it was sent.
 type peerServer struct {
-	*httptest.Server
+	URL  string
 	mu   sync.Mutex
 	seen []string
 	body map[string]json.RawMessage
 }
 
-func newPeerServer(t *testing.T) *peerServer {
+func newPeerServer(t *testing.T, tr sbi.Transport) *peerServer {
 	p := &peerServer{body: map[string]json.RawMessage{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /nnrf-disc/v1/nf-instances", func(w http.ResponseWriter, r *http.Request) {
@@ -81,8 +83,7 @@ func newPeerServer(t *testing.T) *peerServer {
 	mux.HandleFunc("POST /nudm-sdm/v2/{supi}/sdm-subscriptions", ok(201, nil))
 	mux.HandleFunc("POST /npcf-am-policy-control/v1/policies", ok(201, nil))
 	mux.HandleFunc("DELETE /npcf-am-policy-control/v1/policies/{id}", ok(204, nil))
-	p.Server = httptest.NewServer(mux)
-	t.Cleanup(p.Close)
+	p.URL = sbitest.Serve(t, tr, mux)
 	return p
 }
 
@@ -96,57 +97,59 @@ func (p *peerServer) record(r *http.Request, in any) {
 }
 
 func TestSBIConsumerSpeaksTS295xx(t *testing.T) {
-	p := newPeerServer(t)
-	c := sbi.NewClient(http.DefaultTransport, nil)
-	con := NewSBIConsumer(c, sbi.NewNRFClient(c, p.URL, models.NrfNfManagementNfType_AMF))
-	ctx := context.Background()
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		p := newPeerServer(t, tr)
+		c := sbitest.Client(tr)
+		con := NewSBIConsumer(c, sbi.NewNRFClient(c, p.URL, models.NrfNfManagementNfType_AMF))
+		ctx := context.Background()
 
-	av, err := con.Authenticate(ctx, "suci-0-208-93-0000-0-0-0000000001", "5G:mnc093.mcc208.3gppnetwork.org", nil)
-	if err != nil || av.RAND != strings.Repeat("11", 16) || av.ConfirmURI != p.URL+"/nausf-auth/v1/ue-authentications/ctx1/5g-aka-confirmation" {
-		t.Fatalf("Authenticate = %+v, %v", av, err)
-	}
-	conf, err := con.ConfirmAuth(ctx, av.ConfirmURI, strings.Repeat("55", 16))
-	if err != nil || !conf.Success || conf.SUPI != "imsi-208930000000001" || len(conf.KSEAF) != 64 {
-		t.Fatalf("ConfirmAuth = %+v, %v", conf, err)
-	}
-	if _, err := con.Authenticate(ctx, "suci-0-208-93-0000-0-0-0000009999", "sn", nil); sbi.StatusOf(err) != 404 {
-		t.Fatalf("unknown subscriber: %v", err)
-	}
-	supi := "imsi-208930000000001"
-	if err := con.RegisterUECM(ctx, supi, models.Amf3GppAccessRegistration{AmfInstanceId: "a"}); err != nil {
-		t.Fatal(err)
-	}
-	am, err := con.AMData(ctx, supi, models.PlmnId{Mcc: "208", Mnc: "93"})
-	if err != nil || am.Nssai == nil || len(am.Nssai.DefaultSingleNssais) != 1 {
-		t.Fatalf("AMData = %+v, %v", am, err)
-	}
-	if err := con.SubscribeSDM(ctx, supi, models.SdmSubscription{NfInstanceId: "a"}); err != nil {
-		t.Fatal(err)
-	}
-	id, err := con.CreateAMPolicy(ctx, models.PcfAmPolicyControlPolicyAssociationRequest{Supi: supi})
-	if err != nil || id != "pol-7" {
-		t.Fatalf("CreateAMPolicy = %q, %v", id, err)
-	}
-	if err := con.DeleteAMPolicy(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	if err := con.DeregisterUECM(ctx, supi, models.Guami{AmfId: "cafe00"}); err != nil {
-		t.Fatal(err)
-	}
-	want := []string{
-		"POST /nausf-auth/v1/ue-authentications",
-		"PUT /nausf-auth/v1/ue-authentications/ctx1/5g-aka-confirmation",
-		"PUT /nudm-uecm/v1/imsi-208930000000001/registrations/amf-3gpp-access",
-		"GET /nudm-sdm/v2/imsi-208930000000001/am-data",
-		"POST /nudm-sdm/v2/imsi-208930000000001/sdm-subscriptions",
-		"POST /npcf-am-policy-control/v1/policies",
-		"DELETE /npcf-am-policy-control/v1/policies/pol-7",
-		"PATCH /nudm-uecm/v1/imsi-208930000000001/registrations/amf-3gpp-access",
-	}
-	if strings.Join(p.seen, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("requests:\n%s\nwant:\n%s", strings.Join(p.seen, "\n"), strings.Join(want, "\n"))
-	}
-	if !strings.Contains(string(p.body["PATCH /nudm-uecm/v1/imsi-208930000000001/registrations/amf-3gpp-access"]), `"purgeFlag":true`) {
-		t.Fatal("UECM deregistration is not a purge")
-	}
+		av, err := con.Authenticate(ctx, "suci-0-208-93-0000-0-0-0000000001", "5G:mnc093.mcc208.3gppnetwork.org", nil)
+		if err != nil || av.RAND != strings.Repeat("11", 16) || av.ConfirmURI != p.URL+"/nausf-auth/v1/ue-authentications/ctx1/5g-aka-confirmation" {
+			t.Fatalf("Authenticate = %+v, %v", av, err)
+		}
+		conf, err := con.ConfirmAuth(ctx, av.ConfirmURI, strings.Repeat("55", 16))
+		if err != nil || !conf.Success || conf.SUPI != "imsi-208930000000001" || len(conf.KSEAF) != 64 {
+			t.Fatalf("ConfirmAuth = %+v, %v", conf, err)
+		}
+		if _, err := con.Authenticate(ctx, "suci-0-208-93-0000-0-0-0000009999", "sn", nil); sbi.StatusOf(err) != 404 {
+			t.Fatalf("unknown subscriber: %v", err)
+		}
+		supi := "imsi-208930000000001"
+		if err := con.RegisterUECM(ctx, supi, models.Amf3GppAccessRegistration{AmfInstanceId: "a"}); err != nil {
+			t.Fatal(err)
+		}
+		am, err := con.AMData(ctx, supi, models.PlmnId{Mcc: "208", Mnc: "93"})
+		if err != nil || am.Nssai == nil || len(am.Nssai.DefaultSingleNssais) != 1 {
+			t.Fatalf("AMData = %+v, %v", am, err)
+		}
+		if err := con.SubscribeSDM(ctx, supi, models.SdmSubscription{NfInstanceId: "a"}); err != nil {
+			t.Fatal(err)
+		}
+		id, err := con.CreateAMPolicy(ctx, models.PcfAmPolicyControlPolicyAssociationRequest{Supi: supi})
+		if err != nil || id != "pol-7" {
+			t.Fatalf("CreateAMPolicy = %q, %v", id, err)
+		}
+		if err := con.DeleteAMPolicy(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if err := con.DeregisterUECM(ctx, supi, models.Guami{AmfId: "cafe00"}); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{
+			"POST /nausf-auth/v1/ue-authentications",
+			"PUT /nausf-auth/v1/ue-authentications/ctx1/5g-aka-confirmation",
+			"PUT /nudm-uecm/v1/imsi-208930000000001/registrations/amf-3gpp-access",
+			"GET /nudm-sdm/v2/imsi-208930000000001/am-data",
+			"POST /nudm-sdm/v2/imsi-208930000000001/sdm-subscriptions",
+			"POST /npcf-am-policy-control/v1/policies",
+			"DELETE /npcf-am-policy-control/v1/policies/pol-7",
+			"PATCH /nudm-uecm/v1/imsi-208930000000001/registrations/amf-3gpp-access",
+		}
+		if strings.Join(p.seen, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("requests:\n%s\nwant:\n%s", strings.Join(p.seen, "\n"), strings.Join(want, "\n"))
+		}
+		if !strings.Contains(string(p.body["PATCH /nudm-uecm/v1/imsi-208930000000001/registrations/amf-3gpp-access"]), `"purgeFlag":true`) {
+			t.Fatal("UECM deregistration is not a purge")
+		}
+	})
 }
