@@ -38,10 +38,28 @@ static int create_pool(unsigned nbufs, char *err, size_t n)
 {
 	/* No per-lcore cache: every buffer is either in the pool's ring or
 	 * marked with its owner, so a dead NF's buffers can be found. */
-	mgr.pool = rte_mempool_create(ONVM_POOL_MSG, nbufs, ONVM_MSG_SIZE, 0, 0,
-				      NULL, NULL, NULL, NULL, SOCKET_ID_ANY, 0);
+	mgr.pool = rte_mempool_create_empty(ONVM_POOL_MSG, nbufs, ONVM_MSG_SIZE, 0, 0, SOCKET_ID_ANY, 0);
 	if (mgr.pool == NULL) {
 		set_err(err, n, "create mempool " ONVM_POOL_MSG, rte_errno);
+		return -1;
+	}
+	/* Relaxed tail sync instead of the default MP/MC ring: there, a thread
+	 * preempted between moving the head and the tail makes every other
+	 * get/put spin until it runs again. With dozens of NF threads on two
+	 * shared cores that stalled the whole core for seconds; with RTS the
+	 * last thread out publishes the tail and nobody waits on a sleeper. */
+	int rc = rte_mempool_set_ops_byname(mgr.pool, "ring_mt_rts", NULL);
+	if (rc != 0) {
+		set_err(err, n, "mempool ops ring_mt_rts", -rc);
+		rte_mempool_free(mgr.pool);
+		mgr.pool = NULL;
+		return -1;
+	}
+	int got = rte_mempool_populate_default(mgr.pool);
+	if (got < 0) {
+		set_err(err, n, "populate mempool " ONVM_POOL_MSG, -got);
+		rte_mempool_free(mgr.pool);
+		mgr.pool = NULL;
 		return -1;
 	}
 	return 0;
