@@ -39,3 +39,17 @@ if ! command -v go >/dev/null && [ ! -x /usr/local/go/bin/go ]; then
 	rm -rf "$tmp"
 fi
 command -v go >/dev/null || echo "install-deps: Go is in /usr/local/go/bin (the Makefile finds it there; add it to your PATH for go commands)"
+
+# X-IO (the shared-memory SBI) needs 2 MiB hugepages and hugetlbfs on
+# /dev/hugepages. Reserve them when root; otherwise `l25gc up` falls back to
+# SBI over tcp and says so.
+# (Each running core or X-IO test takes 80 pages; more are reserved on demand.)
+hugepages_total=$(awk '/^HugePages_Total:/ {print $2}' /proc/meminfo)
+if [ "${hugepages_total:-0}" -lt 512 ] || ! grep -qs " /dev/hugepages hugetlbfs " /proc/mounts; then
+	if [ "$(id -u)" = 0 ]; then
+		"$(dirname "$0")/../deploy/hugepages.sh" >/dev/null ||
+			echo "install-deps: hugepages could not be reserved; the SBI will run over tcp" >&2
+	else
+		echo "install-deps: X-IO needs hugepages; as root run deploy/hugepages.sh (until then the SBI runs over tcp)" >&2
+	fi
+fi
