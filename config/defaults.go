@@ -24,7 +24,7 @@ func Default() *Config {
 		DataDir:  "run/data",
 		LogDir:   "run/log",
 		LogLevel: "info",
-		SBI:      SBI{Transport: "tcp", BindIP: "127.0.0.1"},
+		SBI:      SBI{Transport: "xio", BindIP: "127.0.0.1"},
 		NRF:      NRF{NF: NF{SBIPort: 29510, MetricsPort: 9510}, ValidityPeriod: time.Hour},
 		AMF: AMF{
 			NF:    NF{SBIPort: 29518, MetricsPort: 9518},
