@@ -25,9 +25,9 @@ func usesXIO(transport string) bool { return transport == "xio" || transport == 
 
 // prepareSBI decides the node's SBI transport and, for X-IO, sets up
 // hugepages and starts the onvm manager before any NF. A transport that
-// comes from the config falls back to tcp when hugepages cannot be set up
-// (no root, no memory); one asked for explicitly (Options.SBI) is an error,
-// so that a benchmark never measures tcp under an X-IO label.
+// comes from the config falls back to tcp when X-IO cannot be set up (no
+// root, no memory for hugepages); one asked for explicitly (Options.SBI) is
+// an error, so that a benchmark never measures tcp under an X-IO label.
 func (c *Core) prepareSBI() error {
 	transport, explicit := c.opts.SBI, c.opts.SBI != ""
 	if !explicit {
@@ -36,18 +36,29 @@ func (c *Core) prepareSBI() error {
 	if !usesXIO(transport) {
 		return nil
 	}
-	if err := xioproc.EnsureHugepages(hugepagesForManager); err != nil {
-		if explicit {
-			return fmt.Errorf("node: SBI %s needs hugepages: %w (run deploy/hugepages.sh as root, or use --sbi tcp)", transport, err)
-		}
-		fmt.Fprintf(c.opts.Out, "X-IO needs %d free 2 MiB hugepages and they cannot be set up here (%v);\n"+
-			"SBI falls back to tcp. As root, deploy/hugepages.sh reserves them.\n", hugepagesForManager, err)
-		c.opts.SBI = "tcp"
+	err := c.setUpXIO()
+	switch {
+	case err == nil:
 		return nil
+	case explicit:
+		return fmt.Errorf("node: SBI %s: %w (deploy/hugepages.sh as root sets up hugepages; or use --sbi tcp)", transport, err)
+	}
+	fmt.Fprintf(c.opts.Out, "X-IO cannot run here (%v);\nthe SBI falls back to tcp. As root, deploy/hugepages.sh sets up the hugepages X-IO needs.\n", err)
+	c.opts.SBI = "tcp"
+	return nil
+}
+
+func (c *Core) setUpXIO() error {
+	if err := xioproc.EnsureHugepages(hugepagesForManager); err != nil {
+		return fmt.Errorf("%d free 2 MiB hugepages needed: %w", hugepagesForManager, err)
 	}
 	xioproc.RemoveStale()
 	c.xioPrefix = xioproc.PrefixForNth(os.Getpid(), int(managerSeq.Add(1)))
-	return c.startManager()
+	if err := c.startManager(); err != nil {
+		c.xioPrefix = ""
+		return err
+	}
+	return nil
 }
 
 // startManager runs the onvm manager (`l25gc` in the manager role) and
