@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,6 +35,7 @@ func Main(m *testing.M) {
 	if ok, code := xioproc.RunRole(nil); ok {
 		os.Exit(code)
 	}
+	skipRaceExitSleep()
 	mgr, err := xioproc.StartManager()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sbitest: the X-IO transports need the onvm manager, which needs root and hugepages:", err)
@@ -57,6 +59,14 @@ func Main(m *testing.M) {
 		code = 1
 	}
 	os.Exit(code)
+}
+
+// skipRaceExitSleep spares the manager child, this same binary built with
+// -race, the race runtime's 1 s sleep at exit (GORACE atexit_sleep_ms),
+// which every package would otherwise wait through once more at the end.
+// The variable is read at process start, so this process keeps its own.
+func skipRaceExitSleep() {
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 }
 
 // buffersReturned checks that the tests gave back every shared-memory
