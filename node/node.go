@@ -63,6 +63,9 @@ type Core struct {
 	manager         *xioproc.Proc
 	managerInfo     *Process
 	managerRestarts int
+	managerUp       chan struct{} // closed while a manager serves; nil without X-IO
+
+	stateMu sync.Mutex // serialises writeState
 }
 
 // State is what `l25gc status` and `l25gc down` read back.
@@ -141,7 +144,15 @@ func (c *Core) addrs(name string) (sbiAddr, metricsAddr string) {
 	return c.cfg.Addr(n.SBIPort), c.cfg.Addr(n.MetricsPort)
 }
 
+// spawn starts NF name for the first time and watches it.
 func (c *Core) spawn(name string) (*Process, error) {
+	return c.spawnAs(name, nil)
+}
+
+// spawnAs starts NF name; with prev set it is prev's restart and takes its
+// place in the start order before anyone can watch it die (a restart that
+// dies at once is then itself replaced, never left behind).
+func (c *Core) spawnAs(name string, prev *Process) (*Process, error) {
 	args := []string{"nf", name}
 	if c.opts.ConfigPath != "" {
 		args = append(args, "--config", c.opts.ConfigPath)
@@ -166,11 +177,31 @@ func (c *Core) spawn(name string) (*Process, error) {
 	sbiAddr, metricsAddr := c.addrs(name)
 	p := &Process{Name: name, PID: cmd.Process.Pid, SBIAddr: sbiAddr, MetricsAddr: metricsAddr, cmd: cmd, exited: make(chan struct{})}
 	c.mu.Lock()
-	c.procs = append(c.procs, p)
+	if prev == nil {
+		c.procs = append(c.procs, p)
+	} else {
+		p.Restarts = prev.Restarts + 1
+		c.replace(prev, p)
+	}
+	// Stop snapshots the NFs under mu after closing stop: a restart that
+	// lost that race is not in its snapshot, so it ends here.
+	stopping := c.stopping()
 	c.mu.Unlock()
 	c.wg.Add(1)
 	go c.watch(p, errLog)
+	if stopping {
+		_ = cmd.Process.Kill()
+	}
 	return p, nil
+}
+
+func (c *Core) stopping() bool {
+	select {
+	case <-c.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // watch reaps p and, when supervising, restarts it after an unexpected exit.
@@ -194,32 +225,26 @@ func (c *Core) watch(p *Process, errLog *os.File) {
 		return
 	case <-time.After(backoff):
 	}
-	np, err := c.spawn(p.Name)
+	if !c.awaitManager() {
+		return
+	}
+	np, err := c.spawnAs(p.Name, p)
 	if err != nil {
 		fmt.Fprintf(c.opts.Out, "  %-5s restart failed: %v\n", p.Name, err)
 		return
 	}
-	c.mu.Lock()
-	np.Restarts = p.Restarts + 1
-	c.replace(p, np)
-	c.mu.Unlock()
 	fmt.Fprintf(c.opts.Out, "  %-5s restarted pid %d\n", np.Name, np.PID)
 	_ = c.writeState()
 }
 
 // replace puts np where p was, keeping the start order (caller holds mu).
 func (c *Core) replace(p, np *Process) {
-	out := c.procs[:0]
-	for _, q := range c.procs {
-		if q == np {
-			continue
-		}
+	for i, q := range c.procs {
 		if q == p {
-			q = np
+			c.procs[i] = np
+			return
 		}
-		out = append(out, q)
 	}
-	c.procs = out
 }
 
 // waitHealthy polls the NF's /healthz until it answers or the NF exits.
@@ -309,6 +334,10 @@ func (c *Core) Stop() {
 }
 
 func (c *Core) writeState() error {
+	// Watchers restarting NFs at once write concurrently: one at a time
+	// through the temp file, or it interleaves.
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
 	c.mu.Lock()
 	st := State{SupervisorPID: os.Getpid(), ConfigPath: c.opts.ConfigPath, SBI: c.SBI(),
 		LogDir: c.cfg.LogDir, N2: c.cfg.AMF.NGAP.Addr, Started: time.Now(), NFs: c.procs, Manager: c.managerInfo}

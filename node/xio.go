@@ -81,6 +81,10 @@ func (c *Core) startManager() error {
 	c.mu.Lock()
 	c.manager = p
 	c.managerInfo = &Process{Name: "onvm", PID: p.Cmd.Process.Pid, Restarts: c.managerRestarts}
+	if c.managerUp == nil {
+		c.managerUp = make(chan struct{})
+	}
+	close(c.managerUp)
 	c.mu.Unlock()
 	fmt.Fprintf(c.opts.Out, "  %-5s up   pid %-7d shared memory %s\n", "onvm", p.Cmd.Process.Pid, c.xioPrefix)
 	c.wg.Add(1)
@@ -105,6 +109,9 @@ func (c *Core) watchManager(p *xioproc.Proc, logFile *os.File) {
 	if !c.opts.Restart {
 		return
 	}
+	c.mu.Lock()
+	c.managerUp = make(chan struct{}) // NF restarts wait for the new manager
+	c.mu.Unlock()
 	c.killNFs()
 	xioproc.RemoveLeftovers(c.xioPrefix)
 	select {
@@ -154,4 +161,22 @@ func (c *Core) nfEnv() []string {
 		return nil
 	}
 	return append(os.Environ(), xioproc.EnvPrefix+"="+c.xioPrefix)
+}
+
+// awaitManager returns once the onvm manager serves (at once without X-IO),
+// or false when the node stops first: an NF restarted while the manager is
+// down would only fail to attach.
+func (c *Core) awaitManager() bool {
+	c.mu.Lock()
+	up := c.managerUp
+	c.mu.Unlock()
+	if up == nil {
+		return true
+	}
+	select {
+	case <-up:
+		return true
+	case <-c.stop:
+		return false
+	}
 }
