@@ -225,7 +225,7 @@ func (c *Core) watch(p *Process, errLog *os.File) {
 		return
 	case <-time.After(backoff):
 	}
-	if !c.awaitManager() {
+	if !c.awaitManager() || !c.awaitPredecessors(p) {
 		return
 	}
 	np, err := c.spawnAs(p.Name, p)
@@ -235,6 +235,42 @@ func (c *Core) watch(p *Process, errLog *os.File) {
 	}
 	fmt.Fprintf(c.opts.Out, "  %-5s restarted pid %d\n", np.Name, np.PID)
 	_ = c.writeState()
+}
+
+// awaitPredecessors waits until the NFs started before p serve again, so
+// that NFs restarted together (after the onvm manager died) come back in
+// start order: the NRF first, the AMF last. It returns false when the node
+// stops first.
+func (c *Core) awaitPredecessors(p *Process) bool {
+	client := &http.Client{Timeout: time.Second}
+	for {
+		if c.predecessorsHealthy(client, p) {
+			return true
+		}
+		select {
+		case <-c.stop:
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Core) predecessorsHealthy(client *http.Client, p *Process) bool {
+	c.mu.Lock()
+	var before []Process
+	for _, q := range c.procs {
+		if q == p {
+			break
+		}
+		before = append(before, *q)
+	}
+	c.mu.Unlock()
+	for _, q := range before {
+		if !Healthy(client, q.MetricsAddr) {
+			return false
+		}
+	}
+	return true
 }
 
 // replace puts np where p was, keeping the start order (caller holds mu).
