@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/xio/xiohttp"
 	"github.com/l25gc/l25gc/xio/xioproc"
 )
@@ -316,20 +317,14 @@ func Table(rs []Result) string {
 	return b.String()
 }
 
-type transport interface {
-	Name() string
-	Serve(addr string, h http.Handler) (xiohttp.Server, error)
-	RoundTripper() http.RoundTripper
-}
-
-func transportByName(name string) (transport, error) {
+func transportByName(name string) (sbi.Transport, error) {
 	switch name {
 	case "xio":
 		return xiohttp.NewMessageTransport(), nil
 	case "xio-socket":
 		return xiohttp.NewSocketTransport(), nil
 	case "tcp":
-		return tcpH2C{}, nil
+		return sbi.NewTCP(), nil
 	}
 	return nil, fmt.Errorf("xiobench: unknown transport %q (want xio, xio-socket or tcp)", name)
 }

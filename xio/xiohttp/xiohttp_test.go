@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/xio"
 	"github.com/l25gc/l25gc/xio/xiohttp"
 	"github.com/l25gc/l25gc/xio/xioproc"
@@ -43,7 +43,7 @@ type transport interface {
 }
 
 func transports() []transport {
-	return []transport{tcpH2C{}, xiohttp.NewSocketTransport(), xiohttp.NewMessageTransport()}
+	return []transport{sbi.NewTCP(), xiohttp.NewSocketTransport(), xiohttp.NewMessageTransport()}
 }
 
 // serverRole serves the test handler over $XIOHTTP_TRANSPORT at $XIOHTTP_ADDR
@@ -283,37 +283,3 @@ func TestMalformedFrameGets400(t *testing.T) {
 		t.Fatalf("reply to a malformed frame: %q", b[:n])
 	}
 }
-
-// tcpH2C is HTTP/2 cleartext over the kernel, as package sbi's "tcp".
-type tcpH2C struct{}
-
-func (tcpH2C) Name() string { return "tcp" }
-
-func (tcpH2C) Serve(addr string, h http.Handler) (xiohttp.Server, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Handler: h, Protocols: &p}
-	go srv.Serve(ln)
-	return tcpServer{srv, addr}, nil
-}
-
-var tcpRT = func() http.RoundTripper {
-	var p http.Protocols
-	p.SetUnencryptedHTTP2(true)
-	return &http.Transport{Protocols: &p}
-}()
-
-func (tcpH2C) RoundTripper() http.RoundTripper { return tcpRT }
-
-type tcpServer struct {
-	srv  *http.Server
-	addr string
-}
-
-func (s tcpServer) Addr() string                       { return s.addr }
-func (s tcpServer) Shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
