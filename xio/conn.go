@@ -37,6 +37,7 @@ type Conn struct {
 	rdl, wdl  *deadline
 	closedCh  chan struct{}
 	closeOnce sync.Once
+	gone      chan struct{} // closed when the peer closes or resets
 }
 
 var _ net.Conn = (*Conn)(nil)
@@ -44,7 +45,7 @@ var _ net.Conn = (*Conn)(nil)
 func newConn(st *stack, idx, gen, side uint32, local, remote Addr) *Conn {
 	return &Conn{st: st, idx: idx, gen: gen, side: side, local: local, remote: remote,
 		notify: make(chan struct{}, 1), rdl: newDeadline(), wdl: newDeadline(),
-		closedCh: make(chan struct{})}
+		closedCh: make(chan struct{}), gone: make(chan struct{})}
 }
 
 // Dial connects to the X-IO stream listener at addr.
@@ -89,11 +90,19 @@ func (c *Conn) deliver(b []byte) {
 
 func (c *Conn) peerClosed(reset bool) {
 	c.mu.Lock()
+	if !c.eof {
+		close(c.gone)
+	}
 	c.eof = true
 	c.reset = c.reset || reset
 	c.mu.Unlock()
 	c.signal()
 }
+
+// PeerGone is closed when the peer closes its end or dies, even while
+// unread data is queued: a server learns that its client gave up without
+// reading from the conn (net/http's background read does this over TCP).
+func (c *Conn) PeerGone() <-chan struct{} { return c.gone }
 
 func (c *Conn) signal() {
 	select {

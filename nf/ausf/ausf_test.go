@@ -257,11 +257,6 @@ func TestContextsExpire(t *testing.T) {
 // and the UDM stops working on an answer nobody waits for.
 func TestAMFGivingUpCancelsTheUDMCall(t *testing.T) {
 	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
-		if tr.Name() == "xio" {
-			t.Skip("X-IO bug (issue 3): xiohttp's message-level server does not end a handler's " +
-				"context when the client gives up (it reads nothing from the conn while the handler runs); " +
-				"remove this skip with the fix")
-		}
 		started, released := make(chan struct{}), make(chan struct{})
 		udm := http.NewServeMux()
 		udm.HandleFunc("POST /nudm-ueau/v1/{id}/security-information/generate-auth-data", func(w http.ResponseWriter, r *http.Request) {

@@ -86,6 +86,17 @@ func (s *msgServer) serveConn(c net.Conn) {
 	defer s.untrack(c)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// A client that gives up closes its conn: end the context of the
+	// handler serving it, so the handler's own SBI calls are cancelled too.
+	if pc, ok := c.(interface{ PeerGone() <-chan struct{} }); ok {
+		go func() {
+			select {
+			case <-pc.PeerGone():
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	r := bufio.NewReaderSize(c, 16<<10)
 	for {
 		frame, err := readFrame(r)

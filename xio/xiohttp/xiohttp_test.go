@@ -89,8 +89,20 @@ func testHandler() http.Handler {
 		time.Sleep(50 * time.Millisecond)
 		w.Write([]byte("done"))
 	})
+	mux.HandleFunc("/wait", func(w http.ResponseWriter, r *http.Request) {
+		waitStarted <- struct{}{}
+		select {
+		case <-r.Context().Done():
+			waitReleased <- struct{}{}
+		case <-time.After(10 * time.Second):
+		}
+	})
 	return mux
 }
+
+// waitStarted and waitReleased say a /wait handler began and that its
+// request context ended.
+var waitStarted, waitReleased = make(chan struct{}, 16), make(chan struct{}, 16)
 
 var portSeq struct {
 	sync.Mutex
@@ -244,6 +256,29 @@ func TestRequestContextCancels(t *testing.T) {
 		t.Fatalf("request past its context deadline: %v", err)
 	}
 	checkEcho(t, c, addr)
+}
+
+// A client that gives up ends the handler's context on every transport, so
+// an NF stops the work (and its own SBI calls) nobody waits for any more.
+func TestClientGivingUpEndsHandlerContext(t *testing.T) {
+	for _, tr := range transports() {
+		t.Run(tr.Name(), func(t *testing.T) {
+			addr, _ := serve(t, tr)
+			c := &http.Client{Transport: tr.RoundTripper()}
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() { <-waitStarted; cancel() }()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/wait", nil)
+			if _, err := c.Do(req); !errors.Is(err, context.Canceled) {
+				t.Fatalf("cancelled request: %v, want context.Canceled", err)
+			}
+			select {
+			case <-waitReleased:
+			case <-time.After(5 * time.Second): // a bound on a hang, not a measurement
+				t.Fatal("the handler's context is still live 5 s after its client gave up")
+			}
+			checkEcho(t, c, addr)
+		})
+	}
 }
 
 // The server is another NF process; killing it fails the client fast.
