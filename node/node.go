@@ -332,12 +332,18 @@ func (c *Core) SBI() string {
 	return c.cfg.SBI.Transport
 }
 
-// PIDs maps NF name to its current PID.
+// PIDs maps each process of the core to its current PID: the NFs by name
+// and, over X-IO, the onvm manager as "onvm".
 func (c *Core) PIDs() map[string]int {
 	m := map[string]int{}
 	for _, p := range c.Processes() {
 		m[p.Name] = p.PID
 	}
+	c.mu.Lock()
+	if c.managerInfo != nil {
+		m[c.managerInfo.Name] = c.managerInfo.PID
+	}
+	c.mu.Unlock()
 	return m
 }
 

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/l25gc/l25gc/test/bench"
 	"github.com/l25gc/l25gc/xio/xiobench"
 )
 
@@ -34,7 +33,7 @@ func newBenchSBICmd() *cobra.Command {
 			if len(results) > 0 {
 				fmt.Fprint(out, xiobench.Table(results))
 				if jsonPath != "" {
-					if werr := writeSBIResults(jsonPath, results); werr != nil {
+					if werr := bench.WriteJSON(jsonPath, results); werr != nil {
 						return werr
 					}
 					fmt.Fprintf(out, "results written to %s\n", jsonPath)
@@ -50,13 +49,4 @@ func newBenchSBICmd() *cobra.Command {
 	f.IntVar(&warmup, "warmup", 500, "unmeasured requests first")
 	f.StringVar(&jsonPath, "json", "", "write the results as JSON to this file")
 	return cmd
-}
-
-// writeSBIResults writes DESIGN.md's result objects ("procedure": "sbi").
-func writeSBIResults(path string, results []xiobench.Result) error {
-	data, err := json.MarshalIndent(results, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
 }

@@ -74,35 +74,81 @@ func Registration(ctx context.Context, o RegistrationOptions) ([]Result, error) 
 // onFreshCore starts a core with SBI mode and total subscribers in its own
 // directories, runs every UE count against it and stops it.
 func onFreshCore(ctx context.Context, o RegistrationOptions, mode string, total int) ([]Result, error) {
+	core, err := StartFreshCore(ctx, FreshCore{Config: o.Config, Binary: o.Binary, SBI: mode,
+		FirstIMSI: o.FirstIMSI, Subscribers: total, Out: o.Out})
+	if err != nil {
+		return nil, err
+	}
+	defer core.Stop()
+	o.Config = core.Config
+	return registrationRuns(ctx, o, core.Config.AMF.NGAP.Addr, mode, core.PIDs())
+}
+
+// FreshCore says how to start a benchmark's own core.
+type FreshCore struct {
+	Config      *config.Config // template: PLMN, keys, ports
+	Binary      string         // l25gc executable; "" = this one
+	SBI         string         // the SBI transport, explicit (no silent fallback)
+	FirstIMSI   string         // first subscriber provisioned; "" = the config's
+	Subscribers int            // how many, with the keys of the config's first range
+	Out         io.Writer
+}
+
+// RunningCore is a benchmark's core: its config (temporary data and log
+// directories) and its processes. Stop stops it and removes the directories.
+type RunningCore struct {
+	*node.Core
+	Config *config.Config
+	dir    string
+}
+
+// StartFreshCore starts a core in a temporary directory with the
+// subscribers f asks for, after checking that its ports are free.
+func StartFreshCore(ctx context.Context, f FreshCore) (*RunningCore, error) {
+	if len(f.Config.Subscribers) == 0 {
+		return nil, errors.New("bench: the config has no subscriber range to take keys from")
+	}
+	if f.Out == nil {
+		f.Out = io.Discard
+	}
 	dir, err := os.MkdirTemp("", "l25gc-bench-")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	cfg := o.Config.Clone()
+	cfg := f.Config.Clone()
 	cfg.DataDir, cfg.LogDir = filepath.Join(dir, "data"), filepath.Join(dir, "log")
-	cfg.SBI.Transport = mode
+	cfg.SBI.Transport = f.SBI
 	cfg.LogLevel = "warn"
 	r := cfg.Subscribers[0]
-	r.IMSI, r.Count = o.FirstIMSI, total
+	if f.FirstIMSI != "" {
+		r.IMSI = f.FirstIMSI
+	}
+	r.Count = max(f.Subscribers, 1)
 	cfg.Subscribers = []config.SubscriberRange{r}
 	path := filepath.Join(dir, "l25gc.yaml")
 	if err := cfg.Save(path); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	if err := portsFree(cfg); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
-	fmt.Fprintf(o.Out, "starting a core with SBI %s and %d subscribers (logs in %s)\n", mode, total, cfg.LogDir)
+	fmt.Fprintf(f.Out, "starting a core with SBI %s and %d subscribers (logs in %s)\n", f.SBI, r.Count, cfg.LogDir)
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	core, err := node.Start(sctx, cfg, node.Options{Binary: o.Binary, ConfigPath: path})
+	core, err := node.Start(sctx, cfg, node.Options{Binary: f.Binary, ConfigPath: path, SBI: f.SBI})
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("bench: core with SBI %s: %w", mode, err)
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("bench: core with SBI %s: %w", f.SBI, err)
 	}
-	defer core.Stop()
-	o.Config = cfg
-	return registrationRuns(ctx, o, cfg.AMF.NGAP.Addr, mode, core.PIDs())
+	return &RunningCore{Core: core, Config: cfg, dir: dir}, nil
+}
+
+// Stop stops the core and removes its temporary directories.
+func (c *RunningCore) Stop() {
+	c.Core.Stop()
+	os.RemoveAll(c.dir)
 }
 
 func portsFree(cfg *config.Config) error {

@@ -75,8 +75,8 @@ func FromOutcome(procedure, sbi string, ues, concurrency int, o ransim.Outcome) 
 	return r
 }
 
-// WriteJSON writes results as a JSON array to path.
-func WriteJSON(path string, results []Result) error {
+// WriteJSON writes results (any benchmark's) as an indented JSON array to path.
+func WriteJSON[R any](path string, results []R) error {
 	data, err := json.MarshalIndent(results, "", "  ")
 	if err != nil {
 		return err

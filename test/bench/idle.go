@@ -1,0 +1,192 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/test/ransim"
+)
+
+// IdleOptions configure `l25gc bench idle`.
+type IdleOptions struct {
+	Config   *config.Config
+	Binary   string   // l25gc executable for the cores; "" = this one
+	SBIModes []string // one fresh core per SBI transport
+	// UEs register before the quiet window, so that the core holds a gNB
+	// association and UE contexts while it idles, as a deployed core does.
+	UEs    int
+	Window time.Duration // how long the core is watched without traffic
+	Out    io.Writer
+}
+
+// IdleResult is the CPU time a whole core spent in a window without
+// traffic: the NF processes, the onvm manager (X-IO) and the supervisor.
+type IdleResult struct {
+	Procedure string  `json:"procedure"` // "idle"
+	SBI       string  `json:"sbi"`
+	UEs       int     `json:"ues"`
+	Seconds   float64 `json:"seconds"`
+	// CPUPercent is the CPU time of all processes together as a percentage
+	// of one core over the window.
+	CPUPercent float64 `json:"cpu_percent_of_one_core"`
+	// PerProcess is each process's CPU time in the window, in milliseconds.
+	PerProcess map[string]float64 `json:"cpu_ms"`
+}
+
+// Idle starts a core per SBI mode, registers o.UEs through one gNB (which
+// stays connected), then reads the CPU time of every process of the core
+// over o.Window.
+func Idle(ctx context.Context, o IdleOptions) ([]IdleResult, error) {
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	var results []IdleResult
+	for _, mode := range o.SBIModes {
+		r, err := idleOn(ctx, o, mode)
+		if err != nil {
+			return results, err
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+func idleOn(ctx context.Context, o IdleOptions, mode string) (IdleResult, error) {
+	core, err := StartFreshCore(ctx, FreshCore{Config: o.Config, Binary: o.Binary, SBI: mode,
+		Subscribers: o.UEs, Out: o.Out})
+	if err != nil {
+		return IdleResult{}, err
+	}
+	defer core.Stop()
+	cfg := core.Config
+	g, err := ransim.Connect(ctx, GNBConfig(cfg, cfg.AMF.NGAP.Addr, cfg.AMF.NGAP.Transport))
+	if err != nil {
+		return IdleResult{}, fmt.Errorf("bench: gNB: %w", err)
+	}
+	defer g.Close()
+	if o.UEs > 0 {
+		fleet, err := FleetFor(cfg, cfg.Subscribers[0].IMSI, "null")
+		if err != nil {
+			return IdleResult{}, err
+		}
+		fleet.UEs, fleet.Concurrency = o.UEs, min(o.UEs, 64)
+		fleet.Progress = progressLine(o.Out, fmt.Sprintf("registration %s %d UEs", mode, o.UEs))
+		out, err := ransim.RegisterFleet(ctx, g, fleet)
+		if err != nil {
+			return IdleResult{}, err
+		}
+		if out.Failed > 0 {
+			return IdleResult{}, fmt.Errorf("bench: %d of %d UEs failed to register before the idle window", out.Failed, o.UEs)
+		}
+	}
+	// Let the registrations' after-effects (timers, logs, GC) settle first.
+	if err := sleepCtx(ctx, 2*time.Second); err != nil {
+		return IdleResult{}, err
+	}
+	pids := core.PIDs()
+	pids["supervisor"] = os.Getpid()
+	fmt.Fprintf(o.Out, "  idle %s: watching %d processes for %s\n", mode, len(pids), o.Window)
+	before, err := cpuTimes(pids)
+	if err != nil {
+		return IdleResult{}, err
+	}
+	t0 := time.Now()
+	if err := sleepCtx(ctx, o.Window); err != nil {
+		return IdleResult{}, err
+	}
+	after, err := cpuTimes(pids)
+	if err != nil {
+		return IdleResult{}, err
+	}
+	window := time.Since(t0)
+	r := IdleResult{Procedure: "idle", SBI: mode, UEs: o.UEs, Seconds: window.Seconds(), PerProcess: map[string]float64{}}
+	var total time.Duration
+	for name := range pids {
+		d := after[name] - before[name]
+		total += d
+		r.PerProcess[name] = float64(d.Microseconds()) / 1000
+	}
+	r.CPUPercent = 100 * total.Seconds() / window.Seconds()
+	return r, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// clockTick is the unit of /proc/<pid>/stat's utime and stime (USER_HZ,
+// 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// cpuTimes reads each process's user + system CPU time, all threads
+// included. A process that is gone is an error: the window would not be
+// the whole core's.
+func cpuTimes(pids map[string]int) (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
+	for name, pid := range pids {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return nil, fmt.Errorf("bench: CPU time of %s (pid %d): %w", name, pid, err)
+		}
+		d, err := parseStatCPU(string(data))
+		if err != nil {
+			return nil, fmt.Errorf("bench: /proc/%d/stat of %s: %w", pid, name, err)
+		}
+		out[name] = d
+	}
+	return out, nil
+}
+
+// parseStatCPU takes utime + stime (fields 14 and 15) from a
+// /proc/<pid>/stat line. The command name (field 2) may hold spaces and
+// parentheses, so fields are counted after its last ')'.
+func parseStatCPU(stat string) (time.Duration, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("no command name in %q", stat)
+	}
+	f := strings.Fields(stat[i+1:]) // f[0] is field 3 (state)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
+	}
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("utime %q, stime %q: not numbers", f[11], f[12])
+	}
+	return time.Duration(utime+stime) * clockTick, nil
+}
+
+// PrintIdleTable writes one block per SBI mode: each process's CPU time in
+// the window and the core's total as a percentage of one core.
+func PrintIdleTable(w io.Writer, results []IdleResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "SBI\tUES\tWINDOW s\tPROCESS\tCPU ms\t% OF ONE CORE\t")
+	for _, r := range results {
+		names := make([]string, 0, len(r.PerProcess))
+		for name := range r.PerProcess {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%s\t%.0f\t%.2f\t\n", r.SBI, r.UEs, r.Seconds, name,
+				r.PerProcess[name], r.PerProcess[name]/10/r.Seconds)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%s\t%.0f\t%.2f\t\n", r.SBI, r.UEs, r.Seconds, "TOTAL",
+			r.CPUPercent*r.Seconds*10, r.CPUPercent)
+	}
+	tw.Flush()
+}
