@@ -36,6 +36,20 @@ type Options struct {
 	Out        io.Writer // status lines; nil = discard
 	// Restart restarts an NF that exits unexpectedly (with backoff).
 	Restart bool
+	// Publish names this core's state in CurrentStateLink, so that
+	// `l25gc status` and `down` find it from any directory (`l25gc up`
+	// sets it; tests and benchmarks do not, so they never hide a user's core).
+	Publish bool
+}
+
+// CurrentStateLink is a symlink to the state of the core `l25gc up`
+// started last on this host ($L25GC_STATE_LINK moves it, e.g. for tests).
+var CurrentStateLink = "/run/l25gc/current.json"
+
+func init() {
+	if v := os.Getenv("L25GC_STATE_LINK"); v != "" {
+		CurrentStateLink = v
+	}
 }
 
 // Process is one supervised NF.
@@ -66,6 +80,7 @@ type Core struct {
 	managerUp       chan struct{} // closed while a manager serves; nil without X-IO
 
 	stateMu sync.Mutex // serialises writeState
+	started time.Time
 }
 
 // State is what `l25gc status` and `l25gc down` read back.
@@ -79,6 +94,8 @@ type State struct {
 	NFs           []*Process `json:"nfs"`
 	// Manager is the onvm manager when the SBI runs over X-IO.
 	Manager *Process `json:"onvm,omitempty"`
+	// Path is the file this state was read from.
+	Path string `json:"-"`
 }
 
 // StatePath is where a node with cfg keeps its State.
@@ -101,7 +118,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Core, error)
 			return nil, fmt.Errorf("node: %w", err)
 		}
 	}
-	c := &Core{cfg: cfg, opts: opts, stop: make(chan struct{})}
+	c := &Core{cfg: cfg, opts: opts, stop: make(chan struct{}), started: time.Now()}
 	if err := c.prepareSBI(); err != nil {
 		c.Stop()
 		return nil, err
@@ -372,6 +389,9 @@ func (c *Core) Stop() {
 	}
 	c.stopManager()
 	c.wg.Wait()
+	if c.opts.Publish {
+		c.unpublish()
+	}
 	_ = os.Remove(StatePath(c.cfg))
 }
 
@@ -382,7 +402,7 @@ func (c *Core) writeState() error {
 	defer c.stateMu.Unlock()
 	c.mu.Lock()
 	st := State{SupervisorPID: os.Getpid(), ConfigPath: c.opts.ConfigPath, SBI: c.SBI(),
-		LogDir: c.cfg.LogDir, N2: c.cfg.AMF.NGAP.Addr, Started: time.Now(), NFs: c.procs, Manager: c.managerInfo}
+		LogDir: c.cfg.LogDir, N2: c.cfg.AMF.NGAP.Addr, Started: c.started, NFs: c.procs, Manager: c.managerInfo}
 	data, err := json.MarshalIndent(st, "", "  ")
 	c.mu.Unlock()
 	if err != nil {
@@ -392,21 +412,66 @@ func (c *Core) writeState() error {
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		return fmt.Errorf("node: state: %w", err)
 	}
-	return os.Rename(tmp, StatePath(c.cfg))
+	if err := os.Rename(tmp, StatePath(c.cfg)); err != nil {
+		return err
+	}
+	if c.opts.Publish {
+		c.publish()
+	}
+	return nil
 }
 
-// ReadState loads the state of a running node.
+// publish points CurrentStateLink at this core's state (best effort: a
+// host without a writable /run only loses the convenience).
+func (c *Core) publish() {
+	abs, err := filepath.Abs(StatePath(c.cfg))
+	if err != nil {
+		return
+	}
+	_ = os.MkdirAll(filepath.Dir(CurrentStateLink), 0o755)
+	tmp := CurrentStateLink + ".tmp"
+	_ = os.Remove(tmp)
+	if os.Symlink(abs, tmp) == nil {
+		_ = os.Rename(tmp, CurrentStateLink)
+	}
+}
+
+// unpublish removes CurrentStateLink if it still names this core.
+func (c *Core) unpublish() {
+	abs, err := filepath.Abs(StatePath(c.cfg))
+	if target, lerr := os.Readlink(CurrentStateLink); err == nil && lerr == nil && target == abs {
+		_ = os.Remove(CurrentStateLink)
+	}
+}
+
+// ReadState loads the state of the node whose config is cfg.
 func ReadState(cfg *config.Config) (*State, error) {
-	data, err := os.ReadFile(StatePath(cfg))
+	return readStateFile(StatePath(cfg))
+}
+
+// ReadCurrentState loads the state of the core `l25gc up` started last on
+// this host, wherever its data directory is.
+func ReadCurrentState() (*State, error) {
+	return readStateFile(CurrentStateLink)
+}
+
+// ErrNoCore says no state file names a running core.
+var ErrNoCore = errors.New("no core is running")
+
+func readStateFile(path string) (*State, error) {
+	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("no core is running (no %s)", StatePath(cfg))
+		return nil, fmt.Errorf("%w (no %s)", ErrNoCore, path)
 	}
 	if err != nil {
 		return nil, err
 	}
 	var st State
 	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, fmt.Errorf("%s: %w", StatePath(cfg), err)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if st.Path, err = filepath.EvalSymlinks(path); err != nil {
+		st.Path = path
 	}
 	return &st, nil
 }

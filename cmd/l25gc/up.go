@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -42,7 +43,7 @@ func newUpCmd() *cobra.Command {
 			defer stop()
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "L25GC+ starting: SBI %s, N2 %s (%s), logs in %s\n", cfg.SBI.Transport, cfg.AMF.NGAP.Addr, cfg.AMF.NGAP.Transport, cfg.LogDir)
-			core, err := node.Start(ctx, cfg, node.Options{ConfigPath: path, SBI: sbiFlag, Out: out, Restart: true})
+			core, err := node.Start(ctx, cfg, node.Options{ConfigPath: path, SBI: sbiFlag, Out: out, Restart: true, Publish: true})
 			if err != nil {
 				return err
 			}
@@ -62,16 +63,12 @@ func newDownCmd() *cobra.Command {
 		Use:   "down",
 		Short: "stop the core started by `l25gc up`",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(cmd)
-			if err != nil {
-				return err
-			}
-			st, err := node.ReadState(cfg)
+			st, err := runningState(cmd)
 			if err != nil {
 				return err
 			}
 			if !node.Alive(st.SupervisorPID) {
-				_ = os.Remove(node.StatePath(cfg))
+				_ = os.Remove(st.Path)
 				return fmt.Errorf("supervisor pid %d is gone; removed stale state", st.SupervisorPID)
 			}
 			if err := syscall.Kill(st.SupervisorPID, syscall.SIGTERM); err != nil {
@@ -94,11 +91,7 @@ func newStatusCmd() *cobra.Command {
 		Use:   "status",
 		Short: "show each NF of the running core: PID, address, health",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(cmd)
-			if err != nil {
-				return err
-			}
-			st, err := node.ReadState(cfg)
+			st, err := runningState(cmd)
 			if err != nil {
 				return err
 			}
@@ -128,4 +121,24 @@ func newStatusCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	}
+}
+
+// runningState finds the core that `status` and `down` act on: the one of
+// --config's data directory; without --config, the one of the default data
+// directory under the current directory, else the core `l25gc up` started
+// last on this host (so they work from any directory).
+func runningState(cmd *cobra.Command) (*node.State, error) {
+	cfg, err := loadConfig(cmd)
+	if err != nil {
+		return nil, err
+	}
+	st, err := node.ReadState(cfg)
+	if path, _ := cmd.Flags().GetString("config"); path != "" || !errors.Is(err, node.ErrNoCore) {
+		return st, err
+	}
+	if cur, cerr := node.ReadCurrentState(); cerr == nil {
+		return cur, nil
+	}
+	return nil, fmt.Errorf("no core is running: no %s here and no %s (start one with `l25gc up`, or pass the --config it runs with)",
+		node.StatePath(cfg), node.CurrentStateLink)
 }
