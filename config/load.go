@@ -2,10 +2,8 @@ package config
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -35,26 +33,9 @@ func Parse(name string, data []byte) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true) // a misspelt field is an error, not a silent default
 	if err := dec.Decode(cfg); err != nil {
-		return nil, decodeError(name, err)
+		return nil, decodeError(name, &root, err)
 	}
 	return cfg, cfg.validate(name, &root)
-}
-
-// decodeError rewrites yaml's "line N: msg" lines as "file:N: msg".
-func decodeError(name string, err error) error {
-	var te *yaml.TypeError
-	if !errors.As(err, &te) {
-		return fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	lines := make([]string, 0, len(te.Errors))
-	for _, e := range te.Errors {
-		if rest, ok := strings.CutPrefix(e, "line "); ok {
-			lines = append(lines, name+":"+strings.Replace(rest, ": ", ": ", 1))
-			continue
-		}
-		lines = append(lines, name+": "+e)
-	}
-	return errors.New(strings.Join(lines, "\n"))
 }
 
 // FieldError is one invalid value, located in the file.
@@ -73,48 +54,17 @@ func (e *FieldError) Error() string {
 }
 
 // lineOf finds the line of a dotted field path ("udm.suci_keys[1].scheme") in
-// the parsed document; 0 when the field is not written in the file (a default).
+// the parsed document: the line of its value, or of its nearest enclosing
+// field written in the file; 0 when none is (a default).
 func lineOf(root *yaml.Node, path string) int {
-	if root == nil {
-		return 0
-	}
-	n := root
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	line := 0
-	for _, part := range strings.Split(path, ".") {
-		key, index := part, -1
-		if i := strings.IndexByte(part, '['); i >= 0 && strings.HasSuffix(part, "]") {
-			key = part[:i]
-			index, _ = strconv.Atoi(part[i+1 : len(part)-1])
-		}
-		n = mappingValue(n, key)
-		if n == nil {
-			return line
-		}
-		line = n.Line
-		if index >= 0 {
-			if n.Kind != yaml.SequenceNode || index >= len(n.Content) {
-				return line
-			}
-			n = n.Content[index]
-			line = n.Line
+	line, longest := 0, -1
+	for _, f := range fieldsOf(root) {
+		encloses := f.path == path || strings.HasPrefix(path, f.path+".") || strings.HasPrefix(path, f.path+"[")
+		if encloses && len(f.path) > longest {
+			line, longest = f.value.Line, len(f.path)
 		}
 	}
 	return line
-}
-
-func mappingValue(n *yaml.Node, key string) *yaml.Node {
-	if n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
 }
 
 // Save writes c as a node config file that Load reads back unchanged
