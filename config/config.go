@@ -68,11 +68,12 @@ type SBI struct {
 // NF holds what every network function has: where it serves its SBI and its metrics.
 type NF struct {
 	SBIPort     int `yaml:"sbi_port"`
-	MetricsPort int `yaml:"metrics_port"` // Prometheus /metrics; 0 disables
+	MetricsPort int `yaml:"metrics_port"` // Prometheus /metrics and the /healthz the supervisor polls
 }
 
 // NRF is the repository function; ValidityPeriod is what discovery results
-// promise (TS 29.510 6.2.6.2.3 validityPeriod), and consumers cache for that long.
+// promise (TS 29.510 6.2.6.2.3 validityPeriod, whole seconds, at least 1 s),
+// and consumers cache for that long.
 type NRF struct {
 	NF             `yaml:",inline"`
 	ValidityPeriod time.Duration `yaml:"validity_period"`

@@ -4,9 +4,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"slices"
 	"strconv"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -42,6 +44,7 @@ func (c *Config) validate(file string, root *yaml.Node) error {
 		v.fail("sbi.bind_ip", "not an IP address: %q", c.SBI.BindIP)
 	}
 	v.nf("nrf", c.NRF.NF)
+	v.validityPeriod("nrf.validity_period", c.NRF.ValidityPeriod)
 	v.nf("amf", c.AMF.NF)
 	v.nf("ausf", c.AUSF)
 	v.nf("udm", c.UDM.NF)
@@ -121,19 +124,43 @@ func (v *validator) subscribers(f string, r SubscriberRange) {
 	v.snssais(f+".snssais", r.SNSSAIs)
 }
 
-func (v *validator) nf(name string, n NF) {
-	v.rangeInt(name+".sbi_port", n.SBIPort, 1, 65535)
-	v.rangeInt(name+".metrics_port", n.MetricsPort, 0, 65535)
+// validityPeriod: discovery results carry it as whole seconds in an int32
+// (TS 29.510 6.2.6.2.3 validityPeriod); under 1 s it is sent as 0 and the
+// NRF client (sbi.NRFClient) then never caches, one NRF query per UE.
+func (v *validator) validityPeriod(field string, d time.Duration) {
+	const most = math.MaxInt32 * time.Second
+	switch {
+	case d < time.Second:
+		v.fail(field, "must be at least 1s (discovery results are cached that long), got %v", d)
+	case d > most:
+		v.fail(field, "must be at most %v (an int32 of seconds), got %v", most, d)
+	case d%time.Second != 0:
+		v.fail(field, "must be whole seconds (TS 29.510 validityPeriod), got %v", d)
+	}
 }
 
+// nf: both ports are served, and the supervisor polls /healthz on the metrics
+// port (node.waitHealthy), so neither may be 0.
+func (v *validator) nf(name string, n NF) {
+	v.rangeInt(name+".sbi_port", n.SBIPort, 1, 65535)
+	v.rangeInt(name+".metrics_port", n.MetricsPort, 1, 65535)
+}
+
+// uniquePorts: every NF serves its SBI and metrics ports over TCP on
+// sbi.bind_ip, so no two of them may be equal. (The N2 port is SCTP, or UDP
+// for SCTP over UDP, and shares no port space with them.)
 func (v *validator) uniquePorts(c *Config) {
 	seen := map[int]string{}
 	check := func(field string, port int) {
-		if port == 0 {
-			return
+		if port < 1 || port > 65535 {
+			return // nf reports it
 		}
 		if other, dup := seen[port]; dup {
+			if line := lineOf(v.root, other); line > 0 {
+				other = fmt.Sprintf("%s (line %d)", other, line)
+			}
 			v.fail(field, "port %d is already used by %s", port, other)
+			return
 		}
 		seen[port] = field
 	}
