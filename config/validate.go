@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -55,7 +56,7 @@ func (c *Config) validate(file string, root *yaml.Node) error {
 	v.udm(&c.UDM)
 	v.oneOf("udr.store.backend", c.UDR.Store.Backend, "embedded", "mongodb")
 	for i, r := range c.Subscribers {
-		v.subscribers(fmt.Sprintf("subscribers[%d]", i), r)
+		v.subscribers(fmt.Sprintf("subscribers[%d]", i), r, c.PLMN)
 	}
 	return errors.Join(v.errs...)
 }
@@ -103,10 +104,12 @@ func (v *validator) udm(u *UDM) {
 	}
 }
 
-func (v *validator) subscribers(f string, r SubscriberRange) {
+func (v *validator) subscribers(f string, r SubscriberRange, home PLMN) {
 	v.digits(f+".imsi", r.IMSI, 15, 15)
 	if r.Count < 1 {
 		v.fail(f+".count", "must be at least 1")
+	} else {
+		v.imsiRange(f+".count", r, home)
 	}
 	v.hex(f+".k", r.K, 16)
 	switch {
@@ -141,6 +144,30 @@ func (v *validator) validityPeriod(field string, d time.Duration) {
 
 // nf: both ports are served, and the supervisor polls /healthz on the metrics
 // port (node.waitHealthy), so neither may be 0.
+// imsiRange: the UDR provisions Count consecutive IMSIs from the first
+// (prov.Range.IMSIs). Only the MSIN may count up: an IMSI is MCC (3 digits),
+// MNC (2 or 3) and MSIN, 15 digits at most (TS 23.003 2.2), so a range that
+// carries into the MNC names subscribers of another network, and one past
+// 15 digits names none.
+func (v *validator) imsiRange(field string, r SubscriberRange, home PLMN) {
+	first, err := strconv.ParseUint(r.IMSI, 10, 64)
+	if err != nil || len(r.IMSI) != 15 {
+		return // the imsi check reports it
+	}
+	prefix := 3 + 3 // MCC and the longest MNC, for an IMSI of another PLMN
+	if strings.HasPrefix(r.IMSI, home.String()) {
+		prefix = len(home.String())
+	}
+	msinSpan := uint64(1)
+	for range len(r.IMSI) - prefix {
+		msinSpan *= 10
+	}
+	last := first - first%msinSpan + msinSpan - 1
+	if uint64(r.Count)-1 > last-first {
+		v.fail(field, "%d IMSIs from %s go past %d, the last IMSI with MCC-MNC %s (TS 23.003 2.2)", r.Count, r.IMSI, last, r.IMSI[:prefix])
+	}
+}
+
 func (v *validator) nf(name string, n NF) {
 	v.rangeInt(name+".sbi_port", n.SBIPort, 1, 65535)
 	v.rangeInt(name+".metrics_port", n.MetricsPort, 1, 65535)

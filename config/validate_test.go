@@ -1,9 +1,16 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
+
+// subscriberRange is a subscribers list of one range with the default keys.
+func subscriberRange(imsi string, count int) string {
+	return fmt.Sprintf("subscribers:\n  - imsi: %q\n    count: %d\n    k: %s\n    opc: %s\n    sqn: \"000000000020\"\n    amf: \"8000\"\n",
+		imsi, count, DefaultK, DefaultOPc)
+}
 
 // Values that decode but make no sense for a running core are refused at
 // load, naming the file, the line and the field, rather than failing later
@@ -21,6 +28,11 @@ func TestValidateRefusesNonsense(t *testing.T) {
 		{"metrics port on another NF's sbi port", "amf:\n  sbi_port: 29518\npcf:\n  metrics_port: 29518\n",
 			"node.yaml:4: pcf.metrics_port: port 29518 is already used by amf.sbi_port (line 2)"},
 		{"port clash with a default", "pcf:\n  sbi_port: 9510\n", "node.yaml:2: pcf.sbi_port: port 9510 is already used by nrf.metrics_port"},
+		{"subscriber range past 15 digits", subscriberRange("999999999999990", 11),
+			"node.yaml:3: subscribers[0].count: 11 IMSIs from 999999999999990 go past 999999999999999"},
+		{"subscriber range leaves its MCC-MNC", subscriberRange("208939999999999", 2),
+			"node.yaml:3: subscribers[0].count: 2 IMSIs from 208939999999999 go past 208939999999999"},
+		{"subscriber count zero", subscriberRange("208930000000001", 0), "node.yaml:3: subscribers[0].count: must be at least 1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -36,6 +48,7 @@ func TestValidateRefusesNonsense(t *testing.T) {
 func TestValidateAcceptsEdges(t *testing.T) {
 	for name, yaml := range map[string]string{
 		"validity period of one second": "nrf: {validity_period: 1s}\n",
+		"range up to the last MSIN":     subscriberRange("208939999999990", 10),
 	} {
 		if _, err := Parse("node.yaml", []byte(yaml)); err != nil {
 			t.Errorf("%s: %v", name, err)
