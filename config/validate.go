@@ -39,6 +39,7 @@ func (c *Config) validate(file string, root *yaml.Node) error {
 		v.fail("snssais", "at least one S-NSSAI is needed")
 	}
 	v.snssais("snssais", c.SNSSAIs)
+	v.dnns("dnns", c.DNNs)
 	v.oneOf("log_level", c.LogLevel, "debug", "info", "warn", "error")
 	v.oneOf("sbi.transport", c.SBI.Transport, "tcp", "xio", "xio-socket")
 	if net.ParseIP(c.SBI.BindIP) == nil {
@@ -54,7 +55,7 @@ func (c *Config) validate(file string, root *yaml.Node) error {
 	v.uniquePorts(c)
 	v.amf(&c.AMF)
 	v.udm(&c.UDM)
-	v.oneOf("udr.store.backend", c.UDR.Store.Backend, "embedded", "mongodb")
+	v.store(&c.UDR.Store)
 	for i, r := range c.Subscribers {
 		v.subscribers(fmt.Sprintf("subscribers[%d]", i), r, c.PLMN)
 	}
@@ -62,31 +63,78 @@ func (c *Config) validate(file string, root *yaml.Node) error {
 }
 
 func (v *validator) amf(a *AMF) {
-	if _, _, err := net.SplitHostPort(a.NGAP.Addr); err != nil {
-		v.fail("amf.ngap.addr", "want IP:port: %v", err)
-	}
+	v.n2Addr("amf.ngap.addr", a.NGAP.Addr)
+	v.amfName("amf.name", a.Name)
 	v.oneOf("amf.ngap.transport", a.NGAP.Transport, "kernel", "udp", "auto")
 	v.rangeInt("amf.guami.region_id", a.GUAMI.RegionID, 0, 255)
 	v.rangeInt("amf.guami.set_id", a.GUAMI.SetID, 0, 1023)
 	v.rangeInt("amf.guami.pointer", a.GUAMI.Pointer, 0, 63)
 	v.rangeInt("amf.relative_capacity", a.Relative, 0, 255)
-	if len(a.NAS.Integrity) == 0 {
+	v.nas(&a.NAS)
+}
+
+func (v *validator) nas(n *NAS) {
+	if len(n.Integrity) == 0 {
 		v.fail("amf.nas.integrity", "at least one integrity algorithm is needed")
 	}
-	for i, alg := range a.NAS.Integrity {
+	for i, alg := range n.Integrity {
 		v.oneOf(fmt.Sprintf("amf.nas.integrity[%d]", i), alg, "NIA0", "NIA1", "NIA2")
 	}
-	for i, alg := range a.NAS.Ciphering {
+	// NEA0 is null ciphering (TS 33.501 D.1); with no algorithm listed the AMF
+	// can select none and refuses every UE's security mode.
+	if len(n.Ciphering) == 0 {
+		v.fail("amf.nas.ciphering", "at least one ciphering algorithm is needed (NEA0 for none)")
+	}
+	for i, alg := range n.Ciphering {
 		v.oneOf(fmt.Sprintf("amf.nas.ciphering[%d]", i), alg, "NEA0", "NEA1", "NEA2")
 	}
-	for field, d := range map[string]int64{"amf.nas.t3550": int64(a.NAS.T3550), "amf.nas.t3560": int64(a.NAS.T3560), "amf.nas.t3570": int64(a.NAS.T3570)} {
-		if d <= 0 {
-			v.fail(field, "must be a positive duration such as 6s")
+	for _, t := range []struct {
+		field string
+		d     time.Duration
+	}{{"amf.nas.t3550", n.T3550}, {"amf.nas.t3560", n.T3560}, {"amf.nas.t3570", n.T3570}} {
+		if t.d <= 0 {
+			v.fail(t.field, "must be a positive duration such as 6s")
 		}
 	}
-	v.rangeInt("amf.nas.max_retransmissions", a.NAS.MaxRetransmissions, 0, 16)
-	if c := a.NAS.UnknownSubscriberCause; c != 3 && c != 7 {
+	// T3512 goes out as GPRS timer 3 (TS 24.501 9.11.2.5, TS 24.008
+	// 10.5.7.4a): at most 31 x 320 h; 0 deactivates it (TS 24.501 5.3.7).
+	if t := n.T3512; t < 0 || t > 31*320*time.Hour {
+		v.fail("amf.nas.t3512", "must be 0 (deactivated) up to %v, got %v", 31*320*time.Hour, t)
+	}
+	v.rangeInt("amf.nas.max_retransmissions", n.MaxRetransmissions, 0, 16)
+	if c := n.UnknownSubscriberCause; c != 3 && c != 7 {
 		v.fail("amf.nas.unknown_subscriber_cause", "must be 3 (illegal UE) or 7 (5GS services not allowed), got %d", c)
+	}
+}
+
+// n2Addr: the AMF listens there and gNBs (the simulator, node.json) dial it,
+// so it is a literal IP and a real port (38412 by TS 38.412 7).
+func (v *validator) n2Addr(field, addr string) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		v.fail(field, "want IP:port: %v", err)
+		return
+	}
+	if net.ParseIP(host) == nil {
+		v.fail(field, "want IP:port, got host %q (0.0.0.0 listens on every address)", host)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		v.fail(field, "want IP:port with a port in 1..65535, got port %q", port)
+	}
+}
+
+// amfName goes in NG Setup Response as AMF Name, a PrintableString of 1 to
+// 150 characters (TS 38.413 9.3.3.21; the ITU-T X.680 PrintableString set).
+func (v *validator) amfName(field, name string) {
+	if len(name) < 1 || len(name) > 150 {
+		v.fail(field, "want 1 to 150 characters (TS 38.413 9.3.3.21), got %d", len(name))
+	}
+	for _, c := range name {
+		printable := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.ContainsRune(" '()+,-./:=?", c)
+		if !printable {
+			v.fail(field, "%q is not a PrintableString character (TS 38.413 9.3.3.21: letters, digits, space and '()+,-./:=?)", string(c))
+			return
+		}
 	}
 }
 
@@ -125,6 +173,34 @@ func (v *validator) subscribers(f string, r SubscriberRange, home PLMN) {
 	v.hex(f+".sqn", r.SQN, 6)
 	v.hex(f+".amf", r.AMF, 2)
 	v.snssais(f+".snssais", r.SNSSAIs)
+	v.dnns(f+".dnns", r.DNNs)
+}
+
+// store: a mongodb backend needs a server and a database to open.
+func (v *validator) store(s *Store) {
+	v.oneOf("udr.store.backend", s.Backend, "embedded", "mongodb")
+	if s.Backend != "mongodb" {
+		return
+	}
+	if !strings.HasPrefix(s.MongoDB.URI, "mongodb://") && !strings.HasPrefix(s.MongoDB.URI, "mongodb+srv://") {
+		v.fail("udr.store.mongodb.uri", "want mongodb:// or mongodb+srv://, got %q", s.MongoDB.URI)
+	}
+	if s.MongoDB.Database == "" {
+		v.fail("udr.store.mongodb.database", "a database name is needed")
+	}
+}
+
+// dnns: a DNN is an APN network identifier (TS 23.003 9A): dot-separated
+// labels of letters, digits and hyphens (9.1.1).
+func (v *validator) dnns(f string, list []string) {
+	for i, dnn := range list {
+		for _, label := range strings.Split(dnn, ".") {
+			if label == "" || strings.Trim(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") != "" {
+				v.fail(fmt.Sprintf("%s[%d]", f, i), "%q is not a DNN (TS 23.003 9.1.1: labels of letters, digits and hyphens)", dnn)
+				break
+			}
+		}
+	}
 }
 
 // validityPeriod: discovery results carry it as whole seconds in an int32
@@ -203,7 +279,10 @@ func (v *validator) uniquePorts(c *Config) {
 func (v *validator) snssais(f string, list []SNSSAI) {
 	for i, s := range list {
 		v.rangeInt(fmt.Sprintf("%s[%d].sst", f, i), s.SST, 0, 255)
-		if s.SD != "" {
+		switch {
+		case strings.EqualFold(s.SD, "ffffff"): // TS 23.003 28.4.2
+			v.fail(fmt.Sprintf("%s[%d].sd", f, i), "ffffff means no SD (TS 23.003 28.4.2): leave sd out")
+		case s.SD != "":
 			v.hex(fmt.Sprintf("%s[%d].sd", f, i), s.SD, 3)
 		}
 	}

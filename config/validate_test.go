@@ -33,6 +33,22 @@ func TestValidateRefusesNonsense(t *testing.T) {
 		{"subscriber range leaves its MCC-MNC", subscriberRange("208939999999999", 2),
 			"node.yaml:3: subscribers[0].count: 2 IMSIs from 208939999999999 go past 208939999999999"},
 		{"subscriber count zero", subscriberRange("208930000000001", 0), "node.yaml:3: subscribers[0].count: must be at least 1"},
+		{"negative T3512", "amf:\n  nas:\n    t3512: -1m\n", "node.yaml:3: amf.nas.t3512: must be 0 (deactivated) up to 9920h0m0s"},
+		{"T3512 past GPRS timer 3", "amf:\n  nas:\n    t3512: 10000h\n", "node.yaml:3: amf.nas.t3512: must be 0 (deactivated) up to 9920h0m0s"},
+		{"N2 port not a number", "amf:\n  ngap:\n    addr: 127.0.0.1:sctp\n", "node.yaml:3: amf.ngap.addr: want IP:port with a port in 1..65535"},
+		{"N2 port zero", "amf:\n  ngap:\n    addr: 127.0.0.1:0\n", "node.yaml:3: amf.ngap.addr: want IP:port with a port in 1..65535"},
+		{"N2 host not an IP", "amf:\n  ngap:\n    addr: amf.local:38412\n", `node.yaml:3: amf.ngap.addr: want IP:port, got host "amf.local"`},
+		{"N2 without port", "amf:\n  ngap:\n    addr: 127.0.0.1\n", "node.yaml:3: amf.ngap.addr: want IP:port"},
+		{"empty AMF name", "amf:\n  name: \"\"\n", "node.yaml:2: amf.name: want 1 to 150 characters"},
+		{"AMF name not printable", "amf:\n  name: amf_1\n", `node.yaml:2: amf.name: "_" is not a PrintableString character`},
+		{"no ciphering", "amf:\n  nas:\n    ciphering: []\n", "node.yaml:3: amf.nas.ciphering: at least one ciphering algorithm is needed"},
+		{"bad DNN", "dnns: [internet, \"my dnn\"]\n", `node.yaml:1: dnns[1]: "my dnn" is not a DNN`},
+		{"empty DNN label", "dnns: [\"ims..test\"]\n", `node.yaml:1: dnns[0]: "ims..test" is not a DNN`},
+		{"SD ffffff", "snssais: [{sst: 1, sd: ffffff}]\n", "node.yaml:1: snssais[0].sd: ffffff means no SD"},
+		{"mongodb without a mongodb URI", "udr:\n  store:\n    backend: mongodb\n    mongodb: {uri: \"http://db:27017\", database: free5gc}\n",
+			`node.yaml:4: udr.store.mongodb.uri: want mongodb:// or mongodb+srv://, got "http://db:27017"`},
+		{"mongodb without a database", "udr:\n  store:\n    backend: mongodb\n    mongodb: {database: \"\"}\n",
+			"node.yaml:4: udr.store.mongodb.database: a database name is needed"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -48,7 +64,12 @@ func TestValidateRefusesNonsense(t *testing.T) {
 func TestValidateAcceptsEdges(t *testing.T) {
 	for name, yaml := range map[string]string{
 		"validity period of one second": "nrf: {validity_period: 1s}\n",
+		"T3512 deactivated":             "amf:\n  nas:\n    t3512: 0s\n",
 		"range up to the last MSIN":     subscriberRange("208939999999990", 10),
+		"IPv6 N2 address":               "amf:\n  ngap:\n    addr: \"[::1]:38412\"\n",
+		"mongodb backend":               "udr:\n  store:\n    backend: mongodb\n",
+		"DNN with labels":               "dnns: [ims.mnc093.mcc208.gprs, internet-2]\n",
+		"only null ciphering":           "amf:\n  nas:\n    ciphering: [NEA0]\n",
 	} {
 		if _, err := Parse("node.yaml", []byte(yaml)); err != nil {
 			t.Errorf("%s: %v", name, err)
