@@ -172,3 +172,18 @@ func ResetAll(pdu *ngapType.NGAPPDU) (all bool, part []ngapType.UEAssociatedLogi
 	}
 	return false, nil, fmt.Errorf("NG Reset: %w (Reset Type)", ErrMissingIE)
 }
+
+// ParseUERadioCapability reads the UE Radio Capability of a UE Radio
+// Capability Info Indication (TS 38.413 9.2.13.1); nil when the gNB sent
+// only the capability for paging.
+func ParseUERadioCapability(pdu *ngapType.NGAPPDU) ([]byte, error) {
+	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.UERadioCapabilityInfoIndication == nil {
+		return nil, errors.New("not a UE Radio Capability Info Indication")
+	}
+	for _, ie := range pdu.InitiatingMessage.Value.UERadioCapabilityInfoIndication.ProtocolIEs.List {
+		if c := ie.Value.UERadioCapability; c != nil {
+			return c.Value, nil
+		}
+	}
+	return nil, nil
+}

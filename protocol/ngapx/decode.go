@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/free5gc/aper"
 	"github.com/free5gc/ngap"
 	"github.com/free5gc/ngap/ngapType"
 )
@@ -166,4 +167,17 @@ func procedureCode(pdu *ngapType.NGAPPDU) int64 {
 		return pdu.UnsuccessfulOutcome.ProcedureCode.Value
 	}
 	return -1
+}
+
+// Criticality is the criticality of a PDU's procedure (TS 38.413 10.3.4.1).
+func Criticality(pdu *ngapType.NGAPPDU) aper.Enumerated {
+	switch {
+	case pdu.InitiatingMessage != nil:
+		return pdu.InitiatingMessage.Criticality.Value
+	case pdu.SuccessfulOutcome != nil:
+		return pdu.SuccessfulOutcome.Criticality.Value
+	case pdu.UnsuccessfulOutcome != nil:
+		return pdu.UnsuccessfulOutcome.Criticality.Value
+	}
+	return ngapType.CriticalityPresentReject
 }

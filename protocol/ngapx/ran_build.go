@@ -194,3 +194,41 @@ func BuildNGReset(cause ngapType.Cause) ([]byte, error) {
 	}
 	return Encode(pdu)
 }
+
+// BuildUERadioCapabilityInfoIndication builds UE Radio Capability Info
+// Indication (TS 38.413 8.14.1, 9.2.13.1): what a gNB sends after Initial
+// Context Setup once it has the UE's capability (the UERadioCapability
+// octets are the RRC container of TS 38.331, opaque here).
+func BuildUERadioCapabilityInfoIndication(amfUEID, ranUEID int64, capability []byte) ([]byte, error) {
+	pdu := initiating(ngapType.ProcedureCodeUERadioCapabilityInfoIndication, ignore, ngapType.InitiatingMessagePresentUERadioCapabilityInfoIndication)
+	m := &ngapType.UERadioCapabilityInfoIndication{}
+	pdu.InitiatingMessage.Value.UERadioCapabilityInfoIndication = m
+	m.ProtocolIEs.List = []ngapType.UERadioCapabilityInfoIndicationIEs{
+		{Id: id(ngapType.ProtocolIEIDAMFUENGAPID), Criticality: reject, Value: ngapType.UERadioCapabilityInfoIndicationIEsValue{
+			Present: ngapType.UERadioCapabilityInfoIndicationIEsPresentAMFUENGAPID, AMFUENGAPID: &ngapType.AMFUENGAPID{Value: amfUEID}}},
+		{Id: id(ngapType.ProtocolIEIDRANUENGAPID), Criticality: reject, Value: ngapType.UERadioCapabilityInfoIndicationIEsValue{
+			Present: ngapType.UERadioCapabilityInfoIndicationIEsPresentRANUENGAPID, RANUENGAPID: &ngapType.RANUENGAPID{Value: ranUEID}}},
+		{Id: id(ngapType.ProtocolIEIDUERadioCapability), Criticality: ignore, Value: ngapType.UERadioCapabilityInfoIndicationIEsValue{
+			Present: ngapType.UERadioCapabilityInfoIndicationIEsPresentUERadioCapability, UERadioCapability: &ngapType.UERadioCapability{Value: capability}}},
+	}
+	return Encode(pdu)
+}
+
+// BuildNASNonDeliveryIndication builds NAS Non Delivery Indication
+// (TS 38.413 8.6.4, 9.2.5.4): the gNB could not deliver a downlink NAS PDU.
+func BuildNASNonDeliveryIndication(amfUEID, ranUEID int64, nasPDU []byte, cause ngapType.Cause) ([]byte, error) {
+	pdu := initiating(ngapType.ProcedureCodeNASNonDeliveryIndication, ignore, ngapType.InitiatingMessagePresentNASNonDeliveryIndication)
+	m := &ngapType.NASNonDeliveryIndication{}
+	pdu.InitiatingMessage.Value.NASNonDeliveryIndication = m
+	m.ProtocolIEs.List = []ngapType.NASNonDeliveryIndicationIEs{
+		{Id: id(ngapType.ProtocolIEIDAMFUENGAPID), Criticality: reject, Value: ngapType.NASNonDeliveryIndicationIEsValue{
+			Present: ngapType.NASNonDeliveryIndicationIEsPresentAMFUENGAPID, AMFUENGAPID: &ngapType.AMFUENGAPID{Value: amfUEID}}},
+		{Id: id(ngapType.ProtocolIEIDRANUENGAPID), Criticality: reject, Value: ngapType.NASNonDeliveryIndicationIEsValue{
+			Present: ngapType.NASNonDeliveryIndicationIEsPresentRANUENGAPID, RANUENGAPID: &ngapType.RANUENGAPID{Value: ranUEID}}},
+		{Id: id(ngapType.ProtocolIEIDNASPDU), Criticality: ignore, Value: ngapType.NASNonDeliveryIndicationIEsValue{
+			Present: ngapType.NASNonDeliveryIndicationIEsPresentNASPDU, NASPDU: &ngapType.NASPDU{Value: nasPDU}}},
+		{Id: id(ngapType.ProtocolIEIDCause), Criticality: ignore, Value: ngapType.NASNonDeliveryIndicationIEsValue{
+			Present: ngapType.NASNonDeliveryIndicationIEsPresentCause, Cause: &cause}},
+	}
+	return Encode(pdu)
+}
