@@ -77,10 +77,7 @@ func TestBadMACAndReplayAreDiscarded(t *testing.T) {
 	g := h.connect()
 	g.setup()
 	ue := h.newUE(g, "0000000003", 1)
-	ue.g.send(initialUEMessage(t, ue.ranID, ue.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, ue.suciIdentity())))
-	ue.up(ue.authResponse(ue.dl("DownlinkNASTransport")))
-	ue.up(ue.acceptSMC(g.expect("DownlinkNASTransport").NASPDU, nil))
-	ue.readAccept()
+	ue.registerUntilAccept()
 
 	complete := ue.registrationComplete()
 	tampered := append([]byte(nil), complete...)

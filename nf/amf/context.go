@@ -63,9 +63,10 @@ type ueContext struct {
 	ambrUL, ambrDL  int64
 	policyID        string
 	udmRegistered   bool
-	deregistering   bool // release ends the context instead of parking it
-	registered      bool // completed a registration; counted in registered_ues
-	contextSetup    bool // Initial Context Setup sent on this N2 connection
+	deregistering   bool   // release ends the context instead of parking it
+	registered      bool   // completed a registration; counted in registered_ues
+	contextSetup    bool   // Initial Context Setup sent on this N2 connection
+	radioCapability []byte // UE Radio Capability from the gNB (TS 38.413 8.14.1)
 	timer           *nasTimer
 }
 

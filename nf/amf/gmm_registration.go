@@ -124,6 +124,11 @@ func (n *NF) adoptIdle(ue *ueContext, g nasx.GUTI, raw []byte) bool {
 	ue.sec, ue.allowed, ue.ambrUL, ue.ambrDL = old.sec, old.allowed, old.ambrUL, old.ambrDL
 	ue.policyID, ue.udmRegistered, ue.registered = old.policyID, old.udmRegistered, old.registered
 	ue.capability = old.capability
+	if ue.reg.regType != nasMessage.RegistrationType5GSInitialRegistration {
+		// TS 23.501 5.4.4.1: the radio capability is kept while the UE stays
+		// registered, not across an initial registration.
+		ue.radioCapability = old.radioCapability
+	}
 	if ue.sec != nil {
 		if _, err := ue.sec.nas.Unprotect(raw); err == nil {
 			ue.reg.verified = true

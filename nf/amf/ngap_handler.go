@@ -25,14 +25,14 @@ func (n *NF) onPDU(g *gnb, b []byte, stream uint16) {
 		// association stays up.
 		_ = n.disp.Dispatch(gkey, func() {
 			n.log.Warn("malformed NGAP", "gnb", g.id, "stream", stream, "err", err)
-			n.sendErrorIndication(g, -1, -1, ngapType.CauseProtocolPresentTransferSyntaxError)
+			n.sendErrorIndication(g, -1, -1, ngapx.CauseProtocol(ngapType.CauseProtocolPresentTransferSyntaxError))
 		})
 		return
 	}
 	s, err := ngapx.Summarize(pdu)
 	if err != nil {
 		_ = n.disp.Dispatch(gkey, func() {
-			n.sendErrorIndication(g, -1, -1, ngapType.CauseProtocolPresentAbstractSyntaxErrorFalselyConstructedMessage)
+			n.sendErrorIndication(g, -1, -1, ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorFalselyConstructedMessage))
 		})
 		return
 	}
@@ -41,21 +41,13 @@ func (n *NF) onPDU(g *gnb, b []byte, stream uint16) {
 		_ = n.disp.Dispatch(ratelimit.UE(id), func() { n.onInitialUEMessage(g, id, pdu) })
 		return
 	}
-	if s.AMFUEID >= 0 && ueRouted(s) {
-		_ = n.disp.Dispatch(ratelimit.UE(s.AMFUEID), func() { n.onUEAssociated(g, s) })
+	if s.AMFUEID >= 0 && s.Procedure != ngapType.ProcedureCodeErrorIndication {
+		// Every message naming a UE runs on that UE's key, whatever its
+		// procedure: an Error Indication is the gNB's report, logged on its key.
+		_ = n.disp.Dispatch(ratelimit.UE(s.AMFUEID), func() { n.onUEAssociated(g, pdu, s) })
 		return
 	}
 	_ = n.disp.Dispatch(gkey, func() { n.onNonUE(g, pdu, s) })
-}
-
-// ueRouted says which UE-associated messages the UE's key handles.
-func ueRouted(s ngapx.Summary) bool {
-	switch s.Procedure {
-	case ngapType.ProcedureCodeUplinkNASTransport, ngapType.ProcedureCodeInitialContextSetup,
-		ngapType.ProcedureCodeUEContextRelease, ngapType.ProcedureCodeUEContextReleaseRequest:
-		return true
-	}
-	return false
 }
 
 // onNonUE handles association-level signalling on the gNB's key.
@@ -65,7 +57,7 @@ func (n *NF) onNonUE(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) {
 		n.onNGSetup(g, pdu)
 	case !g.ready.Load():
 		// TS 38.413 8.7.1.1: nothing but NG Setup before the NG association exists.
-		n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapType.CauseProtocolPresentMessageNotCompatibleWithReceiverState)
+		n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapx.CauseProtocol(ngapType.CauseProtocolPresentMessageNotCompatibleWithReceiverState))
 	case s.Kind == ngapx.Initiating && s.Procedure == ngapType.ProcedureCodeNGReset:
 		n.onNGReset(g, pdu)
 	case s.Kind == ngapx.Initiating && s.Procedure == ngapType.ProcedureCodeErrorIndication:
@@ -73,10 +65,29 @@ func (n *NF) onNonUE(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) {
 		n.log.Warn("Error Indication from gNB", "gnb", g.id, "amfUeNgapId", s.AMFUEID, "ranUeNgapId", s.RANUEID,
 			"cause", ngapx.CauseString(s.Cause))
 	case s.UEAssociated():
-		// A UE-associated message without a usable AMF UE NGAP ID: TS 38.413 10.6.
-		n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapType.CauseProtocolPresentAbstractSyntaxErrorReject)
+		// A UE-associated message without its mandatory AMF UE NGAP ID
+		// (TS 38.413 10.3.5, 10.6): Error Indication.
+		n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorReject))
 	default:
-		n.log.Info("NGAP procedure not supported; ignored", "gnb", g.id, "message", s.Name)
+		n.onProcedureNotImplemented(g, pdu, s)
+	}
+}
+
+// onProcedureNotImplemented treats a procedure the AMF decodes but does not
+// run by the criticality of its procedure code (TS 38.413 10.3.4.1): reject
+// -> Error Indication; ignore and notify -> ignored, Error Indication;
+// ignore -> ignored silently (e.g. a gNB's optional reports).
+func (n *NF) onProcedureNotImplemented(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) {
+	switch ngapx.Criticality(pdu) {
+	case ngapType.CriticalityPresentIgnore:
+		n.log.Debug("NGAP procedure not implemented; ignored (criticality ignore)", "gnb", g.id, "message", s.Name,
+			"amfUeNgapId", s.AMFUEID)
+	case ngapType.CriticalityPresentNotify:
+		n.log.Info("NGAP procedure not implemented; ignored and notified", "gnb", g.id, "message", s.Name)
+		n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorIgnoreAndNotify))
+	default:
+		n.log.Info("NGAP procedure not implemented; rejected", "gnb", g.id, "message", s.Name)
+		n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorReject))
 	}
 }
 
@@ -139,7 +150,7 @@ func (n *NF) servesTAI(mcc, mnc string, tac uint32) bool {
 func (n *NF) onNGReset(g *gnb, pdu *ngapType.NGAPPDU) {
 	all, part, err := ngapx.ResetAll(pdu)
 	if err != nil {
-		n.sendErrorIndication(g, -1, -1, ngapType.CauseProtocolPresentAbstractSyntaxErrorReject)
+		n.sendErrorIndication(g, -1, -1, ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorReject))
 		return
 	}
 	var ids []int64
@@ -186,7 +197,7 @@ func (n *NF) lookupItem(g *gnb, item ngapType.UEAssociatedLogicalNGConnectionIte
 // message to 5GMM (TS 38.413 8.6.1).
 func (n *NF) onInitialUEMessage(g *gnb, id int64, pdu *ngapType.NGAPPDU) {
 	if !g.ready.Load() {
-		n.sendErrorIndication(g, -1, -1, ngapType.CauseProtocolPresentMessageNotCompatibleWithReceiverState)
+		n.sendErrorIndication(g, -1, -1, ngapx.CauseProtocol(ngapType.CauseProtocolPresentMessageNotCompatibleWithReceiverState))
 		return
 	}
 	m, err := ngapx.ParseInitialUEMessage(pdu)
@@ -196,7 +207,7 @@ func (n *NF) onInitialUEMessage(g *gnb, id int64, pdu *ngapType.NGAPPDU) {
 		if m.RANUEID >= 0 {
 			ran = m.RANUEID
 		}
-		n.sendErrorIndication(g, -1, ran, ngapType.CauseProtocolPresentAbstractSyntaxErrorReject)
+		n.sendErrorIndication(g, -1, ran, ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorReject))
 		return
 	}
 	ue := &ueContext{amfID: id, ranID: m.RANUEID, gnbID: g.id, tai: m.TAI}
@@ -205,18 +216,22 @@ func (n *NF) onInitialUEMessage(g *gnb, id int64, pdu *ngapType.NGAPPDU) {
 }
 
 // onUEAssociated handles UE-associated NGAP on the UE's key.
-func (n *NF) onUEAssociated(g *gnb, s ngapx.Summary) {
+func (n *NF) onUEAssociated(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) {
 	ue := n.ues.get(s.AMFUEID)
-	if ue == nil || ue.gnbID != g.id || (s.RANUEID >= 0 && s.RANUEID != ue.ranID) {
-		// TS 38.413 10.6: unknown or inconsistent UE NGAP IDs.
-		n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapType.CauseProtocolPresentMessageNotCompatibleWithReceiverState)
-		n.metrics.ngapErrors.WithLabelValues("unknown-ue").Inc()
+	switch {
+	case ue == nil || ue.gnbID != g.id:
+		// TS 38.413 10.6: the AMF UE NGAP ID (our local id) is unknown on this association.
+		n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUnknownLocalUENGAPID))
+		return
+	case s.RANUEID >= 0 && s.RANUEID != ue.ranID:
+		// TS 38.413 10.6: known AMF UE NGAP ID, but not with this RAN UE NGAP ID.
+		n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentInconsistentRemoteUENGAPID))
 		return
 	}
 	switch {
 	case s.Procedure == ngapType.ProcedureCodeUplinkNASTransport:
 		if s.NASPDU == nil {
-			n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapType.CauseProtocolPresentAbstractSyntaxErrorReject)
+			n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorReject))
 			return
 		}
 		n.onUplinkNAS(ue, s.NASPDU, false)
@@ -228,7 +243,28 @@ func (n *NF) onUEAssociated(g *gnb, s ngapx.Summary) {
 		n.step(ue, EvReleaseRequest, &input{cause: s.Cause})
 	case s.Procedure == ngapType.ProcedureCodeUEContextRelease && s.Kind == ngapx.Successful:
 		n.step(ue, EvReleaseComplete, &input{})
+	case s.Procedure == ngapType.ProcedureCodeUERadioCapabilityInfoIndication:
+		n.onRadioCapability(ue, pdu)
+	case s.Procedure == ngapType.ProcedureCodeNASNonDeliveryIndication:
+		// TS 38.413 8.6.4: the gNB could not deliver a downlink NAS PDU. The
+		// NAS procedure that sent it retransmits on its timer (TS 24.501
+		// 5.4.1.3.7, 5.4.2.7, 5.4.3.7, 5.5.1.2.8); nothing else to do.
+		n.log.Info("NAS Non Delivery Indication", "amfUeNgapId", ue.amfID, "state", ue.state, "cause", ngapx.CauseString(s.Cause))
+	default:
+		n.onProcedureNotImplemented(g, pdu, s)
 	}
+}
+
+// onRadioCapability keeps the UE Radio Capability the gNB reports after
+// Initial Context Setup (TS 38.413 8.14.1.2; TS 23.501 5.4.4.1: the AMF
+// stores it with the UE's context, so it outlives CM-IDLE).
+func (n *NF) onRadioCapability(ue *ueContext, pdu *ngapType.NGAPPDU) {
+	c, err := ngapx.ParseUERadioCapability(pdu)
+	if err != nil || c == nil {
+		n.log.Debug("UE Radio Capability Info Indication without UE Radio Capability", "amfUeNgapId", ue.amfID, "err", err)
+		return
+	}
+	ue.radioCapability = c
 }
 
 func (n *NF) onContextSetupFailure(ue *ueContext, in *input) (State, error) {

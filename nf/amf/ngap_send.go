@@ -27,9 +27,9 @@ func (n *NF) sendToUE(ue *ueContext, b []byte) error {
 
 // sendErrorIndication reports a protocol error to the gNB (TS 38.413 8.7.5,
 // 10): the association stays up.
-func (n *NF) sendErrorIndication(g *gnb, amfUEID, ranUEID int64, cause aper.Enumerated) {
-	n.metrics.ngapErrors.WithLabelValues(protocolCauseName(cause)).Inc()
-	b, err := ngapx.BuildErrorIndication(amfUEID, ranUEID, ngapx.CauseProtocol(cause))
+func (n *NF) sendErrorIndication(g *gnb, amfUEID, ranUEID int64, cause ngapType.Cause) {
+	n.metrics.ngapErrors.WithLabelValues(errorCauseName(cause)).Inc()
+	b, err := ngapx.BuildErrorIndication(amfUEID, ranUEID, cause)
 	if err != nil {
 		n.log.Error("Error Indication", "err", err)
 		return
@@ -54,12 +54,27 @@ func (n *NF) sendReleaseCommand(g *gnb, amfUEID, ranUEID int64, cause ngapType.C
 	}
 }
 
+// errorCauseName labels the Error Indications the AMF sends, by cause.
+func errorCauseName(c ngapType.Cause) string {
+	switch {
+	case c.Protocol != nil:
+		return protocolCauseName(c.Protocol.Value)
+	case c.RadioNetwork != nil && c.RadioNetwork.Value == ngapType.CauseRadioNetworkPresentUnknownLocalUENGAPID:
+		return "unknown-local-ue-ngap-id"
+	case c.RadioNetwork != nil && c.RadioNetwork.Value == ngapType.CauseRadioNetworkPresentInconsistentRemoteUENGAPID:
+		return "inconsistent-remote-ue-ngap-id"
+	}
+	return "other"
+}
+
 func protocolCauseName(c aper.Enumerated) string {
 	switch c {
 	case ngapType.CauseProtocolPresentTransferSyntaxError:
 		return "transfer-syntax-error"
 	case ngapType.CauseProtocolPresentAbstractSyntaxErrorReject:
 		return "abstract-syntax-error-reject"
+	case ngapType.CauseProtocolPresentAbstractSyntaxErrorIgnoreAndNotify:
+		return "abstract-syntax-error-ignore-and-notify"
 	case ngapType.CauseProtocolPresentAbstractSyntaxErrorFalselyConstructedMessage:
 		return "abstract-syntax-error-falsely-constructed"
 	case ngapType.CauseProtocolPresentMessageNotCompatibleWithReceiverState:

@@ -268,14 +268,20 @@ func (u *testUE) readAccept() *nasMessage.RegistrationAccept {
 	return a
 }
 
-// register runs a whole initial registration with SUCI.
-func (u *testUE) register() *nasMessage.RegistrationAccept {
+// registerUntilAccept runs an initial registration with SUCI up to the
+// Initial Context Setup Request that carries Registration Accept.
+func (u *testUE) registerUntilAccept() *nasMessage.RegistrationAccept {
 	u.t.Helper()
 	u.g.send(initialUEMessage(u.t, u.ranID, u.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, u.suciIdentity())))
 	u.up(u.authResponse(u.dl("DownlinkNASTransport")))
-	s := u.g.expect("DownlinkNASTransport")
-	u.up(u.acceptSMC(s.NASPDU, nil))
-	a := u.readAccept()
+	u.up(u.acceptSMC(u.g.expect("DownlinkNASTransport").NASPDU, nil))
+	return u.readAccept()
+}
+
+// register runs a whole initial registration with SUCI.
+func (u *testUE) register() *nasMessage.RegistrationAccept {
+	u.t.Helper()
+	a := u.registerUntilAccept()
 	u.up(u.registrationComplete())
 	if m := u.dl("DownlinkNASTransport"); m.ConfigurationUpdateCommand == nil {
 		u.t.Fatalf("after Registration Complete: message type %d, want Configuration Update Command", m.GmmHeader.GetMessageType())
