@@ -2,19 +2,28 @@ package ngapx
 
 import "testing"
 
-// FuzzDecodeNGAP: the AMF's NGAP decode path never panics, whatever arrives.
+// FuzzDecodeNGAP: the AMF's NGAP path never panics, whatever arrives: the
+// decoder, the summary that routes a PDU, the parsers of the messages the
+// AMF reads, and what it sends back built from what it read.
 func FuzzDecodeNGAP(f *testing.F) {
-	for _, b := range samples(f) {
-		f.Add(b)
+	for _, seeds := range []map[string][]byte{samples(f), uplinkSamples(f)} {
+		for _, b := range seeds {
+			f.Add(b)
+		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		pdu, err := Decode(b)
 		if err != nil {
 			return
 		}
-		_, _ = Summarize(pdu)
+		if s, err := Summarize(pdu); err == nil {
+			_ = CauseString(s.Cause) // logged for release requests, setup failures, error indications
+		}
 		_, _ = ParseNGSetupRequest(pdu)
 		_, _ = ParseInitialUEMessage(pdu)
-		_, _, _ = ResetAll(pdu)
+		if _, part, err := ResetAll(pdu); err == nil {
+			// TS 38.413 8.7.4.2.1: a partial reset is acknowledged with its list.
+			_, _ = BuildNGResetAcknowledge(part)
+		}
 	})
 }
