@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // The message level carries one HTTP exchange as two frames on an X-IO
@@ -19,6 +21,12 @@ const (
 	wireVersion  = 1
 	maxFrame     = 64 << 20 // a larger frame is refused, not allocated
 	maxHeaderCnt = 1 << 16
+	// minHeaderLen is the least a header takes in a frame (two lengths):
+	// a count the rest of the frame cannot hold is malformed.
+	minHeaderLen = 8
+	// headerHint sizes a decoded header map up front; more headers grow it
+	// as they are read, so memory follows the bytes actually received.
+	headerHint = 16
 )
 
 var errBadFrame = errors.New("xiohttp: malformed frame")
@@ -107,16 +115,24 @@ func (d *decoder) bytes() []byte {
 
 func (d *decoder) str() string { return string(d.bytes()) }
 
+// header decodes a header block as Go's HTTP/2 server and client would
+// accept it: names canonical (handlers look them up with Header.Get),
+// invalid names or values (CR, LF, NUL...) refused.
 func (d *decoder) header() http.Header {
 	n := d.u32()
-	if n > maxHeaderCnt {
+	if d.err != nil || n > maxHeaderCnt || uint64(n)*minHeaderLen > uint64(len(d.b)) {
 		d.err = errBadFrame
 		return nil
 	}
-	h := make(http.Header, n)
+	h := make(http.Header, min(n, headerHint))
 	for i := uint32(0); i < n && d.err == nil; i++ {
-		k := d.str()
-		h[k] = append(h[k], d.str())
+		k, v := d.str(), d.str()
+		if !httpguts.ValidHeaderFieldName(k) || !httpguts.ValidHeaderFieldValue(v) {
+			d.err = errBadFrame
+			return nil
+		}
+		k = http.CanonicalHeaderKey(k)
+		h[k] = append(h[k], v)
 	}
 	return h
 }
@@ -168,6 +184,10 @@ func decodeRequest(b []byte) (*wireRequest, error) {
 	d := &decoder{b: b}
 	d.version()
 	r := &wireRequest{method: d.str(), uri: d.str(), host: d.str()}
+	// RFC 9110 9.1 (a method is a token) and 7.2 (Host), as Go's servers check them.
+	if d.err == nil && (!httpguts.ValidHeaderFieldName(r.method) || !httpguts.ValidHostHeader(r.host)) {
+		d.err = errBadFrame
+	}
 	r.header = d.header()
 	r.body = d.bytes()
 	return r, d.err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,6 +26,9 @@ func TestMain(m *testing.M) {
 	if ok, code := xioproc.RunRole(map[string]func(context.Context) error{"server": serverRole}); ok {
 		os.Exit(code)
 	}
+	if fuzzWorker() { // runs only the fuzz targets: wire decoding, no shared memory
+		os.Exit(m.Run())
+	}
 	mgr, err := xioproc.StartManager()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "xiohttp tests need root and hugepages:", err)
@@ -33,6 +37,14 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	mgr.Close()
 	os.Exit(code)
+}
+
+// fuzzWorker says this process is one of the workers `go test -fuzz`
+// starts (the coordinator runs TestMain in full).
+func fuzzWorker() bool {
+	flag.Parse()
+	f := flag.Lookup("test.fuzzworker")
+	return f != nil && f.Value.String() == "true"
 }
 
 // transport is sbi.Transport (xiohttp.Server is sbi.Server).
