@@ -90,11 +90,23 @@ func BuildRegistrationAccept(p RegistrationAccept) ([]byte, error) {
 
 // BuildRegistrationReject builds Registration Reject (TS 24.501 8.2.9).
 func BuildRegistrationReject(cause uint8) ([]byte, error) {
+	return BuildRegistrationRejectWithT3346(cause, 0)
+}
+
+// BuildRegistrationRejectWithT3346 builds Registration Reject with the T3346
+// value IE (TS 24.501 8.2.9.2, GPRS timer 2) when t3346 is positive: the
+// back-off of #22 congestion (TS 24.501 5.3.9, 5.5.1.2.5).
+func BuildRegistrationRejectWithT3346(cause uint8, t3346 time.Duration) ([]byte, error) {
 	m := newGmm(nas.MsgTypeRegistrationReject)
 	r := nasMessage.NewRegistrationReject(0)
 	header(&r.ExtendedProtocolDiscriminator, &r.SpareHalfOctetAndSecurityHeaderType)
 	r.RegistrationRejectMessageIdentity.SetMessageType(nas.MsgTypeRegistrationReject)
 	r.Cause5GMM.SetCauseValue(cause)
+	if t3346 > 0 {
+		r.T3346Value = nasType.NewT3346Value(nasMessage.RegistrationRejectT3346ValueType)
+		r.T3346Value.SetLen(1)
+		r.T3346Value.SetGPRSTimer2Value(GPRSTimer2(t3346))
+	}
 	m.RegistrationReject = r
 	return encode(m)
 }
