@@ -60,8 +60,15 @@ type sbiConsumer struct {
 // NewSBIConsumer returns the Consumer that reaches peers found through nrf.
 func NewSBIConsumer(c *sbi.Client, nrf *sbi.NRFClient) Consumer { return &sbiConsumer{c: c, nrf: nrf} }
 
+// base finds the peer through the NRF. A discovery failure is the peer
+// being unreachable: the NRF's HTTP status is not the peer's answer (an NRF
+// 404 must not read as USER_NOT_FOUND), so it does not stay in the chain.
 func (s *sbiConsumer) base(ctx context.Context, t models.NrfNfManagementNfType, svc models.ServiceName) (string, error) {
-	return s.nrf.ServiceURI(ctx, t, svc)
+	uri, err := s.nrf.ServiceURI(ctx, t, svc)
+	if err != nil {
+		return "", fmt.Errorf("no reachable %s: %v", t, err)
+	}
+	return uri, nil
 }
 
 // ueAuthCtx is UeAuthenticationCtx decoded loosely: _links values may be a

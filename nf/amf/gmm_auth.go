@@ -15,7 +15,6 @@ import (
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/protocol/nasx"
-	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/security"
 )
 
@@ -42,15 +41,12 @@ func (n *NF) authenticate(ue *ueContext, resync *models.ResynchronizationInfo) (
 	defer cancel()
 	av, err := n.opts.Consumer.Authenticate(ctx, id, n.servingNetworkName(), resync)
 	if err != nil {
-		if sbi.StatusOf(err) == 404 {
-			return ue.state, n.subscriberError(err)
-		}
-		return ue.state, rejectAuthentication(err)
+		return ue.state, n.authenticationError(err)
 	}
 	rand, err1 := hex16(av.RAND)
 	autn, err2 := hex16(av.AUTN)
 	if err1 != nil || err2 != nil {
-		return ue.state, rejectAuthentication(fmt.Errorf("AUSF vector: rand %v autn %v", err1, err2))
+		return ue.state, rejectRegistration(nasx.CauseProtocolErrorUnspecified, fmt.Errorf("AUSF vector: rand %v autn %v", err1, err2))
 	}
 	ue.auth.av = av
 	ue.auth.ngKSI = nextKSI(ue.reg.ngKSI)
@@ -97,12 +93,17 @@ func (n *NF) onAuthenticationResponse(ue *ueContext, in *input) (State, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), sbiTimeout)
 	defer cancel()
 	conf, err := n.opts.Consumer.ConfirmAuth(ctx, ue.auth.av.ConfirmURI, hex.EncodeToString(p.Octet[:]))
-	if err != nil || !conf.Success {
-		return ue.state, rejectAuthentication(fmt.Errorf("AUSF confirmation: success=%v err=%v", conf.Success, err))
+	if err != nil {
+		// Not a verdict on the UE: the AUSF failed or lost the context.
+		return ue.state, n.peerError(fmt.Errorf("AUSF confirmation: %w", err))
+	}
+	if !conf.Success {
+		// TS 33.501 6.1.3.2 step 11: the AUSF found RES* wrong.
+		return ue.state, rejectAuthentication(errors.New("AUSF confirmation: authResult AUTHENTICATION_FAILURE"))
 	}
 	kseaf, err := hex.DecodeString(conf.KSEAF)
 	if err != nil || len(kseaf) != 32 || conf.SUPI == "" {
-		return ue.state, rejectAuthentication(fmt.Errorf("AUSF confirmation without SUPI/KSEAF"))
+		return ue.state, rejectRegistration(nasx.CauseProtocolErrorUnspecified, errors.New("AUSF confirmation without SUPI/KSEAF"))
 	}
 	kamf, err := n.opts.Crypto.KAMF(kseaf, conf.SUPI, abba)
 	if err != nil {

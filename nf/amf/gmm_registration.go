@@ -207,11 +207,41 @@ func (n *NF) completeRegistration(ue *ueContext) (State, error) {
 	return n.acceptRegistration(ue)
 }
 
-// subscriberError maps a UDM/AUSF failure: an unknown subscriber gets the
-// configured cause (#3 or #7, TS 24.501 5.5.1.2.5), anything else #111.
+// The answers to a failed AUSF/UDM call during registration. None is
+// Authentication Reject: that makes the UE consider its USIM invalid until
+// switched off (TS 24.501 5.4.1.3.5), which only a wrong RES* justifies.
+
+// authenticationError maps a failed Nausf_UEAuthentication_Authenticate: a
+// SUCI the UDM cannot resolve (400 MANDATORY_IE_INCORRECT, 403
+// AUTHENTICATION_REJECTED for an unknown home network key or a MAC tag
+// that does not verify, 501 UNSUPPORTED_PROTECTION_SCHEME; TS 29.503
+// 6.3.3.2.3.1) is #9, the UE identity cannot be derived by the network
+// (TS 24.501 5.5.1.2.5: the UE forgets its 5G-GUTI and may register again).
+// The AUSF's own 403 SERVING_NETWORK_NOT_AUTHORIZED is this network's
+// configuration, not the UE's identity.
+func (n *NF) authenticationError(err error) error {
+	status, cause := sbi.StatusOf(err), sbi.CauseOf(err)
+	if (status == 400 || status == 403 || status == 501) && cause != "SERVING_NETWORK_NOT_AUTHORIZED" {
+		return rejectRegistration(nasx.CauseUEIdentityCannotBeDerived, err)
+	}
+	return n.subscriberError(err)
+}
+
+// subscriberError maps a failed AUSF/UDM call on the subscriber: an unknown
+// subscriber gets the configured cause (#3 or #7, TS 24.501 5.5.1.2.5).
 func (n *NF) subscriberError(err error) error {
 	if sbi.StatusOf(err) == 404 {
 		return rejectRegistration(uint8(n.cfg.AMF.NAS.UnknownSubscriberCause), err)
+	}
+	return n.peerError(err)
+}
+
+// peerError maps a peer's failure that says nothing about the UE: a peer
+// that cannot be reached, times out or answers 5xx is a passing fault of the
+// core (reply.go backs the UE off); any other answer is #111.
+func (n *NF) peerError(err error) error {
+	if status := sbi.StatusOf(err); status == 0 || status >= 500 {
+		return &gmmError{kind: replyBackOff, cause: nasx.CauseCongestion, err: err}
 	}
 	return rejectRegistration(nasx.CauseProtocolErrorUnspecified, err)
 }

@@ -7,6 +7,7 @@ package amf
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/free5gc/ngap/ngapType"
@@ -23,6 +24,7 @@ const (
 	replyStatus                                    // TS 24.501 7, 5GMM Status
 	replyDiscard                                   // TS 24.501 4.4.4.3: no answer
 	replyAbort                                     // release the UE without NAS answer
+	replyBackOff                                   // a passing fault of the core: see backOff
 )
 
 // gmmError is a handler's verdict.
@@ -86,7 +88,36 @@ func (n *NF) reply(ue *ueContext, ev Event, err error) {
 		n.discard(ue, ge)
 	case replyAbort:
 		n.endProcedure(ue, resultFailure)
+	case replyBackOff:
+		n.backOff(ue)
 	}
+}
+
+// backOff rejects a registration that failed on a passing fault of the core
+// (a peer unreachable, timing out or answering 5xx), choosing between the
+// two causes TS 24.501 5.5.1.2.5 offers for it:
+//   - #22 congestion with T3346 (TS 24.501 5.3.9): the UE waits T3346, then
+//     registers again, with nothing deleted and no attempt counted. The UE
+//     takes the network's T3346 only from an integrity-protected reject;
+//     from an unprotected one it draws 15-30 min (table 10.2.1), far too
+//     long for a passing fault. So #22 only when the reject is protected
+//     under a context the UE confirmed.
+//   - otherwise #111: the UE treats it as an abnormal case (5.5.1.2.7) and
+//     retries after T3511 (10 s), after five attempts T3502.
+func (n *NF) backOff(ue *ueContext) {
+	if ue.sec != nil && ue.sec.confirmed {
+		n.sendPlainOrProtected(ue, must(nasx.BuildRegistrationRejectWithT3346(nasx.CauseCongestion, congestionBackOff())))
+	} else {
+		n.sendPlainOrProtected(ue, must(nasx.BuildRegistrationReject(nasx.CauseProtocolErrorUnspecified)))
+	}
+	n.endProcedure(ue, resultReject)
+}
+
+// congestionBackOff is the T3346 value of a #22 reject: 20-60 s, drawn at
+// random so that the UEs rejected together do not come back together
+// (TS 23.501 5.19.7.2).
+func congestionBackOff() time.Duration {
+	return 20*time.Second + rand.N(40*time.Second)
 }
 
 // endProcedure counts the failed registration and releases the UE's N2
