@@ -25,6 +25,7 @@ const maxIdlePerHost = 256
 // reads the response as one frame. A conn carries one exchange at a time,
 // so concurrency is the number of conns in use.
 type msgRoundTripper struct {
+	dial func(ctx context.Context, addr string) (net.Conn, error)
 	mu   sync.Mutex
 	idle map[string][]*clientConn
 }
@@ -35,7 +36,7 @@ type clientConn struct {
 }
 
 func newRoundTripper() *msgRoundTripper {
-	return &msgRoundTripper{idle: map[string][]*clientConn{}}
+	return &msgRoundTripper{dial: xio.DialContext, idle: map[string][]*clientConn{}}
 }
 
 func (t *msgRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -49,9 +50,13 @@ func (t *msgRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		wr, err := exchange(req.Context(), c, frame)
+		wr, reusable, err := exchange(req.Context(), c, frame)
 		if err == nil {
-			t.put(host, c)
+			if reusable {
+				t.put(host, c)
+			} else {
+				c.Close()
+			}
 			return buildResponse(req, wr), nil
 		}
 		c.Close()
@@ -104,7 +109,7 @@ func (t *msgRoundTripper) get(ctx context.Context, host string) (*clientConn, bo
 		return c, true, nil
 	}
 	t.mu.Unlock()
-	nc, err := xio.DialContext(ctx, host)
+	nc, err := t.dial(ctx, host)
 	if err != nil {
 		return nil, false, err
 	}
@@ -135,21 +140,29 @@ func (t *msgRoundTripper) CloseIdleConnections() {
 }
 
 // exchange writes the request frame and reads the response frame; ctx's
-// end interrupts both through the conn's deadline.
-func exchange(ctx context.Context, c *clientConn, frame []byte) (*wireResponse, error) {
+// end interrupts both through the conn's deadline. reusable says the conn
+// may serve another request: a deadline set by ctx's end stays on the conn
+// (nothing clears it, and clearing it costs every request), so only a conn
+// whose AfterFunc was stopped before it ran goes back to the pool.
+func exchange(ctx context.Context, c *clientConn, frame []byte) (wr *wireResponse, reusable bool, err error) {
+	stop := noStop
 	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
-		defer stop()
+		stop = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
 	}
 	if _, err := c.Write(frame); err != nil {
-		return nil, ctxErr(ctx, err)
+		stop()
+		return nil, false, ctxErr(ctx, err)
 	}
 	b, err := readFrame(c.r)
+	reusable = stop() && ctx.Err() == nil
 	if err != nil {
-		return nil, ctxErr(ctx, err)
+		return nil, false, ctxErr(ctx, err)
 	}
-	return decodeResponse(b)
+	wr, err = decodeResponse(b)
+	return wr, reusable && err == nil, err
 }
+
+func noStop() bool { return true }
 
 func ctxErr(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
