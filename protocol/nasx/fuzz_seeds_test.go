@@ -1,0 +1,166 @@
+package nasx
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/free5gc/nas"
+	"github.com/free5gc/nas/nasMessage"
+	"github.com/free5gc/nas/nasType"
+	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/security"
+)
+
+// uplinkSamples are the 5GMM messages a UE sends the AMF, from the UE-side
+// builders (ue_build.go), protected by security.NASContext where the AMF
+// receives them protected: seeds that take the fuzzer into the AMF's uplink
+// parsing rather than only the downlink messages of samples.
+func uplinkSamples(t testing.TB) map[string][]byte {
+	must := func(b []byte, err error) []byte {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	suci := must(EncodeSUCI("suci-0-208-93-0000-0-0-0000000001"))
+	guti := must(EncodeGUTI(GUTI{MCC: "208", MNC: "93", RegionID: 0xCA, SetID: 0x3F8, Pointer: 1, TMSI: 7}))
+	caps := []byte{0xE0, 0xE0}
+	requested := []models.Snssai{{Sst: 1, Sd: "010203"}, {Sst: 1, Sd: "112233"}}
+	full := must(BuildRegistrationRequest(RegistrationRequest{Type: nasMessage.RegistrationType5GSInitialRegistration,
+		NgKSI: 7, Identity: suci, SecurityCaps: caps, Requested: requested}))
+	byGUTI := must(BuildRegistrationRequest(RegistrationRequest{Type: nasMessage.RegistrationType5GSMobilityRegistrationUpdating,
+		NgKSI: 1, Identity: guti, SecurityCaps: caps, Requested: requested}))
+	smc := must(BuildSecurityModeComplete(full))
+	// The UE's context after authentication; NEA0 leaves the inner message
+	// readable behind the security header, NEA2 does not.
+	kamf := bytes.Repeat([]byte{0x42}, 32)
+	clear := security.NewNASContext(kamf, security.NEA0, security.NIA2, security.Uplink)
+	ciphered := security.NewNASContext(kamf, security.NEA2, security.NIA2, security.Uplink)
+	return map[string][]byte{
+		"registration-request-suci-built":     must(BuildRegistrationRequest(RegistrationRequest{Type: nasMessage.RegistrationType5GSInitialRegistration, NgKSI: 7, Identity: suci, SecurityCaps: caps, Cleartext: true})),
+		"registration-request-guti":           byGUTI,
+		"registration-request-guti-protected": must(clear.Protect(byGUTI, security.IntegrityProtected)), // TS 24.501 4.4.6
+		"identity-response-suci":              must(BuildIdentityResponse(suci)),
+		"authentication-response":             must(BuildAuthenticationResponse(bytes.Repeat([]byte{0x5A}, 16))),
+		"authentication-failure-mac":          must(BuildAuthenticationFailure(CauseMACFailure, nil)),
+		"authentication-failure-synch":        must(BuildAuthenticationFailure(CauseSynchFailure, bytes.Repeat([]byte{0xA5}, 14))),
+		"security-mode-complete":              smc,
+		"security-mode-complete-imeisv":       testSecurityModeCompleteWithIMEISV(t, "4370816125816151", full),
+		"security-mode-complete-protected":    must(clear.Protect(smc, security.IntegrityProtectedCipheredNewCtx)),
+		"security-mode-reject":                testSecurityModeReject(t, CauseUESecurityCapMismatch),
+		"registration-complete":               must(BuildRegistrationComplete()),
+		"registration-complete-ciphered":      must(ciphered.Protect(must(BuildRegistrationComplete()), security.IntegrityProtectedAndCiphered)),
+		"configuration-update-complete":       testConfigurationUpdateComplete(t),
+		"deregistration-request":              must(BuildDeregistrationRequest(false, 1, guti)),
+		"deregistration-request-switch-off":   must(BuildDeregistrationRequest(true, 1, guti)),
+		"status-from-ue":                      must(BuildStatus(CauseMessageNotCompatibleWithState)),
+	}
+}
+
+// testSecurityModeCompleteWithIMEISV is Security Mode Complete with the
+// IMEISV the AMF asks for (TS 24.501 8.2.26.2); the simulator sends none.
+func testSecurityModeCompleteWithIMEISV(t testing.TB, imeisv string, container []byte) []byte {
+	digits, err := encodeBCD(imeisv[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// TS 24.501 figure 9.11.3.4.3: digit 1, odd/even (0: 16 digits), type.
+	value := append([]byte{(imeisv[0]-'0')<<4 | byte(IdentityIMEISV)}, digits...)
+	m := newGmm(nas.MsgTypeSecurityModeComplete)
+	s := nasMessage.NewSecurityModeComplete(0)
+	ueHeader(&s.ExtendedProtocolDiscriminator, &s.SpareHalfOctetAndSecurityHeaderType, &s.SecurityModeCompleteMessageIdentity, nas.MsgTypeSecurityModeComplete)
+	s.IMEISV = nasType.NewIMEISV(nasMessage.SecurityModeCompleteIMEISVType)
+	s.IMEISV.SetLen(uint16(len(value)))
+	copy(s.IMEISV.Octet[:], value)
+	s.NASMessageContainer = nasType.NewNASMessageContainer(nasMessage.SecurityModeCompleteNASMessageContainerType)
+	s.NASMessageContainer.SetLen(uint16(len(container)))
+	s.NASMessageContainer.Buffer = container
+	m.SecurityModeComplete = s
+	return mustEncodeNAS(t, m)
+}
+
+// testSecurityModeReject is the UE's Security Mode Reject (TS 24.501 8.2.27).
+func testSecurityModeReject(t testing.TB, cause uint8) []byte {
+	m := newGmm(nas.MsgTypeSecurityModeReject)
+	r := nasMessage.NewSecurityModeReject(0)
+	ueHeader(&r.ExtendedProtocolDiscriminator, &r.SpareHalfOctetAndSecurityHeaderType, &r.SecurityModeRejectMessageIdentity, nas.MsgTypeSecurityModeReject)
+	r.Cause5GMM.SetCauseValue(cause)
+	m.SecurityModeReject = r
+	return mustEncodeNAS(t, m)
+}
+
+// testConfigurationUpdateComplete is Configuration Update Complete
+// (TS 24.501 8.2.20); the simulator does not acknowledge the command.
+func testConfigurationUpdateComplete(t testing.TB) []byte {
+	m := newGmm(nas.MsgTypeConfigurationUpdateComplete)
+	c := nasMessage.NewConfigurationUpdateComplete(0)
+	ueHeader(&c.ExtendedProtocolDiscriminator, &c.SpareHalfOctetAndSecurityHeaderType, &c.ConfigurationUpdateCompleteMessageIdentity, nas.MsgTypeConfigurationUpdateComplete)
+	m.ConfigurationUpdateComplete = c
+	return mustEncodeNAS(t, m)
+}
+
+func mustEncodeNAS(t testing.TB, m *nas.Message) []byte {
+	t.Helper()
+	b, err := encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// The uplink seeds decode (behind the security header when not ciphered)
+// and carry the IEs the AMF reads; -update-seeds writes them to the corpus.
+func TestUplinkSeedsReachTheParsers(t *testing.T) {
+	for name, b := range uplinkSamples(t) {
+		plain := b
+		if h, err := PeekHeader(b); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		} else if h.Protected() {
+			if name == "registration-complete-ciphered" {
+				continue
+			}
+			plain = b[7:]
+		}
+		m, err := Decode(plain)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		switch name {
+		case "registration-request-guti", "registration-request-guti-protected":
+			id, err := ParseMobileIdentity(m.RegistrationRequest.MobileIdentity5GS.Buffer)
+			if err != nil || id.Type != IdentityGUTI || id.GUTI.TMSI != 7 || m.RegistrationRequest.RequestedNSSAI == nil {
+				t.Fatalf("%s: identity %+v, %v", name, id, err)
+			}
+		case "security-mode-complete-imeisv":
+			c := m.SecurityModeComplete
+			id, err := ParseMobileIdentity(c.IMEISV.Octet[:c.IMEISV.GetLen()])
+			if err != nil || id.PEI != "imeisv-4370816125816151" || c.NASMessageContainer == nil {
+				t.Fatalf("%s: PEI %q, %v", name, id.PEI, err)
+			}
+		case "deregistration-request-switch-off":
+			if m.DeregistrationRequestUEOriginatingDeregistration.NgksiAndDeregistrationType.GetSwitchOff() != 1 {
+				t.Fatalf("%s: not switch-off", name)
+			}
+		}
+	}
+	if *updateSeeds {
+		writeSeeds(t, filepath.Join("testdata", "fuzz", "FuzzDecodeNAS"), uplinkSamples(t))
+	}
+}
+
+// writeSeeds writes each sample as a file of Go's fuzz corpus format.
+func writeSeeds(t *testing.T, dir string, seeds map[string][]byte) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range seeds {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
