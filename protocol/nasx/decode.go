@@ -73,10 +73,14 @@ func PeekHeader(b []byte) (Header, error) {
 	if len(b) < 3 {
 		return Header{}, fail(CauseInvalidMandatoryInfo, "message of %d octets", len(b))
 	}
-	h := Header{EPD: b[0], SecurityHeaderType: b[1] & 0x0F}
+	h := Header{EPD: b[0]}
 	switch h.EPD {
 	case nasMessage.Epd5GSMobilityManagementMessage:
+		h.SecurityHeaderType = b[1] & 0x0F
 	case nasMessage.Epd5GSSessionManagementMessage:
+		// A 5GSM message has no security header: octet 2 is the PDU session
+		// identity (TS 24.501 9.4), so it never reads as protected. (It did,
+		// and the AMF cut a short one at the 7-octet security header.)
 		h.MessageType = 0 // 5GSM travels inside UL NAS Transport here
 		return h, nil
 	default:

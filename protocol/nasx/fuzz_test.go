@@ -77,3 +77,13 @@ func readSecurityCapability(c SecurityCapability) {
 	_, _ = c.NRBits()
 	_, _ = c.EUTRABits()
 }
+
+// Found by FuzzDecodeNAS: a short 5GSM message whose PDU session identity
+// octet looked like a security header type passed as protected, and readers
+// that trust Protected() to mean a 7-octet security header sliced past its end.
+func TestPeekHeaderReads5GSMAsPlain(t *testing.T) {
+	h, err := PeekHeader([]byte{0x2E, 0x01, 0x00, 0xC1})
+	if err != nil || h.Protected() {
+		t.Fatalf("5GSM header %+v, %v: want plain, no error", h, err)
+	}
+}
