@@ -329,12 +329,7 @@ func (n *NF) acceptRegistration(ue *ueContext) (State, error) {
 		return ue.state, err
 	}
 	ue.contextSetup = true
-	// A retransmission goes as Downlink NAS Transport: the gNB has the context.
-	retx, err := ngapx.BuildDownlinkNASTransport(ue.amfID, ue.ranID, pdu)
-	if err != nil {
-		return ue.state, err
-	}
-	n.startTimer(ue, T3550, retx)
+	n.startTimer(ue, T3550, plain, false)
 	return StateRegistering, nil
 }
 

@@ -6,34 +6,33 @@ import (
 	"github.com/l25gc/l25gc/protocol/ngapx"
 )
 
-// sendNAS protects plain and sends it in Downlink NAS Transport; it returns
-// the NGAP PDU so a timer can retransmit it.
-func (n *NF) sendNAS(ue *ueContext, plain []byte, smc bool) ([]byte, error) {
+// sendNAS protects plain (with the next downlink NAS COUNT) and sends it in
+// Downlink NAS Transport.
+func (n *NF) sendNAS(ue *ueContext, plain []byte, smc bool) error {
 	pdu, err := ue.sec.protect(plain, smc)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	b, err := ngapx.BuildDownlinkNASTransport(ue.amfID, ue.ranID, pdu)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return b, n.sendToUE(ue, b)
+	return n.sendToUE(ue, b)
 }
 
 // sendGuarded sends a message guarded by timer k.
 func (n *NF) sendGuarded(ue *ueContext, plain []byte, smc bool, k timerKind) error {
-	b, err := n.sendNAS(ue, plain, smc)
-	if err != nil {
+	if err := n.sendNAS(ue, plain, smc); err != nil {
 		return err
 	}
-	n.startTimer(ue, k, b)
+	n.startTimer(ue, k, plain, smc)
 	return nil
 }
 
 // sendPlainOrProtected sends an unguarded message; failures are only logged
 // since it is itself the answer to a failure.
 func (n *NF) sendPlainOrProtected(ue *ueContext, plain []byte) {
-	if _, err := n.sendNAS(ue, plain, false); err != nil {
+	if err := n.sendNAS(ue, plain, false); err != nil {
 		n.log.Warn("downlink NAS", "amfUeNgapId", ue.amfID, "err", err)
 	}
 }

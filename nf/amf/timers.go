@@ -21,11 +21,15 @@ func (k timerKind) String() string {
 	return map[timerKind]string{T3550: "T3550", T3560: "T3560", T3570: "T3570"}[k]
 }
 
-// nasTimer guards one downlink message; on expiry it is retransmitted.
+// nasTimer guards one downlink message; on expiry it is retransmitted. It
+// keeps the plain message, not the bytes sent: a protected message is
+// protected again with the next downlink NAS COUNT, since the UE accepts
+// each COUNT once (TS 33.501 6.4.3.2; TS 24.501 4.4.3.1).
 type nasTimer struct {
 	kind    timerKind
 	gen     uint64
-	ngap    []byte // the NGAP PDU that carried the message
+	plain   []byte // the plain 5GMM message
+	smc     bool   // it is the Security Mode Command (security header type 3)
 	retries int
 	t       *time.Timer
 }
@@ -42,15 +46,20 @@ func (n *NF) timerDuration(k timerKind) time.Duration {
 	}
 }
 
-// startTimer (re)starts the UE's one 5GMM timer for the message in pdu. The
-// expiry comes back as an event on the UE's own key, carrying a generation
-// so that a timer stopped meanwhile is recognised as stale.
-func (n *NF) startTimer(ue *ueContext, k timerKind, pdu []byte) {
+// startTimer (re)starts the UE's one 5GMM timer for the plain message just
+// sent. The expiry comes back as an event on the UE's own key, carrying a
+// generation so that a timer stopped meanwhile is recognised as stale.
+func (n *NF) startTimer(ue *ueContext, k timerKind, plain []byte, smc bool) {
 	n.stopTimer(ue)
+	ue.timer = &nasTimer{kind: k, plain: plain, smc: smc}
+	n.armTimer(ue, ue.timer)
+}
+
+func (n *NF) armTimer(ue *ueContext, t *nasTimer) {
 	gen := n.timerGen.Add(1)
-	id := ue.amfID
-	ue.timer = &nasTimer{kind: k, gen: gen, ngap: pdu}
-	ue.timer.t = time.AfterFunc(n.timerDuration(k), func() {
+	t.gen = gen
+	id, k := ue.amfID, t.kind
+	t.t = time.AfterFunc(n.timerDuration(k), func() {
 		n.dispatchUE(id, EvTimerExpiry, &input{timer: k, timerGen: gen})
 	})
 }
@@ -64,7 +73,10 @@ func (n *NF) stopTimer(ue *ueContext) {
 
 // onTimerExpiry retransmits the guarded message up to MaxRetransmissions
 // times, then aborts the procedure and releases the UE (TS 24.501 5.5.1.2.8,
-// 5.4.1.3.7, 5.4.2.7, 5.4.3.7: "on the fifth expiry ... abort").
+// 5.4.1.3.7, 5.4.2.7, 5.4.3.7: "on the fifth expiry ... abort"). A
+// retransmission always travels in Downlink NAS Transport: a message first
+// sent inside Initial Context Setup Request finds the gNB with the UE's
+// context already.
 func (n *NF) onTimerExpiry(ue *ueContext, in *input) (State, error) {
 	t := ue.timer
 	if t == nil || t.gen != in.timerGen {
@@ -74,15 +86,10 @@ func (n *NF) onTimerExpiry(ue *ueContext, in *input) (State, error) {
 		t.retries++
 		n.metrics.retransmissions.WithLabelValues(t.kind.String()).Inc()
 		n.log.Debug("NAS retransmission", "amfUeNgapId", ue.amfID, "timer", t.kind, "n", t.retries)
-		if err := n.sendToUE(ue, t.ngap); err != nil {
+		if err := n.sendNAS(ue, t.plain, t.smc); err != nil {
 			return ue.state, err
 		}
-		gen := n.timerGen.Add(1)
-		t.gen = gen
-		id := ue.amfID
-		t.t = time.AfterFunc(n.timerDuration(t.kind), func() {
-			n.dispatchUE(id, EvTimerExpiry, &input{timer: t.kind, timerGen: gen})
-		})
+		n.armTimer(ue, t)
 		return ue.state, nil
 	}
 	n.log.Info("NAS procedure aborted", "amfUeNgapId", ue.amfID, "timer", t.kind, "state", ue.state)
