@@ -46,7 +46,9 @@ func uplinkSamples(t testing.TB) map[string][]byte {
 		"ue-context-release-request":     must(BuildUEContextReleaseRequest(1, 2, CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUserInactivity))),
 		"ue-context-release-complete":    must(BuildUEContextReleaseComplete(1, 2)),
 		"error-indication-non-ue":        must(BuildErrorIndication(-1, -1, CauseProtocol(ngapType.CauseProtocolPresentSemanticError))),
-		"ue-radio-capability-info":       testUERadioCapabilityInfoIndication(t, 1, 2),
+		"ue-radio-capability-info":       must(BuildUERadioCapabilityInfoIndication(1, 2, []byte("opaque RRC container"))),
+		"nas-non-delivery-indication": must(BuildNASNonDeliveryIndication(1, 2, must(nasx.BuildRegistrationReject(nasx.CauseCongestion)),
+			CauseRadioNetwork(ngapType.CauseRadioNetworkPresentRadioConnectionWithUeLost))),
 	}
 }
 
@@ -87,22 +89,6 @@ func testInitialContextSetupFailure(t testing.TB, amfUEID, ranUEID int64) []byte
 	return mustEncode(t, pdu)
 }
 
-// testUERadioCapabilityInfoIndication is UE Radio Capability Info
-// Indication (TS 38.413 8.14.1); the capability container is opaque to the AMF.
-func testUERadioCapabilityInfoIndication(t testing.TB, amfUEID, ranUEID int64) []byte {
-	pdu := initiating(ngapType.ProcedureCodeUERadioCapabilityInfoIndication, ignore, ngapType.InitiatingMessagePresentUERadioCapabilityInfoIndication)
-	pdu.InitiatingMessage.Value.UERadioCapabilityInfoIndication = &ngapType.UERadioCapabilityInfoIndication{
-		ProtocolIEs: ngapType.ProtocolIEContainerUERadioCapabilityInfoIndicationIEs{List: []ngapType.UERadioCapabilityInfoIndicationIEs{
-			{Id: id(ngapType.ProtocolIEIDAMFUENGAPID), Criticality: reject, Value: ngapType.UERadioCapabilityInfoIndicationIEsValue{
-				Present: ngapType.UERadioCapabilityInfoIndicationIEsPresentAMFUENGAPID, AMFUENGAPID: &ngapType.AMFUENGAPID{Value: amfUEID}}},
-			{Id: id(ngapType.ProtocolIEIDRANUENGAPID), Criticality: reject, Value: ngapType.UERadioCapabilityInfoIndicationIEsValue{
-				Present: ngapType.UERadioCapabilityInfoIndicationIEsPresentRANUENGAPID, RANUENGAPID: &ngapType.RANUENGAPID{Value: ranUEID}}},
-			{Id: id(ngapType.ProtocolIEIDUERadioCapability), Criticality: ignore, Value: ngapType.UERadioCapabilityInfoIndicationIEsValue{
-				Present: ngapType.UERadioCapabilityInfoIndicationIEsPresentUERadioCapability, UERadioCapability: &ngapType.UERadioCapability{Value: []byte("opaque RRC container")}}},
-		}}}
-	return mustEncode(t, pdu)
-}
-
 func mustEncode(t testing.TB, pdu *ngapType.NGAPPDU) []byte {
 	t.Helper()
 	b, err := Encode(pdu)
@@ -138,6 +124,10 @@ func TestUplinkSeedsReachTheParsers(t *testing.T) {
 			all, part, err := ResetAll(pdu)
 			if err != nil || all != (name == "ng-reset") || len(part) != map[bool]int{true: 0, false: 2}[all] {
 				t.Fatalf("%s: all %v, %d items, %v", name, all, len(part), err)
+			}
+		case "ue-radio-capability-info":
+			if c, err := ParseUERadioCapability(pdu); err != nil || string(c) != "opaque RRC container" {
+				t.Fatalf("%s: capability %q, %v", name, c, err)
 			}
 		case "error-indication-non-ue":
 			if s.UEAssociated() {
