@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/l25gc/l25gc/xio"
@@ -44,13 +43,13 @@ func (t *msgRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	host := req.URL.Host
-	for attempt := 0; ; attempt++ {
-		c, reused, err := t.get(req.Context(), host)
+	ctx, host := req.Context(), req.URL.Host
+	for fresh := false; ; fresh = true {
+		c, err := t.get(ctx, host, fresh)
 		if err != nil {
 			return nil, err
 		}
-		wr, reusable, err := exchange(req.Context(), c, frame)
+		wr, reusable, err := exchange(ctx, c, frame)
 		if err == nil {
 			if reusable {
 				t.put(host, c)
@@ -60,16 +59,30 @@ func (t *msgRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			return buildResponse(req, wr), nil
 		}
 		c.Close()
-		// A pooled conn the server closed while idle fails before any
-		// response byte: send once more on a fresh conn.
-		if !reused || attempt > 0 || req.Context().Err() != nil || !staleConn(err) {
+		// Send once more, on a fresh conn, only what the server provably
+		// did not serve: none of it went out, or the server said goodbye
+		// (it closed the conn without serving it, e.g. in Shutdown). An EOF
+		// or reset after the request went out may follow a request the
+		// server served before it died: like net/http, do not resend it.
+		if fresh || ctx.Err() != nil || !unserved(err) {
 			return nil, fmt.Errorf("xiohttp: %s %s: %w", req.Method, req.URL, err)
 		}
+		t.closeIdle(host) // the server is gone or going: its other conns too
 	}
 }
 
-func staleConn(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || isReset(err) || errors.Is(err, syscall.EPIPE)
+// errServerClosedIdle is the server's goodbye frame in place of a response.
+var errServerClosedIdle = errors.New("server closed the connection without serving the request")
+
+// notSentError is a write that failed before any byte of the request went out.
+type notSentError struct{ err error }
+
+func (e *notSentError) Error() string { return e.err.Error() }
+func (e *notSentError) Unwrap() error { return e.err }
+
+func unserved(err error) bool {
+	var ns *notSentError
+	return errors.Is(err, errServerClosedIdle) || errors.As(err, &ns)
 }
 
 func requestFrame(req *http.Request) ([]byte, error) {
@@ -100,20 +113,23 @@ func methodOf(req *http.Request) string {
 	return req.Method
 }
 
-func (t *msgRoundTripper) get(ctx context.Context, host string) (*clientConn, bool, error) {
-	t.mu.Lock()
-	if q := t.idle[host]; len(q) > 0 {
-		c := q[len(q)-1]
-		t.idle[host] = q[:len(q)-1]
+// get returns a pooled conn to host, or a new one if there is none or fresh.
+func (t *msgRoundTripper) get(ctx context.Context, host string, fresh bool) (*clientConn, error) {
+	if !fresh {
+		t.mu.Lock()
+		if q := t.idle[host]; len(q) > 0 {
+			c := q[len(q)-1]
+			t.idle[host] = q[:len(q)-1]
+			t.mu.Unlock()
+			return c, nil
+		}
 		t.mu.Unlock()
-		return c, true, nil
 	}
-	t.mu.Unlock()
 	nc, err := t.dial(ctx, host)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	return &clientConn{Conn: nc, r: bufio.NewReaderSize(nc, 16<<10)}, false, nil
+	return &clientConn{Conn: nc, r: bufio.NewReaderSize(nc, 16<<10)}, nil
 }
 
 func (t *msgRoundTripper) put(host string, c *clientConn) {
@@ -124,6 +140,17 @@ func (t *msgRoundTripper) put(host string, c *clientConn) {
 		return
 	}
 	t.idle[host] = append(t.idle[host], c)
+}
+
+// closeIdle closes the pooled conns to host.
+func (t *msgRoundTripper) closeIdle(host string) {
+	t.mu.Lock()
+	q := t.idle[host]
+	delete(t.idle, host)
+	t.mu.Unlock()
+	for _, c := range q {
+		c.Close()
+	}
 }
 
 // CloseIdleConnections closes pooled conns (http.Client calls it).
@@ -149,14 +176,20 @@ func exchange(ctx context.Context, c *clientConn, frame []byte) (wr *wireRespons
 	if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
 	}
-	if _, err := c.Write(frame); err != nil {
+	if n, err := c.Write(frame); err != nil {
 		stop()
+		if n == 0 && ctx.Err() == nil {
+			return nil, false, &notSentError{err}
+		}
 		return nil, false, ctxErr(ctx, err)
 	}
 	b, err := readFrame(c.r)
 	reusable = stop() && ctx.Err() == nil
 	if err != nil {
 		return nil, false, ctxErr(ctx, err)
+	}
+	if len(b) == 0 {
+		return nil, false, errServerClosedIdle
 	}
 	wr, err = decodeResponse(b)
 	return wr, reusable && err == nil, err

@@ -26,9 +26,13 @@ type msgServer struct {
 
 	closing atomic.Bool
 	mu      sync.Mutex
-	conns   map[net.Conn]bool // conn -> busy (serving a request)
-	wg      sync.WaitGroup
-	idle    chan struct{} // signalled when a request finishes
+	// conns are the conns the server may serve: conn -> busy (serving a
+	// request). Shutdown takes idle ones out; a conn not in the map is
+	// never served again, so a request frame read on it just before is
+	// dropped, and the client told so (goodbye).
+	conns map[net.Conn]bool
+	wg    sync.WaitGroup
+	idle  chan struct{} // signalled when a request finishes
 }
 
 func serveMessages(ln net.Listener, h http.Handler) *msgServer {
@@ -47,7 +51,7 @@ func (s *msgServer) acceptLoop() {
 			return
 		}
 		if !s.track(c) {
-			c.Close()
+			goodbye(c)
 			return
 		}
 		go s.serveConn(c)
@@ -65,25 +69,65 @@ func (s *msgServer) track(c net.Conn) bool {
 	return true
 }
 
-func (s *msgServer) setBusy(c net.Conn, busy bool) bool {
+// setBusy marks c as serving the request just read; false if Shutdown
+// took c out, and the request must not be served.
+func (s *msgServer) setBusy(c net.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !busy {
-		select {
-		case s.idle <- struct{}{}:
-		default:
-		}
-	}
-	if s.closing.Load() && !busy {
+	if _, ok := s.conns[c]; !ok {
 		return false
 	}
-	s.conns[c] = busy
+	s.conns[c] = true
 	return true
+}
+
+// setIdle marks c as waiting for its next request; false (and c no longer
+// the server's) once the server is shutting down.
+func (s *msgServer) setIdle(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case s.idle <- struct{}{}:
+	default:
+	}
+	if s.closing.Load() {
+		delete(s.conns, c)
+		return false
+	}
+	s.conns[c] = false
+	return true
+}
+
+// release takes c out of the server's conns and closes it, unless
+// Shutdown took it out first (and closes it itself).
+func (s *msgServer) release(c net.Conn) {
+	s.mu.Lock()
+	_, owned := s.conns[c]
+	delete(s.conns, c)
+	s.mu.Unlock()
+	if owned {
+		c.Close()
+	}
+}
+
+// goodbyeFrame is an empty frame: the server closes the conn and has not
+// served, and will not serve, anything the client sent after its last
+// response. A request frame is never empty (it starts with the version),
+// so the client knows it may send the request again (see RoundTrip).
+var goodbyeFrame [4]byte
+
+// goodbyeTimeout bounds the goodbye to a client that no longer reads.
+const goodbyeTimeout = 100 * time.Millisecond
+
+// goodbye closes c, a conn the server no longer serves, with the empty frame.
+func goodbye(c net.Conn) {
+	c.SetWriteDeadline(time.Now().Add(goodbyeTimeout))
+	c.Write(goodbyeFrame[:])
+	c.Close()
 }
 
 func (s *msgServer) serveConn(c net.Conn) {
 	defer s.wg.Done()
-	defer s.untrack(c)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// A client that gives up closes its conn: end the context of the
@@ -100,22 +144,23 @@ func (s *msgServer) serveConn(c net.Conn) {
 	r := bufio.NewReaderSize(c, 16<<10)
 	for {
 		frame, err := readFrame(r)
-		if err != nil || !s.setBusy(c, true) {
+		if err != nil {
+			s.release(c)
 			return
 		}
+		if !s.setBusy(c) {
+			return // Shutdown took c out and says goodbye: the frame is not served
+		}
 		out := s.exchange(ctx, c, frame)
-		_, werr := c.Write(out)
-		if !s.setBusy(c, false) || werr != nil {
+		if _, err := c.Write(out); err != nil {
+			s.release(c)
+			return
+		}
+		if !s.setIdle(c) {
+			goodbye(c) // shutting down: a request sent after this response is not served
 			return
 		}
 	}
-}
-
-func (s *msgServer) untrack(c net.Conn) {
-	c.Close()
-	s.mu.Lock()
-	delete(s.conns, c)
-	s.mu.Unlock()
 }
 
 // exchange turns one request frame into one response frame. A malformed
@@ -225,17 +270,24 @@ func (s *msgServer) Shutdown(ctx context.Context) error {
 	}
 }
 
-// closeIdle closes conns not serving a request and returns how many remain.
+// closeIdle takes the conns not serving a request out of the server's (so
+// a request frame read on one of them is never served), says goodbye on
+// them, and returns how many conns are still serving.
 func (s *msgServer) closeIdle() int {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	busy := 0
+	var idle []net.Conn
 	for c, b := range s.conns {
 		if b {
 			busy++
 			continue
 		}
-		c.Close()
+		idle = append(idle, c)
+		delete(s.conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range idle {
+		goodbye(c)
 	}
 	return busy
 }

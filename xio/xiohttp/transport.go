@@ -14,11 +14,9 @@ package xiohttp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"syscall"
 	"time"
 
 	"github.com/l25gc/l25gc/sbi"
@@ -92,8 +90,6 @@ type socketServer struct {
 
 func (s *socketServer) Addr() string                       { return s.addr }
 func (s *socketServer) Shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
-
-func isReset(err error) bool { return errors.Is(err, syscall.ECONNRESET) }
 
 // Both levels are SBI transports.
 var (

@@ -17,6 +17,13 @@ import (
 //	request:  version, method, request-URI (path?query), host, headers, body
 //	response: version, status (2 bytes), headers, body
 //	headers:  count (4 bytes), then name, value per value
+//
+// An empty frame from the server in place of a response is its goodbye: it
+// closes the conn and has not served, and never will, any request frame it
+// got after its last response, so the client may send that request again.
+// A server closes a conn it has not answered only with a goodbye, or when
+// the conn failed; so a client resends a request only after a goodbye or a
+// write that sent nothing, and a POST never runs twice.
 const (
 	wireVersion  = 1
 	maxFrame     = 64 << 20 // a larger frame is refused, not allocated
