@@ -143,13 +143,18 @@ func (t *ueTable) park(ue *ueContext) {
 	t.mu.Unlock()
 }
 
-// takeIdle hands the parked context of tmsi to the caller (now its only owner).
-func (t *ueTable) takeIdle(tmsi uint32) *ueContext {
+// takeIdleIf hands the parked context of tmsi to the caller (now its only
+// owner) if accept, run while the table still owns it, agrees; otherwise the
+// context stays parked. found says whether tmsi had a parked context.
+func (t *ueTable) takeIdleIf(tmsi uint32, accept func(*ueContext) bool) (ue *ueContext, found bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	ue := t.idle[tmsi]
+	ue, found = t.idle[tmsi]
+	if !found || !accept(ue) {
+		return nil, found
+	}
 	delete(t.idle, tmsi)
-	return ue
+	return ue, true
 }
 
 // dropSUPI forgets parked contexts of supi (a UE registering afresh).

@@ -4,6 +4,7 @@ package amf
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/free5gc/ngap/ngapType"
 
@@ -11,21 +12,34 @@ import (
 	"github.com/l25gc/l25gc/protocol/ngapx"
 )
 
+// errDeregistrationNotVerified: TS 24.501 4.4.4.3.
+var errDeregistrationNotVerified = fmt.Errorf("%w: Deregistration Request not verified by the UE's 5G NAS security context", errBadMAC)
+
 // onDeregistrationRequest: normal deregistration gets Deregistration Accept
 // and then UE Context Release; switch-off gets only the release. The UDM
 // registration is purged and the AM policy association deleted.
 func (n *NF) onDeregistrationRequest(ue *ueContext, in *input) (State, error) {
-	n.stopTimer(ue)
-	if procedureOf(ue.state) != "" {
-		n.finishProcedure(ue, procRegistration, resultFailure)
-	}
 	d := in.msg.m.DeregistrationRequestUEOriginatingDeregistration
 	switchOff := d.NgksiAndDeregistrationType.GetSwitchOff() == 1
 	if ue.supi == "" {
-		// An idle UE deregistering by 5G-GUTI: find its context (TS 24.501 5.5.2.2.1).
+		// An idle UE deregistering by 5G-GUTI: find its context (TS 24.501
+		// 5.5.2.2.1). TS 24.501 4.4.4.3: a Deregistration Request that fails
+		// the integrity check is processed further only after the AMF has
+		// authenticated the UE (not for switch-off, the UE is gone); when
+		// the AMF does not authenticate, the request is ignored. This AMF
+		// does not authenticate for deregistration: it ignores the request,
+		// the context stays parked untouched, and only this N2 connection,
+		// which carried nothing else, is released.
 		if id, err := nasx.ParseMobileIdentity(d.MobileIdentity5GS.Buffer); err == nil && id.Type == nasx.IdentityGUTI {
-			n.adoptIdle(ue, id.GUTI, in.msg.raw)
+			if known, adopted := n.adoptIdleIfVerified(ue, id.GUTI, in.msg.raw); known && !adopted {
+				n.discard(ue, errDeregistrationNotVerified)
+				return n.release(ue, causeNasUnspecified())
+			}
 		}
+	}
+	n.stopTimer(ue)
+	if procedureOf(ue.state) != "" {
+		n.finishProcedure(ue, procRegistration, resultFailure)
 	}
 	ue.deregistering = true
 	ue.reg = registration{started: nowIfZero(ue.reg.started)}

@@ -112,14 +112,42 @@ func (n *NF) registerWithGUTI(ue *ueContext, g nasx.GUTI, raw []byte) (State, er
 // adoptIdle takes over the parked context of a UE known by g and checks the
 // request's integrity with it.
 func (n *NF) adoptIdle(ue *ueContext, g nasx.GUTI, raw []byte) bool {
-	if g.MCC != n.guami.MCC || g.MNC != n.guami.MNC || g.RegionID != n.guami.RegionID ||
-		g.SetID != n.guami.SetID || g.Pointer != n.guami.Pointer {
+	if !n.assigned(g) {
 		return false
 	}
-	old := n.ues.takeIdle(g.TMSI)
+	old, _ := n.ues.takeIdleIf(g.TMSI, func(*ueContext) bool { return true })
 	if old == nil {
 		return false
 	}
+	ue.adopt(old)
+	ue.reg.verified = ue.sec.verifies(raw)
+	return true
+}
+
+// adoptIdleIfVerified takes over the parked context of a UE known by g only
+// when raw passes its integrity check; otherwise the context stays parked,
+// untouched. known says whether g names a parked context at all.
+func (n *NF) adoptIdleIfVerified(ue *ueContext, g nasx.GUTI, raw []byte) (known, adopted bool) {
+	if !n.assigned(g) {
+		return false, false
+	}
+	old, known := n.ues.takeIdleIf(g.TMSI, func(old *ueContext) bool { return old.sec.verifies(raw) })
+	if old == nil {
+		return known, false
+	}
+	ue.adopt(old)
+	ue.reg.verified = true
+	return true, true
+}
+
+// assigned says whether g is a 5G-GUTI of this AMF (TS 23.003 2.10.1).
+func (n *NF) assigned(g nasx.GUTI) bool {
+	return g.MCC == n.guami.MCC && g.MNC == n.guami.MNC && g.RegionID == n.guami.RegionID &&
+		g.SetID == n.guami.SetID && g.Pointer == n.guami.Pointer
+}
+
+// adopt moves the 5GMM context of a parked UE onto this N2 connection.
+func (ue *ueContext) adopt(old *ueContext) {
 	ue.supi, ue.suci, ue.pei, ue.guti = old.supi, old.suci, old.pei, old.guti
 	ue.sec, ue.allowed, ue.ambrUL, ue.ambrDL = old.sec, old.allowed, old.ambrUL, old.ambrDL
 	ue.policyID, ue.udmRegistered, ue.registered = old.policyID, old.udmRegistered, old.registered
@@ -129,12 +157,6 @@ func (n *NF) adoptIdle(ue *ueContext, g nasx.GUTI, raw []byte) bool {
 		// registered, not across an initial registration.
 		ue.radioCapability = old.radioCapability
 	}
-	if ue.sec != nil {
-		if _, err := ue.sec.nas.Unprotect(raw); err == nil {
-			ue.reg.verified = true
-		}
-	}
-	return true
 }
 
 // askIdentity: TS 24.501 5.4.3.2, Identity Request for the SUCI, T3570.

@@ -31,3 +31,13 @@ func (s *secContext) protect(plain []byte, smc bool) ([]byte, error) {
 		return s.nas.Protect(plain, nas.SecurityHeaderTypeIntegrityProtectedAndCiphered)
 	}
 }
+
+// verifies says whether pdu passes the integrity check of this context (and
+// its replay check, which it then advances).
+func (s *secContext) verifies(pdu []byte) bool {
+	if s == nil {
+		return false
+	}
+	_, err := s.nas.Unprotect(pdu)
+	return err == nil
+}
