@@ -1,122 +1,155 @@
-package sbi
+package sbi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"sync"
-	"sync/atomic"
+	"strings"
 	"testing"
-	"time"
 
 	"github.com/free5gc/openapi/models"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/l25gc/l25gc/logging"
+	"github.com/l25gc/l25gc/sbi"
+	"github.com/l25gc/l25gc/sbi/sbitest"
 )
 
-func TestHandlerTurnsBadBodyIntoProblem400(t *testing.T) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /nausf-auth/v1/ue-authentications", func(w http.ResponseWriter, r *http.Request) {
-		var in models.AuthenticationInfo
-		if !DecodeJSON(w, r, &in) {
-			return
-		}
-		WriteJSON(w, http.StatusCreated, in)
-	})
-	srv := httptest.NewServer(Handler(mux, NewMetrics(prometheus.NewRegistry()), logging.Discard()))
-	defer srv.Close()
-	c := NewClient(srv.Client().Transport, nil)
+// The middleware and ProblemDetails helpers run over every SBI transport:
+// an NF answers the same whichever carries it.
+func TestMain(m *testing.M) { sbitest.Main(m) }
 
-	_, err := c.Do(context.Background(), "POST", srv.URL+"/nausf-auth/v1/ue-authentications", []int{1, 2}, nil)
-	var pe *ProblemError
-	if !errors.As(err, &pe) || pe.Status != 400 || pe.Problem.Cause != "INVALID_MSG_FORMAT" {
-		t.Fatalf("bad body: got %v, want 400 INVALID_MSG_FORMAT", err)
-	}
-	var out models.AuthenticationInfo
-	if _, err := c.Do(context.Background(), "POST", srv.URL+"/nausf-auth/v1/ue-authentications",
-		models.AuthenticationInfo{SupiOrSuci: "imsi-208930000000001"}, &out); err != nil || out.SupiOrSuci != "imsi-208930000000001" {
-		t.Fatalf("good body: %v %+v", err, out)
-	}
-}
+const authPath = "/nausf-auth/v1/ue-authentications"
 
-func TestHandlerContainsPanics(t *testing.T) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /boom", func(http.ResponseWriter, *http.Request) { panic("bug") })
-	mux.HandleFunc("GET /ok", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) })
-	srv := httptest.NewServer(Handler(mux, nil, logging.Discard()))
-	defer srv.Close()
-	c := NewClient(srv.Client().Transport, nil)
-	if _, err := c.Do(context.Background(), "GET", srv.URL+"/boom", nil, nil); StatusOf(err) != 500 || CauseOf(err) != "SYSTEM_FAILURE" {
-		t.Fatalf("panic: got %v, want 500 SYSTEM_FAILURE", err)
-	}
-	if _, err := c.Do(context.Background(), "GET", srv.URL+"/ok", nil, nil); err != nil {
-		t.Fatalf("server did not survive the panic: %v", err)
-	}
-}
-
-// fakeNRF answers discovery and counts how often it is asked.
-func fakeNRF(t *testing.T, validity int32, calls *atomic.Int32) *httptest.Server {
-	t.Helper()
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		if r.URL.Query().Get("target-nf-type") != "AUSF" || r.URL.Query().Get("requester-nf-type") != "AMF" {
-			WriteProblem(w, 400, "INVALID_QUERY_PARAM", r.URL.RawQuery)
-			return
-		}
-		time.Sleep(5 * time.Millisecond) // let concurrent callers pile up
-		WriteJSON(w, 200, models.SearchResult{ValidityPeriod: validity, NfInstances: []models.NrfNfDiscoveryNfProfile{{
-			NfInstanceId: "a", NfType: "AUSF",
-			NfServices: []models.NrfNfDiscoveryNfService{{ServiceName: models.ServiceName_NAUSF_AUTH,
-				IpEndPoints: []models.IpEndPoint{{Ipv4Address: "127.0.0.9", Port: 29509}}}},
-		}}})
-	}))
-}
-
-func TestDiscoveryIsCachedForItsValidity(t *testing.T) {
-	var calls atomic.Int32
-	nrf := fakeNRF(t, 60, &calls)
-	defer nrf.Close()
-	n := NewNRFClient(NewClient(nrf.Client().Transport, nil), nrf.URL, models.NrfNfManagementNfType_AMF)
-	now := time.Now()
-	n.now = func() time.Time { return now }
-
-	var wg sync.WaitGroup
-	for i := 0; i < 50; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			uri, err := n.ServiceURI(context.Background(), models.NrfNfManagementNfType_AUSF, models.ServiceName_NAUSF_AUTH)
-			if err != nil || uri != "http://127.0.0.9:29509" {
-				t.Errorf("ServiceURI = %q, %v", uri, err)
+// TS 29.500 5.2.7.2: a body that does not decode is 400 INVALID_MSG_FORMAT
+// in a ProblemDetails, whether it is JSON of the wrong shape or not JSON at
+// all; the served metric counts the 400.
+func TestBadBodyIsProblem400(t *testing.T) {
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		mux := http.NewServeMux()
+		mux.HandleFunc("POST "+authPath, func(w http.ResponseWriter, r *http.Request) {
+			var in models.AuthenticationInfo
+			if !sbi.DecodeJSON(w, r, &in) {
+				return
 			}
-		}()
-	}
-	wg.Wait()
-	if got := calls.Load(); got != 1 {
-		t.Fatalf("50 concurrent lookups asked the NRF %d times, want 1", got)
-	}
-	now = now.Add(61 * time.Second)
-	if _, err := n.Discover(context.Background(), models.NrfNfManagementNfType_AUSF); err != nil {
-		t.Fatal(err)
-	}
-	if got := calls.Load(); got != 2 {
-		t.Fatalf("after the validity period the NRF was asked %d times in all, want 2", got)
-	}
+			sbi.WriteJSON(w, http.StatusCreated, in)
+		})
+		reg := prometheus.NewRegistry()
+		base := sbitest.Serve(t, tr, sbi.Handler(mux, sbi.NewMetrics(reg), logging.Discard()))
+		c := sbitest.Client(tr)
+
+		_, err := c.Do(context.Background(), "POST", base+authPath, []int{1, 2}, nil)
+		var pe *sbi.ProblemError
+		if !errors.As(err, &pe) || pe.Status != 400 || pe.Problem.Cause != "INVALID_MSG_FORMAT" || pe.Problem.Status != 400 {
+			t.Fatalf("wrong JSON shape: got %v, want 400 INVALID_MSG_FORMAT", err)
+		}
+		resp, err := sbitest.HTTPClient(tr).Post(base+authPath, "application/json", strings.NewReader(`{"supiOrSuci":`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var problem models.ProblemDetails
+		err = json.NewDecoder(resp.Body).Decode(&problem)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 400 || resp.Header.Get("Content-Type") != sbi.ContentTypeProblem ||
+			problem.Cause != "INVALID_MSG_FORMAT" {
+			t.Fatalf("truncated JSON: %d %s %+v (%v), want 400 %s INVALID_MSG_FORMAT",
+				resp.StatusCode, resp.Header.Get("Content-Type"), problem, err, sbi.ContentTypeProblem)
+		}
+		var out models.AuthenticationInfo
+		if _, err := c.Do(context.Background(), "POST", base+authPath,
+			models.AuthenticationInfo{SupiOrSuci: "imsi-208930000000001"}, &out); err != nil || out.SupiOrSuci != "imsi-208930000000001" {
+			t.Fatalf("good body: %v %+v", err, out)
+		}
+		if n := servedCount(t, reg, "nausf-auth", "400"); n != 2 {
+			t.Fatalf("served metric counted %d answers 400, want 2", n)
+		}
+	})
 }
 
-func TestTCPTransportSpeaksH2C(t *testing.T) {
-	tr := NewTCP()
-	srv, err := tr.Serve("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		WriteJSON(w, 200, map[string]string{"proto": r.Proto})
-	}))
+// servedCount is how many requests of service answered status.
+func servedCount(t *testing.T, reg *prometheus.Registry, service, status string) uint64 {
+	t.Helper()
+	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Shutdown(context.Background())
+	for _, mf := range mfs {
+		if mf.GetName() != "l25gc_sbi_server_request_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["service"] == service && labels["status"] == status {
+				return m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return 0
+}
+
+// A panicking handler costs one 500 ProblemDetails, never the NF.
+func TestHandlerContainsPanics(t *testing.T) {
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /boom", func(http.ResponseWriter, *http.Request) { panic("bug") })
+		mux.HandleFunc("GET /ok", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) })
+		base := sbitest.Serve(t, tr, sbi.Handler(mux, nil, logging.Discard()))
+		c := sbitest.Client(tr)
+		if _, err := c.Do(context.Background(), "GET", base+"/boom", nil, nil); sbi.StatusOf(err) != 500 || sbi.CauseOf(err) != "SYSTEM_FAILURE" {
+			t.Fatalf("panic: got %v, want 500 SYSTEM_FAILURE", err)
+		}
+		if _, err := c.Do(context.Background(), "GET", base+"/ok", nil, nil); err != nil {
+			t.Fatalf("server did not survive the panic: %v", err)
+		}
+	})
+}
+
+// TS 29.500 5.2.7.2: a peer's 4xx passes through, its 5xx and an
+// unreachable peer become 504.
+func TestRelayProblemPassesPeer4xxAndMapsTheRest(t *testing.T) {
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		for _, tc := range []struct {
+			err    error
+			status int
+			cause  string
+		}{
+			{&sbi.ProblemError{Status: 404, Problem: models.ProblemDetails{Cause: "USER_NOT_FOUND"}}, 404, "USER_NOT_FOUND"},
+			{&sbi.ProblemError{Status: 500, Problem: models.ProblemDetails{Cause: "SYSTEM_FAILURE"}}, 504, "UPSTREAM_SERVER_ERROR"},
+			{errors.New("dial tcp: connection refused"), 504, "TARGET_NF_NOT_REACHABLE"},
+		} {
+			base := sbitest.Serve(t, tr, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { sbi.RelayProblem(w, "UDM", tc.err) }))
+			_, err := sbitest.Client(tr).Do(context.Background(), "GET", base+"/x", nil, nil)
+			if sbi.StatusOf(err) != tc.status || sbi.CauseOf(err) != tc.cause {
+				t.Errorf("relay of %v: got %v, want %d %s", tc.err, err, tc.status, tc.cause)
+			}
+		}
+	})
+}
+
+func TestWriteErrorKeepsOwnRejects(t *testing.T) {
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		base := sbitest.Serve(t, tr, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			sbi.WriteError(w, "UDR", fmt.Errorf("deconceal: %w", sbi.Rejectf(501, "UNSUPPORTED_PROTECTION_SCHEME", "scheme %d", 7)))
+		}))
+		_, err := sbitest.Client(tr).Do(context.Background(), "GET", base+"/x", nil, nil)
+		if sbi.StatusOf(err) != 501 || sbi.CauseOf(err) != "UNSUPPORTED_PROTECTION_SCHEME" {
+			t.Fatalf("got %v, want 501 UNSUPPORTED_PROTECTION_SCHEME", err)
+		}
+	})
+}
+
+func TestTCPTransportSpeaksH2C(t *testing.T) {
+	tr := sbi.NewTCP()
+	base := sbitest.Serve(t, tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sbi.WriteJSON(w, 200, map[string]string{"proto": r.Proto})
+	}))
 	var out map[string]string
-	if _, err := NewClient(tr.RoundTripper(), nil).Do(context.Background(), "GET", "http://"+srv.Addr()+"/x", nil, &out); err != nil {
+	if _, err := sbitest.Client(tr).Do(context.Background(), "GET", base+"/x", nil, &out); err != nil {
 		t.Fatal(err)
 	}
 	if out["proto"] != "HTTP/2.0" {
