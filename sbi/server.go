@@ -15,8 +15,8 @@ import (
 // Metrics are the SBI counters of one NF: requests served and made, per
 // service (the first path segment, e.g. nausf-auth), and their latency.
 type Metrics struct {
-	served   *prometheus.HistogramVec
-	made     *prometheus.HistogramVec
+	served *prometheus.HistogramVec
+	made   *prometheus.HistogramVec
 }
 
 // NewMetrics registers the SBI metrics on reg.

@@ -49,7 +49,7 @@ func NewTCP() *TCP {
 	}}
 }
 
-func (t *TCP) Name() string                     { return "tcp" }
+func (t *TCP) Name() string                    { return "tcp" }
 func (t *TCP) RoundTripper() http.RoundTripper { return t.rt }
 
 // Serve listens on addr and serves both h2c and HTTP/1.1 (for curl and tools).
