@@ -63,8 +63,8 @@ type ueContext struct {
 	ambrUL, ambrDL  int64
 	policyID        string
 	udmRegistered   bool
-	deregistering   bool   // release ends the context instead of parking it
-	registered      bool   // completed a registration; counted in registered_ues
+	deregistering   bool   // UE-initiated deregistration: counted when released
+	registered      bool   // completed a registration; counted in registered_ues; parked on release
 	contextSetup    bool   // Initial Context Setup sent on this N2 connection
 	radioCapability []byte // UE Radio Capability from the gNB (TS 38.413 8.14.1)
 	timer           *nasTimer
@@ -157,15 +157,19 @@ func (t *ueTable) takeIdleIf(tmsi uint32, accept func(*ueContext) bool) (ue *ueC
 	return ue, true
 }
 
-// dropSUPI forgets parked contexts of supi (a UE registering afresh).
-func (t *ueTable) dropSUPI(supi string) {
+// takeIdleSUPI hands the parked contexts of supi to the caller (a UE
+// registering afresh replaces them; the caller ends them).
+func (t *ueTable) takeIdleSUPI(supi string) []*ueContext {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	var out []*ueContext
 	for k, ue := range t.idle {
 		if ue.supi == supi {
 			delete(t.idle, k)
+			out = append(out, ue)
 		}
 	}
+	return out
 }
 
 // ofGNB lists the AMF UE NGAP IDs of UEs connected through gNB g.

@@ -110,7 +110,10 @@ func (n *NF) onAuthenticationResponse(ue *ueContext, in *input) (State, error) {
 		return ue.state, err
 	}
 	if ue.supi != conf.SUPI {
-		n.ues.dropSUPI(conf.SUPI) // a fresh registration replaces any parked context
+		// A fresh registration replaces any parked context of the UE.
+		for _, old := range n.ues.takeIdleSUPI(conf.SUPI) {
+			n.endContext(old)
+		}
 	}
 	ue.supi = conf.SUPI
 	return n.startSecurityMode(ue, kamf)

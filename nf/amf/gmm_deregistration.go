@@ -43,15 +43,28 @@ func (n *NF) onDeregistrationRequest(ue *ueContext, in *input) (State, error) {
 	}
 	ue.deregistering = true
 	ue.reg = registration{started: nowIfZero(ue.reg.started)}
-	n.cleanupSBI(ue)
+	n.endContext(ue)
 	if !switchOff {
 		n.sendPlainOrProtected(ue, must(nasx.BuildDeregistrationAccept()))
 	}
 	return n.release(ue, ngapx.CauseNas(ngapType.CauseNasPresentDeregister))
 }
 
+// endContext ends the UE's 5GMM context (deregistration, a reject, a
+// registration never completed, a context replaced): it is no longer
+// counted as registered, its release forgets it instead of parking it, and
+// its SBI state is undone at once.
+func (n *NF) endContext(ue *ueContext) {
+	if ue.registered {
+		ue.registered = false
+		n.metrics.registered.Dec()
+	}
+	n.cleanupSBI(ue)
+}
+
 // cleanupSBI purges the UDM registration and deletes the AM policy
 // association (TS 23.502 4.2.2.3.2 steps 3-5); failures are logged only.
+// Done once: the context forgets what it cleaned up.
 func (n *NF) cleanupSBI(ue *ueContext) {
 	ctx, cancel := context.WithTimeout(context.Background(), sbiTimeout)
 	defer cancel()

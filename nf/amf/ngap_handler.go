@@ -312,14 +312,14 @@ func (n *NF) onReset(ue *ueContext, _ *input) (State, error) {
 
 func (n *NF) dropConnection(ue *ueContext) State {
 	n.stopTimer(ue)
-	if ue.registered && !ue.deregistering {
+	if ue.registered {
 		n.ues.park(ue)
 		return StateRegistered
 	}
+	// A context that never completed a registration (Initial Context Setup
+	// failed, the gNB released or reset mid-procedure) may hold SBI state.
+	n.endContext(ue)
 	n.ues.remove(ue.amfID)
-	if ue.registered {
-		n.metrics.registered.Dec()
-	}
 	if ue.deregistering {
 		n.metrics.done(procDeregistration, resultSuccess, ue.reg.started)
 	}

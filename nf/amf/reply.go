@@ -120,11 +120,12 @@ func congestionBackOff() time.Duration {
 	return 20*time.Second + rand.N(40*time.Second)
 }
 
-// endProcedure counts the failed registration and releases the UE's N2
-// connection (TS 24.501 5.5.1.2.5: the AMF releases after a reject).
+// endProcedure counts the failed registration, ends the UE's context (it
+// does not outlive a reject) and releases the UE's N2 connection (TS 24.501
+// 5.5.1.2.5: the AMF releases after a reject).
 func (n *NF) endProcedure(ue *ueContext, result string) {
 	n.finishProcedure(ue, procRegistration, result)
-	ue.registered, ue.deregistering = false, true // the context does not outlive a reject
+	n.endContext(ue)
 	state, _ := n.release(ue, ngapx.CauseNas(ngapType.CauseNasPresentUnspecified))
 	ue.state = state
 }

@@ -95,5 +95,11 @@ func (n *NF) onTimerExpiry(ue *ueContext, in *input) (State, error) {
 	n.log.Info("NAS procedure aborted", "amfUeNgapId", ue.amfID, "timer", t.kind, "state", ue.state)
 	ue.timer = nil
 	n.finishProcedure(ue, procedureOf(ue.state), resultTimeout)
+	if !ue.registered {
+		// A UE that never completed a registration is forgotten with its
+		// N2 connection: its SBI state goes now. A registered UE whose
+		// update was aborted keeps its context (TS 24.501 5.5.1.3.8).
+		n.endContext(ue)
+	}
 	return n.release(ue, ngapx.CauseNas(ngapType.CauseNasPresentUnspecified))
 }
