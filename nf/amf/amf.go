@@ -100,9 +100,13 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 // Dispatcher exposes the event dispatcher, for the adaptive limiter.
 func (n *NF) Dispatcher() ratelimit.Dispatcher { return n.disp }
 
-// Handler serves the AMF's SBI. Namf_Communication has no operation
-// implemented yet, so the mux is empty (404 for every path).
-func (n *NF) Handler() http.Handler { return http.NewServeMux() }
+// Handler serves the AMF's SBI: the callbacks it gives the UDM and PCF
+// (namf_callback.go). Namf_Communication has no operation implemented yet.
+func (n *NF) Handler() http.Handler {
+	mux := http.NewServeMux()
+	n.routeCallbacks(mux)
+	return mux
+}
 
 // Profile is the AMF's NRF profile (TS 29.510 6.1.6.2.2) offering namf-comm.
 func (n *NF) Profile() models.NrfNfManagementNfProfile {

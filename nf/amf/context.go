@@ -185,6 +185,42 @@ func (t *ueTable) ofGNB(g uint64) []int64 {
 	return ids
 }
 
+// findSUPI finds the AMF UE NGAP ID of the UE with an N2 connection that
+// has supi.
+func (t *ueTable) findSUPI(supi string) (int64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for id, ue := range t.byID {
+		if ue.supi == supi {
+			return id, true
+		}
+	}
+	return 0, false
+}
+
+// editIdleSUPI changes the parked contexts of supi in place, under the
+// table's lock (edit must not block); it says whether there were any.
+func (t *ueTable) editIdleSUPI(supi string, edit func(*ueContext)) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	found := false
+	for _, ue := range t.idle {
+		if ue.supi == supi {
+			edit(ue)
+			found = true
+		}
+	}
+	return found
+}
+
+// known says whether the AMF has a context for supi, connected or parked.
+func (t *ueTable) known(supi string) bool {
+	if _, ok := t.findSUPI(supi); ok {
+		return true
+	}
+	return t.editIdleSUPI(supi, func(*ueContext) {})
+}
+
 // findRAN finds the UE of a gNB by RAN UE NGAP ID.
 func (t *ueTable) findRAN(g uint64, ranID int64) *ueContext {
 	t.mu.Lock()

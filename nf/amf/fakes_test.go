@@ -272,18 +272,25 @@ func value(m *dto.Metric) float64 {
 var _ = nas.MsgTypeRegistrationRequest
 
 // waitIdle waits until n UEs are parked in CM-IDLE: the release completes
-// run on the UE's key, which the test cannot otherwise observe. The bound
-// only stops a failing test; nothing asserts on time.
+// run on the UE's key, which the test cannot otherwise observe.
 func (h *harness) waitIdle(n int) {
 	h.t.Helper()
-	for i := 0; i < 10000; i++ {
+	h.eventually(fmt.Sprintf("UEs in CM-IDLE reach %d", n), func() bool {
 		h.amf.ues.mu.Lock()
-		k := len(h.amf.ues.idle)
-		h.amf.ues.mu.Unlock()
-		if k == n {
+		defer h.amf.ues.mu.Unlock()
+		return len(h.amf.ues.idle) == n
+	})
+}
+
+// eventually waits for what runs on a UE's own key (the bound only stops a
+// failing test; nothing asserts on time).
+func (h *harness) eventually(what string, ok func() bool) {
+	h.t.Helper()
+	for i := 0; i < 10000; i++ {
+		if ok() {
 			return
 		}
 		time.Sleep(time.Millisecond)
 	}
-	h.t.Fatalf("UEs in CM-IDLE never reached %d", n)
+	h.t.Fatalf("never: %s", what)
 }

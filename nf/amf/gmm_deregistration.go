@@ -6,10 +6,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/free5gc/ngap/ngapType"
-
 	"github.com/l25gc/l25gc/protocol/nasx"
-	"github.com/l25gc/l25gc/protocol/ngapx"
 )
 
 // errDeregistrationNotVerified: TS 24.501 4.4.4.3.
@@ -47,7 +44,7 @@ func (n *NF) onDeregistrationRequest(ue *ueContext, in *input) (State, error) {
 	if !switchOff {
 		n.sendPlainOrProtected(ue, must(nasx.BuildDeregistrationAccept()))
 	}
-	return n.release(ue, ngapx.CauseNas(ngapType.CauseNasPresentDeregister))
+	return n.release(ue, causeNasDeregister())
 }
 
 // endContext ends the UE's 5GMM context (deregistration, a reject, a
@@ -68,16 +65,32 @@ func (n *NF) endContext(ue *ueContext) {
 func (n *NF) cleanupSBI(ue *ueContext) {
 	ctx, cancel := context.WithTimeout(context.Background(), sbiTimeout)
 	defer cancel()
-	if ue.policyID != "" {
-		if err := n.opts.Consumer.DeleteAMPolicy(ctx, ue.policyID); err != nil {
-			n.log.Warn("AM policy delete", "supi", ue.supi, "err", err)
-		}
-		ue.policyID = ""
-	}
+	n.deletePolicy(ue)
 	if ue.udmRegistered {
 		if err := n.opts.Consumer.DeregisterUECM(ctx, ue.supi, n.guami.Model()); err != nil {
 			n.log.Warn("UECM purge", "supi", ue.supi, "err", err)
 		}
 		ue.udmRegistered = false
+	}
+}
+
+// deletePolicy deletes the UE's AM policy association at the PCF.
+func (n *NF) deletePolicy(ue *ueContext) {
+	if ue.policyID != "" {
+		n.deleteAMPolicy(ue.supi, ue.policyID)
+		ue.policyID = ""
+	}
+}
+
+// deleteAMPolicy deletes an AM policy association (TS 29.507 4.2.4); a
+// failure is logged only.
+func (n *NF) deleteAMPolicy(supi, id string) {
+	if id == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sbiTimeout)
+	defer cancel()
+	if err := n.opts.Consumer.DeleteAMPolicy(ctx, id); err != nil {
+		n.log.Warn("AM policy delete", "supi", supi, "err", err)
 	}
 }

@@ -330,6 +330,10 @@ func causeNasUnspecified() ngapType.Cause {
 	return ngapx.CauseNas(ngapType.CauseNasPresentUnspecified)
 }
 
+func causeNasDeregister() ngapType.Cause {
+	return ngapx.CauseNas(ngapType.CauseNasPresentDeregister)
+}
+
 // must is for builders whose inputs are the AMF's own, already validated.
 func must(b []byte, err error) []byte {
 	if err != nil {

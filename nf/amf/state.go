@@ -45,6 +45,7 @@ const (
 	EvReleaseRequest
 	EvReleaseComplete
 	EvReset
+	EvNetworkDeregistration // the UDM deregistered the AMF for the UE (namf_callback.go)
 )
 
 func (e Event) String() string {
@@ -52,7 +53,7 @@ func (e Event) String() string {
 		"AuthenticationFailure", "SecurityModeComplete", "SecurityModeReject", "RegistrationComplete",
 		"DeregistrationRequest", "ConfigurationUpdateComplete", "5GMMStatus", "TimerExpiry",
 		"InitialContextSetupResponse", "InitialContextSetupFailure", "UEContextReleaseRequest",
-		"UEContextReleaseComplete", "NGReset"}[e]
+		"UEContextReleaseComplete", "NGReset", "UDMDeregistrationNotification"}[e]
 }
 
 // handler validates and acts on one event; it returns the next state, or an
@@ -104,6 +105,7 @@ func table() []transition {
 	add([]State{StateReleasing}, EvReleaseRequest, (*NF).stay, StateReleasing)
 	add(all, EvReleaseComplete, (*NF).onReleaseComplete, StateDeregistered, StateRegistered)
 	add(all, EvReset, (*NF).onReset, StateDeregistered, StateRegistered)
+	add(all, EvNetworkDeregistration, (*NF).onNetworkDeregistration, StateReleasing)
 	return t
 }
 

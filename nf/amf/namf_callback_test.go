@@ -1,0 +1,122 @@
+package amf
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/free5gc/ngap/ngapType"
+	"github.com/free5gc/openapi/models"
+)
+
+// callback sends one notification to the AMF's SBI handler.
+func (h *harness) callback(path, body string) (int, models.ProblemDetails) {
+	h.t.Helper()
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	h.amf.Handler().ServeHTTP(w, r)
+	var p models.ProblemDetails
+	if w.Code >= 300 {
+		if ct := w.Header().Get("Content-Type"); ct != "application/problem+json" {
+			h.t.Fatalf("%s: %d with Content-Type %q, want a ProblemDetails", path, w.Code, ct)
+		}
+		_ = json.Unmarshal(w.Body.Bytes(), &p)
+	}
+	return w.Code, p
+}
+
+// The UDM's Nudm_UECM deregistration notification (TS 29.503 5.3.2.3.2,
+// TS 23.502 4.2.2.3.3) ends the UE's context here: an idle UE is forgotten,
+// a connected one released; the AM policy association goes, the UDM, which
+// asked, is not called back.
+func TestUDMDeregistrationNotification(t *testing.T) {
+	h := newHarness(t, nil)
+	g := h.connect()
+	g.setup()
+	idle := h.newUE(g, "0000000060", 1)
+	idle.register()
+	idle.goIdle(1)
+	connected := h.newUE(g, "0000000061", 2)
+	connected.register()
+
+	body := `{"deregReason":"SUBSCRIPTION_WITHDRAWN","accessType":"3GPP_ACCESS"}`
+	if code, p := h.callback("/namf-callback/v1/"+idle.supi+"/dereg-notify", body); code != http.StatusNoContent {
+		t.Fatalf("idle UE: %d %+v, want 204", code, p)
+	}
+	if code, p := h.callback("/namf-callback/v1/"+connected.supi+"/dereg-notify", body); code != http.StatusNoContent {
+		t.Fatalf("connected UE: %d %+v, want 204", code, p)
+	}
+	s := g.expect("UEContextReleaseCommand")
+	if s.AMFUEID != connected.amfID || s.Cause == nil || s.Cause.Nas == nil || s.Cause.Nas.Value != ngapType.CauseNasPresentDeregister {
+		t.Fatalf("release of UE %d cause %+v, want UE %d, nas deregister", s.AMFUEID, s.Cause, connected.amfID)
+	}
+	g.send(releaseComplete(t, connected.amfID, connected.ranID))
+	h.eventually("both UEs forgotten", func() bool {
+		_, policies := h.sbiState()
+		return policies == 0 && h.metric("l25gc_amf_registered_ues", nil) == 0
+	})
+	h.waitIdle(0)
+	if purges, _ := h.sbiState(); purges != 0 {
+		t.Fatalf("%d UECM purges: the UDM itself deregistered the AMF", purges)
+	}
+	if code, p := h.callback("/namf-callback/v1/"+idle.supi+"/dereg-notify", body); code != http.StatusNotFound || p.Cause != "CONTEXT_NOT_FOUND" {
+		t.Fatalf("forgotten UE: %d %+v, want 404 CONTEXT_NOT_FOUND", code, p)
+	}
+}
+
+func TestCallbacksAnswerNotificationsAndBadBodies(t *testing.T) {
+	h := newHarness(t, nil)
+	g := h.connect()
+	g.setup()
+	ue := h.newUE(g, "0000000062", 1)
+	ue.register()
+	policy := "/namf-callback/v1/am-policy/" + ue.supi
+	cases := []struct {
+		name, path, body string
+		status           int
+		cause            string
+	}{
+		{"PCF policy update", policy + "/update", `{"resourceUri":"http://pcf/npcf-am-policy-control/v1/policies/01","triggers":["LOC_CH"]}`, 204, ""},
+		{"UDM data change", "/namf-callback/v1/" + ue.supi + "/sdm-notify", `{"notifyItems":[{"resourceId":"am-data","changes":[]}]}`, 204, ""},
+		{"SMF-only reason", "/namf-callback/v1/" + ue.supi + "/dereg-notify", `{"deregReason":"SMF_CONTEXT_TRANSFERRED"}`, 204, ""},
+		{"not JSON", policy + "/update", `{"resourceUri":`, 400, "INVALID_MSG_FORMAT"},
+		{"no resourceUri", policy + "/update", `{}`, 400, "MANDATORY_IE_MISSING"},
+		{"no deregReason", "/namf-callback/v1/" + ue.supi + "/dereg-notify", `{"accessType":"3GPP_ACCESS"}`, 400, "MANDATORY_IE_MISSING"},
+		{"no notifyItems", "/namf-callback/v1/" + ue.supi + "/sdm-notify", `{}`, 400, "MANDATORY_IE_MISSING"},
+		{"unknown UE", "/namf-callback/v1/am-policy/imsi-208930000009999/update", `{"resourceUri":"http://pcf/x"}`, 404, "CONTEXT_NOT_FOUND"},
+	}
+	for _, c := range cases {
+		code, p := h.callback(c.path, c.body)
+		if code != c.status || p.Cause != c.cause {
+			t.Fatalf("%s: %d %q, want %d %q", c.name, code, p.Cause, c.status, c.cause)
+		}
+	}
+	// None of it touched the UE.
+	if h.metric("l25gc_amf_registered_ues", nil) != 1 {
+		t.Fatal("a notification deregistered the UE")
+	}
+}
+
+// TS 29.507 4.2.4.3: the PCF asks to terminate the AM policy association;
+// the AMF answers 204 and deletes it (Npcf_AMPolicyControl_Delete), once.
+func TestPCFTerminationDeletesTheAssociation(t *testing.T) {
+	h := newHarness(t, nil)
+	g := h.connect()
+	g.setup()
+	ue := h.newUE(g, "0000000063", 1)
+	ue.register()
+	body := `{"resourceUri":"http://pcf/npcf-am-policy-control/v1/policies/01","cause":"UNSPECIFIED"}`
+	if code, p := h.callback("/namf-callback/v1/am-policy/"+ue.supi+"/terminate", body); code != http.StatusNoContent {
+		t.Fatalf("%d %+v, want 204", code, p)
+	}
+	h.eventually("AM policy association deleted", func() bool { _, policies := h.sbiState(); return policies == 0 })
+	ue.up(ue.deregistrationRequest(false))
+	ue.dl("DownlinkNASTransport")
+	g.expect("UEContextReleaseCommand")
+	if purges, policies := h.sbiState(); purges != 1 || policies != 0 {
+		t.Fatalf("UDM purges %d, PCF associations %d after deregistration", purges, policies)
+	}
+}
