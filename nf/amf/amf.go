@@ -7,7 +7,8 @@
 // rest, so one UE's SBI round trip holds up only that UE. Files by role:
 // ngap_*.go (N2 handlers and senders), gmm_*.go (NAS handlers and senders),
 // state.go (the transition table), reply.go (what is answered on failure),
-// consumer.go (SBI), timers.go, metrics.go.
+// consumer.go (SBI calls), namf_callback.go (SBI notifications), timers.go,
+// metrics.go.
 package amf
 
 import (
