@@ -27,6 +27,7 @@ type NRFClient struct {
 	nrfURI   string
 	selfType models.NrfNfManagementNfType
 	now      func() time.Time
+	locate   NodeTransport // told where discovered peers are; may be nil
 
 	mu    sync.Mutex
 	cache map[models.NrfNfManagementNfType]cachedSearch
@@ -117,6 +118,9 @@ func (n *NRFClient) search(ctx context.Context, target models.NrfNfManagementNfT
 	}
 	if len(res.NfInstances) == 0 {
 		return nil, fmt.Errorf("discover %s: no instance registered", target)
+	}
+	if n.locate != nil {
+		locatePeers(n.locate, res.NfInstances)
 	}
 	validity := time.Duration(res.ValidityPeriod) * time.Second
 	if validity > 0 {

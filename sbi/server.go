@@ -13,10 +13,12 @@ import (
 )
 
 // Metrics are the SBI counters of one NF: requests served and made, per
-// service (the first path segment, e.g. nausf-auth), and their latency.
+// service (the first path segment, e.g. nausf-auth), and their latency;
+// requests made per path where the transport chooses one per request.
 type Metrics struct {
 	served *prometheus.HistogramVec
 	made   *prometheus.HistogramVec
+	path   *prometheus.CounterVec
 }
 
 // NewMetrics registers the SBI metrics on reg.
@@ -29,9 +31,20 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		made: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "l25gc_sbi_client_request_duration_seconds", Help: "SBI requests sent to other NFs, by service, method and status.", Buckets: buckets,
 		}, []string{"service", "method", "status"}),
+		path: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "l25gc_sbi_client_requests_total",
+			Help: "SBI requests sent to other NFs, by the path that carried them: xio (this node's shared memory) or tcp (the kernel: peers on other nodes).",
+		}, []string{"path"}),
 	}
-	reg.MustRegister(m.served, m.made)
+	reg.MustRegister(m.served, m.made, m.path)
 	return m
+}
+
+// PathCounter counts the requests sent over path ("xio" or "tcp"); a
+// transport that chooses the path per request (sbi.NodeTransport) takes
+// one per path, which also exports it at 0 until used.
+func (m *Metrics) PathCounter(path string) prometheus.Counter {
+	return m.path.WithLabelValues(path)
 }
 
 // ServiceOf names the SBI service of a path: "/nausf-auth/v1/..." → "nausf-auth".
