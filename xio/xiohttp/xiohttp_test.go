@@ -23,7 +23,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if ok, code := xioproc.RunRole(map[string]func(context.Context) error{"server": serverRole}); ok {
+	if ok, code := xioproc.RunRole(map[string]func(context.Context) error{"server": serverRole, "node2": node2Role}); ok {
 		os.Exit(code)
 	}
 	if fuzzWorker() { // runs only the fuzz targets: wire decoding, no shared memory
