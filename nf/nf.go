@@ -41,8 +41,15 @@ func NewEnv(cfg *config.Config, log *slog.Logger, t sbi.Transport, nfType models
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := sbi.NewMetrics(reg)
 	c := sbi.NewClient(t.RoundTripper(), m)
-	return &Env{Config: cfg, Log: log, Transport: t, Registry: reg, Metrics: m, Client: c,
-		NRF: sbi.NewNRFClient(c, cfg.NRFURI(), nfType)}
+	nrf := sbi.NewNRFClient(c, cfg.NRFURI(), nfType)
+	// Over X-IO in a core that may span nodes, discoveries say which peers
+	// share this node (their profiles' locality): X-IO to those, TCP to
+	// the rest.
+	if nt, ok := t.(sbi.NodeTransport); ok {
+		nt.Instrument(m)
+		nrf.Locate(nt)
+	}
+	return &Env{Config: cfg, Log: log, Transport: t, Registry: reg, Metrics: m, Client: c, NRF: nrf}
 }
 
 // PLMN is the node's PLMN as an openapi model.
@@ -86,6 +93,9 @@ func Run(ctx context.Context, env *Env, f Function, sbiAddr, metricsAddr string)
 	defer f.Stop(context.Background())
 
 	profile := f.Profile()
+	if nt, ok := env.Transport.(sbi.NodeTransport); ok && profile.Locality == "" {
+		profile.Locality = nt.Locality() // TS 29.510 6.1.6.2.2: peers on this node find it so
+	}
 	if profile.NfInstanceId != "" {
 		regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		err := env.NRF.Register(regCtx, profile)
@@ -93,7 +103,8 @@ func Run(ctx context.Context, env *Env, f Function, sbiAddr, metricsAddr string)
 		if err != nil {
 			return err
 		}
-		env.Log.Info("registered with NRF", "nfInstanceId", profile.NfInstanceId, "nrf", env.Config.NRFURI())
+		env.Log.Info("registered with NRF", "nfInstanceId", profile.NfInstanceId, "nrf", env.Config.NRFURI(),
+			"locality", profile.Locality)
 		defer func() {
 			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
