@@ -92,6 +92,9 @@ func TestUERegistersDeregistersAndReturnsWithItsGUTI(t *testing.T) {
 		if n := g.ErrorIndications.Load(); n != 0 {
 			t.Fatalf("the AMF sent %d Error Indications", n)
 		}
+		if mode == "xio" {
+			assertNFToNFOverXIOOnly(t, cfg)
+		}
 	})
 }
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -146,4 +147,38 @@ func discoverable(client *http.Client, cfg *config.Config) bool {
 		}
 	}
 	return true
+}
+
+// assertNFToNFOverXIOOnly checks, from every NF's /metrics, that the SBI
+// requests NFs sent each other went over X-IO, none over TCP: on one node
+// the NRF profiles place every peer here (l25gc_sbi_client_requests_total
+// by path).
+func assertNFToNFOverXIOOnly(t *testing.T, cfg *config.Config) {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	xio := 0.0
+	for name, port := range map[string]int{"nrf": cfg.NRF.MetricsPort, "udr": cfg.UDR.MetricsPort,
+		"udm": cfg.UDM.MetricsPort, "ausf": cfg.AUSF.MetricsPort, "pcf": cfg.PCF.MetricsPort, "amf": cfg.AMF.MetricsPort} {
+		resp, err := client.Get("http://" + cfg.Addr(port) + "/metrics")
+		if err != nil {
+			t.Fatalf("%s metrics: %v", name, err)
+		}
+		paths := map[string]float64{}
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			var path string
+			var n float64
+			if _, err := fmt.Sscanf(sc.Text(), "l25gc_sbi_client_requests_total{path=%q} %g", &path, &n); err == nil {
+				paths[path] = n
+			}
+		}
+		resp.Body.Close()
+		if tcp, ok := paths["tcp"]; !ok || tcp != 0 {
+			t.Errorf("%s: SBI requests by path %v, want none over tcp", name, paths)
+		}
+		xio += paths["xio"]
+	}
+	if xio == 0 {
+		t.Error("no SBI request over xio in the whole core")
+	}
 }
