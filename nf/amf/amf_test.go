@@ -12,6 +12,7 @@ import (
 
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/protocol/nasx"
+	"github.com/l25gc/l25gc/protocol/ngapx"
 	"github.com/l25gc/l25gc/security"
 )
 
@@ -314,4 +315,26 @@ func TestNGResetReleasesTheGNBsUEs(t *testing.T) {
 	g.send(initialUEMessage(t, ue.ranID, ue.protect(ue.registrationRequest(
 		nasMessage.RegistrationType5GSMobilityRegistrationUpdating, gb), nas.SecurityHeaderTypeIntegrityProtected)))
 	ue.readAccept()
+}
+
+// TS 38.413 8.7.2: a gNB that changed its cells announces them; the AMF
+// acknowledges while a TA of ours remains, fails the update otherwise, and
+// the association keeps serving UEs either way.
+func TestRANConfigurationUpdate(t *testing.T) {
+	h := newHarness(t, nil)
+	g := h.connect()
+	g.setup()
+	update := func(mcc, mnc string, tac uint32) []byte {
+		return must2(t)(ngapx.BuildRANConfigurationUpdate(ngapx.GNB{MCC: mcc, MNC: mnc, Name: "gnb-renamed",
+			TACs: []uint32{tac}, SNSSAIs: []models.Snssai{{Sst: 1, Sd: "010203"}}}))
+	}
+	g.send(update("208", "93", 1))
+	g.expect("RANConfigurationUpdateAcknowledge")
+	g.send(update("001", "01", 1))
+	if s := g.expect("RANConfigurationUpdateFailure"); s.Cause == nil || s.Cause.Misc == nil ||
+		s.Cause.Misc.Value != ngapType.CauseMiscPresentUnknownPLMN {
+		t.Fatalf("cause %+v, want misc unknown-PLMN", s.Cause)
+	}
+	ue := h.newUE(g, "0000000031", 31)
+	ue.register()
 }

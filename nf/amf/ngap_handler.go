@@ -60,6 +60,8 @@ func (n *NF) onNonUE(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) {
 		n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapx.CauseProtocol(ngapType.CauseProtocolPresentMessageNotCompatibleWithReceiverState))
 	case s.Kind == ngapx.Initiating && s.Procedure == ngapType.ProcedureCodeNGReset:
 		n.onNGReset(g, pdu)
+	case s.Kind == ngapx.Initiating && s.Procedure == ngapType.ProcedureCodeRANConfigurationUpdate:
+		n.onRANConfigurationUpdate(g, pdu)
 	case s.Kind == ngapx.Initiating && s.Procedure == ngapType.ProcedureCodeErrorIndication:
 		// TS 38.413 8.7.5.2: the receiver logs; no answer.
 		n.log.Warn("Error Indication from gNB", "gnb", g.id, "amfUeNgapId", s.AMFUEID, "ranUeNgapId", s.RANUEID,
@@ -102,7 +104,7 @@ func (n *NF) onNGSetup(g *gnb, pdu *ngapType.NGAPPDU) {
 		n.sendNonUE(g, must(ngapx.BuildNGSetupFailure(ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorReject))))
 		return
 	}
-	if !n.servesAny(req) {
+	if !n.servesAny(req.TAs) {
 		n.log.Warn("NG Setup rejected: no TA of ours", "gnb", g.id, "plmn", req.PLMN.MCC+req.PLMN.MNC)
 		n.metrics.done(procNGSetup, resultReject, start)
 		n.sendNonUE(g, must(ngapx.BuildNGSetupFailure(ngapx.CauseMisc(ngapType.CauseMiscPresentUnknownPLMN))))
@@ -123,8 +125,31 @@ func (n *NF) onNGSetup(g *gnb, pdu *ngapType.NGAPPDU) {
 	n.log.Info("NG Setup", "gnb", g.id, "name", req.Name, "tas", len(req.TAs))
 }
 
-func (n *NF) servesAny(req ngapx.NGSetupRequest) bool {
-	for _, ta := range req.TAs {
+// onRANConfigurationUpdate: TS 38.413 8.7.2. A gNB that changed its cells
+// announces them again; the AMF takes the new name and acknowledges, unless
+// the new Supported TA List leaves none of our TAs (8.7.2.3: failure, and
+// the NG association keeps its previous configuration).
+func (n *NF) onRANConfigurationUpdate(g *gnb, pdu *ngapType.NGAPPDU) {
+	upd, err := ngapx.ParseRANConfigurationUpdate(pdu)
+	if err != nil {
+		n.log.Warn("RAN Configuration Update invalid", "gnb", g.id, "err", err)
+		n.sendNonUE(g, must(ngapx.BuildRANConfigurationUpdateFailure(ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorReject))))
+		return
+	}
+	if upd.TAs != nil && !n.servesAny(upd.TAs) {
+		n.log.Warn("RAN Configuration Update rejected: no TA of ours", "gnb", g.id)
+		n.sendNonUE(g, must(ngapx.BuildRANConfigurationUpdateFailure(ngapx.CauseMisc(ngapType.CauseMiscPresentUnknownPLMN))))
+		return
+	}
+	if upd.Name != "" {
+		g.name = upd.Name
+	}
+	n.sendNonUE(g, must(ngapx.BuildRANConfigurationUpdateAcknowledge()))
+	n.log.Info("RAN Configuration Update", "gnb", g.id, "name", g.name, "tas", len(upd.TAs))
+}
+
+func (n *NF) servesAny(tas []ngapx.SupportedTA) bool {
+	for _, ta := range tas {
 		for _, p := range ta.PLMNs {
 			if n.servesTAI(p.MCC, p.MNC, ta.TAC) {
 				return true

@@ -3,8 +3,6 @@ package nasx
 import (
 	"errors"
 	"flag"
-	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -58,16 +56,8 @@ func TestBuildersDecodeBack(t *testing.T) {
 			}
 		}
 	}
-	if !*updateSeeds {
-		return
-	}
-	dir := filepath.Join("testdata", "fuzz", "FuzzDecodeNAS")
-	_ = os.MkdirAll(dir, 0o755)
-	for name, b := range samples(t) {
-		body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if *updateSeeds {
+		writeSeeds(t, filepath.Join("testdata", "fuzz", "FuzzDecodeNAS"), samples(t))
 	}
 }
 

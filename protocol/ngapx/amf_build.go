@@ -86,6 +86,27 @@ func BuildNGSetupFailure(cause ngapType.Cause) ([]byte, error) {
 	return Encode(pdu)
 }
 
+// BuildRANConfigurationUpdateAcknowledge builds RAN Configuration Update
+// Acknowledge (TS 38.413 8.7.2.2).
+func BuildRANConfigurationUpdateAcknowledge() ([]byte, error) {
+	pdu := successful(ngapType.ProcedureCodeRANConfigurationUpdate, ngapType.SuccessfulOutcomePresentRANConfigurationUpdateAcknowledge)
+	pdu.SuccessfulOutcome.Value.RANConfigurationUpdateAcknowledge = &ngapType.RANConfigurationUpdateAcknowledge{}
+	return Encode(pdu)
+}
+
+// BuildRANConfigurationUpdateFailure builds RAN Configuration Update
+// Failure (TS 38.413 8.7.2.3).
+func BuildRANConfigurationUpdateFailure(cause ngapType.Cause) ([]byte, error) {
+	pdu := &ngapType.NGAPPDU{Present: ngapType.NGAPPDUPresentUnsuccessfulOutcome,
+		UnsuccessfulOutcome: &ngapType.UnsuccessfulOutcome{ProcedureCode: ngapType.ProcedureCode{Value: ngapType.ProcedureCodeRANConfigurationUpdate}, Criticality: reject}}
+	pdu.UnsuccessfulOutcome.Value.Present = ngapType.UnsuccessfulOutcomePresentRANConfigurationUpdateFailure
+	f := &ngapType.RANConfigurationUpdateFailure{}
+	f.ProtocolIEs.List = append(f.ProtocolIEs.List, ngapType.RANConfigurationUpdateFailureIEs{Id: id(ngapType.ProtocolIEIDCause),
+		Criticality: ignore, Value: ngapType.RANConfigurationUpdateFailureIEsValue{Present: ngapType.RANConfigurationUpdateFailureIEsPresentCause, Cause: &cause}})
+	pdu.UnsuccessfulOutcome.Value.RANConfigurationUpdateFailure = f
+	return Encode(pdu)
+}
+
 // BuildNGResetAcknowledge builds NG Reset Acknowledge (TS 38.413 8.7.4.2.2);
 // for a partial reset, the UE-associated connections reset are listed back.
 func BuildNGResetAcknowledge(partial []ngapType.UEAssociatedLogicalNGConnectionItem) ([]byte, error) {

@@ -80,6 +80,34 @@ func (r *NGSetupRequest) readNodeID(n *ngapType.GlobalRANNodeID) error {
 	return nil
 }
 
+// RANConfigurationUpdate is the parsed RAN Configuration Update (TS 38.413
+// 9.2.6.4): every IE is optional; TAs is nil when the list is absent.
+type RANConfigurationUpdate struct {
+	Name string
+	TAs  []SupportedTA
+}
+
+// ParseRANConfigurationUpdate reads the IEs of a RAN Configuration Update.
+func ParseRANConfigurationUpdate(pdu *ngapType.NGAPPDU) (RANConfigurationUpdate, error) {
+	var out RANConfigurationUpdate
+	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.RANConfigurationUpdate == nil {
+		return out, errors.New("not a RAN Configuration Update")
+	}
+	for _, ie := range pdu.InitiatingMessage.Value.RANConfigurationUpdate.ProtocolIEs.List {
+		switch v := ie.Value; {
+		case v.RANNodeName != nil:
+			out.Name = v.RANNodeName.Value
+		case v.SupportedTAList != nil:
+			tas, err := parseSupportedTAs(v.SupportedTAList)
+			if err != nil {
+				return out, err
+			}
+			out.TAs = tas
+		}
+	}
+	return out, nil
+}
+
 func parseSupportedTAs(l *ngapType.SupportedTAList) ([]SupportedTA, error) {
 	var out []SupportedTA
 	for _, item := range l.List {

@@ -3,8 +3,6 @@ package ngapx
 import (
 	"errors"
 	"flag"
-	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -58,12 +56,14 @@ func samples(t testing.TB) map[string][]byte {
 	caps := nasx.SecurityCapability{Raw: []byte{0xE0, 0xE0}}
 	enc, integ := caps.NRBits()
 	return map[string][]byte{
-		"ng-setup-request":  testNGSetupRequest(t, "208", "93"),
-		"ng-setup-response": must(BuildNGSetupResponse(Served{AMFName: "amf", GUAMI: testGUAMI, Capacity: 255, SNSSAIs: []models.Snssai{{Sst: 1, Sd: "010203"}, {Sst: 1}}})),
-		"ng-setup-failure":  must(BuildNGSetupFailure(CauseMisc(ngapType.CauseMiscPresentUnknownPLMN))),
-		"ng-reset-ack":      must(BuildNGResetAcknowledge(nil)),
-		"error-indication":  must(BuildErrorIndication(5, 7, CauseProtocol(ngapType.CauseProtocolPresentTransferSyntaxError))),
-		"downlink-nas":      must(BuildDownlinkNASTransport(1, 2, []byte{0x7e, 0x00, 0x5b, 0x01})),
+		"ng-setup-request":                 testNGSetupRequest(t, "208", "93"),
+		"ng-setup-response":                must(BuildNGSetupResponse(Served{AMFName: "amf", GUAMI: testGUAMI, Capacity: 255, SNSSAIs: []models.Snssai{{Sst: 1, Sd: "010203"}, {Sst: 1}}})),
+		"ng-setup-failure":                 must(BuildNGSetupFailure(CauseMisc(ngapType.CauseMiscPresentUnknownPLMN))),
+		"ng-reset-ack":                     must(BuildNGResetAcknowledge(nil)),
+		"ran-configuration-update-ack":     must(BuildRANConfigurationUpdateAcknowledge()),
+		"ran-configuration-update-failure": must(BuildRANConfigurationUpdateFailure(CauseMisc(ngapType.CauseMiscPresentUnknownPLMN))),
+		"error-indication":                 must(BuildErrorIndication(5, 7, CauseProtocol(ngapType.CauseProtocolPresentTransferSyntaxError))),
+		"downlink-nas":                     must(BuildDownlinkNASTransport(1, 2, []byte{0x7e, 0x00, 0x5b, 0x01})),
 		"initial-context-setup-request": must(BuildInitialContextSetupRequest(InitialContext{AMFUEID: 1, RANUEID: 2, GUAMI: testGUAMI,
 			Allowed: []models.Snssai{{Sst: 1, Sd: "010203"}}, NREncryption: enc, NRIntegrity: integ, KgNB: make([]byte, 32),
 			AMBRUL: 1e9, AMBRDL: 2e9, NASPDU: []byte{0x7e, 0x00, 0x42}})),
@@ -93,13 +93,7 @@ func TestBuildersDecodeBack(t *testing.T) {
 		}
 	}
 	if *updateSeeds {
-		dir := filepath.Join("testdata", "fuzz", "FuzzDecodeNGAP")
-		_ = os.MkdirAll(dir, 0o755)
-		for name, b := range samples(t) {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		writeSeeds(t, filepath.Join("testdata", "fuzz", "FuzzDecodeNGAP"), samples(t))
 	}
 }
 

@@ -39,6 +39,8 @@ func uplinkSamples(t testing.TB) map[string][]byte {
 		"uplink-nas-transport":     must(BuildUplinkNASTransport(1, 2, must(nasx.BuildAuthenticationResponse(make([]byte, 16))), cell)),
 		"ng-setup-request-named": must(BuildNGSetupRequest(GNB{MCC: "208", MNC: "93", ID: 1, Name: "gnb-1", TACs: []uint32{1, 2},
 			SNSSAIs: []models.Snssai{{Sst: 1, Sd: "010203"}, {Sst: 2}}})),
+		"ran-configuration-update": must(BuildRANConfigurationUpdate(GNB{MCC: "208", MNC: "93", ID: 1, Name: "gnb-1", TACs: []uint32{1},
+			SNSSAIs: []models.Snssai{{Sst: 1, Sd: "010203"}}})),
 		"ng-reset":                       must(BuildNGReset(CauseMisc(ngapType.CauseMiscPresentOmIntervention))),
 		"ng-reset-partial":               testNGResetPartial(t),
 		"initial-context-setup-response": must(BuildInitialContextSetupResponse(1, 2)),
@@ -118,6 +120,10 @@ func TestUplinkSeedsReachTheParsers(t *testing.T) {
 			}
 		case "ng-setup-request-named":
 			if r, err := ParseNGSetupRequest(pdu); err != nil || r.Name != "gnb-1" || len(r.TAs) != 2 {
+				t.Fatalf("%s: parsed %+v, %v", name, r, err)
+			}
+		case "ran-configuration-update":
+			if r, err := ParseRANConfigurationUpdate(pdu); err != nil || r.Name != "gnb-1" || len(r.TAs) != 1 || s.UEAssociated() {
 				t.Fatalf("%s: parsed %+v, %v", name, r, err)
 			}
 		case "ng-reset", "ng-reset-partial":

@@ -20,6 +20,7 @@ func FuzzDecodeNGAP(f *testing.F) {
 			_ = CauseString(s.Cause) // logged for release requests, setup failures, error indications
 		}
 		_, _ = ParseNGSetupRequest(pdu)
+		_, _ = ParseRANConfigurationUpdate(pdu)
 		_, _ = ParseInitialUEMessage(pdu)
 		_, _ = ParseUERadioCapability(pdu)
 		_ = Criticality(pdu) // decides whether an unhandled procedure gets an Error Indication

@@ -45,18 +45,9 @@ func BuildNGSetupRequest(g GNB) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices := ngapType.SliceSupportList{}
-	for _, s := range g.SNSSAIs {
-		n, err := SNSSAI(s)
-		if err != nil {
-			return nil, err
-		}
-		slices.List = append(slices.List, ngapType.SliceSupportItem{SNSSAI: n})
-	}
-	tas := &ngapType.SupportedTAList{}
-	for _, tac := range g.TACs {
-		tas.List = append(tas.List, ngapType.SupportedTAItem{TAC: TAC(tac), BroadcastPLMNList: ngapType.BroadcastPLMNList{
-			List: []ngapType.BroadcastPLMNItem{{PLMNIdentity: plmn, TAISliceSupportList: slices}}}})
+	tas, err := g.supportedTAs()
+	if err != nil {
+		return nil, err
 	}
 	pdu := initiating(ngapType.ProcedureCodeNGSetup, reject, ngapType.InitiatingMessagePresentNGSetupRequest)
 	r := &ngapType.NGSetupRequest{}
@@ -76,6 +67,51 @@ func BuildNGSetupRequest(g GNB) ([]byte, error) {
 		SupportedTAList: tas})
 	add(ngapType.ProtocolIEIDDefaultPagingDRX, ignore, ngapType.NGSetupRequestIEsValue{Present: ngapType.NGSetupRequestIEsPresentDefaultPagingDRX,
 		DefaultPagingDRX: &ngapType.PagingDRX{Value: ngapType.PagingDRXPresentV128}})
+	return Encode(pdu)
+}
+
+// supportedTAs is the Supported TA List of g: each TAC broadcasts g's PLMN
+// with all of g's slices (TS 38.413 9.3.1.97).
+func (g GNB) supportedTAs() (*ngapType.SupportedTAList, error) {
+	plmn, err := PLMN(g.MCC, g.MNC)
+	if err != nil {
+		return nil, err
+	}
+	slices := ngapType.SliceSupportList{}
+	for _, s := range g.SNSSAIs {
+		n, err := SNSSAI(s)
+		if err != nil {
+			return nil, err
+		}
+		slices.List = append(slices.List, ngapType.SliceSupportItem{SNSSAI: n})
+	}
+	tas := &ngapType.SupportedTAList{}
+	for _, tac := range g.TACs {
+		tas.List = append(tas.List, ngapType.SupportedTAItem{TAC: TAC(tac), BroadcastPLMNList: ngapType.BroadcastPLMNList{
+			List: []ngapType.BroadcastPLMNItem{{PLMNIdentity: plmn, TAISliceSupportList: slices}}}})
+	}
+	return tas, nil
+}
+
+// BuildRANConfigurationUpdate builds RAN Configuration Update (TS 38.413
+// 8.7.2.2) announcing g's name and Supported TA List, as a gNB does after a
+// change of its cells.
+func BuildRANConfigurationUpdate(g GNB) ([]byte, error) {
+	tas, err := g.supportedTAs()
+	if err != nil {
+		return nil, err
+	}
+	pdu := initiating(ngapType.ProcedureCodeRANConfigurationUpdate, reject, ngapType.InitiatingMessagePresentRANConfigurationUpdate)
+	r := &ngapType.RANConfigurationUpdate{}
+	pdu.InitiatingMessage.Value.RANConfigurationUpdate = r
+	if g.Name != "" {
+		r.ProtocolIEs.List = append(r.ProtocolIEs.List, ngapType.RANConfigurationUpdateIEs{Id: id(ngapType.ProtocolIEIDRANNodeName),
+			Criticality: ignore, Value: ngapType.RANConfigurationUpdateIEsValue{Present: ngapType.RANConfigurationUpdateIEsPresentRANNodeName,
+				RANNodeName: &ngapType.RANNodeName{Value: g.Name}}})
+	}
+	r.ProtocolIEs.List = append(r.ProtocolIEs.List, ngapType.RANConfigurationUpdateIEs{Id: id(ngapType.ProtocolIEIDSupportedTAList),
+		Criticality: reject, Value: ngapType.RANConfigurationUpdateIEsValue{Present: ngapType.RANConfigurationUpdateIEsPresentSupportedTAList,
+			SupportedTAList: tas}})
 	return Encode(pdu)
 }
 

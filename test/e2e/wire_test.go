@@ -12,7 +12,7 @@ import (
 	"github.com/l25gc/l25gc/config"
 )
 
-// The N2 traffic of a registration and a deregistration, captured on the
+// The N2 traffic of a RAN configuration update, a registration and a deregistration, captured on the
 // wire and dissected by tshark: no malformed packet, and the NGAP
 // procedures and 5GMM messages of TS 23.502 4.2.2.2.2 / 4.2.2.3.2 in order.
 // NEA0 keeps the NAS readable to the dissector (integrity stays NIA2).
@@ -24,8 +24,11 @@ func TestRegistrationOnTheWireIsWhatTSharkExpects(t *testing.T) {
 	capture := startCapture(t, port)
 
 	g := connectGNB(t, cfg)
-	ue := newUE(t, cfg, g, 0, "null")
 	ctx := procCtx(t)
+	if err := g.UpdateConfiguration(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ue := newUE(t, cfg, g, 0, "null")
 	if _, err := ue.Register(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +48,7 @@ func TestRegistrationOnTheWireIsWhatTSharkExpects(t *testing.T) {
 	code := func(c int64) string { return strconv.FormatInt(c, 10) }
 	wantProcs := []string{
 		code(ngapType.ProcedureCodeNGSetup), code(ngapType.ProcedureCodeNGSetup),
+		code(ngapType.ProcedureCodeRANConfigurationUpdate), code(ngapType.ProcedureCodeRANConfigurationUpdate),
 		code(ngapType.ProcedureCodeInitialUEMessage),     // Registration Request
 		code(ngapType.ProcedureCodeDownlinkNASTransport), // Authentication Request
 		code(ngapType.ProcedureCodeUplinkNASTransport),   // Authentication Response

@@ -47,6 +47,7 @@ type GNB struct {
 	mu        sync.Mutex
 	byRAN     map[int64]*UE
 	setup     chan ngapx.Summary // NG Setup outcome
+	ranConfig chan ngapx.Summary // RAN Configuration Update outcome
 	resetAck  chan struct{}
 	done      chan struct{}
 	readErr   error
@@ -69,7 +70,7 @@ func Connect(ctx context.Context, cfg GNBConfig) (*GNB, error) {
 	}
 	g := &GNB{cfg: cfg, conn: conn, Transport: picked, log: cfg.Log,
 		cell:  ngapx.Cell{TAI: nasx.TAI{MCC: cfg.MCC, MNC: cfg.MNC, TAC: cfg.TAC}, CellID: uint64(cfg.ID) << 12},
-		byRAN: map[int64]*UE{}, setup: make(chan ngapx.Summary, 1), resetAck: make(chan struct{}, 1), done: make(chan struct{})}
+		byRAN: map[int64]*UE{}, setup: make(chan ngapx.Summary, 1), ranConfig: make(chan ngapx.Summary, 1), resetAck: make(chan struct{}, 1), done: make(chan struct{})}
 	go g.readLoop()
 	if err := g.ngSetup(ctx); err != nil {
 		conn.Close()
@@ -78,9 +79,14 @@ func Connect(ctx context.Context, cfg GNBConfig) (*GNB, error) {
 	return g, nil
 }
 
+// announced is what the gNB tells the AMF about itself.
+func (g *GNB) announced() ngapx.GNB {
+	return ngapx.GNB{MCC: g.cfg.MCC, MNC: g.cfg.MNC, ID: g.cfg.ID,
+		Name: fmt.Sprintf("l25gc-ransim-%d", g.cfg.ID), TACs: []uint32{g.cfg.TAC}, SNSSAIs: g.cfg.SNSSAIs}
+}
+
 func (g *GNB) ngSetup(ctx context.Context) error {
-	req, err := ngapx.BuildNGSetupRequest(ngapx.GNB{MCC: g.cfg.MCC, MNC: g.cfg.MNC, ID: g.cfg.ID,
-		Name: fmt.Sprintf("l25gc-ransim-%d", g.cfg.ID), TACs: []uint32{g.cfg.TAC}, SNSSAIs: g.cfg.SNSSAIs})
+	req, err := ngapx.BuildNGSetupRequest(g.announced())
 	if err != nil {
 		return err
 	}
@@ -123,6 +129,33 @@ func (g *GNB) Reset(ctx context.Context) error {
 		return fmt.Errorf("NG Reset: association ended: %v", g.readErr)
 	case <-ctx.Done():
 		return fmt.Errorf("NG Reset: %w", ctx.Err())
+	}
+}
+
+// ErrRANConfigurationUpdateFailure is the AMF refusing a RAN configuration
+// update (TS 38.413 8.7.2.3).
+var ErrRANConfigurationUpdateFailure = errors.New("RAN Configuration Update Failure")
+
+// UpdateConfiguration announces the gNB's name and TAs again with RAN
+// Configuration Update and waits for the AMF's answer (TS 38.413 8.7.2).
+func (g *GNB) UpdateConfiguration(ctx context.Context) error {
+	b, err := ngapx.BuildRANConfigurationUpdate(g.announced())
+	if err != nil {
+		return err
+	}
+	if err := g.conn.WriteMsg(b, 0); err != nil {
+		return fmt.Errorf("RAN Configuration Update: %w", err)
+	}
+	select {
+	case s := <-g.ranConfig:
+		if s.Kind != ngapx.Successful {
+			return fmt.Errorf("%w: %s", ErrRANConfigurationUpdateFailure, ngapx.CauseString(s.Cause))
+		}
+		return nil
+	case <-g.done:
+		return fmt.Errorf("RAN Configuration Update: association ended: %v", g.readErr)
+	case <-ctx.Done():
+		return fmt.Errorf("RAN Configuration Update: %w", ctx.Err())
 	}
 }
 
@@ -212,6 +245,12 @@ func (g *GNB) handle(b []byte) {
 	case ngapType.ProcedureCodeNGSetup:
 		select {
 		case g.setup <- s:
+		default:
+		}
+		return
+	case ngapType.ProcedureCodeRANConfigurationUpdate:
+		select {
+		case g.ranConfig <- s:
 		default:
 		}
 		return
