@@ -98,7 +98,9 @@ func runNF(cfg *config.Config, name string, kind nfKind) error {
 // newTransport builds the configured SBI transport. Over X-IO an NF serves
 // and calls its peers on this node through the onvm manager's shared memory
 // (which `l25gc up` starts first and names in $L25GC_XIO_PREFIX), and keeps
-// TCP at the same address for peers on other nodes and for tools.
+// TCP at the same address for peers on other nodes and for tools; which
+// peer is where comes from the NRF profiles (their locality, see
+// sbi.NodeTransport), so a core can span nodes.
 func newTransport(cfg *config.Config) (sbi.Transport, error) {
 	switch cfg.SBI.Transport {
 	case "tcp":
