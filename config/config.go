@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -20,7 +21,10 @@ type Config struct {
 	DataDir  string   `yaml:"data_dir"`
 	LogDir   string   `yaml:"log_dir"`
 	LogLevel string   `yaml:"log_level"` // debug | info | warn | error
-	SBI      SBI      `yaml:"sbi"`
+	// NFs are the network functions this node runs (`l25gc up`), all of
+	// them by default; a core spans nodes when each runs some of them.
+	NFs []string `yaml:"nfs"`
+	SBI SBI      `yaml:"sbi"`
 	NRF      NRF      `yaml:"nrf"`
 	AMF      AMF      `yaml:"amf"`
 	AUSF     NF       `yaml:"ausf"`
@@ -63,6 +67,27 @@ type SBI struct {
 	// message level) or xio-socket (HTTP/2 over shared-memory sockets).
 	Transport string `yaml:"transport"`
 	BindIP    string `yaml:"bind_ip"`
+	// AdvertiseIP is the address this node's NFs give the NRF and their
+	// peers ("" = bind_ip); needed when bind_ip is a wildcard.
+	AdvertiseIP string `yaml:"advertise_ip"`
+	// NRFURI is the NRF every NF registers with and discovers through
+	// ("" = this node's NRF); set it on a node that runs no NRF.
+	NRFURI string `yaml:"nrf_uri"`
+}
+
+// AllNFs are the network functions of a core, in the order a node starts
+// them: the NRF first (everyone registers with it), the data path of
+// authentication next, the AMF last (it accepts gNBs once its peers are up).
+var AllNFs = []string{"nrf", "udr", "udm", "ausf", "pcf", "amf"}
+
+// Runs reports whether this node runs the network function name.
+func (c *Config) Runs(name string) bool {
+	for _, n := range c.NFs {
+		if n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // NF holds what every network function has: where it serves its SBI and its metrics.
@@ -172,10 +197,29 @@ type SubscriberRange struct {
 	DNNs    []string `yaml:"dnns"`
 }
 
-// Addr joins the SBI bind IP with a port.
+// Addr joins the SBI bind IP with a port: where this node listens.
 func (c *Config) Addr(port int) string {
 	return net.JoinHostPort(c.SBI.BindIP, strconv.Itoa(port))
 }
 
+// AdvertisedAddr joins the advertised IP with a port: where peers, the NRF
+// and tools reach this node's NF on that port.
+func (c *Config) AdvertisedAddr(port int) string {
+	return net.JoinHostPort(c.AdvertisedIP(), strconv.Itoa(port))
+}
+
+// AdvertisedIP is the IP address this node's NFs are reached at.
+func (c *Config) AdvertisedIP() string {
+	if c.SBI.AdvertiseIP != "" {
+		return c.SBI.AdvertiseIP
+	}
+	return c.SBI.BindIP
+}
+
 // NRFURI is where every NF registers and discovers.
-func (c *Config) NRFURI() string { return "http://" + c.Addr(c.NRF.SBIPort) }
+func (c *Config) NRFURI() string {
+	if c.SBI.NRFURI != "" {
+		return strings.TrimSuffix(c.SBI.NRFURI, "/")
+	}
+	return "http://" + c.AdvertisedAddr(c.NRF.SBIPort)
+}

@@ -24,6 +24,7 @@ func Default() *Config {
 		DataDir:  "run/data",
 		LogDir:   "run/log",
 		LogLevel: "info",
+		NFs:      append([]string(nil), AllNFs...),
 		SBI:      SBI{Transport: "xio", BindIP: "127.0.0.1"},
 		NRF:      NRF{NF: NF{SBIPort: 29510, MetricsPort: 9510}, ValidityPeriod: time.Hour},
 		AMF: AMF{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,9 +43,7 @@ func (c *Config) validate(file string, root *yaml.Node) error {
 	v.dnns("dnns", c.DNNs)
 	v.oneOf("log_level", c.LogLevel, "debug", "info", "warn", "error")
 	v.oneOf("sbi.transport", c.SBI.Transport, "tcp", "xio", "xio-socket")
-	if net.ParseIP(c.SBI.BindIP) == nil {
-		v.fail("sbi.bind_ip", "not an IP address: %q", c.SBI.BindIP)
-	}
+	v.sbi(c)
 	v.nf("nrf", c.NRF.NF)
 	v.validityPeriod("nrf.validity_period", c.NRF.ValidityPeriod)
 	v.nf("amf", c.AMF.NF)
@@ -60,6 +59,45 @@ func (c *Config) validate(file string, root *yaml.Node) error {
 		v.subscribers(fmt.Sprintf("subscribers[%d]", i), r, c.PLMN)
 	}
 	return errors.Join(v.errs...)
+}
+
+// sbi checks where the node listens, what it advertises and where its NRF
+// is. Peers and the NRF cannot reach a wildcard address, so a node bound to
+// one must say which address it is reached at.
+func (v *validator) sbi(c *Config) {
+	bind := net.ParseIP(c.SBI.BindIP)
+	if bind == nil {
+		v.fail("sbi.bind_ip", "not an IP address: %q", c.SBI.BindIP)
+	}
+	switch adv := c.SBI.AdvertiseIP; {
+	case adv != "" && (net.ParseIP(adv) == nil || net.ParseIP(adv).IsUnspecified()):
+		v.fail("sbi.advertise_ip", "not an IP address peers can reach: %q", adv)
+	case adv == "" && bind != nil && bind.IsUnspecified():
+		v.fail("sbi.advertise_ip", "needed with bind_ip %s: the address the NRF and peers reach this node at", c.SBI.BindIP)
+	}
+	if u := c.SBI.NRFURI; u != "" {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || (p.Path != "" && p.Path != "/") {
+			v.fail("sbi.nrf_uri", "want the NRF's apiRoot, e.g. http://10.0.0.1:29510 (TS 29.501 4.4.1), got %q", u)
+		}
+	}
+	seen := map[string]bool{}
+	for i, name := range c.NFs {
+		f := fmt.Sprintf("nfs[%d]", i)
+		switch {
+		case !slices.Contains(AllNFs, name):
+			v.fail(f, "unknown network function %q (want one of %s)", name, strings.Join(AllNFs, ", "))
+		case seen[name]:
+			v.fail(f, "%s is listed twice", name)
+		}
+		seen[name] = true
+	}
+	if len(c.NFs) == 0 {
+		v.fail("nfs", "a node runs at least one network function")
+	}
+	if !c.Runs("nrf") && c.SBI.NRFURI == "" && len(c.NFs) > 0 {
+		v.fail("sbi.nrf_uri", "needed when this node runs no NRF (nfs has none): where the core's NRF is")
+	}
 }
 
 func (v *validator) amf(a *AMF) {

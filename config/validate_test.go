@@ -44,6 +44,14 @@ func TestValidateRefusesNonsense(t *testing.T) {
 		{"no ciphering", "amf:\n  nas:\n    ciphering: []\n", "node.yaml:3: amf.nas.ciphering: at least one ciphering algorithm is needed"},
 		{"bad DNN", "dnns: [internet, \"my dnn\"]\n", `node.yaml:1: dnns[1]: "my dnn" is not a DNN`},
 		{"empty DNN label", "dnns: [\"ims..test\"]\n", `node.yaml:1: dnns[0]: "ims..test" is not a DNN`},
+		{"wildcard bind without an advertised address", "sbi:\n  bind_ip: 0.0.0.0\n",
+			"node.yaml:2: sbi.advertise_ip: needed with bind_ip 0.0.0.0"},
+		{"advertised wildcard", "sbi:\n  advertise_ip: 0.0.0.0\n", `node.yaml:2: sbi.advertise_ip: not an IP address peers can reach: "0.0.0.0"`},
+		{"NRF URI with a path", "sbi:\n  nrf_uri: http://10.0.0.1:29510/nnrf-nfm/v1\n", "node.yaml:2: sbi.nrf_uri: want the NRF's apiRoot"},
+		{"no NRF here and none named", "nfs: [ausf, amf]\n", "sbi.nrf_uri: needed when this node runs no NRF"},
+		{"unknown NF", "nfs: [nrf, smsf]\n", `node.yaml:1: nfs[1]: unknown network function "smsf"`},
+		{"NF listed twice", "nfs: [nrf, amf, amf]\n", "node.yaml:1: nfs[2]: amf is listed twice"},
+		{"no NF at all", "nfs: []\n", "node.yaml:1: nfs: a node runs at least one network function"},
 		{"SD ffffff", "snssais: [{sst: 1, sd: ffffff}]\n", "node.yaml:1: snssais[0].sd: ffffff means no SD"},
 		{"mongodb without a mongodb URI", "udr:\n  store:\n    backend: mongodb\n    mongodb: {uri: \"http://db:27017\", database: free5gc}\n",
 			`node.yaml:4: udr.store.mongodb.uri: want mongodb:// or mongodb+srv://, got "http://db:27017"`},
@@ -70,9 +78,33 @@ func TestValidateAcceptsEdges(t *testing.T) {
 		"mongodb backend":               "udr:\n  store:\n    backend: mongodb\n",
 		"DNN with labels":               "dnns: [ims.mnc093.mcc208.gprs, internet-2]\n",
 		"only null ciphering":           "amf:\n  nas:\n    ciphering: [NEA0]\n",
+		"a node of a core spanning nodes": "nfs: [ausf, pcf, amf]\nsbi:\n  bind_ip: 0.0.0.0\n  advertise_ip: 10.0.0.2\n" +
+			"  nrf_uri: http://10.0.0.1:29510\n",
 	} {
 		if _, err := Parse("node.yaml", []byte(yaml)); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+func TestAdvertisedAddressesAndNRF(t *testing.T) {
+	c, err := Parse("node.yaml", []byte("nfs: [amf]\nsbi:\n  bind_ip: 0.0.0.0\n  advertise_ip: 10.0.0.2\n  nrf_uri: http://10.0.0.1:29510/\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Addr(c.AMF.SBIPort); got != "0.0.0.0:29518" {
+		t.Errorf("listen address %s", got)
+	}
+	if got := c.AdvertisedAddr(c.AMF.SBIPort); got != "10.0.0.2:29518" {
+		t.Errorf("advertised address %s", got)
+	}
+	if got := c.NRFURI(); got != "http://10.0.0.1:29510" {
+		t.Errorf("NRF %s", got)
+	}
+	if c.Runs("nrf") || !c.Runs("amf") {
+		t.Errorf("runs %v", c.NFs)
+	}
+	if d := Default(); d.NRFURI() != "http://127.0.0.1:29510" || len(d.NFs) != len(AllNFs) {
+		t.Errorf("defaults: NRF %s, NFs %v", d.NRFURI(), d.NFs)
 	}
 }

@@ -24,9 +24,6 @@ import (
 	"github.com/l25gc/l25gc/xio/xioproc"
 )
 
-// NFs in start order: the NRF first (everyone registers with it), the data
-// path of authentication next, the AMF last (it accepts gNBs once its peers are up).
-var NFs = []string{"nrf", "udr", "udm", "ausf", "pcf", "amf"}
 
 // Options says how to start a core.
 type Options struct {
@@ -123,7 +120,10 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Core, error)
 		c.Stop()
 		return nil, err
 	}
-	for _, name := range NFs {
+	for _, name := range config.AllNFs {
+		if !cfg.Runs(name) {
+			continue // another node of the core runs it
+		}
 		p, err := c.spawn(name)
 		if err != nil {
 			c.Stop()

@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -44,11 +42,7 @@ func provClient(cmd *cobra.Command) (*prov.Client, error) {
 		if err != nil {
 			return nil, err
 		}
-		host := cfg.SBI.BindIP
-		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-			host = "127.0.0.1"
-		}
-		base = "http://" + net.JoinHostPort(host, strconv.Itoa(cfg.UDR.SBIPort))
+		base = "http://" + cfg.AdvertisedAddr(cfg.UDR.SBIPort)
 	}
 	return prov.NewClient(base, nil), nil
 }

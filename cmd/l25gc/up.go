@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -42,7 +43,15 @@ func newUpCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "L25GC+ starting: SBI %s, N2 %s (%s), logs in %s\n", cfg.SBI.Transport, cfg.AMF.NGAP.Addr, cfg.AMF.NGAP.Transport, cfg.LogDir)
+			n2 := "no AMF on this node"
+			if cfg.Runs("amf") {
+				n2 = fmt.Sprintf("N2 %s (%s)", cfg.AMF.NGAP.Addr, cfg.AMF.NGAP.Transport)
+			}
+			nrf := ""
+			if !cfg.Runs("nrf") {
+				nrf = ", NRF " + cfg.NRFURI()
+			}
+			fmt.Fprintf(out, "L25GC+ starting: %s, SBI %s%s, logs in %s\n", strings.Join(cfg.NFs, " "), cfg.SBI.Transport, nrf+", "+n2, cfg.LogDir)
 			core, err := node.Start(ctx, cfg, node.Options{ConfigPath: path, SBI: sbiFlag, Out: out, Restart: true, Publish: true})
 			if err != nil {
 				return err

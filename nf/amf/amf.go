@@ -111,7 +111,7 @@ func (n *NF) Handler() http.Handler {
 
 // Profile is the AMF's NRF profile (TS 29.510 6.1.6.2.2) offering namf-comm.
 func (n *NF) Profile() models.NrfNfManagementNfProfile {
-	p := sbi.Profile(n.id, models.NrfNfManagementNfType_AMF, n.cfg.SBI.BindIP, n.cfg.AMF.SBIPort,
+	p := sbi.Profile(n.id, models.NrfNfManagementNfType_AMF, n.cfg.AdvertisedIP(), n.cfg.AMF.SBIPort,
 		n.env.PLMN(), models.ServiceName_NAMF_COMM)
 	g := n.guami.Model()
 	p.AmfInfo = &models.NrfNfManagementAmfInfo{AmfSetId: fmt.Sprintf("%03x", n.guami.SetID),

@@ -282,7 +282,7 @@ func (n *NF) policyRequest(ue *ueContext) models.PcfAmPolicyControlPolicyAssocia
 func ptr[T any](v T) *T { return &v }
 
 func (n *NF) callbackURI(path string) string {
-	return "http://" + n.cfg.Addr(n.cfg.AMF.SBIPort) + path
+	return "http://" + n.cfg.AdvertisedAddr(n.cfg.AMF.SBIPort) + path
 }
 
 // allowedNSSAI is requested ∩ subscribed ∩ served; without a request, the

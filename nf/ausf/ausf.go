@@ -42,7 +42,7 @@ func New(env *nf.Env) (*NF, error) {
 	cfg := env.Config
 	return &NF{
 		env: env, log: env.Log.With("nf", "ausf"),
-		id:    sbi.InstanceID(models.NrfNfManagementNfType_AUSF, cfg.Addr(cfg.AUSF.SBIPort)),
+		id:    sbi.InstanceID(models.NrfNfManagementNfType_AUSF, cfg.AdvertisedAddr(cfg.AUSF.SBIPort)),
 		snn:   security.ServingNetworkName(cfg.PLMN.MCC, cfg.PLMN.MNC),
 		udm:   &udmClient{c: env.Client, nrf: env.NRF},
 		auths: newAuthContexts(contextLifetime, time.Now),
@@ -60,7 +60,7 @@ func (n *NF) Handler() http.Handler {
 // Profile is the AUSF's NRF profile (TS 29.510 6.1.6.2.2).
 func (n *NF) Profile() models.NrfNfManagementNfProfile {
 	cfg := n.env.Config
-	return sbi.Profile(n.id, models.NrfNfManagementNfType_AUSF, cfg.SBI.BindIP, cfg.AUSF.SBIPort, n.env.PLMN(),
+	return sbi.Profile(n.id, models.NrfNfManagementNfType_AUSF, cfg.AdvertisedIP(), cfg.AUSF.SBIPort, n.env.PLMN(),
 		models.ServiceName_NAUSF_AUTH)
 }
 

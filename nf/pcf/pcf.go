@@ -30,7 +30,7 @@ type NF struct {
 func New(env *nf.Env) (*NF, error) {
 	cfg := env.Config
 	return &NF{env: env, log: env.Log.With("nf", "pcf"),
-		id:  sbi.InstanceID(models.NrfNfManagementNfType_PCF, cfg.Addr(cfg.PCF.SBIPort)),
+		id:  sbi.InstanceID(models.NrfNfManagementNfType_PCF, cfg.AdvertisedAddr(cfg.PCF.SBIPort)),
 		udr: &udrClient{c: env.Client, nrf: env.NRF}, policies: newAssociations()}, nil
 }
 
@@ -47,7 +47,7 @@ func (n *NF) Handler() http.Handler {
 // Profile is the PCF's NRF profile (TS 29.510 6.1.6.2.2).
 func (n *NF) Profile() models.NrfNfManagementNfProfile {
 	cfg := n.env.Config
-	return sbi.Profile(n.id, models.NrfNfManagementNfType_PCF, cfg.SBI.BindIP, cfg.PCF.SBIPort, n.env.PLMN(),
+	return sbi.Profile(n.id, models.NrfNfManagementNfType_PCF, cfg.AdvertisedIP(), cfg.PCF.SBIPort, n.env.PLMN(),
 		models.ServiceName_NPCF_AM_POLICY_CONTROL)
 }
 

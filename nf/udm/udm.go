@@ -39,7 +39,7 @@ func New(env *nf.Env) (*NF, error) {
 	cfg := env.Config
 	return &NF{
 		env: env, log: env.Log.With("nf", "udm"), keys: keys,
-		id:  sbi.InstanceID(models.NrfNfManagementNfType_UDM, cfg.Addr(cfg.UDM.SBIPort)),
+		id:  sbi.InstanceID(models.NrfNfManagementNfType_UDM, cfg.AdvertisedAddr(cfg.UDM.SBIPort)),
 		udr: &udrClient{c: env.Client, nrf: env.NRF}, ues: newUEState(),
 	}, nil
 }
@@ -56,7 +56,7 @@ func (n *NF) Handler() http.Handler {
 // Profile is the UDM's NRF profile (TS 29.510 6.1.6.2.2).
 func (n *NF) Profile() models.NrfNfManagementNfProfile {
 	cfg := n.env.Config
-	return sbi.Profile(n.id, models.NrfNfManagementNfType_UDM, cfg.SBI.BindIP, cfg.UDM.SBIPort, n.env.PLMN(),
+	return sbi.Profile(n.id, models.NrfNfManagementNfType_UDM, cfg.AdvertisedIP(), cfg.UDM.SBIPort, n.env.PLMN(),
 		models.ServiceName_NUDM_UEAU, models.ServiceName_NUDM_UECM, models.ServiceName_NUDM_SDM)
 }
 

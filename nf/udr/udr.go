@@ -51,7 +51,7 @@ func NewWithStore(env *nf.Env, st store.Store) *NF {
 	cfg := env.Config
 	return &NF{
 		env: env, log: env.Log.With("nf", "udr"), store: st,
-		id:       sbi.InstanceID(models.NrfNfManagementNfType_UDR, cfg.Addr(cfg.UDR.SBIPort)),
+		id:       sbi.InstanceID(models.NrfNfManagementNfType_UDR, cfg.AdvertisedAddr(cfg.UDR.SBIPort)),
 		plmn:     cfg.PLMN.String(),
 		defaults: defaultsOf(cfg),
 	}
@@ -73,7 +73,7 @@ func (n *NF) Handler() http.Handler {
 // id derived from its address, so a restart replaces its registration.
 func (n *NF) Profile() models.NrfNfManagementNfProfile {
 	cfg := n.env.Config
-	return sbi.Profile(n.id, models.NrfNfManagementNfType_UDR, cfg.SBI.BindIP, cfg.UDR.SBIPort, n.env.PLMN(),
+	return sbi.Profile(n.id, models.NrfNfManagementNfType_UDR, cfg.AdvertisedIP(), cfg.UDR.SBIPort, n.env.PLMN(),
 		models.ServiceName_NUDR_DR)
 }
 

@@ -275,7 +275,7 @@ func Concealment(cfg *config.Config, scheme string) (ransim.Concealment, error) 
 // provision adds the benchmark's subscribers to a running core's UDR.
 func provision(ctx context.Context, o RegistrationOptions, total int) error {
 	r := o.Config.Subscribers[0]
-	base := "http://" + o.Config.Addr(o.Config.UDR.SBIPort)
+	base := "http://" + o.Config.AdvertisedAddr(o.Config.UDR.SBIPort)
 	sub := prov.Subscriber{IMSI: o.FirstIMSI, K: r.K, OPc: r.OPc, OP: r.OP, SQN: r.SQN, AMF: r.AMF, DNNs: r.DNNs}
 	for _, s := range r.SNSSAIs {
 		sub.SNSSAIs = append(sub.SNSSAIs, prov.SNSSAI{SST: s.SST, SD: s.SD})

@@ -155,24 +155,10 @@ func discoverable(client *http.Client, cfg *config.Config) bool {
 // by path).
 func assertNFToNFOverXIOOnly(t *testing.T, cfg *config.Config) {
 	t.Helper()
-	client := &http.Client{Timeout: 5 * time.Second}
 	xio := 0.0
 	for name, port := range map[string]int{"nrf": cfg.NRF.MetricsPort, "udr": cfg.UDR.MetricsPort,
 		"udm": cfg.UDM.MetricsPort, "ausf": cfg.AUSF.MetricsPort, "pcf": cfg.PCF.MetricsPort, "amf": cfg.AMF.MetricsPort} {
-		resp, err := client.Get("http://" + cfg.Addr(port) + "/metrics")
-		if err != nil {
-			t.Fatalf("%s metrics: %v", name, err)
-		}
-		paths := map[string]float64{}
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			var path string
-			var n float64
-			if _, err := fmt.Sscanf(sc.Text(), "l25gc_sbi_client_requests_total{path=%q} %g", &path, &n); err == nil {
-				paths[path] = n
-			}
-		}
-		resp.Body.Close()
+		paths := sbiPaths(t, cfg, port)
 		if tcp, ok := paths["tcp"]; !ok || tcp != 0 {
 			t.Errorf("%s: SBI requests by path %v, want none over tcp", name, paths)
 		}
@@ -181,4 +167,26 @@ func assertNFToNFOverXIOOnly(t *testing.T, cfg *config.Config) {
 	if xio == 0 {
 		t.Error("no SBI request over xio in the whole core")
 	}
+}
+
+// sbiPaths reads how many SBI requests the NF with metrics port sent over
+// each path (l25gc_sbi_client_requests_total{path}).
+func sbiPaths(t *testing.T, cfg *config.Config, metricsPort int) map[string]float64 {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get("http://" + cfg.Addr(metricsPort) + "/metrics")
+	if err != nil {
+		t.Fatalf("metrics at port %d: %v", metricsPort, err)
+	}
+	defer resp.Body.Close()
+	paths := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		var path string
+		var n float64
+		if _, err := fmt.Sscanf(sc.Text(), "l25gc_sbi_client_requests_total{path=%q} %g", &path, &n); err == nil {
+			paths[path] = n
+		}
+	}
+	return paths
 }
