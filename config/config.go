@@ -23,14 +23,14 @@ type Config struct {
 	LogLevel string   `yaml:"log_level"` // debug | info | warn | error
 	// NFs are the network functions this node runs (`l25gc up`), all of
 	// them by default; a core spans nodes when each runs some of them.
-	NFs []string `yaml:"nfs"`
-	SBI SBI      `yaml:"sbi"`
-	NRF      NRF      `yaml:"nrf"`
-	AMF      AMF      `yaml:"amf"`
-	AUSF     NF       `yaml:"ausf"`
-	UDM      UDM      `yaml:"udm"`
-	UDR      UDR      `yaml:"udr"`
-	PCF      NF       `yaml:"pcf"`
+	NFs  []string `yaml:"nfs"`
+	SBI  SBI      `yaml:"sbi"`
+	NRF  NRF      `yaml:"nrf"`
+	AMF  AMF      `yaml:"amf"`
+	AUSF NF       `yaml:"ausf"`
+	UDM  UDM      `yaml:"udm"`
+	UDR  UDR      `yaml:"udr"`
+	PCF  NF       `yaml:"pcf"`
 	// Subscribers are provisioned by the UDR at start when absent, so that a
 	// fresh core and the simulator work together with no editing.
 	Subscribers []SubscriberRange `yaml:"subscribers"`

@@ -24,7 +24,6 @@ import (
 	"github.com/l25gc/l25gc/xio/xioproc"
 )
 
-
 // Options says how to start a core.
 type Options struct {
 	Binary     string    // the l25gc binary; "" = this executable
