@@ -7,7 +7,10 @@
  * and tear-down of connections are done by the NFs themselves under the
  * table lock (one shared-memory transaction, no manager wake-up on the
  * request path); the manager owns the tables, breaks the lock of a process
- * that died holding it, and closes a dead NF's connections with RST.
+ * that died holding it, closes a dead NF's connections with RST, and takes
+ * back its buffers (see the buffer life in onvm_ops.h). A watchdog turns a
+ * ring wedged by a process killed mid-enqueue into an exit, so the node
+ * restarts X-IO instead of hanging.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,13 +23,13 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_memzone.h>
-#include <rte_mempool.h>
 #include <rte_ring.h>
 
 #include "onvm_manager.h"
 #include "onvm_ops.h"
 
 static struct onvm_view mgr;
+static uint32_t mgr_delivering[ONVM_MAX_NF]; /* the manager's own RST deliveries */
 static int eal_up;
 
 static void set_err(char *err, size_t n, const char *what, int code)
@@ -34,34 +37,20 @@ static void set_err(char *err, size_t n, const char *what, int code)
 	snprintf(err, n, "%s: %s", what, rte_strerror(code));
 }
 
-static int create_pool(unsigned nbufs, char *err, size_t n)
+/* create_bufs reserves the buffers (all FREE: own word 0). */
+static int create_bufs(unsigned nbufs, char *err, size_t n)
 {
-	/* No per-lcore cache: every buffer is either in the pool's ring or
-	 * marked with its owner, so a dead NF's buffers can be found. */
-	mgr.pool = rte_mempool_create_empty(ONVM_POOL_MSG, nbufs, ONVM_MSG_SIZE, 0, 0, SOCKET_ID_ANY, 0);
-	if (mgr.pool == NULL) {
-		set_err(err, n, "create mempool " ONVM_POOL_MSG, rte_errno);
+	size_t len = (size_t)nbufs * ONVM_MSG_SIZE + (size_t)ONVM_CTL_BUFS * ONVM_CTL_SIZE;
+	const struct rte_memzone *mz =
+		rte_memzone_reserve_aligned(ONVM_MZ_BUFS, len, SOCKET_ID_ANY, 0, ONVM_MSG_SIZE);
+	if (mz == NULL) {
+		set_err(err, n, "reserve memzone " ONVM_MZ_BUFS, rte_errno);
 		return -1;
 	}
-	/* Relaxed tail sync instead of the default MP/MC ring: there, a thread
-	 * preempted between moving the head and the tail makes every other
-	 * get/put spin until it runs again. With dozens of NF threads on two
-	 * shared cores that stalled the whole core for seconds; with RTS the
-	 * last thread out publishes the tail and nobody waits on a sleeper. */
-	int rc = rte_mempool_set_ops_byname(mgr.pool, "ring_mt_rts", NULL);
-	if (rc != 0) {
-		set_err(err, n, "mempool ops ring_mt_rts", -rc);
-		rte_mempool_free(mgr.pool);
-		mgr.pool = NULL;
-		return -1;
-	}
-	int got = rte_mempool_populate_default(mgr.pool);
-	if (got < 0) {
-		set_err(err, n, "populate mempool " ONVM_POOL_MSG, -got);
-		rte_mempool_free(mgr.pool);
-		mgr.pool = NULL;
-		return -1;
-	}
+	memset(mz->addr, 0, len);
+	mgr.data = mz->addr;
+	mgr.ndata = nbufs;
+	mgr.ctl = mgr.data + (size_t)nbufs * ONVM_MSG_SIZE;
 	return 0;
 }
 
@@ -82,7 +71,20 @@ static int create_rings(char *err, size_t n)
 	return 0;
 }
 
-static int create_shm(char *err, size_t n)
+/* quota_for gives each NF an eighth of the data buffers: one stalled NF
+ * (the usual failure: a hung process whose peers keep writing) then holds
+ * at most 1/8 of the pool, 32 full conn windows by default, and it takes
+ * several stalled at once to starve the rest. A busy but live NF drains its
+ * ring within microseconds, far from the quota. */
+static uint32_t quota_for(unsigned nbufs)
+{
+	uint32_t q = nbufs / 8;
+	if (q < ONVM_CONN_WINDOW / ONVM_MSG_PAYLOAD + 1)
+		q = ONVM_CONN_WINDOW / ONVM_MSG_PAYLOAD + 1;
+	return q > ONVM_QUOTA_MAX ? ONVM_QUOTA_MAX : q;
+}
+
+static int create_shm(unsigned nbufs, char *err, size_t n)
 {
 	const struct rte_memzone *mz = rte_memzone_reserve(
 		ONVM_MZ_SHM, sizeof(struct onvm_shm), SOCKET_ID_ANY, 0);
@@ -94,6 +96,8 @@ static int create_shm(char *err, size_t n)
 	memset(mgr.shm, 0, sizeof(*mgr.shm));
 	mgr.shm->version = ONVM_SHM_VERSION;
 	mgr.shm->manager_pid = getpid();
+	mgr.shm->nbufs = nbufs;
+	mgr.shm->nf_quota = quota_for(nbufs);
 	/* Publish the magic last: an NF that sees it sees a ready table. */
 	__atomic_store_n(&mgr.shm->magic, ONVM_SHM_MAGIC, __ATOMIC_RELEASE);
 	return 0;
@@ -109,37 +113,56 @@ int onvm_init(int argc, char **argv, unsigned nbufs, char *err, size_t n)
 	}
 	eal_up = 1;
 	mgr.self = ONVM_MAX_NF;
-	if (create_pool(nbufs, err, n) < 0 || create_rings(err, n) < 0 ||
-	    create_shm(err, n) < 0)
+	mgr.pid = (uint32_t)getpid();
+	mgr.delivering = mgr_delivering;
+	mgr.lock_timeout_ms = ONVM_LOCK_TIMEOUT_MS;
+	if (nbufs == 0 || nbufs > (1u << 20)) {
+		snprintf(err, n, "%u buffers: want 1..%u", nbufs, 1u << 20);
+		return -1;
+	}
+	if (create_bufs(nbufs, err, n) < 0 || create_rings(err, n) < 0 ||
+	    create_shm(nbufs, err, n) < 0)
 		return -1;
 	return 0;
 }
 
-/* pid_alive says whether pid runs. kill(pid, 0) alone also succeeds for a
- * zombie nobody reaped yet, so /proc/<pid>/stat's state is checked too. */
-static int pid_alive(int pid)
-{
-	if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
-		return 0;
-	char path[64], buf[256];
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	ssize_t r = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (r <= 0)
-		return 0;
-	buf[r] = 0;
-	char *p = strrchr(buf, ')');
-	return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
-}
+/* ---- reaping a dead NF ---------------------------------------------------
+ *
+ * reap_begin (on death): mark the slot DEAD (deliveries to it are refused
+ * from then on), drop its bindings, reset its conns and send the RSTs.
+ * reap_reclaim (the same scan or a later one): once no live process is in
+ * the middle of a delivery to it, drain its ring and free every buffer it
+ * held or that was handed to it (HELD/INRING with owner = it). If it died
+ * in the middle of a delivery to a live NF d, the buffer it was enqueueing
+ * may sit INRING(d, src it) without being in d's ring: reap_orphans frees
+ * such buffers once d has consumed everything enqueued before the death.
+ * Until then the slot stays DEAD, so no new process can be a src of the
+ * same number. Each step that cannot finish now is retried next scan.
+ */
+
+enum reap_phase { REAP_NONE = 0, REAP_RECLAIM, REAP_ORPHANS, REAP_FINISH };
+
+struct reap {
+	enum reap_phase phase;
+	int32_t pid;
+	uint64_t orphan_mask;              /* live NFs it was delivering to */
+	uint32_t orphan_gen[ONVM_MAX_NF];  /* their attach generations */
+	uint32_t orphan_head[ONVM_MAX_NF]; /* their rings' producer head after the death */
+	uint64_t freed;
+};
+
+static struct reap reaps[ONVM_MAX_NF];
+static uint64_t last_death_ms; /* for the watchdog */
+static int32_t last_death_pid;
+static uint32_t last_death_slot;
 
 /* Control messages the manager owes peers of a dead NF. */
 static struct onvm_ctl pending[ONVM_MAX_CONN];
 
 /* close_dead_tables drops nf's bindings and resets its connections (table
- * lock held); it returns how many RSTs to send once the lock is released. */
+ * lock held); it returns how many RSTs to send once the lock is released.
+ * It also frees conns whose two sides are closed but which a closer killed
+ * inside its critical section left open. */
 static unsigned close_dead_tables(uint32_t nf)
 {
 	struct onvm_shm *shm = mgr.shm;
@@ -148,7 +171,7 @@ static unsigned close_dead_tables(uint32_t nf)
 	for (unsigned i = 0; i < ONVM_MAX_SVC; i++) {
 		if (shm->svc[i].kind != ONVM_SVC_FREE && shm->svc[i].nf == nf) {
 			shm->svc[i].kind = ONVM_SVC_FREE;
-			shm->svc[i].gen++;
+			__atomic_add_fetch(&shm->svc[i].gen, 1, __ATOMIC_RELEASE);
 		}
 	}
 	for (unsigned c = 0; c < ONVM_MAX_CONN; c++) {
@@ -159,79 +182,305 @@ static unsigned close_dead_tables(uint32_t nf)
 			if (cn->nf[s] == nf && cn->nfgen[s] == gen &&
 			    onvm_conn_close_side(&mgr, c, s, 1, &pending[n]) && pending[n].dst != nf)
 				n++;
-	}
-	return n;
-}
-
-static unsigned drain_ring(uint32_t nf)
-{
-	void *obj;
-	unsigned n = 0;
-	while (rte_ring_dequeue(mgr.rx[nf], &obj) == 0) {
-		onvm_msg_free(&mgr, obj);
-		n++;
-	}
-	return n;
-}
-
-struct reclaim_arg {
-	uint32_t nf;
-	unsigned freed;
-};
-
-static void reclaim_held(struct rte_mempool *mp, void *opaque, void *obj, unsigned idx)
-{
-	(void)mp;
-	(void)idx;
-	struct reclaim_arg *a = opaque;
-	struct onvm_msg *m = obj;
-	if (m->state == ONVM_BUF_HELD && m->owner == a->nf) {
-		onvm_msg_free(&mgr, m);
-		a->freed++;
-	}
-}
-
-/* reap cleans up after dead NF slot nf and frees the slot. */
-static void reap(uint32_t nf)
-{
-	struct onvm_shm *shm = mgr.shm;
-	uint32_t lk = __atomic_load_n(&shm->lock, __ATOMIC_ACQUIRE);
-	if (lk == nf + 1) /* it died holding the lock */
-		__atomic_compare_exchange_n(&shm->lock, &lk, 0, 0, __ATOMIC_ACQ_REL,
-					    __ATOMIC_RELAXED);
-	onvm_lock(shm, ONVM_LOCK_MANAGER);
-	shm->nf[nf].state = ONVM_NF_DEAD;
-	unsigned resets = close_dead_tables(nf);
-	onvm_unlock(shm);
-	for (unsigned i = 0; i < resets; i++)
-		onvm_send_ctl_msg(&mgr, &pending[i]);
-
-	struct reclaim_arg a = {.nf = nf};
-	a.freed = drain_ring(nf);
-	rte_mempool_obj_iter(mgr.pool, reclaim_held, &a);
-	a.freed += drain_ring(nf); /* a sender that raced the first drain */
-
-	onvm_lock(shm, ONVM_LOCK_MANAGER);
-	shm->nf[nf].state = ONVM_NF_FREE;
-	shm->nf[nf].pid = 0;
-	shm->reclaimed_bufs += a.freed;
-	shm->reaped_nfs++;
-	onvm_unlock(shm);
-}
-
-/* onvm_scan reaps every attached NF whose process is gone; returns how many. */
-int onvm_scan(void)
-{
-	int n = 0;
-	for (uint32_t i = 0; i < ONVM_MAX_NF; i++) {
-		struct onvm_nf *nf = &mgr.shm->nf[i];
-		if (__atomic_load_n(&nf->state, __ATOMIC_ACQUIRE) != ONVM_NF_ACTIVE)
-			continue;
-		if (!pid_alive(nf->pid)) {
-			reap(i);
-			n++;
+		if (cn->state == ONVM_CONN_OPEN && cn->closed[0] && cn->closed[1]) {
+			cn->state = ONVM_CONN_FREE;
+			__atomic_add_fetch(&cn->gen, 1, __ATOMIC_RELEASE);
 		}
 	}
+	return n;
+}
+
+static int reap_begin(uint32_t nf)
+{
+	struct onvm_shm *shm = mgr.shm;
+	if (onvm_lock(&mgr) < 0)
+		return -1; /* a live process holds it; next scan */
+	struct reap *r = &reaps[nf];
+	*r = (struct reap){.phase = REAP_RECLAIM, .pid = shm->nf[nf].pid};
+	/* seq_cst: pairs with the senders' delivering add + state load. */
+	__atomic_store_n(&shm->nf[nf].state, ONVM_NF_DEAD, __ATOMIC_SEQ_CST);
+	unsigned resets = close_dead_tables(nf);
+	onvm_unlock(&mgr);
+	last_death_ms = onvm_now_ms();
+	last_death_pid = r->pid;
+	last_death_slot = nf;
+	for (unsigned i = 0; i < resets; i++)
+		onvm_send_ctl_msg(&mgr, &pending[i]);
+	return 0;
+}
+
+/* senders_done says whether no live process is inside a delivery to nf. */
+static int senders_done(uint32_t nf)
+{
+	for (uint32_t s = 0; s < ONVM_MAX_NF; s++) {
+		if (s == nf || __atomic_load_n(&mgr.shm->nf[s].state, __ATOMIC_SEQ_CST) != ONVM_NF_ACTIVE)
+			continue; /* free, or dead: a dead process enqueues nothing more */
+		if (__atomic_load_n(&mgr.shm->nf[s].delivering[nf], __ATOMIC_SEQ_CST) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* free_if takes buffer m back if its word still is o (CAS: the receiver
+ * may take an INRING one at the same moment; one of us wins). */
+static int free_if(struct onvm_msg *m, uint32_t o)
+{
+	if (!__atomic_compare_exchange_n(&m->own, &o, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return 0;
+	if ((o & ONVM_OWN_COUNTED) && ONVM_OWN_STATE(o) == ONVM_BUF_INRING) {
+		uint32_t d = ONVM_OWN_OWNER(o);
+		if (d < ONVM_MAX_NF)
+			__atomic_sub_fetch(&mgr.shm->nf[d].queued, 1, __ATOMIC_RELAXED);
+	}
+	return 1;
+}
+
+/* drain_ring empties dead nf's ring, freeing what was handed to it. */
+static uint64_t drain_ring(uint32_t nf)
+{
+	struct rte_ring *r = mgr.rx[nf];
+	/* A consumer killed mid-dequeue moved the head but not the tail; we
+	 * are the only consumer now, so publish its head. What it skipped
+	 * is INRING(nf) outside the ring, and the scan frees it. */
+	__atomic_store_n(&r->cons.tail, __atomic_load_n(&r->cons.head, __ATOMIC_ACQUIRE),
+			 __ATOMIC_RELEASE);
+	void *obj;
+	uint64_t n = 0;
+	while (rte_ring_dequeue(r, &obj) == 0) {
+		if (onvm_buf_kind(&mgr, obj) == ONVM_BUF_BAD)
+			continue; /* forged: not ours to touch */
+		struct onvm_msg *m = obj;
+		uint32_t o = __atomic_load_n(&m->own, __ATOMIC_ACQUIRE);
+		if (ONVM_OWN_STATE(o) == ONVM_BUF_INRING && ONVM_OWN_OWNER(o) == nf)
+			n += free_if(m, o);
+	}
+	return n;
+}
+
+typedef int (*buf_pred)(uint32_t own, uint32_t nf, uint32_t peer);
+
+/* held_by: buffers dead nf held, or that were handed to it. */
+static int held_by(uint32_t o, uint32_t nf, uint32_t peer)
+{
+	(void)peer;
+	uint32_t st = ONVM_OWN_STATE(o);
+	return (st == ONVM_BUF_HELD || st == ONVM_BUF_INRING) && ONVM_OWN_OWNER(o) == nf;
+}
+
+/* orphaned_by: buffers dead nf handed to live peer. */
+static int orphaned_by(uint32_t o, uint32_t nf, uint32_t peer)
+{
+	return ONVM_OWN_STATE(o) == ONVM_BUF_INRING && ONVM_OWN_OWNER(o) == peer &&
+	       ONVM_OWN_SRC(o) == nf;
+}
+
+static uint64_t free_matching(buf_pred pred, uint32_t nf, uint32_t peer)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < mgr.ndata; i++) {
+		struct onvm_msg *m = onvm_data_buf(&mgr, i);
+		uint32_t o = __atomic_load_n(&m->own, __ATOMIC_ACQUIRE);
+		if (o != 0 && pred(o, nf, peer))
+			n += free_if(m, o);
+	}
+	for (uint32_t i = 0; i < ONVM_CTL_BUFS; i++) {
+		struct onvm_msg *m = onvm_ctl_buf(&mgr, i);
+		uint32_t o = __atomic_load_n(&m->own, __ATOMIC_ACQUIRE);
+		if (o != 0 && pred(o, nf, peer))
+			n += free_if(m, o);
+	}
+	return n;
+}
+
+static void reap_reclaim(uint32_t nf)
+{
+	struct reap *r = &reaps[nf];
+	if (!senders_done(nf))
+		return;
+	r->freed += drain_ring(nf);
+	r->freed += free_matching(held_by, nf, 0);
+	/* It may have died between handing a buffer to d and enqueueing it. */
+	struct onvm_nf *me = &mgr.shm->nf[nf];
+	for (uint32_t d = 0; d < ONVM_MAX_NF; d++) {
+		struct onvm_nf *peer = &mgr.shm->nf[d];
+		if (d == nf || __atomic_load_n(&me->delivering[d], __ATOMIC_ACQUIRE) == 0 ||
+		    __atomic_load_n(&peer->state, __ATOMIC_ACQUIRE) != ONVM_NF_ACTIVE)
+			continue; /* a dead d's own reap frees all INRING(d) */
+		/* The head, not the tail: an enqueue it finished may be
+		 * unpublished while live ones are in flight (RTS). */
+		union __rte_ring_rts_poscnt h;
+		h.raw = __atomic_load_n(&mgr.rx[d]->rts_prod.head.raw, __ATOMIC_ACQUIRE);
+		r->orphan_mask |= 1ull << d;
+		r->orphan_gen[d] = peer->gen;
+		r->orphan_head[d] = h.val.pos;
+	}
+	r->phase = r->orphan_mask ? REAP_ORPHANS : REAP_FINISH;
+}
+
+static void reap_orphans(uint32_t nf)
+{
+	struct reap *r = &reaps[nf];
+	for (uint32_t d = 0; d < ONVM_MAX_NF; d++) {
+		if (!(r->orphan_mask & (1ull << d)))
+			continue;
+		struct onvm_nf *peer = &mgr.shm->nf[d];
+		if (__atomic_load_n(&peer->state, __ATOMIC_ACQUIRE) == ONVM_NF_ACTIVE &&
+		    peer->gen == r->orphan_gen[d]) {
+			uint32_t consumed = __atomic_load_n(&mgr.rx[d]->cons.tail, __ATOMIC_ACQUIRE);
+			if ((int32_t)(consumed - r->orphan_head[d]) < 0)
+				continue; /* d has not read up to the death yet */
+			r->freed += free_matching(orphaned_by, nf, d);
+		}
+		r->orphan_mask &= ~(1ull << d);
+	}
+	if (r->orphan_mask == 0)
+		r->phase = REAP_FINISH;
+}
+
+static void reap_finish(uint32_t nf)
+{
+	struct onvm_shm *shm = mgr.shm;
+	if (onvm_lock(&mgr) < 0)
+		return;
+	struct onvm_nf *me = &shm->nf[nf];
+	me->pid = 0;
+	me->sleeping = 0;
+	__atomic_store_n(&me->queued, 0, __ATOMIC_RELAXED);
+	for (uint32_t d = 0; d < ONVM_MAX_NF; d++)
+		__atomic_store_n(&me->delivering[d], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&me->state, ONVM_NF_FREE, __ATOMIC_RELEASE);
+	shm->reclaimed_bufs += reaps[nf].freed;
+	shm->reaped_nfs++;
+	onvm_unlock(&mgr);
+	reaps[nf].phase = REAP_NONE;
+}
+
+static void reap_step(uint32_t nf)
+{
+	if (reaps[nf].phase == REAP_RECLAIM)
+		reap_reclaim(nf);
+	if (reaps[nf].phase == REAP_ORPHANS)
+		reap_orphans(nf);
+	if (reaps[nf].phase == REAP_FINISH)
+		reap_finish(nf);
+}
+
+/* ---- watchdog --------------------------------------------------------- */
+
+/* A ring side whose tail has not moved while its head is ahead. */
+struct stall {
+	int on;
+	uint32_t tail;
+	uint64_t since;
+	int warned;
+};
+
+static struct stall prod_stall[ONVM_MAX_NF], cons_stall[ONVM_MAX_NF];
+
+#define WEDGE_MS 200        /* a tail frozen this long behind its head... */
+#define WEDGE_DEATH_MS 1000 /* ...with a process death since shortly before */
+#define STALL_WARN_MS 5000
+
+/* stalled tracks one ring side; 1 if it is wedged by a dead process. */
+static int stalled(struct stall *s, uint32_t head, uint32_t tail, uint64_t now)
+{
+	if (head == tail) {
+		s->on = 0;
+		return 0;
+	}
+	if (!s->on || tail != s->tail) {
+		*s = (struct stall){.on = 1, .tail = tail, .since = now};
+		return 0;
+	}
+	if (now - s->since < WEDGE_MS)
+		return 0;
+	if (last_death_ms != 0 && last_death_ms + WEDGE_DEATH_MS >= s->since)
+		return 1;
+	return 0;
+}
+
+static int wedged_msg(const char *side, uint32_t i, uint32_t head, uint32_t tail,
+		      const struct stall *s, uint64_t now, char *err, size_t n)
+{
+	const struct onvm_nf *owner = &mgr.shm->nf[i];
+	char whose[64] = "now free";
+	if (__atomic_load_n(&owner->state, __ATOMIC_ACQUIRE) == ONVM_NF_ACTIVE)
+		snprintf(whose, sizeof(whose), "pid %d", owner->pid);
+	snprintf(err, n,
+		 "ring " ONVM_RING_RX_FMT " (rx of NF slot %u, %s) is wedged: %s head %u, "
+		 "tail %u, tail frozen for %llu ms since NF pid %d (slot %u) died; a process "
+		 "killed inside a ring operation cannot be undone from outside, so the "
+		 "manager exits and X-IO must be restarted with its NFs",
+		 i, i, whose, side, head, tail, (unsigned long long)(now - s->since),
+		 last_death_pid, last_death_slot);
+	return -1;
+}
+
+static void warn_stall(struct stall *s, const char *side, uint32_t i, uint64_t now)
+{
+	if (!s->on || s->warned || now - s->since < STALL_WARN_MS)
+		return;
+	s->warned = 1;
+	fprintf(stderr,
+		"onvm: ring " ONVM_RING_RX_FMT " %s stalled for %llu ms with no process death: "
+		"a process stopped (SIGSTOP, debugger) inside a ring operation?\n",
+		i, side, (unsigned long long)(now - s->since));
+}
+
+/* watchdog checks every rx ring's producer (RTS) and consumer (single)
+ * side; -1 with err set when one is wedged by a process that died. */
+static int watchdog(uint64_t now, char *err, size_t n)
+{
+	for (uint32_t i = 0; i < ONVM_MAX_NF; i++) {
+		struct rte_ring *r = mgr.rx[i];
+		union __rte_ring_rts_poscnt h, t;
+		h.raw = __atomic_load_n(&r->rts_prod.head.raw, __ATOMIC_ACQUIRE);
+		t.raw = __atomic_load_n(&r->rts_prod.tail.raw, __ATOMIC_ACQUIRE);
+		if (stalled(&prod_stall[i], h.val.pos, t.val.pos, now))
+			return wedged_msg("producer", i, h.val.pos, t.val.pos, &prod_stall[i], now, err, n);
+		warn_stall(&prod_stall[i], "producer", i, now);
+		/* A dead NF's consumer side belongs to its reap, which may wait. */
+		if (__atomic_load_n(&mgr.shm->nf[i].state, __ATOMIC_ACQUIRE) != ONVM_NF_ACTIVE) {
+			cons_stall[i].on = 0;
+			continue;
+		}
+		uint32_t ch = __atomic_load_n(&r->cons.head, __ATOMIC_ACQUIRE);
+		uint32_t ct = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+		if (stalled(&cons_stall[i], ch, ct, now))
+			return wedged_msg("consumer", i, ch, ct, &cons_stall[i], now, err, n);
+		warn_stall(&cons_stall[i], "consumer", i, now);
+	}
+	return 0;
+}
+
+/* onvm_scan breaks the lock of a dead holder, reaps every attached NF whose
+ * process is gone and advances unfinished reaps; then the watchdog. It
+ * returns how many NFs it found dead, or -1 with err set when X-IO cannot
+ * go on. */
+int onvm_scan(char *err, size_t n)
+{
+	struct onvm_shm *shm = mgr.shm;
+	int dead = 0;
+	/* A process killed while attaching holds no slot, only the lock. */
+	if (onvm_break_dead_lock(shm))
+		last_death_ms = onvm_now_ms();
+	for (uint32_t i = 0; i < ONVM_MAX_NF; i++) {
+		struct onvm_nf *nf = &shm->nf[i];
+		uint32_t st = __atomic_load_n(&nf->state, __ATOMIC_ACQUIRE);
+		if (st == ONVM_NF_ACTIVE && !onvm_pid_alive(nf->pid) && reap_begin(i) == 0)
+			dead++;
+		if (reaps[i].phase != REAP_NONE)
+			reap_step(i);
+	}
+	return watchdog(onvm_now_ms(), err, n) < 0 ? -1 : dead;
+}
+
+static uint64_t count_in_use(uint8_t *base, uint32_t nbufs, size_t size)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < nbufs; i++)
+		n += __atomic_load_n(&((struct onvm_msg *)(base + (size_t)i * size))->own,
+				     __ATOMIC_RELAXED) != 0;
 	return n;
 }
 
@@ -240,12 +489,16 @@ void onvm_stats(struct onvm_stats *st)
 	memset(st, 0, sizeof(*st));
 	if (mgr.shm == NULL)
 		return;
-	st->pool_size = mgr.pool->size;
-	st->pool_in_use = rte_mempool_in_use_count(mgr.pool);
+	st->pool_size = mgr.ndata;
+	st->pool_in_use = count_in_use(mgr.data, mgr.ndata, ONVM_MSG_SIZE);
+	st->ctl_in_use = count_in_use(mgr.ctl, ONVM_CTL_BUFS, ONVM_CTL_SIZE);
 	st->reclaimed_bufs = mgr.shm->reclaimed_bufs;
 	st->reaped_nfs = mgr.shm->reaped_nfs;
-	for (unsigned i = 0; i < ONVM_MAX_NF; i++)
+	st->nf_quota = mgr.shm->nf_quota;
+	for (unsigned i = 0; i < ONVM_MAX_NF; i++) {
 		st->nfs += mgr.shm->nf[i].state == ONVM_NF_ACTIVE;
+		st->bad_msgs += mgr.shm->nf[i].rx_bad;
+	}
 	for (unsigned i = 0; i < ONVM_MAX_CONN; i++)
 		st->conns += mgr.shm->conn[i].state == ONVM_CONN_OPEN;
 	for (unsigned i = 0; i < ONVM_MAX_SVC; i++)

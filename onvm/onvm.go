@@ -1,11 +1,14 @@
 // Package onvm is the X-IO NF manager: the DPDK primary process that owns the
 // shared memory every NF attaches to (package xio). It creates the hugepage
-// mempool of message buffers, one receive ring per NF slot and the tables
-// (NF slots, service table: which NF serves which address, connections) in a
-// memzone, all named in include/onvm_shm.h. It then sleeps, waking a few
-// times a second to check that every attached NF process still runs; when
-// one died it resets that NF's connections (peers' reads fail at once),
-// drops its bindings and takes back its buffers.
+// message buffers, one receive ring per NF slot and the tables (NF slots,
+// service table: which NF serves which address, connections) in memzones,
+// all named in include/onvm_shm.h. It then sleeps, waking a few times a
+// second to check that every attached NF process still runs; when one died
+// it resets that NF's connections (peers' reads fail at once), drops its
+// bindings and takes back its buffers. A process killed inside a DPDK ring
+// operation leaves that ring wedged for good; the manager's watchdog then
+// makes Run fail with what is wedged, so the node restarts X-IO (node
+// watchManager) instead of every NF hanging on the ring.
 //
 // Run it in its own process (l25gc onvm): EAL can be initialised once per
 // process, so Run can be called once.
@@ -13,7 +16,7 @@ package onvm
 
 /*
 #cgo CFLAGS: -D_GNU_SOURCE -I${SRCDIR}/include -I/usr/include/dpdk -I/usr/include/x86_64-linux-gnu/dpdk -include rte_config.h -mssse3 -O2
-#cgo LDFLAGS: -lrte_eal -lrte_mempool -lrte_ring -lrte_mempool_ring
+#cgo LDFLAGS: -lrte_eal -lrte_ring
 #include <stdlib.h>
 #include "onvm_manager.h"
 */
@@ -37,7 +40,7 @@ type Config struct {
 	FilePrefix string        // EAL --file-prefix; default "l25gc"
 	HugeDir    string        // hugetlbfs mount; default "/dev/hugepages"
 	MemMB      int           // hugepage memory to reserve; default 160
-	Buffers    int           // message buffers in the pool; default 8192 (8 KiB each)
+	Buffers    int           // data buffers in the pool; default 8192 (8 KiB each); each NF may have 1/8 queued
 	ScanEvery  time.Duration // liveness check period; default 100ms
 	// Ready, if set, is called once the shared memory exists.
 	Ready func()
@@ -72,8 +75,11 @@ func (c Config) EALArgs() []string {
 
 // Snapshot describes the shared memory as the manager sees it.
 type Snapshot struct {
-	PoolSize      uint64 // message buffers in the pool
-	PoolInUse     uint64 // buffers currently taken from it
+	PoolSize      uint64 // data buffers in the pool
+	PoolInUse     uint64 // data buffers currently taken from it
+	CtlInUse      uint64 // control buffers (FIN/RST) currently taken
+	NFQuota       uint64 // data buffers one NF may have queued
+	BadMessages   uint64 // malformed or forged ring entries NFs dropped
 	ReclaimedBufs uint64 // buffers taken back from dead NFs since start
 	ReapedNFs     uint64 // dead NF processes cleaned up since start
 	NFs           uint64 // attached NF processes
@@ -92,7 +98,8 @@ var ErrAlreadyRan = errors.New("onvm: the manager runs once per process (DPDK EA
 
 // Run initialises EAL as the primary process, creates the shared memory and
 // watches NF liveness until ctx is done; then it releases EAL and removes its
-// hugepage files.
+// hugepage files. It fails early when a process killed mid-operation wedged
+// a ring: X-IO cannot recover in place and must be restarted with its NFs.
 func Run(ctx context.Context, cfg Config) error {
 	cfg = cfg.withDefaults()
 	if err := start(cfg); err != nil {
@@ -109,11 +116,22 @@ func Run(ctx context.Context, cfg Config) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			mu.Lock()
-			C.onvm_scan()
-			mu.Unlock()
+			if err := scan(); err != nil {
+				return err
+			}
 		}
 	}
+}
+
+func scan() error {
+	var errbuf [512]C.char
+	mu.Lock()
+	r := C.onvm_scan(&errbuf[0], C.size_t(len(errbuf)))
+	mu.Unlock()
+	if r < 0 {
+		return fmt.Errorf("onvm: %s", C.GoString(&errbuf[0]))
+	}
+	return nil
 }
 
 func start(cfg Config) error {
@@ -185,6 +203,7 @@ func Stats() Snapshot {
 	C.onvm_stats(&st)
 	return Snapshot{
 		PoolSize: uint64(st.pool_size), PoolInUse: uint64(st.pool_in_use),
+		CtlInUse: uint64(st.ctl_in_use), NFQuota: uint64(st.nf_quota), BadMessages: uint64(st.bad_msgs),
 		ReclaimedBufs: uint64(st.reclaimed_bufs), ReapedNFs: uint64(st.reaped_nfs),
 		NFs: uint64(st.nfs), Conns: uint64(st.conns), Services: uint64(st.services),
 	}

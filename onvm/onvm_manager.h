@@ -1,4 +1,4 @@
-/* onvm_manager.h — the manager's C entry points, called from manager.go. */
+/* onvm_manager.h — the manager's C entry points, called from onvm.go. */
 #ifndef ONVM_MANAGER_H
 #define ONVM_MANAGER_H
 
@@ -6,8 +6,11 @@
 #include <stdint.h>
 
 struct onvm_stats {
-	uint64_t pool_size;
-	uint64_t pool_in_use;
+	uint64_t pool_size;   /* data buffers */
+	uint64_t pool_in_use; /* data buffers taken */
+	uint64_t ctl_in_use;  /* control buffers taken */
+	uint64_t nf_quota;
+	uint64_t bad_msgs;
 	uint64_t reclaimed_bufs;
 	uint64_t reaped_nfs;
 	uint64_t nfs;
@@ -16,7 +19,7 @@ struct onvm_stats {
 };
 
 int onvm_init(int argc, char **argv, unsigned nbufs, char *err, size_t n);
-int onvm_scan(void);
+int onvm_scan(char *err, size_t n);
 void onvm_stats(struct onvm_stats *st);
 void onvm_stop(void);
 

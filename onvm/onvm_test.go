@@ -37,8 +37,11 @@ func TestRun(t *testing.T) {
 	case err := <-done:
 		t.Fatal(err)
 	}
-	if st.PoolSize != 8192 || st.PoolInUse != 0 || st.NFs != 0 || st.Conns != 0 {
+	if st.PoolSize != 8192 || st.PoolInUse != 0 || st.CtlInUse != 0 || st.NFs != 0 || st.Conns != 0 {
 		t.Fatalf("fresh manager: %+v", st)
+	}
+	if st.NFQuota != 1024 {
+		t.Fatalf("an NF may queue %d of 8192 buffers, want an eighth", st.NFQuota)
 	}
 	cancel()
 	if err := <-done; err != nil {

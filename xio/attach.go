@@ -8,7 +8,7 @@ package xio
 
 /*
 #cgo CFLAGS: -D_GNU_SOURCE -I${SRCDIR}/../onvm/include -I/usr/include/dpdk -I/usr/include/x86_64-linux-gnu/dpdk -include rte_config.h -mssse3 -O2
-#cgo LDFLAGS: -lrte_eal -lrte_mempool -lrte_ring -lrte_mempool_ring
+#cgo LDFLAGS: -lrte_eal -lrte_ring
 #include <stdlib.h>
 #include "stack.h"
 */
@@ -135,8 +135,9 @@ func ealAttach(cfg Config) error {
 	return nil
 }
 
-// PoolInUse is the number of shared message buffers taken from the pool by
-// all processes; PoolSize its capacity. Both need an attached process.
+// PoolInUse is the number of shared message buffers (data and control)
+// taken by all processes; size is how many there are. Both need an attached
+// process; counting scans every buffer, so it is for tests and statistics.
 func PoolInUse() (inUse, size uint64, err error) {
 	if _, err := defaultStack(); err != nil {
 		return 0, 0, err

@@ -52,7 +52,10 @@ func newConn(st *stack, idx, gen, side uint32, local, remote Addr) *Conn {
 func Dial(addr string) (net.Conn, error) { return DialContext(context.Background(), addr) }
 
 // DialContext connects to the X-IO stream listener at addr. An address nobody
-// listens on fails at once with an error wrapping syscall.ECONNREFUSED.
+// listens on (or whose NF died) fails at once with an error wrapping
+// syscall.ECONNREFUSED. While the listener's NF has its quota of buffers
+// queued (it is stalled) or no buffer is free, the dial waits, like a TCP
+// SYN retransmitted, until ctx ends or dialPatience passes.
 func DialContext(ctx context.Context, addr string) (net.Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &net.OpError{Op: "dial", Net: "xio", Addr: Addr(addr), Err: err}
@@ -61,23 +64,45 @@ func DialContext(ctx context.Context, addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return st.dial(addr)
+	return st.dial(ctx, addr)
 }
 
-func (s *stack) dial(addr string) (*Conn, error) {
+// dialPatience bounds a dial without a deadline that keeps finding no room.
+const dialPatience = 10 * time.Second
+
+func (s *stack) dial(ctx context.Context, addr string) (*Conn, error) {
 	caddr := C.CString(addr)
 	defer C.free(unsafe.Pointer(caddr))
+	var bo backoff
+	giveUp := time.Now().Add(dialPatience)
+	for {
+		c, r := s.dialOnce(caddr, addr)
+		switch {
+		case r == 0:
+			return c, nil
+		case r != -C.EAGAIN && r != -C.ENOBUFS:
+			return nil, opError("dial", nil, Addr(addr), r, "connect")
+		case ctx.Err() != nil:
+			return nil, &net.OpError{Op: "dial", Net: "xio", Addr: Addr(addr), Err: ctx.Err()}
+		case time.Now().After(giveUp):
+			return nil, opError("dial", nil, Addr(addr), -C.ENOBUFS, "connect")
+		}
+		bo.wait(ctx.Done(), nil)
+	}
+}
+
+// dialOnce holds s.mu across the dial so the poller cannot see the peer's
+// first reply before the conn is registered.
+func (s *stack) dialOnce(caddr *C.char, addr string) (*Conn, int) {
 	var idx, gen C.uint32_t
-	// Hold s.mu across the dial so the poller cannot see the peer's first
-	// reply before the conn is registered.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r := C.xio_dial(caddr, &idx, &gen); r < 0 {
-		return nil, opError("dial", nil, Addr(addr), int(r), "connect")
+		return nil, int(r)
 	}
 	c := newConn(s, uint32(idx), uint32(gen), 0, Addr(peerName(uint32(idx))), Addr(addr))
 	s.conns[connKey(c.idx, 0)] = c
-	return c, nil
+	return c, 0
 }
 
 // deliver queues a chunk from the poller.
@@ -216,13 +241,19 @@ func (c *Conn) shut(reset bool) error {
 		c.closed = true
 		c.q = nil
 		c.mu.Unlock()
-		close(c.closedCh)
+		close(c.closedCh) // wakes a writer waiting for window
 		c.st.forget(c)
 		r := 0
 		if reset {
 			r = 1
 		}
+		// Wait for a writer inside xio_send: if our side closed under it
+		// and the peer had closed already, the slot would be freed and
+		// could be reused by another process's conn before its last
+		// chunks went out.
+		c.wmu.Lock()
 		C.xio_close(C.uint32_t(c.idx), C.uint32_t(c.gen), C.uint32_t(c.side), C.int(r))
+		c.wmu.Unlock()
 	})
 	return err
 }

@@ -1,6 +1,8 @@
 package xio
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"sync"
@@ -30,11 +32,20 @@ func itoa(v uint32) string {
 	}
 }
 
+// errMissingAddress is net's own message for a write without a destination.
+var errMissingAddress = errors.New("missing address")
+
 // opError wraps a negative errno from the C stack like the net package does,
 // so errors.Is(err, syscall.ECONNREFUSED) and friends work.
 func opError(op string, src, dst net.Addr, errno int, syscallName string) error {
-	return &net.OpError{Op: op, Net: "xio", Source: src, Addr: dst,
-		Err: os.NewSyscallError(syscallName, syscall.Errno(-errno))}
+	var err error = os.NewSyscallError(syscallName, syscall.Errno(-errno))
+	switch syscall.Errno(-errno) {
+	case syscall.ENOTRECOVERABLE:
+		err = fmt.Errorf("%w (a process died inside a shared ring operation; the onvm manager exits and X-IO restarts)", err)
+	case syscall.EBUSY:
+		err = fmt.Errorf("%w (the X-IO table lock is held by a live process that does not release it)", err)
+	}
+	return &net.OpError{Op: op, Net: "xio", Source: src, Addr: dst, Err: err}
 }
 
 func timeoutError(op string, src, dst net.Addr) error {

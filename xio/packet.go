@@ -14,18 +14,24 @@ import (
 	"unsafe"
 )
 
-// packetQueueMax bounds unread datagrams per socket. Like UDP, a socket whose
-// application stops reading loses datagrams beyond it; streams never drop.
-const packetQueueMax = 4096
-
 type datagram struct {
 	from Addr
 	data []byte
+	size uint32 // bytes in its shared buffer (address + payload), for the window
 }
 
 // PacketConn is a bound X-IO datagram socket (net.PacketConn). A datagram
 // travels in one shared buffer (up to 8 KiB minus the source address) and
 // keeps its boundaries.
+//
+// Unlike UDP, a datagram is never dropped because the receiver is slow: each
+// socket has a window (1 MiB unread, each datagram charged its size plus 64
+// bytes), and WriteTo blocks while the destination's window is full, as a
+// stream writer does. DESIGN.md asks X-IO for back-pressure instead of loss,
+// and PFCP (its user) gains nothing from loss on one node: its T1/N1
+// retransmissions would only add load to an already slow peer. The unread
+// queue is thereby bounded (by the window), as UDP's socket buffer is. A
+// datagram to a peer that dies is lost with the peer.
 type PacketConn struct {
 	st       *stack
 	svc, gen uint32
@@ -65,11 +71,15 @@ func ListenPacket(addr string) (net.PacketConn, error) {
 	return p, nil
 }
 
-func (p *PacketConn) deliver(from Addr, data []byte) {
+// deliver queues a datagram from the poller. The senders' window bounds
+// the queue, so nothing is dropped here.
+func (p *PacketConn) deliver(from Addr, data []byte, size uint32) {
 	p.mu.Lock()
-	if len(p.q) < packetQueueMax {
-		p.q = append(p.q, datagram{from, data})
+	if p.closed {
+		p.mu.Unlock()
+		return
 	}
+	p.q = append(p.q, datagram{from, data, size})
 	p.mu.Unlock()
 	select {
 	case p.notify <- struct{}{}:
@@ -112,12 +122,19 @@ func (p *PacketConn) pop() (datagram, bool, error) {
 	d := p.q[0]
 	p.q[0] = datagram{}
 	p.q = p.q[1:]
+	// Read by the application: the senders may send that much more.
+	C.xio_dgram_ack(C.uint32_t(p.svc), C.uint32_t(p.gen), C.uint32_t(d.size))
 	return d, true, nil
 }
 
 // WriteTo sends b as one datagram to the packet socket bound at addr. It
-// blocks while the pool is empty; an address nobody bound gives ECONNREFUSED.
+// blocks while the destination's window is full (or its NF's quota, or the
+// pool), until the write deadline; an address nobody bound, or whose NF
+// died, gives ECONNREFUSED.
 func (p *PacketConn) WriteTo(b []byte, addr net.Addr) (int, error) {
+	if addr == nil {
+		return 0, &net.OpError{Op: "write", Net: "xio", Source: p.addr, Err: errMissingAddress}
+	}
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	dst := addr.String()

@@ -4,9 +4,16 @@
  *
  * Streams: a connection is a slot in the shared conn table; each direction has
  * a byte window (ONVM_CONN_WINDOW) so a sender whose peer does not read
- * blocks instead of filling the pool. Datagrams go to a bound packet service.
+ * blocks instead of filling the pool. Datagrams go to a bound packet service
+ * and have a window per socket (ONVM_DGRAM_WINDOW). Every destination NF has
+ * a quota of queued buffers, so one that stalls cannot take the whole pool.
  * One Go poller per process drains this NF's rx ring (xio_poll_nb while
  * traffic flows, then xio_sleep on the doorbell futex).
+ *
+ * Everything read from shared memory was written by another process, which
+ * may have been buggy, killed half-way, or hostile: ring entries are checked
+ * to be buffers handed to us before we touch them, descriptors are checked
+ * before the Go side reads them, and table indices are bounds-checked.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +28,6 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_memzone.h>
-#include <rte_mempool.h>
 #include <rte_ring.h>
 
 #include "onvm_ops.h"
@@ -29,6 +35,12 @@
 
 static struct onvm_view nf;
 static uint32_t conn_hint;
+
+/* Test hook run before each chunk xio_send sends (testhooks.c); NULL in
+ * production. */
+void (*xio_send_hook)(uint32_t c, uint32_t gen, uint32_t side, unsigned chunk);
+
+struct onvm_view *xio_view(void) { return &nf; }
 
 /* xio_primary_running says whether a DPDK primary holds its config file lock,
  * so a missing manager is reported without a failed rte_eal_init (which
@@ -44,6 +56,47 @@ int xio_primary_running(const char *config_path)
 	return r == 0 && lk.l_type != F_UNLCK;
 }
 
+static int lookup_bufs(char *err, size_t n)
+{
+	const struct rte_memzone *mz = rte_memzone_lookup(ONVM_MZ_BUFS);
+	if (mz == NULL) {
+		snprintf(err, n, "memzone %s not found", ONVM_MZ_BUFS);
+		return -1;
+	}
+	uint32_t nbufs = nf.shm->nbufs;
+	size_t want = (size_t)nbufs * ONVM_MSG_SIZE + (size_t)ONVM_CTL_BUFS * ONVM_CTL_SIZE;
+	if (nbufs == 0 || mz->len < want) {
+		snprintf(err, n, "memzone %s holds %zu bytes, not %u buffers", ONVM_MZ_BUFS,
+			 (size_t)mz->len, nbufs);
+		return -1;
+	}
+	nf.data = mz->addr;
+	nf.ndata = nbufs;
+	nf.ctl = nf.data + (size_t)nbufs * ONVM_MSG_SIZE;
+	return 0;
+}
+
+static int lookup_rings(char *err, size_t n)
+{
+	char name[RTE_RING_NAMESIZE];
+	for (unsigned i = 0; i < ONVM_MAX_NF; i++) {
+		snprintf(name, sizeof(name), ONVM_RING_RX_FMT, i);
+		struct rte_ring *r = rte_ring_lookup(name);
+		if (r == NULL) {
+			snprintf(err, n, "ring %s not found", name);
+			return -1;
+		}
+		/* The wedge check and the manager's reap read the RTS head/tail. */
+		if (rte_ring_get_prod_sync_type(r) != RTE_RING_SYNC_MT_RTS ||
+		    rte_ring_get_cons_sync_type(r) != RTE_RING_SYNC_ST) {
+			snprintf(err, n, "ring %s is not MP-RTS/SC (another manager version?)", name);
+			return -1;
+		}
+		nf.rx[i] = r;
+	}
+	return 0;
+}
+
 static int lookup_objects(char *err, size_t n)
 {
 	const struct rte_memzone *mz = rte_memzone_lookup(ONVM_MZ_SHM);
@@ -57,50 +110,51 @@ static int lookup_objects(char *err, size_t n)
 		snprintf(err, n, "memzone %s is not ready or of another version", ONVM_MZ_SHM);
 		return -1;
 	}
-	nf.pool = rte_mempool_lookup(ONVM_POOL_MSG);
-	if (nf.pool == NULL) {
-		snprintf(err, n, "mempool %s not found", ONVM_POOL_MSG);
-		return -1;
-	}
-	char name[RTE_RING_NAMESIZE];
-	for (unsigned i = 0; i < ONVM_MAX_NF; i++) {
-		snprintf(name, sizeof(name), ONVM_RING_RX_FMT, i);
-		nf.rx[i] = rte_ring_lookup(name);
-		if (nf.rx[i] == NULL) {
-			snprintf(err, n, "ring %s not found", name);
-			return -1;
-		}
-	}
-	return 0;
+	return lookup_bufs(err, n) < 0 ? -1 : lookup_rings(err, n);
 }
 
-/* take_slot claims a free NF slot for this process. */
+/* take_slot claims a free NF slot for this process. The lock word is our
+ * pid, so if we are killed in here anyone can tell and break it. */
 static int take_slot(char *err, size_t n)
 {
 	struct onvm_shm *shm = nf.shm;
-	onvm_lock(shm, ONVM_LOCK_MANAGER + 1);
+	if (onvm_lock(&nf) < 0) {
+		snprintf(err, n, "table lock held by live pid %u for %u ms", shm->lock,
+			 nf.lock_timeout_ms);
+		return -1;
+	}
 	for (uint32_t i = 0; i < ONVM_MAX_NF; i++) {
-		if (shm->nf[i].state != ONVM_NF_FREE)
+		struct onvm_nf *s = &shm->nf[i];
+		if (s->state != ONVM_NF_FREE)
 			continue;
-		shm->nf[i].pid = getpid();
-		shm->nf[i].gen++;
-		shm->nf[i].sleeping = 0;
-		__atomic_store_n(&shm->nf[i].state, ONVM_NF_ACTIVE, __ATOMIC_RELEASE);
+		s->pid = (int32_t)nf.pid;
+		s->gen++;
+		s->sleeping = 0;
+		/* Before ACTIVE: senders count only once they see us active. */
+		__atomic_store_n(&s->queued, 0, __ATOMIC_RELAXED);
+		for (uint32_t d = 0; d < ONVM_MAX_NF; d++)
+			__atomic_store_n(&s->delivering[d], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->state, ONVM_NF_ACTIVE, __ATOMIC_RELEASE);
 		nf.self = i;
-		onvm_unlock(shm);
+		nf.delivering = s->delivering;
+		onvm_unlock(&nf);
 		return 0;
 	}
-	onvm_unlock(shm);
+	onvm_unlock(&nf);
 	snprintf(err, n, "all %d NF slots are taken", ONVM_MAX_NF);
 	return -1;
 }
 
-/* drain_stale frees what a previous holder of the slot left in its ring. */
+static unsigned take(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max);
+
+/* drain_stale frees what a previous holder of the slot left in its ring
+ * (the manager drains it when it reaps; this is belt and braces). */
 static void drain_stale(void)
 {
-	void *obj;
-	while (rte_ring_dequeue(nf.rx[nf.self], &obj) == 0)
-		onvm_msg_free(&nf, obj);
+	struct onvm_msg *batch[64], hdr[64];
+	unsigned k;
+	while ((k = take(batch, hdr, 64)) > 0)
+		xio_free_batch(batch, k);
 }
 
 int xio_attach(int argc, char **argv, char *err, size_t n)
@@ -109,6 +163,9 @@ int xio_attach(int argc, char **argv, char *err, size_t n)
 		snprintf(err, n, "EAL init (secondary): %s", rte_strerror(rte_errno));
 		return -1;
 	}
+	nf.pid = (uint32_t)getpid();
+	nf.lock_timeout_ms = ONVM_LOCK_TIMEOUT_MS;
+	nf.self = ONVM_MAX_NF;
 	if (lookup_objects(err, n) < 0 || take_slot(err, n) < 0)
 		return -1;
 	drain_stale();
@@ -116,11 +173,29 @@ int xio_attach(int argc, char **argv, char *err, size_t n)
 }
 
 uint32_t xio_self(void) { return nf.self; }
-uint64_t xio_pool_in_use(void) { return rte_mempool_in_use_count(nf.pool); }
-uint64_t xio_pool_size(void) { return nf.pool->size; }
 
-/* lock_owner is this NF's table-lock word (slot + 1). */
-static uint32_t lock_owner(void) { return nf.self + 1; }
+static uint64_t count_in_use(uint8_t *base, uint32_t nbufs, size_t size)
+{
+	uint64_t k = 0;
+	for (uint32_t i = 0; i < nbufs; i++)
+		k += __atomic_load_n(&((struct onvm_msg *)(base + (size_t)i * size))->own,
+				     __ATOMIC_RELAXED) != 0;
+	return k;
+}
+
+/* Buffers taken, data and control; a scan, for tests and statistics. */
+uint64_t xio_pool_in_use(void)
+{
+	return count_in_use(nf.data, nf.ndata, ONVM_MSG_SIZE) +
+	       count_in_use(nf.ctl, ONVM_CTL_BUFS, ONVM_CTL_SIZE);
+}
+
+uint64_t xio_pool_size(void) { return (uint64_t)nf.ndata + ONVM_CTL_BUFS; }
+
+uint64_t xio_rx_bad(uint32_t slot)
+{
+	return slot < ONVM_MAX_NF ? __atomic_load_n(&nf.shm->nf[slot].rx_bad, __ATOMIC_RELAXED) : 0;
+}
 
 static int find_svc(const char *addr, uint32_t kind)
 {
@@ -132,13 +207,17 @@ static int find_svc(const char *addr, uint32_t kind)
 	return -1;
 }
 
-/* holder_alive says whether the NF bound to s still runs. An NF restarted
- * right after a crash must not get EADDRINUSE for its own address until the
- * manager's next liveness scan. */
+/* holder_alive says whether the NF bound to s still runs. Dialing or
+ * sending to an NF that died but is not reaped yet must fail as refused
+ * at once, and an NF restarted right after a crash must not get
+ * EADDRINUSE for its own address until the manager's next liveness scan. */
 static int holder_alive(const struct onvm_svc *s)
 {
-	const struct onvm_nf *h = &nf.shm->nf[s->nf];
-	if (h->state != ONVM_NF_ACTIVE)
+	uint32_t i = s->nf;
+	if (i >= ONVM_MAX_NF)
+		return 0;
+	const struct onvm_nf *h = &nf.shm->nf[i];
+	if (__atomic_load_n(&h->state, __ATOMIC_ACQUIRE) != ONVM_NF_ACTIVE)
 		return 0;
 	return !(kill(h->pid, 0) != 0 && errno == ESRCH);
 }
@@ -148,7 +227,8 @@ int xio_bind(const char *addr, uint32_t kind, uint32_t *svc, uint32_t *gen)
 	if (strlen(addr) >= ONVM_ADDR_LEN)
 		return -ENAMETOOLONG;
 	struct onvm_shm *shm = nf.shm;
-	onvm_lock(shm, lock_owner());
+	if (onvm_lock(&nf) < 0)
+		return -EBUSY;
 	int r = -ENOSPC;
 	int held = find_svc(addr, kind);
 	if (held >= 0 && holder_alive(&shm->svc[held])) {
@@ -157,48 +237,58 @@ int xio_bind(const char *addr, uint32_t kind, uint32_t *svc, uint32_t *gen)
 	}
 	if (held >= 0) { /* its NF died and awaits the manager: take it over */
 		shm->svc[held].kind = ONVM_SVC_FREE;
-		shm->svc[held].gen++;
+		__atomic_add_fetch(&shm->svc[held].gen, 1, __ATOMIC_RELEASE);
 	}
 	for (uint32_t i = 0; i < ONVM_MAX_SVC; i++) {
 		struct onvm_svc *s = &shm->svc[i];
 		if (s->kind != ONVM_SVC_FREE)
 			continue;
-		strncpy(s->addr, addr, ONVM_ADDR_LEN - 1);
+		memset(s->addr, 0, ONVM_ADDR_LEN);
+		memcpy(s->addr, addr, strlen(addr));
 		s->nf = nf.self;
-		s->gen++;
-		s->kind = kind;
+		/* A fresh datagram window; stray charges of a previous binding's
+		 * senders are absorbed by the signed window check. */
+		__atomic_store_n(&s->dg_read, __atomic_load_n(&s->dg_sent, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+		__atomic_add_fetch(&s->gen, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&s->kind, kind, __ATOMIC_RELEASE); /* published last */
 		*svc = i;
 		*gen = s->gen;
 		r = 0;
 		break;
 	}
 out:
-	onvm_unlock(shm);
+	onvm_unlock(&nf);
 	return r;
 }
 
+/* xio_unbind frees our binding. If the lock cannot be had (a live process
+ * holds it for seconds) the binding stays until we exit; a later Listen on
+ * the address elsewhere then gets EADDRINUSE, which says what is wrong. */
 void xio_unbind(uint32_t svc, uint32_t gen)
 {
-	if (svc >= ONVM_MAX_SVC)
+	if (svc >= ONVM_MAX_SVC || onvm_lock(&nf) < 0)
 		return;
-	onvm_lock(nf.shm, lock_owner());
 	struct onvm_svc *s = &nf.shm->svc[svc];
 	if (s->gen == gen && s->nf == nf.self) {
 		s->kind = ONVM_SVC_FREE;
-		s->gen++;
+		__atomic_add_fetch(&s->gen, 1, __ATOMIC_RELEASE);
 	}
-	onvm_unlock(nf.shm);
+	onvm_unlock(&nf);
 }
 
 int xio_lookup(const char *addr, uint32_t kind, uint32_t *svc, uint32_t *gen)
 {
-	onvm_lock(nf.shm, lock_owner());
+	if (onvm_lock(&nf) < 0)
+		return -EBUSY;
 	int i = find_svc(addr, kind);
-	if (i >= 0) {
+	if (i >= 0 && holder_alive(&nf.shm->svc[i])) {
 		*svc = i;
 		*gen = nf.shm->svc[i].gen;
+	} else {
+		i = -1;
 	}
-	onvm_unlock(nf.shm);
+	onvm_unlock(&nf);
 	return i >= 0 ? 0 : -ECONNREFUSED;
 }
 
@@ -215,39 +305,48 @@ static int alloc_conn(void)
 	return -1;
 }
 
+/* open_conn fills conn c (table lock held; peer < ONVM_MAX_NF). The state is
+ * written last, so a dialer killed half-way leaves a free slot. */
 static void open_conn(uint32_t c, uint32_t peer)
 {
 	struct onvm_conn *cn = &nf.shm->conn[c];
-	cn->gen++;
+	__atomic_add_fetch(&cn->gen, 1, __ATOMIC_RELEASE);
 	cn->nf[0] = nf.self;
 	cn->nf[1] = peer;
 	cn->nfgen[0] = nf.shm->nf[nf.self].gen;
 	cn->nfgen[1] = nf.shm->nf[peer].gen;
 	cn->closed[0] = cn->closed[1] = 0;
 	cn->reset = 0;
-	cn->refs = 2;
 	cn->sent[0] = cn->sent[1] = cn->acked[0] = cn->acked[1] = 0;
-	cn->state = ONVM_CONN_OPEN;
+	__atomic_store_n(&cn->state, ONVM_CONN_OPEN, __ATOMIC_RELEASE);
 }
 
 /* xio_dial opens a conn to the stream service at addr and sends the SYN.
  * Data may follow at once: the listener's poller registers the conn when it
- * dequeues the SYN, before any later message from the same ring. */
+ * dequeues the SYN, before any later message from the same ring. -EAGAIN:
+ * the listener's NF has its quota queued (retry); -ENOBUFS: no buffer. */
 int xio_dial(const char *addr, uint32_t *conn, uint32_t *gen)
 {
 	struct onvm_msg *syn = onvm_msg_alloc(&nf);
 	if (syn == NULL)
 		return -ENOBUFS;
 	struct onvm_shm *shm = nf.shm;
-	onvm_lock(shm, lock_owner());
-	int s = find_svc(addr, ONVM_SVC_STREAM);
-	int c = s < 0 ? -1 : alloc_conn();
-	if (s < 0 || c < 0) {
-		onvm_unlock(shm);
+	if (onvm_lock(&nf) < 0) {
 		onvm_msg_free(&nf, syn);
-		return s < 0 ? -ECONNREFUSED : -EMFILE;
+		return -EBUSY;
 	}
-	uint32_t peer = shm->svc[s].nf;
+	int r;
+	int s = find_svc(addr, ONVM_SVC_STREAM);
+	uint32_t peer = s < 0 ? ONVM_MAX_NF : shm->svc[s].nf;
+	if (s < 0 || peer >= ONVM_MAX_NF || !holder_alive(&shm->svc[s])) {
+		r = -ECONNREFUSED;
+		goto fail;
+	}
+	int c = alloc_conn();
+	if (c < 0) {
+		r = -EMFILE;
+		goto fail;
+	}
 	open_conn(c, peer);
 	syn->type = ONVM_MSG_SYN;
 	syn->conn = c;
@@ -256,13 +355,18 @@ int xio_dial(const char *addr, uint32_t *conn, uint32_t *gen)
 	syn->side = 1;
 	*conn = c;
 	*gen = syn->gen;
-	int r = onvm_deliver(&nf, peer, syn);
+	r = onvm_deliver(&nf, peer, syn, 1);
 	if (r < 0) {
-		shm->conn[c].state = ONVM_CONN_FREE;
-		onvm_msg_free(&nf, syn);
+		__atomic_store_n(&shm->conn[c].state, ONVM_CONN_FREE, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&shm->conn[c].gen, 1, __ATOMIC_RELEASE);
+		goto fail;
 	}
-	onvm_unlock(shm);
-	return r;
+	onvm_unlock(&nf);
+	return 0;
+fail:
+	onvm_unlock(&nf);
+	onvm_msg_free(&nf, syn);
+	return r == -EINVAL ? -ECONNREFUSED : r;
 }
 
 /* conn_of returns conn c if it is still generation gen, else NULL. */
@@ -271,7 +375,8 @@ static struct onvm_conn *conn_of(uint32_t c, uint32_t gen)
 	if (c >= ONVM_MAX_CONN)
 		return NULL;
 	struct onvm_conn *cn = &nf.shm->conn[c];
-	if (__atomic_load_n(&cn->gen, __ATOMIC_ACQUIRE) != gen || cn->state != ONVM_CONN_OPEN)
+	if (__atomic_load_n(&cn->gen, __ATOMIC_ACQUIRE) != gen ||
+	    __atomic_load_n(&cn->state, __ATOMIC_ACQUIRE) != ONVM_CONN_OPEN)
 		return NULL;
 	return cn;
 }
@@ -285,36 +390,46 @@ int xio_conn_status(uint32_t c, uint32_t gen, uint32_t side)
 		return -ECONNRESET;
 	if (__atomic_load_n(&cn->closed[1 - side], __ATOMIC_ACQUIRE))
 		return -EPIPE;
-	struct onvm_nf *peer = &nf.shm->nf[cn->nf[1 - side]];
-	if (peer->state != ONVM_NF_ACTIVE || peer->gen != cn->nfgen[1 - side])
+	uint32_t p = cn->nf[1 - side];
+	if (p >= ONVM_MAX_NF)
+		return -ECONNRESET;
+	struct onvm_nf *peer = &nf.shm->nf[p];
+	if (__atomic_load_n(&peer->state, __ATOMIC_ACQUIRE) != ONVM_NF_ACTIVE ||
+	    peer->gen != cn->nfgen[1 - side])
 		return -ECONNRESET;
 	return 0;
 }
 
-/* send_chunk copies one buffer's worth of p and delivers it. */
-static int send_chunk(struct onvm_conn *cn, uint32_t c, uint32_t side, const uint8_t *p, uint32_t len)
+/* send_chunk copies one buffer's worth of p and delivers it, stamped with
+ * the generation the caller holds: were the slot reused meanwhile, the new
+ * conn's reader drops it as stale instead of reading our bytes. */
+static int send_chunk(struct onvm_conn *cn, uint32_t c, uint32_t gen, uint32_t side,
+		      const uint8_t *p, uint32_t len)
 {
 	struct onvm_msg *m = onvm_msg_alloc(&nf);
 	if (m == NULL)
 		return -EAGAIN;
 	m->type = ONVM_MSG_DATA;
 	m->conn = c;
-	m->gen = cn->gen;
+	m->gen = gen;
 	m->side = 1 - side;
 	m->len = len;
 	memcpy(m->data, p, len);
 	/* Count the bytes before the peer can see (and ack) them. */
 	__atomic_add_fetch(&cn->sent[side], len, __ATOMIC_RELEASE);
-	if (onvm_deliver(&nf, cn->nf[1 - side], m) != 0) {
+	int r = onvm_deliver(&nf, cn->nf[1 - side], m, 1);
+	if (r != 0) {
 		__atomic_sub_fetch(&cn->sent[side], len, __ATOMIC_RELEASE);
 		onvm_msg_free(&nf, m);
-		return -EAGAIN;
 	}
-	return 0;
+	return r;
 }
 
-/* xio_send sends as much of p as the window and the pool allow; -EAGAIN when
- * nothing could go (the caller waits and retries). One writer per side. */
+/* xio_send sends as much of p as the window, the peer's quota and the pool
+ * allow; -EAGAIN when nothing could go (the caller waits and retries). One
+ * writer per side, and the caller keeps its side open meanwhile (Conn.shut
+ * waits for the writer), but the conn is still re-checked before every
+ * chunk: bytes must never reach a conn that reused the slot. */
 long xio_send(uint32_t c, uint32_t gen, uint32_t side, const void *p, size_t n)
 {
 	int st = xio_conn_status(c, gen, side);
@@ -325,18 +440,37 @@ long xio_send(uint32_t c, uint32_t gen, uint32_t side, const void *p, size_t n)
 				     __atomic_load_n(&cn->acked[side], __ATOMIC_ACQUIRE));
 	int64_t room = ONVM_CONN_WINDOW - inflight;
 	size_t done = 0;
-	while (done < n && room > 0) {
+	int err = -EAGAIN;
+	for (unsigned k = 0; done < n && room > 0; k++) {
+		if (__builtin_expect(xio_send_hook != NULL, 0))
+			xio_send_hook(c, gen, side, k);
+		if (conn_of(c, gen) == NULL) {
+			err = -EPIPE;
+			break;
+		}
 		size_t len = n - done;
 		if (len > ONVM_MSG_PAYLOAD)
 			len = ONVM_MSG_PAYLOAD;
 		if ((int64_t)len > room)
 			len = room;
-		if (send_chunk(cn, c, side, (const uint8_t *)p + done, len) < 0)
+		int r = send_chunk(cn, c, gen, side, (const uint8_t *)p + done, len);
+		if (r < 0) {
+			err = r;
 			break;
+		}
 		done += len;
 		room -= len;
 	}
-	return done > 0 ? (long)done : -EAGAIN;
+	if (done > 0)
+		return (long)done;
+	switch (err) {
+	case -ENOBUFS: /* no buffer: wait for one like for window */
+		return -EAGAIN;
+	case -ECONNREFUSED: /* the peer's NF is gone */
+	case -EINVAL:
+		return -ECONNRESET;
+	}
+	return err;
 }
 
 /* xio_ack tells side 1-side's sender that side's application read n bytes. */
@@ -347,22 +481,33 @@ void xio_ack(uint32_t c, uint32_t gen, uint32_t side, uint64_t n)
 		__atomic_add_fetch(&cn->acked[1 - side], n, __ATOMIC_RELEASE);
 }
 
+/* xio_close closes our side. If the table lock cannot be had (a live
+ * process holds it for seconds) the side stays open in the table: the peer
+ * learns of it when we exit. */
 void xio_close(uint32_t c, uint32_t gen, uint32_t side, int reset)
 {
 	if (side > 1)
 		return;
 	struct onvm_ctl ctl;
 	int notify = 0;
-	onvm_lock(nf.shm, lock_owner());
+	/* Already closed (or freed): no lock needed. The poller calls this for
+	 * every FIN of a conn it no longer knows. */
+	struct onvm_conn *cn = conn_of(c, gen);
+	if (cn == NULL || __atomic_load_n(&cn->closed[side], __ATOMIC_ACQUIRE))
+		return;
+	if (onvm_lock(&nf) < 0)
+		return;
 	if (conn_of(c, gen) != NULL)
 		notify = onvm_conn_close_side(&nf, c, side, reset, &ctl);
-	onvm_unlock(nf.shm);
+	onvm_unlock(&nf);
 	if (notify)
 		onvm_send_ctl_msg(&nf, &ctl);
 }
 
 /* xio_sendto sends one datagram to packet service svc: the source address,
- * then the payload, in one buffer. */
+ * then the payload, in one buffer. -EAGAIN while the receiving socket has its
+ * window unread (or its NF its quota queued): like a stream, the sender
+ * waits instead of the datagram being dropped. */
 long xio_sendto(uint32_t svc, uint32_t gen, const char *src, const void *p, size_t n)
 {
 	size_t alen = strlen(src);
@@ -371,9 +516,15 @@ long xio_sendto(uint32_t svc, uint32_t gen, const char *src, const void *p, size
 	if (alen + n > ONVM_MSG_PAYLOAD)
 		return -EMSGSIZE;
 	struct onvm_svc *s = &nf.shm->svc[svc];
-	uint32_t dst = s->nf;
-	if (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) != gen || s->kind != ONVM_SVC_PACKET)
+	if (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) != gen ||
+	    __atomic_load_n(&s->kind, __ATOMIC_ACQUIRE) != ONVM_SVC_PACKET)
 		return -ECONNREFUSED;
+	uint32_t dst = s->nf;
+	uint64_t charge = alen + n + ONVM_DGRAM_CHARGE;
+	int64_t unread = (int64_t)(__atomic_load_n(&s->dg_sent, __ATOMIC_ACQUIRE) -
+				   __atomic_load_n(&s->dg_read, __ATOMIC_ACQUIRE));
+	if (unread > 0 && unread + (int64_t)charge > ONVM_DGRAM_WINDOW)
+		return -EAGAIN;
 	struct onvm_msg *m = onvm_msg_alloc(&nf);
 	if (m == NULL)
 		return -EAGAIN;
@@ -384,38 +535,128 @@ long xio_sendto(uint32_t svc, uint32_t gen, const char *src, const void *p, size
 	m->len = alen + n;
 	memcpy(m->data, src, alen);
 	memcpy(m->data + alen, p, n);
-	if (onvm_deliver(&nf, dst, m) != 0) {
-		onvm_msg_free(&nf, m);
+	__atomic_add_fetch(&s->dg_sent, charge, __ATOMIC_RELEASE);
+	int r = onvm_deliver(&nf, dst, m, 1);
+	if (r == 0 && __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) == gen)
+		return n;
+	/* Not sent, or the socket was unbound meanwhile (its reader drops
+	 * it): take the charge back. */
+	__atomic_sub_fetch(&s->dg_sent, charge, __ATOMIC_RELEASE);
+	if (r == 0)
+		return -ECONNREFUSED;
+	onvm_msg_free(&nf, m);
+	switch (r) {
+	case -ENOBUFS:
 		return -EAGAIN;
+	case -EINVAL:
+		return -ECONNREFUSED;
 	}
-	return n;
+	return r;
 }
 
-static unsigned take(struct onvm_msg **out, unsigned max)
+/* xio_dgram_ack tells packet service svc's senders its application read a
+ * datagram of len bytes (address included). */
+void xio_dgram_ack(uint32_t svc, uint32_t gen, uint32_t len)
 {
-	unsigned n = rte_ring_dequeue_burst(nf.rx[nf.self], (void **)out, max, NULL);
-	for (unsigned i = 0; i < n; i++) {
-		out[i]->state = ONVM_BUF_HELD;
-		out[i]->owner = nf.self;
+	if (svc >= ONVM_MAX_SVC)
+		return;
+	struct onvm_svc *s = &nf.shm->svc[svc];
+	if (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) == gen)
+		__atomic_add_fetch(&s->dg_read, (uint64_t)len + ONVM_DGRAM_CHARGE, __ATOMIC_RELEASE);
+}
+
+/* msg_ok checks a header copy handed to us before the Go side reads it:
+ * payload-carrying types only in data buffers, len within the buffer. */
+static int msg_ok(const struct onvm_msg *h, int kind)
+{
+	int data = kind == ONVM_BUF_DATA;
+	if (h->len > (data ? ONVM_MSG_PAYLOAD : 0))
+		return 0;
+	switch (h->type) {
+	case ONVM_MSG_SYN:
+		return data && h->side == 1 && h->conn < ONVM_MAX_CONN && h->svc < ONVM_MAX_SVC;
+	case ONVM_MSG_DATA:
+		return data && h->side <= 1 && h->conn < ONVM_MAX_CONN;
+	case ONVM_MSG_FIN:
+	case ONVM_MSG_RST:
+		return h->side <= 1 && h->conn < ONVM_MAX_CONN;
+	case ONVM_MSG_DGRAM:
+		return data && h->svc < ONVM_MAX_SVC && h->addrlen <= h->len &&
+		       h->addrlen < ONVM_ADDR_LEN;
+	case ONVM_MSG_WAKE:
+		return 1;
 	}
-	return n;
+	return 0;
+}
+
+/* Test hook: while set, the poller takes nothing (testhooks.c). */
+int xio_take_paused;
+
+/* take dequeues up to max messages handed to us, with a private copy of
+ * each header in hdr[]: the sender can still write the buffer, so the Go
+ * side reads only the copy that was checked. An entry that is not a buffer,
+ * or a buffer not handed to this NF (INRING(self)), is dropped untouched;
+ * one handed to us with a bad header is freed. Both count in our slot's
+ * rx_bad. Taking is a CAS, as the manager may free a dead sender's orphan
+ * at the same moment (onvm_ops.h). */
+static unsigned take(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max)
+{
+	if (__builtin_expect(xio_take_paused, 0))
+		return 0;
+	struct onvm_nf *me = &nf.shm->nf[nf.self];
+	uint32_t mine = ONVM_OWN(ONVM_BUF_HELD, nf.self, nf.self);
+	unsigned k = 0, n;
+	do {
+		n = rte_ring_dequeue_burst(nf.rx[nf.self], (void **)out, max, NULL);
+		unsigned bad = 0, uncount = 0;
+		for (unsigned i = 0; i < n; i++) {
+			struct onvm_msg *m = out[i];
+			int kind = onvm_buf_kind(&nf, m);
+			if (kind == ONVM_BUF_BAD) {
+				bad++;
+				continue;
+			}
+			uint32_t o = __atomic_load_n(&m->own, __ATOMIC_ACQUIRE);
+			if (ONVM_OWN_STATE(o) != ONVM_BUF_INRING || ONVM_OWN_OWNER(o) != nf.self ||
+			    !__atomic_compare_exchange_n(&m->own, &o, mine, 0, __ATOMIC_ACQUIRE,
+							 __ATOMIC_RELAXED)) {
+				bad++;
+				continue;
+			}
+			if (o & ONVM_OWN_COUNTED)
+				uncount++;
+			memcpy(&hdr[k], m, sizeof(*m));
+			if (!msg_ok(&hdr[k], kind)) {
+				bad++;
+				onvm_msg_free(&nf, m);
+				continue;
+			}
+			out[k++] = m;
+		}
+		if (uncount)
+			__atomic_sub_fetch(&me->queued, uncount, __ATOMIC_RELAXED);
+		if (bad)
+			__atomic_add_fetch(&me->rx_bad, bad, __ATOMIC_RELAXED);
+	} while (k == 0 && n == max); /* all dropped: look again before sleeping */
+	return k;
 }
 
 /* sleep_on_bell sleeps until a sender rings or sleep_ms pass. 'sleeping' is
  * published and the bell read before the last ring check (see onvm_ring_bell):
  * a sender that enqueued after that check has changed the bell, so the futex
  * wait returns at once instead of missing it. */
-static unsigned sleep_on_bell(struct onvm_msg **out, unsigned max, int sleep_ms)
+static unsigned sleep_on_bell(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max,
+			      int sleep_ms)
 {
 	struct onvm_nf *me = &nf.shm->nf[nf.self];
 	__atomic_store_n(&me->sleeping, 1, __ATOMIC_SEQ_CST);
 	uint32_t v = __atomic_load_n(&me->bell, __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	unsigned n = take(out, max);
+	unsigned n = take(out, hdr, max);
 	if (n == 0) {
 		struct timespec ts = {.tv_sec = sleep_ms / 1000, .tv_nsec = (sleep_ms % 1000) * 1000000L};
 		syscall(SYS_futex, &me->bell, FUTEX_WAIT, v, &ts, NULL, 0);
-		n = take(out, max);
+		n = take(out, hdr, max);
 	}
 	__atomic_store_n(&me->sleeping, 0, __ATOMIC_RELEASE);
 	return n;
@@ -426,9 +667,9 @@ static unsigned sleep_on_bell(struct onvm_msg **out, unsigned max, int sleep_ms)
  * poller that never yields can starve, on two shared cores, the very thread
  * it waits for; one that always yields loses a whole time slice to any
  * busy process on every empty poll. The Go poller yields now and then. */
-int xio_poll_nb(struct onvm_msg **out, unsigned max, int yield)
+int xio_poll_nb(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max, int yield)
 {
-	unsigned n = take(out, max);
+	unsigned n = take(out, hdr, max);
 	if (n == 0 && yield)
 		sched_yield();
 	return n;
@@ -436,21 +677,15 @@ int xio_poll_nb(struct onvm_msg **out, unsigned max, int yield)
 
 /* xio_sleep waits on the doorbell for at most sleep_ms and returns what
  * arrived. The Go poller calls it once its spin budget is spent. */
-int xio_sleep(struct onvm_msg **out, unsigned max, int sleep_ms)
+int xio_sleep(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max, int sleep_ms)
 {
-	return sleep_on_bell(out, max, sleep_ms);
+	return sleep_on_bell(out, hdr, max, sleep_ms);
 }
 
 void xio_free_batch(struct onvm_msg **bufs, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
 		onvm_msg_free(&nf, bufs[i]);
-}
-
-/* xio_wake wakes this process's own poller (used at shutdown). */
-void xio_wake(void)
-{
-	onvm_send_ctl(&nf, nf.self, ONVM_MSG_WAKE, 0, 0, 0);
 }
 
 /* xio_hold_buffers takes n buffers and never returns them, as a process that
@@ -462,4 +697,11 @@ int xio_hold_buffers(int n)
 	while (k < n && onvm_msg_alloc(&nf) != NULL)
 		k++;
 	return k;
+}
+
+/* For testhooks.c: the next dial tries conn slot c first. */
+uint32_t xio_conn_hint_for_test(uint32_t c)
+{
+	conn_hint = c;
+	return c;
 }

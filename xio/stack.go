@@ -25,6 +25,9 @@ const contendedYield = 100 * time.Microsecond
 // msgHeader is the size of struct onvm_msg before its payload.
 const msgHeader = 64
 
+// msgPayload is what one data buffer carries.
+const msgPayload = C.ONVM_MSG_PAYLOAD
+
 // stack is this process's attachment: its NF slot and the Go objects the
 // poller demultiplexes messages to (keyed by shared table index).
 type stack struct {
@@ -36,7 +39,8 @@ type stack struct {
 	listeners map[uint32]*Listener
 	packets   map[uint32]*PacketConn
 
-	batch **C.struct_onvm_msg // C array: C keeps no Go pointer
+	batch **C.struct_onvm_msg // C arrays: C keeps no Go pointer
+	hdrs  *C.struct_onvm_msg  // checked private copies of the batch's headers
 }
 
 func newStack(cfg Config) *stack {
@@ -47,6 +51,7 @@ func newStack(cfg Config) *stack {
 		listeners: map[uint32]*Listener{},
 		packets:   map[uint32]*PacketConn{},
 		batch:     (**C.struct_onvm_msg)(C.malloc(C.size_t(batchMax) * C.size_t(unsafe.Sizeof((*C.struct_onvm_msg)(nil))))),
+		hdrs:      (*C.struct_onvm_msg)(C.malloc(C.size_t(batchMax) * C.size_t(unsafe.Sizeof(C.struct_onvm_msg{})))),
 	}
 }
 
@@ -58,10 +63,11 @@ func newStack(cfg Config) *stack {
 // the doorbell futex, which a sender rings only when it sees us asleep.
 func (s *stack) poll() {
 	batch := unsafe.Slice(s.batch, batchMax)
+	hdrs := unsafe.Slice(s.hdrs, batchMax)
 	last := time.Now()
 	for {
 		t0 := time.Now()
-		n := int(C.xio_poll_nb(s.batch, batchMax, 0))
+		n := int(C.xio_poll_nb(s.batch, s.hdrs, batchMax, 0))
 		if n == 0 {
 			// A yield that took long means other threads want this core:
 			// stop spinning and sleep, so a wake-up (which the kernel
@@ -71,37 +77,58 @@ func (s *stack) poll() {
 				runtime.Gosched()
 				continue
 			}
-			if n = int(C.xio_sleep(s.batch, batchMax, pollSleepMS)); n == 0 {
+			if n = int(C.xio_sleep(s.batch, s.hdrs, batchMax, pollSleepMS)); n == 0 {
 				continue // timed out idle: sleep again, no new spin
 			}
 		}
 		for i := 0; i < n; i++ {
-			s.dispatch(batch[i])
+			s.dispatch(batch[i], &hdrs[i])
 		}
 		C.xio_free_batch(s.batch, C.uint(n))
 		last = time.Now()
 	}
 }
 
-func payload(m *C.struct_onvm_msg) []byte {
-	return C.GoBytes(unsafe.Add(unsafe.Pointer(m), msgHeader), C.int(m.len))
+// payload copies m's payload out of shared memory. h is the private copy
+// of m's header that C checked (len fits the buffer); the check is repeated
+// here so that no path can hand GoBytes a length past the buffer.
+func payload(m, h *C.struct_onvm_msg) []byte {
+	n := uint32(h.len)
+	if n > msgPayload {
+		return nil
+	}
+	return C.GoBytes(unsafe.Add(unsafe.Pointer(m), msgHeader), C.int(n))
 }
 
-func (s *stack) dispatch(m *C.struct_onvm_msg) {
-	switch m._type {
+// dispatch hands one message to its Go owner. It reads the header only
+// from h (checked in C), the payload from m.
+func (s *stack) dispatch(m, h *C.struct_onvm_msg) {
+	switch h._type {
 	case C.ONVM_MSG_SYN:
-		s.onSYN(uint32(m.svc), uint32(m.conn), uint32(m.gen))
+		s.onSYN(uint32(h.svc), uint32(h.conn), uint32(h.gen))
 	case C.ONVM_MSG_DATA:
-		if c := s.conn(uint32(m.conn), uint32(m.side), uint32(m.gen)); c != nil {
-			c.deliver(payload(m))
+		if c := s.conn(uint32(h.conn), uint32(h.side), uint32(h.gen)); c != nil {
+			if b := payload(m, h); len(b) > 0 {
+				c.deliver(b)
+			}
 		}
 	case C.ONVM_MSG_FIN, C.ONVM_MSG_RST:
-		if c := s.conn(uint32(m.conn), uint32(m.side), uint32(m.gen)); c != nil {
-			c.peerClosed(m._type == C.ONVM_MSG_RST)
-		}
+		s.onClose(uint32(h.conn), uint32(h.side), uint32(h.gen), h._type == C.ONVM_MSG_RST)
 	case C.ONVM_MSG_DGRAM:
-		s.onDatagram(m)
+		s.onDatagram(m, h)
 	}
+}
+
+// onClose passes a FIN or RST to its conn. One for a conn we do not know
+// closes our side in the table: we closed it already (a no-op), or the
+// dialer died between opening the conn and sending its SYN, and nobody else
+// would ever free the slot.
+func (s *stack) onClose(idx, side, gen uint32, reset bool) {
+	if c := s.conn(idx, side, gen); c != nil {
+		c.peerClosed(reset)
+		return
+	}
+	C.xio_close(C.uint32_t(idx), C.uint32_t(gen), C.uint32_t(side), 0)
 }
 
 // connKey names one side of a conn: a process may hold both sides.
@@ -136,19 +163,20 @@ func (s *stack) onSYN(svc, idx, gen uint32) {
 	}
 }
 
-func (s *stack) onDatagram(m *C.struct_onvm_msg) {
+func (s *stack) onDatagram(m, h *C.struct_onvm_msg) {
 	s.mu.Lock()
-	p := s.packets[uint32(m.svc)]
+	p := s.packets[uint32(h.svc)]
 	s.mu.Unlock()
-	if p == nil || p.gen != uint32(m.gen) {
-		return
+	if p == nil || p.gen != uint32(h.gen) {
+		return // unbound meanwhile: the socket's window went with it
 	}
-	data := payload(m)
-	alen := int(m.addrlen)
+	data := payload(m, h)
+	alen := int(h.addrlen)
 	if alen > len(data) {
+		C.xio_dgram_ack(h.svc, h.gen, h.len) // keep the window whole
 		return
 	}
-	p.deliver(Addr(data[:alen]), data[alen:])
+	p.deliver(Addr(data[:alen]), data[alen:], uint32(len(data)))
 }
 
 func (s *stack) forget(c *Conn) {
@@ -158,6 +186,3 @@ func (s *stack) forget(c *Conn) {
 	}
 	s.mu.Unlock()
 }
-
-// wake makes the poller return from its doorbell sleep.
-func (s *stack) wake() { C.xio_wake() }

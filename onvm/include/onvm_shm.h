@@ -3,15 +3,38 @@
  *
  * The onvm manager (DPDK primary, package onvm) creates everything named here;
  * every NF (DPDK secondary, package xio) looks it up by these names. Pointers
- * into the mempool are valid in every process because DPDK multi-process maps
+ * into the memzones are valid in every process because DPDK multi-process maps
  * hugepages at the same virtual addresses everywhere.
  *
  * Layout:
  *   memzone ONVM_MZ_SHM     struct onvm_shm: table lock, NF slots (pid,
- *                           doorbell), service table (address -> NF), conn table
- *   mempool ONVM_POOL_MSG   message buffers: struct onvm_msg header + payload
- *   ring    ONVM_RING_RX(i) one receive ring per NF slot i (MP enqueue, SC
- *                           dequeue): pointers to message buffers
+ *                           doorbell, quota), service table (address -> NF),
+ *                           conn table
+ *   memzone ONVM_MZ_BUFS    the message buffers: shm.nbufs data buffers of
+ *                           ONVM_MSG_SIZE (struct onvm_msg header + payload:
+ *                           SYN, DATA, DGRAM), then ONVM_CTL_BUFS header-only
+ *                           control buffers (FIN, RST, WAKE), at least one per
+ *                           connection, so data can never take the buffer a
+ *                           close notification needs
+ *   ring    ONVM_RING_RX(i) one receive ring per NF slot i (MP RTS enqueue, SC
+ *                           dequeue): pointers to buffers
+ *
+ * Buffers are not kept in a mempool ring: a process takes a free buffer by
+ * CAS on its ownership word (ONVM_OWN), and frees it with one store. So a
+ * process killed at any instant leaves each buffer free or marked with its
+ * owner (which the manager reclaims), and no allocator state can be left
+ * half-updated. The rx rings are DPDK rings: a process killed inside an
+ * enqueue wedges one for good, which the manager's watchdog turns into an
+ * X-IO restart (manager.c).
+ *
+ * Go's build cache does not hash headers outside a package's directory:
+ * after editing this file or onvm_ops.h, rebuild with go build -a (or go
+ * clean -cache), or package onvm and xio keep the old layout.
+ *
+ * Every process writes this memory, so every reader treats it as untrusted:
+ * indices are bounds-checked, and ring entries are checked to be buffers
+ * (in range, aligned, handed to the reader) before they are touched; see
+ * onvm_ops.h.
  */
 #ifndef ONVM_SHM_H
 #define ONVM_SHM_H
@@ -19,10 +42,10 @@
 #include <stdint.h>
 
 #define ONVM_SHM_MAGIC 0x4c323547u /* "L25G" */
-#define ONVM_SHM_VERSION 1
+#define ONVM_SHM_VERSION 2
 
 #define ONVM_MZ_SHM "l25gc_onvm_shm"
-#define ONVM_POOL_MSG "l25gc_onvm_msg"
+#define ONVM_MZ_BUFS "l25gc_onvm_bufs"
 #define ONVM_RING_RX_FMT "l25gc_nf_rx_%u"
 
 #define ONVM_MAX_NF 64       /* NF processes attached at once */
@@ -30,10 +53,26 @@
 #define ONVM_MAX_CONN 16384  /* open stream connections */
 #define ONVM_ADDR_LEN 64     /* "127.0.0.1:8000", "nrf", ... incl. NUL */
 
-#define ONVM_MSG_SIZE 8192                 /* one mempool element */
+#define ONVM_MSG_SIZE 8192                 /* one data buffer (a power of 2) */
 #define ONVM_MSG_PAYLOAD (ONVM_MSG_SIZE - 64) /* payload bytes per buffer */
-#define ONVM_RING_SIZE 16384 /* > pool size: an rx ring never fills */
+#define ONVM_CTL_SIZE 64                   /* one control buffer: header only */
 #define ONVM_CONN_WINDOW (256 * 1024) /* unread bytes a sender may have in flight */
+
+/* A connection gets at most one FIN or RST, from its first close (the
+ * second closer notifies nobody), so with one control buffer per conn they
+ * do not run out; the spare covers WAKE and a slot reused while its old FIN
+ * is still unread. */
+#define ONVM_CTL_BUFS (ONVM_MAX_CONN + 1024)
+
+/* An rx ring holds at most its NF's data quota (shm.nf_quota) plus every
+ * control buffer, so an enqueue never fails for room. */
+#define ONVM_RING_SIZE 32768
+#define ONVM_QUOTA_MAX (ONVM_RING_SIZE - 1 - ONVM_CTL_BUFS)
+
+/* Datagram sockets: a sender blocks while the receiving socket has this
+ * much unread, each datagram charged its length plus ONVM_DGRAM_CHARGE. */
+#define ONVM_DGRAM_WINDOW (1024 * 1024)
+#define ONVM_DGRAM_CHARGE 64
 
 /* Descriptor types carried in onvm_msg.type. */
 enum onvm_msg_type {
@@ -46,17 +85,30 @@ enum onvm_msg_type {
 };
 
 /* Buffer ownership, kept in each buffer so the manager can find the buffers
- * a dead NF held (the pool has no per-lcore cache, so none hide elsewhere). */
+ * a dead NF held. */
 enum onvm_buf_state {
 	ONVM_BUF_FREE = 0,
-	ONVM_BUF_HELD = 1,   /* owned by NF msg.owner (being filled or read) */
-	ONVM_BUF_INRING = 2, /* in NF msg.owner's rx ring */
+	ONVM_BUF_HELD = 1,   /* owned by NF 'owner' (being filled or read) */
+	ONVM_BUF_INRING = 2, /* handed to NF 'owner' by NF 'src': in or entering its rx ring */
 };
 
-/* Header at the start of every mempool element; 64 bytes. */
+/* The ownership word onvm_msg.own packs state, owner and src into one
+ * 32-bit atomic, so every transition is one store or CAS and the manager
+ * never reads one transition's state with another's owner. Leaving
+ * INRING is a CAS (receiver: -> HELD, manager: -> FREE) so exactly one
+ * side takes a buffer both may see. ONVM_OWN_COUNTED marks a data buffer
+ * counted in its receiver's nf.queued; whoever takes it out of INRING
+ * uncounts it. */
+#define ONVM_OWN(state, owner, src) \
+	((uint32_t)(state) << 16 | (uint32_t)(src) << 8 | (uint32_t)(owner))
+#define ONVM_OWN_STATE(w) ((w) >> 16 & 0xffu)
+#define ONVM_OWN_OWNER(w) ((w) & 0xffu)
+#define ONVM_OWN_SRC(w) ((w) >> 8 & 0xffu)
+#define ONVM_OWN_COUNTED (1u << 24)
+
+/* Header at the start of every buffer, data or control; 64 bytes. */
 struct onvm_msg {
-	uint32_t state;   /* enum onvm_buf_state */
-	uint32_t owner;   /* NF slot index */
+	uint32_t own;     /* ownership word (ONVM_OWN) */
 	uint16_t type;    /* enum onvm_msg_type */
 	uint16_t src_nf;  /* sending NF slot (or ONVM_MAX_NF for the manager) */
 	uint32_t conn;    /* conn index (SYN/DATA/FIN/RST) */
@@ -65,7 +117,7 @@ struct onvm_msg {
 	uint32_t len;     /* payload bytes in data[] */
 	uint32_t addrlen; /* DGRAM: source address bytes at the start of data[] */
 	uint32_t side;    /* receiving side of conn: both may be in one process */
-	uint8_t pad[28];
+	uint8_t pad[32];
 	uint8_t data[];
 };
 
@@ -73,7 +125,9 @@ struct onvm_msg {
 enum onvm_nf_state { ONVM_NF_FREE = 0, ONVM_NF_ACTIVE = 1, ONVM_NF_DEAD = 2 };
 
 /* One attached NF process. The doorbell is a futex word: a sender that finds
- * the NF's poller asleep bumps it and wakes the poller (FUTEX_WAKE, shared). */
+ * the NF's poller asleep bumps it and wakes the poller (FUTEX_WAKE, shared).
+ * queued and delivering sit on their own cache lines: every sender to this
+ * NF updates queued, and this NF's threads update delivering. */
 struct onvm_nf {
 	uint32_t state; /* enum onvm_nf_state */
 	uint32_t gen;   /* bumped at each attach */
@@ -81,18 +135,31 @@ struct onvm_nf {
 	uint32_t sleeping; /* poller is (about to be) asleep on bell */
 	uint32_t bell;     /* futex word */
 	uint32_t pad;
-	uint64_t rx_msgs; /* statistics */
+	uint64_t rx_bad; /* malformed or foreign ring entries dropped */
+	/* Counted data buffers in (or entering) this NF's rx ring: senders
+	 * get EAGAIN past shm.nf_quota, so a stalled NF cannot take the
+	 * whole pool. */
+	uint32_t queued __attribute__((aligned(64)));
+	/* delivering[d]: this NF's threads between checking NF d alive and
+	 * finishing the enqueue. The manager waits for these to drain before
+	 * it reclaims d's buffers, so it never frees one a live sender is
+	 * about to enqueue. */
+	uint32_t delivering[ONVM_MAX_NF] __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
 
 enum onvm_svc_kind { ONVM_SVC_FREE = 0, ONVM_SVC_STREAM = 1, ONVM_SVC_PACKET = 2 };
 
-/* One bound address: which NF serves it. */
+/* One bound address: which NF serves it. For packet services, dg_sent and
+ * dg_read are the datagram window (ONVM_DGRAM_WINDOW): senders add their
+ * charge, the receiving application adds what it read. */
 struct onvm_svc {
 	uint32_t kind; /* enum onvm_svc_kind */
 	uint32_t gen;
 	uint32_t nf;
 	uint32_t pad;
 	char addr[ONVM_ADDR_LEN];
+	uint64_t dg_sent;
+	uint64_t dg_read;
 };
 
 enum onvm_conn_state { ONVM_CONN_FREE = 0, ONVM_CONN_OPEN = 1 };
@@ -107,20 +174,21 @@ struct onvm_conn {
 	uint32_t nfgen[2];  /* that NF's attach generation */
 	uint32_t closed[2]; /* side closed (or died) */
 	uint32_t reset;     /* a side died: the other's reads and writes fail */
-	uint32_t refs;      /* sides not yet closed; slot freed at 0 */
+	uint32_t pad;       /* the slot is freed once both sides closed */
 	uint64_t sent[2];
 	uint64_t acked[2];
 };
-
-/* The table lock is a word holding (owner NF slot + 1), so the manager can
- * break it if its holder dies inside a critical section. */
-#define ONVM_LOCK_MANAGER (ONVM_MAX_NF + 1)
 
 struct onvm_shm {
 	uint32_t magic;
 	uint32_t version;
 	int32_t manager_pid;
+	/* The table lock: 0, or the pid of the process holding it, so that
+	 * anyone can tell a holder that died (even one killed while
+	 * attaching, before it had a slot) and break its lock. */
 	uint32_t lock;
+	uint32_t nf_quota; /* counted data buffers an NF may have queued */
+	uint32_t nbufs;    /* data buffers in ONVM_MZ_BUFS (control ones follow) */
 	uint64_t reclaimed_bufs; /* buffers the manager took back from dead NFs */
 	uint64_t reaped_nfs;     /* dead NF processes cleaned up */
 	struct onvm_nf nf[ONVM_MAX_NF];
