@@ -1,9 +1,22 @@
 package xio
 
 /*
+#include <stdlib.h>
 #include "stack.h"
+#include "testhooks.h"
 */
 import "C"
+
+import (
+	"net"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// The functions below are for tests only (cgo cannot be used in _test.go
+// files): they put the stack into states that a crash, a race or a hostile
+// peer process would.
 
 // HoldBuffersForTest takes n shared buffers and never gives them back, as a
 // process killed while filling buffers would. Only tests of the manager's
@@ -25,3 +38,121 @@ func PendingForTest(ln interface{}) int {
 	defer l.mu.Unlock()
 	return len(l.q)
 }
+
+// ArmSendRaceForTest makes the next Write, before its first chunk, close
+// the conn's other side in the shared table (as a peer's Close would) and
+// then wait, at most 300 ms, until ReleaseSendForTest.
+func ArmSendRaceForTest() { C.xio_test_arm_send_race() }
+
+// SendParkedForTest says whether a Write waits in the armed race.
+func SendParkedForTest() bool { return C.xio_test_send_parked() != 0 }
+
+// ReleaseSendForTest lets the parked Write go on.
+func ReleaseSendForTest() { C.xio_test_release_send() }
+
+// ReuseSlotNextForTest makes this process's next Dial try c's conn slot
+// first.
+func ReuseSlotNextForTest(c net.Conn) {
+	if xc, ok := c.(*Conn); ok {
+		C.xio_test_set_conn_hint(C.uint32_t(xc.idx))
+	}
+}
+
+// HoldTableLockForTest takes the shared table lock the way attaching does
+// and never releases it.
+func HoldTableLockForTest() error {
+	if r := C.xio_test_hold_lock(); r < 0 {
+		return syscall.Errno(-r)
+	}
+	return nil
+}
+
+// SetLockTimeoutForTest changes how long this process waits for a table
+// lock held by a live process.
+func SetLockTimeoutForTest(d time.Duration) {
+	C.xio_test_set_lock_timeout(C.uint32_t(d / time.Millisecond))
+}
+
+// Forged ring entries (ForgeForTest).
+const (
+	ForgeHugeLen    = 1 // DATA with len >= 2^31
+	ForgeLongLen    = 2 // DATA with len one past a buffer's payload
+	ForgeMisaligned = 3 // pointer into the middle of a buffer
+	ForgeOutside    = 4 // pointer outside the shared buffers
+	ForgeAddrLen    = 5 // datagram whose address is longer than it
+	ForgeNotHanded  = 6 // a free buffer nobody handed over
+	ForgeBadType    = 7 // unknown message type
+	ForgeCtlData    = 8 // DATA in a header-only control buffer
+)
+
+// slotOf is the NF slot serving stream address addr, or -1.
+func slotOf(addr string, kind C.uint32_t) int {
+	caddr := C.CString(addr)
+	defer C.free(unsafe.Pointer(caddr))
+	return int(C.xio_test_slot_of(caddr, kind))
+}
+
+// ForgeForTest enqueues a forged entry of kind into the ring of the NF
+// serving stream address addr, aimed at conn c (which may be nil) as seen
+// from that NF.
+func ForgeForTest(addr string, kind int, c net.Conn) error {
+	slot := slotOf(addr, C.ONVM_SVC_STREAM)
+	if slot < 0 {
+		return syscall.ENOENT
+	}
+	var idx, gen uint32
+	if xc, ok := c.(*Conn); ok {
+		idx, gen = xc.idx, xc.gen
+	}
+	if r := C.xio_test_forge(C.uint32_t(slot), C.int(kind), C.uint32_t(idx), C.uint32_t(gen)); r < 0 {
+		return syscall.Errno(-r)
+	}
+	return nil
+}
+
+// BadMessagesForTest is how many malformed or foreign ring entries the NF
+// serving stream address addr has dropped.
+func BadMessagesForTest(addr string) uint64 {
+	slot := slotOf(addr, C.ONVM_SVC_STREAM)
+	if slot < 0 {
+		return 0
+	}
+	return uint64(C.xio_rx_bad(C.uint32_t(slot)))
+}
+
+// PausePollerForTest makes this process's poller take nothing from its
+// ring (on) or go on (off).
+func PausePollerForTest(on bool) {
+	v := 0
+	if on {
+		v = 1
+	}
+	C.xio_test_pause_take(C.int(v))
+}
+
+// RingCountForTest is how many entries wait in this process's ring.
+func RingCountForTest() int { return int(C.xio_test_ring_count()) }
+
+// StealFromRingForTest dequeues up to n entries of this process's ring and
+// drops them, as a poller killed between dequeuing and taking them would.
+func StealFromRingForTest(n int) int { return int(C.xio_test_steal(C.uint(n))) }
+
+// DeliverToFreeSlotForTest delivers a control message to an NF slot no
+// process holds; the delivery's error.
+func DeliverToFreeSlotForTest() error {
+	slot := C.xio_test_free_slot()
+	if slot < 0 {
+		return syscall.ENOENT
+	}
+	if r := C.xio_test_deliver_to(C.uint32_t(slot)); r < 0 {
+		return syscall.Errno(-r)
+	}
+	return nil
+}
+
+// WedgeOwnRingForTest leaves this process's ring as a sender killed inside
+// an enqueue would: head moved, tail never.
+func WedgeOwnRingForTest() { C.xio_test_wedge_own_ring() }
+
+// QuotaForTest is how many data buffers one NF may have queued.
+func QuotaForTest() int { return int(C.xio_test_quota()) }

@@ -22,10 +22,17 @@ import (
 // noManagerErr is what attaching said before the manager was started.
 var noManagerErr error
 
+// testManager is the onvm manager the test process is attached to.
+var testManager *xioproc.Manager
+
+// roles are the child processes tests start (xioproc.Start); files add
+// theirs in init.
+var roles = map[string]func(context.Context) error{"peer": peerRole}
+
 // TestMain runs as root: it reserves hugepages if needed, starts an onvm
 // manager child with a private file prefix, attaches, and stops it after.
 func TestMain(m *testing.M) {
-	if ok, code := xioproc.RunRole(map[string]func(context.Context) error{"peer": peerRole}); ok {
+	if ok, code := xioproc.RunRole(roles); ok {
 		os.Exit(code)
 	}
 	os.Exit(run(m))
@@ -39,6 +46,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer mgr.Close()
+	testManager = mgr
 	if err := xio.Init(xio.Config{FilePrefix: mgr.Prefix}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -373,10 +381,7 @@ func TestPacketConn(t *testing.T) {
 // A peer NF killed with SIGKILL: reads on its conns fail within 1 s, and the
 // manager takes back the buffers it held and those queued to it.
 func TestPeerKilledResetsConnsAndBuffersReturn(t *testing.T) {
-	base, _, err := xio.PoolInUse()
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := settledPool(t)
 	addr := uniqueAddr(t)
 	peer, err := xioproc.Start("peer", "XIO_PEER_ADDR="+addr, "XIO_PEER_HOLD=40")
 	if err != nil {

@@ -1,0 +1,196 @@
+/*
+ * testhooks.c — test-only hooks (testhooks.h). None runs unless a test calls
+ * it; the only trace in the data path is xio_send_hook and xio_take_paused,
+ * one predictable branch each.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "onvm_ops.h"
+#include "stack.h"
+#include "testhooks.h"
+
+enum { PARK_IDLE, PARK_ARMED, PARK_PARKED, PARK_RELEASED };
+static int park_state;
+
+/* park_hook plays a peer closing its side while our writer is between
+ * chunks, then holds the writer there (at most 300 ms) so the test can
+ * close our side and reuse the slot meanwhile. */
+static void park_hook(uint32_t c, uint32_t gen, uint32_t side, unsigned chunk)
+{
+	int armed = PARK_ARMED;
+	if (chunk != 0 || !__atomic_compare_exchange_n(&park_state, &armed, PARK_PARKED, 0,
+							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	xio_close(c, gen, 1 - side, 0);
+	for (int i = 0; i < 3000 && __atomic_load_n(&park_state, __ATOMIC_ACQUIRE) != PARK_RELEASED; i++)
+		usleep(100);
+	__atomic_store_n(&park_state, PARK_IDLE, __ATOMIC_RELEASE);
+}
+
+void xio_test_arm_send_race(void)
+{
+	__atomic_store_n(&park_state, PARK_ARMED, __ATOMIC_RELEASE);
+	xio_send_hook = park_hook;
+}
+
+int xio_test_send_parked(void) { return __atomic_load_n(&park_state, __ATOMIC_ACQUIRE) == PARK_PARKED; }
+
+void xio_test_release_send(void)
+{
+	int parked = PARK_PARKED;
+	__atomic_compare_exchange_n(&park_state, &parked, PARK_RELEASED, 0, __ATOMIC_ACQ_REL,
+				    __ATOMIC_RELAXED);
+}
+
+extern uint32_t xio_conn_hint_for_test(uint32_t c);
+
+void xio_test_set_conn_hint(uint32_t c) { xio_conn_hint_for_test(c); }
+
+/* xio_test_hold_lock takes the table lock the way attaching does, and
+ * never releases it: the process is then killed "inside" attach. */
+int xio_test_hold_lock(void) { return onvm_lock(xio_view()); }
+
+void xio_test_set_lock_timeout(uint32_t ms) { xio_view()->lock_timeout_ms = ms; }
+
+int xio_test_slot_of(const char *addr, uint32_t kind)
+{
+	struct onvm_view *v = xio_view();
+	for (int i = 0; i < ONVM_MAX_SVC; i++) {
+		struct onvm_svc *s = &v->shm->svc[i];
+		if (s->kind == kind && strncmp(s->addr, addr, ONVM_ADDR_LEN) == 0)
+			return (int)s->nf;
+	}
+	return -1;
+}
+
+enum forge_kind {
+	FORGE_HUGE_LEN = 1,   /* DATA, len >= 2^31 */
+	FORGE_LONG_LEN,       /* DATA, len one past the payload */
+	FORGE_MISALIGNED,     /* pointer into the middle of a buffer */
+	FORGE_OUTSIDE,        /* pointer outside the buffers */
+	FORGE_ADDRLEN,        /* DGRAM, addrlen > len */
+	FORGE_NOT_HANDED,     /* a free buffer nobody handed over */
+	FORGE_BAD_TYPE,       /* unknown message type */
+	FORGE_CTL_DATA,       /* DATA in a header-only control buffer */
+};
+
+static int outside_word;
+
+/* xio_test_forge enqueues one forged entry into NF slot's ring, bypassing
+ * every check a sender makes, as a buggy or hostile process could. */
+int xio_test_forge(uint32_t slot, int kind, uint32_t conn, uint32_t gen)
+{
+	struct onvm_view *v = xio_view();
+	if (slot >= ONVM_MAX_NF)
+		return -EINVAL;
+	void *entry;
+	struct onvm_msg *m = kind == FORGE_CTL_DATA ? onvm_ctl_alloc(v) : onvm_msg_alloc(v);
+	if (m == NULL)
+		return -ENOBUFS;
+	m->type = ONVM_MSG_DATA;
+	m->conn = conn;
+	m->gen = gen;
+	m->side = 1;
+	m->len = 16;
+	entry = m;
+	switch (kind) {
+	case FORGE_HUGE_LEN:
+		m->len = 0x80000000u;
+		break;
+	case FORGE_LONG_LEN:
+		m->len = ONVM_MSG_PAYLOAD + 1;
+		break;
+	case FORGE_ADDRLEN:
+		m->type = ONVM_MSG_DGRAM;
+		m->addrlen = 32;
+		break;
+	case FORGE_BAD_TYPE:
+		m->type = 99;
+		break;
+	case FORGE_CTL_DATA:
+		m->len = 0;
+		break;
+	case FORGE_MISALIGNED:
+		entry = (uint8_t *)m + 8;
+		break;
+	case FORGE_OUTSIDE:
+		entry = &outside_word;
+		break;
+	case FORGE_NOT_HANDED:
+		break;
+	default:
+		onvm_msg_free(v, m);
+		return -EINVAL;
+	}
+	if (entry == (void *)m && kind != FORGE_NOT_HANDED)
+		__atomic_store_n(&m->own, ONVM_OWN(ONVM_BUF_INRING, slot, v->self), __ATOMIC_RELEASE);
+	else
+		onvm_msg_free(v, m); /* the entry points at something not handed over */
+	if (rte_ring_enqueue(v->rx[slot], entry) != 0)
+		return -ENOBUFS;
+	onvm_ring_bell(&v->shm->nf[slot]);
+	return 0;
+}
+
+void xio_test_pause_take(int on) { __atomic_store_n(&xio_take_paused, on, __ATOMIC_RELEASE); }
+
+unsigned xio_test_ring_count(void)
+{
+	struct onvm_view *v = xio_view();
+	return rte_ring_count(v->rx[v->self]);
+}
+
+/* xio_test_steal dequeues up to n entries of our ring and drops them on the
+ * floor, as a poller killed between its dequeue and taking the buffers. */
+unsigned xio_test_steal(unsigned n)
+{
+	struct onvm_view *v = xio_view();
+	void *objs[64];
+	if (n > 64)
+		n = 64;
+	return rte_ring_dequeue_burst(v->rx[v->self], objs, n, NULL);
+}
+
+int xio_test_free_slot(void)
+{
+	struct onvm_view *v = xio_view();
+	for (int i = ONVM_MAX_NF - 1; i >= 0; i--)
+		if (__atomic_load_n(&v->shm->nf[i].state, __ATOMIC_ACQUIRE) == ONVM_NF_FREE)
+			return i;
+	return -1;
+}
+
+/* xio_test_deliver_to delivers a WAKE to slot; the errno of the delivery. */
+int xio_test_deliver_to(uint32_t slot)
+{
+	struct onvm_view *v = xio_view();
+	struct onvm_msg *m = onvm_ctl_alloc(v);
+	if (m == NULL)
+		return -ENOBUFS;
+	m->type = ONVM_MSG_WAKE;
+	int r = onvm_deliver(v, slot, m, 0);
+	if (r != 0)
+		onvm_msg_free(v, m);
+	return r;
+}
+
+/* xio_test_wedge_own_ring moves our ring's producer head by one as an
+ * enqueue does first, and never finishes it: what a sender killed inside
+ * rte_ring_enqueue leaves behind. */
+int xio_test_wedge_own_ring(void)
+{
+	struct onvm_view *v = xio_view();
+	struct rte_ring *r = v->rx[v->self];
+	union __rte_ring_rts_poscnt oh, nh;
+	oh.raw = __atomic_load_n(&r->rts_prod.head.raw, __ATOMIC_ACQUIRE);
+	do {
+		nh.val.pos = oh.val.pos + 1;
+		nh.val.cnt = oh.val.cnt + 1;
+	} while (!__atomic_compare_exchange_n(&r->rts_prod.head.raw, &oh.raw, nh.raw, 0,
+					      __ATOMIC_RELEASE, __ATOMIC_ACQUIRE));
+	return 0;
+}
+
+uint32_t xio_test_quota(void) { return xio_view()->shm->nf_quota; }
