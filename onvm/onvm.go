@@ -179,6 +179,8 @@ func checkHugeDir(dir string) error {
 	return nil
 }
 
+// stop zeroes the tables' magic first (onvm_stop): NFs then fail their
+// sends with ESHUTDOWN instead of waiting for a manager that is gone.
 func stop(cfg Config) {
 	mu.Lock()
 	defer mu.Unlock()

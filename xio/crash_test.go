@@ -25,6 +25,38 @@ func init() {
 	roles["wedger"] = wedgerRole
 	roles["loader"] = loaderRole
 	roles["prober"] = proberRole
+	roles["survivor"] = survivorRole
+}
+
+// survivorRole echoes between two of its own conns until a write fails,
+// and prints the error: an NF whose manager is gone must learn it.
+func survivorRole(ctx context.Context) error {
+	addr := os.Getenv("XIO_PEER_ADDR")
+	ln, err := xio.Listen(addr)
+	if err != nil {
+		return err
+	}
+	c, err := xio.Dial(addr)
+	if err != nil {
+		return err
+	}
+	s, err := ln.Accept()
+	if err != nil {
+		return err
+	}
+	xioproc.Ready()
+	buf := make([]byte, 1024)
+	for ctx.Err() == nil {
+		c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write(buf); err != nil {
+			fmt.Printf("write failed: %v\n", err)
+			break
+		}
+		io.ReadFull(s, buf)
+		time.Sleep(time.Millisecond)
+	}
+	<-ctx.Done()
+	return nil
 }
 
 // lockHolderRole takes the shared table lock as attaching does and keeps
@@ -270,6 +302,9 @@ func TestDialKilledUnreapedNFIsRefused(t *testing.T) {
 // the node restarts X-IO (node.watchManager).
 func TestWedgedRingStopsManagerWithReason(t *testing.T) {
 	mgr := startPrivateManager(t)
+	survived := &syncBuffer{}
+	survivor := startCaptured(t, "survivor", survived, mgr.env(), "XIO_PEER_ADDR=survivor")
+	defer survivor.Kill()
 	w := startCaptured(t, "wedger", &syncBuffer{}, mgr.env())
 	w.Kill()
 	select {
@@ -285,6 +320,8 @@ func TestWedgedRingStopsManagerWithReason(t *testing.T) {
 		!strings.Contains(msg, fmt.Sprintf("pid %d", w.Cmd.Process.Pid)) {
 		t.Fatalf("manager's last words do not say what is wedged by whom:\n%s", msg)
 	}
+	// NFs still attached fail their writes at once, saying why.
+	waitOutput(t, survived, "the onvm manager stopped", 2*time.Second)
 }
 
 // NFs killed with SIGKILL again and again while they load an echo server

@@ -42,6 +42,8 @@ func opError(op string, src, dst net.Addr, errno int, syscallName string) error 
 	switch syscall.Errno(-errno) {
 	case syscall.ENOTRECOVERABLE:
 		err = fmt.Errorf("%w (a process died inside a shared ring operation; the onvm manager exits and X-IO restarts)", err)
+	case syscall.ESHUTDOWN:
+		err = fmt.Errorf("%w (the onvm manager stopped; X-IO is down until it restarts)", err)
 	case syscall.EBUSY:
 		err = fmt.Errorf("%w (the X-IO table lock is held by a live process that does not release it)", err)
 	}

@@ -247,8 +247,10 @@ static inline void onvm_ring_bell(struct onvm_nf *nf)
 /* onvm_deliver hands m (HELD by us) to NF dst. counted data buffers count
  * against dst's quota. On failure the caller still holds m: -ECONNREFUSED
  * dst is not an attached NF (any more), -EAGAIN dst has its quota queued,
- * -ENOTRECOVERABLE dst's ring is wedged, -ENOBUFS the ring is full, -EINVAL
- * no such slot.
+ * -ENOTRECOVERABLE dst's ring is wedged, -ESHUTDOWN the manager stopped
+ * (its watchdog, or a shutdown: writers fail now instead of waiting for
+ * room that will not come before the node restarts them), -ENOBUFS the
+ * ring is full, -EINVAL no such slot.
  *
  * delivering[dst] brackets the check that dst is ACTIVE and the enqueue: the
  * manager marks a dead dst DEAD and then waits for every live process's
@@ -259,6 +261,8 @@ static inline int onvm_deliver(struct onvm_view *v, uint32_t dst, struct onvm_ms
 {
 	if (dst >= ONVM_MAX_NF || v->rx[dst] == NULL)
 		return -EINVAL;
+	if (__atomic_load_n(&v->shm->magic, __ATOMIC_RELAXED) != ONVM_SHM_MAGIC)
+		return -ESHUTDOWN;
 	struct onvm_nf *d = &v->shm->nf[dst];
 	uint32_t held = __atomic_load_n(&m->own, __ATOMIC_RELAXED);
 	uint32_t own = ONVM_OWN(ONVM_BUF_INRING, dst, v->self);
