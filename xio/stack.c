@@ -217,9 +217,10 @@ static int holder_alive(const struct onvm_svc *s)
 	if (i >= ONVM_MAX_NF)
 		return 0;
 	const struct onvm_nf *h = &nf.shm->nf[i];
-	if (__atomic_load_n(&h->state, __ATOMIC_ACQUIRE) != ONVM_NF_ACTIVE)
-		return 0;
-	return !(kill(h->pid, 0) != 0 && errno == ESRCH);
+	int32_t pid = h->pid;
+	if (__atomic_load_n(&h->state, __ATOMIC_ACQUIRE) != ONVM_NF_ACTIVE || pid <= 0)
+		return 0; /* kill(0 or -n, 0) would ask about process groups */
+	return !(kill(pid, 0) != 0 && errno == ESRCH);
 }
 
 int xio_bind(const char *addr, uint32_t kind, uint32_t *svc, uint32_t *gen)
