@@ -26,6 +26,21 @@ func init() {
 	roles["loader"] = loaderRole
 	roles["prober"] = proberRole
 	roles["survivor"] = survivorRole
+	roles["halfsender"] = halfSenderRole
+}
+
+// halfSenderRole hands a buffer to the NF serving $XIO_PEER_ADDR and
+// stops before the enqueue; the test kills it there.
+func halfSenderRole(ctx context.Context) error {
+	if err := xio.Init(xio.Config{}); err != nil {
+		return err
+	}
+	if err := xio.HalfDeliverForTest(os.Getenv("XIO_PEER_ADDR")); err != nil {
+		return err
+	}
+	xioproc.Ready()
+	<-ctx.Done()
+	return nil
 }
 
 // survivorRole echoes between two of its own conns until a write fails,
@@ -265,6 +280,28 @@ func TestKilledMidDequeueBuffersReturn(t *testing.T) {
 		t.Fatalf("read from the killed peer: %v, want ECONNRESET", err)
 	}
 	waitFor(t, func() bool { n, _, _ := xio.PoolInUse(); return n == base })
+}
+
+// A sender killed between handing a buffer to a live NF and enqueueing it
+// leaves it INRING in no ring; once that NF has read past the death, the
+// manager takes it back and uncounts it from the NF's quota.
+func TestSenderKilledMidDeliveryOrphanReturns(t *testing.T) {
+	base := settledPool(t)
+	addr := echoListener(t) // served by this process
+	queued := xio.QueuedForTest(addr)
+	p, err := xioproc.Start("halfsender", "XIO_PEER_ADDR="+addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := xio.PoolInUse(); n != base+1 || xio.QueuedForTest(addr) != queued+1 {
+		t.Fatalf("half delivery: %d buffers over base, %d queued over before; want 1 and 1", n-base, xio.QueuedForTest(addr)-queued)
+	}
+	p.Kill()
+	waitFor(t, func() bool { n, _, _ := xio.PoolInUse(); return n == base })
+	if q := xio.QueuedForTest(addr); q != queued {
+		t.Fatalf("%d counted against our quota after the orphan was freed, want %d", q, queued)
+	}
+	roundTrip(t, dial(t, addr), []byte("the NF it was sent to still serves"))
 }
 
 // Nothing may be queued to an NF slot no process holds: it would stay

@@ -194,3 +194,26 @@ int xio_test_wedge_own_ring(void)
 }
 
 uint32_t xio_test_quota(void) { return xio_view()->shm->nf_quota; }
+
+/* xio_test_half_deliver does the first half of onvm_deliver to slot (a
+ * counted data buffer handed over, delivering[slot] raised) and stops short
+ * of the enqueue: a sender killed then leaves an INRING buffer in no ring. */
+int xio_test_half_deliver(uint32_t slot)
+{
+	struct onvm_view *v = xio_view();
+	if (slot >= ONVM_MAX_NF)
+		return -EINVAL;
+	struct onvm_msg *m = onvm_msg_alloc(v);
+	if (m == NULL)
+		return -ENOBUFS;
+	__atomic_add_fetch(&v->delivering[slot], 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&v->shm->nf[slot].queued, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->own, ONVM_OWN(ONVM_BUF_INRING, slot, v->self) | ONVM_OWN_COUNTED,
+			 __ATOMIC_RELEASE);
+	return 0;
+}
+
+uint32_t xio_test_queued(uint32_t slot)
+{
+	return slot < ONVM_MAX_NF ? __atomic_load_n(&xio_view()->shm->nf[slot].queued, __ATOMIC_RELAXED) : 0;
+}

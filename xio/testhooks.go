@@ -156,3 +156,26 @@ func WedgeOwnRingForTest() { C.xio_test_wedge_own_ring() }
 
 // QuotaForTest is how many data buffers one NF may have queued.
 func QuotaForTest() int { return int(C.xio_test_quota()) }
+
+// HalfDeliverForTest hands a buffer to the NF serving stream address addr
+// and stops before enqueueing it, as a sender killed inside a delivery.
+func HalfDeliverForTest(addr string) error {
+	slot := slotOf(addr, C.ONVM_SVC_STREAM)
+	if slot < 0 {
+		return syscall.ENOENT
+	}
+	if r := C.xio_test_half_deliver(C.uint32_t(slot)); r < 0 {
+		return syscall.Errno(-r)
+	}
+	return nil
+}
+
+// QueuedForTest is how many counted buffers are queued to the NF serving
+// stream address addr (its quota use).
+func QueuedForTest(addr string) int {
+	slot := slotOf(addr, C.ONVM_SVC_STREAM)
+	if slot < 0 {
+		return -1
+	}
+	return int(C.xio_test_queued(C.uint32_t(slot)))
+}
