@@ -56,6 +56,7 @@ type Process struct {
 	MetricsAddr string `json:"metrics_addr"`
 	Restarts    int    `json:"restarts"`
 	cmd         *exec.Cmd
+	starting    bool // Start has not seen it serve yet (guarded by Core.mu)
 	exited      chan struct{}
 }
 
@@ -75,8 +76,9 @@ type Core struct {
 	managerRestarts int
 	managerUp       chan struct{} // closed while a manager serves; nil without X-IO
 
-	stateMu sync.Mutex // serialises writeState
-	started time.Time
+	stateMu    sync.Mutex // serialises writeState
+	started    time.Time
+	startingNF string // the NF startNF is spawning (guarded by mu)
 }
 
 // State is what `l25gc status` and `l25gc down` read back.
@@ -123,12 +125,8 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Core, error)
 		if !cfg.Runs(name) {
 			continue // another node of the core runs it
 		}
-		p, err := c.spawn(name)
+		p, err := c.startNF(ctx, name)
 		if err != nil {
-			c.Stop()
-			return nil, err
-		}
-		if err := c.waitHealthy(ctx, p); err != nil {
 			c.Stop()
 			return nil, err
 		}
@@ -158,6 +156,42 @@ func (c *Core) addrs(name string) (sbiAddr, metricsAddr string) {
 		n = c.cfg.PCF
 	}
 	return c.cfg.Addr(n.SBIPort), c.cfg.Addr(n.MetricsPort)
+}
+
+// startAttempts bounds how often Start runs an NF that exits before it
+// serves: a start can fail for reasons that pass (a DPDK secondary finding
+// the shared memory's address taken in its fresh address space, a port
+// still held by a process that just ended).
+const startAttempts = 3
+
+// startNF starts NF name and waits until it serves, starting it again when
+// it exits first. Its watcher leaves those restarts to startNF.
+func (c *Core) startNF(ctx context.Context, name string) (*Process, error) {
+	p, err := c.spawnStarting(name, nil)
+	for attempt := 1; ; attempt++ {
+		if err != nil {
+			return nil, err
+		}
+		err = c.waitHealthy(ctx, p)
+		if err == nil {
+			c.mu.Lock()
+			p.starting = false
+			c.mu.Unlock()
+			return p, nil
+		}
+		if !errors.Is(err, errExitedDuringStart) || attempt == startAttempts {
+			return nil, err
+		}
+		fmt.Fprintf(c.opts.Out, "  %-5s %v; starting it again\n", name, err)
+		p, err = c.spawnStarting(name, p)
+	}
+}
+
+func (c *Core) spawnStarting(name string, prev *Process) (*Process, error) {
+	c.mu.Lock()
+	c.startingNF = name
+	c.mu.Unlock()
+	return c.spawnAs(name, prev)
 }
 
 // spawn starts NF name for the first time and watches it.
@@ -193,6 +227,8 @@ func (c *Core) spawnAs(name string, prev *Process) (*Process, error) {
 	sbiAddr, metricsAddr := c.addrs(name)
 	p := &Process{Name: name, PID: cmd.Process.Pid, SBIAddr: sbiAddr, MetricsAddr: metricsAddr, cmd: cmd, exited: make(chan struct{})}
 	c.mu.Lock()
+	p.starting = c.startingNF == name
+	c.startingNF = ""
 	if prev == nil {
 		c.procs = append(c.procs, p)
 	} else {
@@ -230,6 +266,12 @@ func (c *Core) watch(p *Process, errLog *os.File) {
 	case <-c.stop:
 		return
 	default:
+	}
+	c.mu.Lock()
+	starting := p.starting
+	c.mu.Unlock()
+	if starting {
+		return // startNF saw it exit and decides
 	}
 	fmt.Fprintf(c.opts.Out, "  %-5s exited unexpectedly (%v); see %s\n", p.Name, err, filepath.Join(c.cfg.LogDir, p.Name+".log"))
 	if !c.opts.Restart {
@@ -299,6 +341,8 @@ func (c *Core) replace(p, np *Process) {
 	}
 }
 
+var errExitedDuringStart = errors.New("exited during start")
+
 // waitHealthy polls the NF's /healthz until it answers or the NF exits.
 func (c *Core) waitHealthy(ctx context.Context, p *Process) error {
 	deadline := time.Now().Add(30 * time.Second)
@@ -309,7 +353,7 @@ func (c *Core) waitHealthy(ctx context.Context, p *Process) error {
 		}
 		select {
 		case <-p.exited:
-			return fmt.Errorf("node: %s exited during start; see %s and %s", p.Name,
+			return fmt.Errorf("node: %s %w (%v); see %s and %s", p.Name, errExitedDuringStart, p.cmd.ProcessState,
 				filepath.Join(c.cfg.LogDir, p.Name+".log"), filepath.Join(c.cfg.LogDir, p.Name+".stderr"))
 		case <-ctx.Done():
 			return ctx.Err()

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/l25gc/l25gc/node"
 )
 
 // A user's session with the commands of the README: `l25gc up` in one
@@ -187,4 +190,35 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// An NF that exits before it serves (here: the AUSF's first start fails,
+// as a DPDK secondary does when its fresh address space has the shared
+// memory's address taken) is started again; the core comes up and serves.
+func TestNFFailingItsFirstStartIsStartedAgain(t *testing.T) {
+	dir := t.TempDir()
+	cfg, cfgPath := coreConfig(t, dir, withSBI("tcp"))
+	mark := filepath.Join(dir, "ausf-failed-once")
+	wrapper := filepath.Join(dir, "l25gc-flaky")
+	script := "#!/bin/sh\n" +
+		"if [ \"$2\" = ausf ] && [ ! -e " + mark + " ]; then touch " + mark + "; echo 'flaky start' >&2; exit 1; fi\n" +
+		"exec " + binary + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	core, err := node.Start(ctx, cfg, node.Options{Binary: wrapper, ConfigPath: cfgPath, Out: &out})
+	if err != nil {
+		t.Fatalf("core with an AUSF failing its first start: %v\n%s", err, out.String())
+	}
+	defer core.Stop()
+	if _, err := os.Stat(mark); err != nil || !strings.Contains(out.String(), "ausf  node: ausf exited during start") {
+		t.Fatalf("the AUSF did not fail its first start as arranged:\n%s", out.String())
+	}
+	g := connectGNB(t, cfg)
+	if _, err := newUE(t, cfg, g, 0, "null").Register(procCtx(t)); err != nil {
+		t.Fatalf("registration after the AUSF's second start: %v", err)
+	}
 }
