@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/free5gc/openapi/models"
 	"github.com/prometheus/client_golang/prometheus"
@@ -155,4 +156,29 @@ func TestTCPTransportSpeaksH2C(t *testing.T) {
 	if out["proto"] != "HTTP/2.0" {
 		t.Fatalf("server saw %s, want HTTP/2.0 (h2c)", out["proto"])
 	}
+}
+
+// A peer that never answers costs a request its timeout, not forever, on
+// every transport; the handler's context ends with it.
+func TestRequestToAHangingPeerTimesOut(t *testing.T) {
+	defer sbi.SetRequestTimeout(200 * time.Millisecond)()
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		released := make(chan struct{}, 1)
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /nudm-sdm/v2/{supi}/am-data", func(w http.ResponseWriter, r *http.Request) {
+			<-r.Context().Done()
+			released <- struct{}{}
+		})
+		base := sbitest.Serve(t, tr, mux)
+		c := sbi.NewClient(tr.RoundTripper(), nil)
+		_, err := c.Do(context.Background(), "GET", base+"/nudm-sdm/v2/imsi-208930000000001/am-data", nil, nil)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("request to a hanging peer: %v, want context.DeadlineExceeded", err)
+		}
+		select {
+		case <-released:
+		case <-time.After(5 * time.Second): // a bound on a hang, not a measurement
+			t.Fatal("the hanging handler's context is still live 5 s after the client gave up")
+		}
+	})
 }
