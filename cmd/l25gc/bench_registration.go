@@ -19,7 +19,7 @@ func init() { benchCmds = append(benchCmds, newBenchRegistrationCmd) }
 func newBenchRegistrationCmd() *cobra.Command {
 	var (
 		ues, sbiModes, jsonPath, amf, transport string
-		concurrency                             int
+		concurrency, warmup                     int
 	)
 	cmd := &cobra.Command{
 		Use:   "registration",
@@ -44,7 +44,7 @@ func newBenchRegistrationCmd() *cobra.Command {
 			defer stop()
 			out := cmd.OutOrStdout()
 			results, err := bench.Registration(ctx, bench.RegistrationOptions{Config: cfg, SBIModes: modes, UECounts: counts,
-				Concurrency: concurrency, AMF: amf, Transport: transport, Out: out})
+				Concurrency: concurrency, Warmup: warmup, AMF: amf, Transport: transport, Out: out})
 			if len(results) > 0 {
 				bench.PrintTable(out, results)
 				bench.PrintComparison(out, results)
@@ -61,6 +61,7 @@ func newBenchRegistrationCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&ues, "ues", "1,64,1000", "comma-separated UE counts")
 	f.IntVar(&concurrency, "concurrency", 64, "registrations in flight at once")
+	f.IntVar(&warmup, "warmup", 256, "UEs registered first on each core, not measured (0: measure a cold core)")
 	f.StringVar(&sbiModes, "sbi", "", "comma-separated SBI transports, one fresh core each (default from config)")
 	f.StringVar(&jsonPath, "json", "", "write the results as JSON to this file")
 	f.StringVar(&amf, "amf", "", "N2 address of a running core to use instead of fresh ones")

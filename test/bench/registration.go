@@ -30,6 +30,10 @@ type RegistrationOptions struct {
 	SBIModes    []string       // one fresh core per SBI transport
 	UECounts    []int
 	Concurrency int
+	// Warmup UEs register first, unmeasured, so that every measured count
+	// meets a core in its steady state (connections pooled, heaps grown)
+	// rather than one just started.
+	Warmup int
 	// AMF is the N2 address of a running core to use instead of fresh
 	// ones; its UDR (Config's address) provisions the subscribers.
 	AMF       string
@@ -50,7 +54,7 @@ func Registration(ctx context.Context, o RegistrationOptions) ([]Result, error) 
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
-	total := 0
+	total := o.Warmup
 	for _, n := range o.UECounts {
 		total += n
 	}
@@ -181,6 +185,19 @@ func registrationRuns(ctx context.Context, o RegistrationOptions, amf, mode stri
 	fleet.Concurrency = o.Concurrency
 	var results []Result
 	offset := 0
+	if o.Warmup > 0 {
+		f := fleet
+		f.UEs = o.Warmup
+		f.Progress = progressLine(o.Out, fmt.Sprintf("warm-up %s %d UEs (not measured)", mode, o.Warmup))
+		out, err := ransim.RegisterFleet(ctx, g, f)
+		if err != nil {
+			return nil, err
+		}
+		if out.Failed > 0 {
+			return nil, fmt.Errorf("bench: %d of %d warm-up registrations failed: %v", out.Failed, o.Warmup, out.Errors)
+		}
+		offset = o.Warmup
+	}
 	for _, n := range o.UECounts {
 		f := fleet
 		f.UEs = n
