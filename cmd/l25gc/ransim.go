@@ -68,7 +68,7 @@ func newRansimCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r := bench.FromOutcome("registration", cfg.SBI.Transport, ues, concurrency, o)
+			r := bench.FromOutcome("registration", coreSBI(cmd, amf), ues, concurrency, o)
 			bench.PrintTable(out, []bench.Result{r})
 			if r.Failed > 0 {
 				return fmt.Errorf("%d of %d registrations failed", r.Failed, ues)
@@ -86,4 +86,13 @@ func newRansimCmd() *cobra.Command {
 	f.BoolVar(&deregister, "deregister", false, "deregister (switch-off) each UE after it registered")
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "time limit of one UE's procedure")
 	return cmd
+}
+
+// coreSBI is the SBI transport of the core whose AMF is at amf, when it
+// runs on this host under `l25gc up`; "-" when unknown (a remote core).
+func coreSBI(cmd *cobra.Command, amf string) string {
+	if st, err := runningState(cmd); err == nil && st.N2 == amf {
+		return st.SBI
+	}
+	return "-"
 }
