@@ -86,18 +86,7 @@ func roundTripVia(t *testing.T, c, s net.Conn, msg []byte) {
 
 // A Close while a Write waits for window makes the Write return at once.
 func TestCloseUnblocksWriterWaitingForWindow(t *testing.T) {
-	addr := uniqueAddr(t)
-	ln, err := xio.Listen(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c := dial(t, addr)
-	s, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, c, _ := connectedPair(t) // the server side stays open and never reads
 	wrote := make(chan error, 1)
 	go func() {
 		_, err := c.Write(make([]byte, 1<<20)) // 4 windows: blocks, nobody reads

@@ -27,18 +27,7 @@ var forgeries = []struct {
 // Forged entries in this process's own ring, aimed at a live conn.
 func TestForgedEntriesAreDroppedAndCounted(t *testing.T) {
 	base := settledPool(t)
-	addr := uniqueAddr(t)
-	ln, err := xio.Listen(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c := dial(t, addr)
-	s, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	addr, c, s := connectedPair(t)
 	before := xio.BadMessagesForTest(addr)
 	for _, f := range forgeries {
 		if err := xio.ForgeForTest(addr, f.kind, c); err != nil {

@@ -82,17 +82,7 @@ func TestStalledNFCannotStarveTheNode(t *testing.T) {
 	toEcho[0].SetDeadline(time.Time{})
 
 	// FIN within this process.
-	addrL := uniqueAddr(t)
-	ln, err := xio.Listen(addrL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c := dial(t, addrL)
-	s, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c, s := connectedPair(t)
 	c.Write([]byte("bye"))
 	c.Close()
 	s.SetReadDeadline(time.Now().Add(2 * time.Second))

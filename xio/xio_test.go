@@ -117,6 +117,24 @@ func dial(t *testing.T, addr string) net.Conn {
 	return c
 }
 
+// connectedPair is a conn dialled to a fresh listener at addr and the
+// listener's side of it, all closed when the test ends.
+func connectedPair(t *testing.T) (addr string, c, s net.Conn) {
+	t.Helper()
+	addr = uniqueAddr(t)
+	ln, err := xio.Listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	c = dial(t, addr)
+	if s, err = ln.Accept(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return addr, c, s
+}
+
 func roundTrip(t *testing.T, c net.Conn, msg []byte) {
 	t.Helper()
 	errc := make(chan error, 1)
@@ -219,18 +237,7 @@ func TestReadDeadline(t *testing.T) {
 // A writer whose peer does not read blocks once the window is in flight;
 // nothing is dropped, and it resumes as soon as the peer reads.
 func TestWriterBlocksOnFullWindowThenResumes(t *testing.T) {
-	addr := uniqueAddr(t)
-	ln, err := xio.Listen(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c := dial(t, addr)
-	srv, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	_, c, srv := connectedPair(t)
 
 	msg := make([]byte, 1<<20)
 	rand.New(rand.NewSource(2)).Read(msg)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"strings"
@@ -43,16 +42,7 @@ func newBenchIdleCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			results, err := bench.Idle(ctx, bench.IdleOptions{Config: cfg, SBIModes: modes, UEs: ues,
 				Window: window, Out: out})
-			if len(results) > 0 {
-				bench.PrintIdleTable(out, results)
-				if jsonPath != "" {
-					if werr := bench.WriteJSON(jsonPath, results); werr != nil {
-						return werr
-					}
-					fmt.Fprintf(out, "results written to %s\n", jsonPath)
-				}
-			}
-			return err
+			return report(out, results, err, jsonPath, bench.PrintIdleTable)
 		},
 	}
 	f := cmd.Flags()

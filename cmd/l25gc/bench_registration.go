@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -45,17 +46,10 @@ func newBenchRegistrationCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			results, err := bench.Registration(ctx, bench.RegistrationOptions{Config: cfg, SBIModes: modes, UECounts: counts,
 				Concurrency: concurrency, Warmup: warmup, AMF: amf, Transport: transport, Out: out})
-			if len(results) > 0 {
-				bench.PrintTable(out, results)
-				bench.PrintComparison(out, results)
-				if jsonPath != "" {
-					if werr := bench.WriteJSON(jsonPath, results); werr != nil {
-						return werr
-					}
-					fmt.Fprintf(out, "results written to %s\n", jsonPath)
-				}
-			}
-			return err
+			return report(out, results, err, jsonPath, func(w io.Writer, rs []bench.Result) {
+				bench.PrintTable(w, rs)
+				bench.PrintComparison(w, rs)
+			})
 		},
 	}
 	f := cmd.Flags()

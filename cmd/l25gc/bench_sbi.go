@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/l25gc/l25gc/test/bench"
 	"github.com/l25gc/l25gc/xio/xiobench"
 )
 
@@ -30,16 +30,7 @@ func newBenchSBICmd() *cobra.Command {
 				Requests: requests, Warmup: warmup})
 			xiobench.Close()
 			out := cmd.OutOrStdout()
-			if len(results) > 0 {
-				fmt.Fprint(out, xiobench.Table(results))
-				if jsonPath != "" {
-					if werr := bench.WriteJSON(jsonPath, results); werr != nil {
-						return werr
-					}
-					fmt.Fprintf(out, "results written to %s\n", jsonPath)
-				}
-			}
-			return err
+			return report(out, results, err, jsonPath, func(w io.Writer, rs []xiobench.Result) { fmt.Fprint(w, xiobench.Table(rs)) })
 		},
 	}
 	f := cmd.Flags()

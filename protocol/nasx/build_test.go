@@ -9,6 +9,8 @@ import (
 
 	"github.com/free5gc/nas"
 	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/protocol/internal/fuzzseed"
 )
 
 var updateSeeds = flag.Bool("update-seeds", false, "rewrite testdata/fuzz/FuzzDecodeNAS from the builders")
@@ -57,7 +59,7 @@ func TestBuildersDecodeBack(t *testing.T) {
 		}
 	}
 	if *updateSeeds {
-		writeSeeds(t, filepath.Join("testdata", "fuzz", "FuzzDecodeNAS"), samples(t))
+		fuzzseed.Write(t, filepath.Join("testdata", "fuzz", "FuzzDecodeNAS"), samples(t))
 	}
 }
 

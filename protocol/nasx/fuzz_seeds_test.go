@@ -2,8 +2,6 @@ package nasx
 
 import (
 	"bytes"
-	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/free5gc/nas/nasType"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/protocol/internal/fuzzseed"
 	"github.com/l25gc/l25gc/security"
 )
 
@@ -149,18 +148,6 @@ func TestUplinkSeedsReachTheParsers(t *testing.T) {
 		}
 	}
 	if *updateSeeds {
-		writeSeeds(t, filepath.Join("testdata", "fuzz", "FuzzDecodeNAS"), uplinkSamples(t))
-	}
-}
-
-// writeSeeds writes each sample as a file of Go's fuzz corpus format.
-func writeSeeds(t *testing.T, dir string, seeds map[string][]byte) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range seeds {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		fuzzseed.Write(t, filepath.Join("testdata", "fuzz", "FuzzDecodeNAS"), uplinkSamples(t))
 	}
 }

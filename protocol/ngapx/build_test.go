@@ -10,6 +10,7 @@ import (
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/protocol/internal/fuzzseed"
 	"github.com/l25gc/l25gc/protocol/nasx"
 )
 
@@ -93,7 +94,7 @@ func TestBuildersDecodeBack(t *testing.T) {
 		}
 	}
 	if *updateSeeds {
-		writeSeeds(t, filepath.Join("testdata", "fuzz", "FuzzDecodeNGAP"), samples(t))
+		fuzzseed.Write(t, filepath.Join("testdata", "fuzz", "FuzzDecodeNGAP"), samples(t))
 	}
 }
 
