@@ -10,7 +10,9 @@ SBI     ?=
 # Fuzz each decoder briefly in `make test`; raise for a real campaign.
 FUZZTIME ?= 10s
 
-.PHONY: all deps build run test unit e2e fuzz vet clean
+PREFIX  ?= /usr/local
+
+.PHONY: all deps build run test unit e2e fuzz vet clean install uninstall
 
 all: build
 
@@ -42,3 +44,20 @@ fuzz:
 
 clean:
 	rm -rf bin run
+
+# Installs the binary, the hugepage script, a config (kept if present) and
+# the systemd unit: `systemctl enable --now l25gc` then runs the core.
+install: build
+	install -D -m 0755 $(BIN) $(PREFIX)/bin/l25gc
+	install -D -m 0755 deploy/hugepages.sh $(PREFIX)/lib/l25gc/hugepages.sh
+	install -D -m 0644 README.md $(PREFIX)/share/doc/l25gc/README.md
+	test -e /etc/l25gc/l25gc.yaml || install -D -m 0644 deploy/config/l25gc.yaml /etc/l25gc/l25gc.yaml
+	install -D -m 0644 deploy/systemd/l25gc.service /etc/systemd/system/l25gc.service
+	-systemctl daemon-reload 2>/dev/null
+	@echo "installed; start with: systemctl enable --now l25gc (config: /etc/l25gc/l25gc.yaml)"
+
+uninstall:
+	-systemctl disable --now l25gc 2>/dev/null
+	rm -f $(PREFIX)/bin/l25gc /etc/systemd/system/l25gc.service
+	rm -rf $(PREFIX)/lib/l25gc $(PREFIX)/share/doc/l25gc
+	@echo "kept /etc/l25gc and /var/lib/l25gc (config, subscribers)"
