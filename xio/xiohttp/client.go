@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -39,10 +38,12 @@ func newRoundTripper() *msgRoundTripper {
 }
 
 func (t *msgRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	frame, err := requestFrame(req)
+	e, err := newRequestFrame(req)
 	if err != nil {
 		return nil, err
 	}
+	defer e.release() // written (copied into shared memory) or given up
+	frame := e.finish()
 	ctx, host := req.Context(), req.URL.Host
 	for fresh := false; ; fresh = true {
 		c, err := t.get(ctx, host, fresh)
@@ -86,24 +87,51 @@ func unserved(err error) bool {
 }
 
 func requestFrame(req *http.Request) ([]byte, error) {
-	var body []byte
-	if req.Body != nil && req.Body != http.NoBody {
-		b, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("xiohttp: read request body: %w", err)
-		}
-		body = b
+	e, err := newRequestFrame(req)
+	if err != nil {
+		return nil, err
 	}
+	return e.finish(), nil
+}
+
+// newRequestFrame encodes req into a recycled frame; its body goes
+// straight into the frame, sized from ContentLength where known.
+func newRequestFrame(req *http.Request) (*encoder, error) {
 	if req.URL == nil || req.URL.Host == "" {
+		closeBody(req)
 		return nil, errors.New("xiohttp: request URL has no host")
 	}
 	host := req.Host
 	if host == "" {
 		host = req.URL.Host
 	}
-	return encodeRequest(&wireRequest{method: methodOf(req), uri: req.URL.RequestURI(),
-		host: host, header: req.Header, body: body}), nil
+	uri := req.URL.RequestURI()
+	e := newFrame(int(min(max(req.ContentLength, 0), maxBodyHint)) + len(uri) + len(host))
+	e.str(methodOf(req))
+	e.str(uri)
+	e.str(host)
+	e.header(req.Header)
+	if req.Body == nil || req.Body == http.NoBody {
+		e.bytes(nil)
+		return e, nil
+	}
+	err := e.readBody(req.Body)
+	req.Body.Close()
+	if err != nil {
+		e.release()
+		return nil, fmt.Errorf("xiohttp: read request body: %w", err)
+	}
+	return e, nil
+}
+
+// maxBodyHint bounds the room a request's ContentLength reserves up front.
+const maxBodyHint = 1 << 20
+
+// closeBody closes a request body not sent, as a RoundTripper must.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
 }
 
 func methodOf(req *http.Request) string {
@@ -206,9 +234,40 @@ func ctxErr(ctx context.Context, err error) error {
 
 func buildResponse(req *http.Request, wr *wireResponse) *http.Response {
 	return &http.Response{
-		Status:     strconv.Itoa(wr.status) + " " + http.StatusText(wr.status),
+		Status:     statusLine(wr.status),
 		StatusCode: wr.status, Proto: "HTTP/2.0", ProtoMajor: 2,
-		Header: wr.header, Body: io.NopCloser(bytes.NewReader(wr.body)),
+		Header: wr.header, Body: newBody(wr.body),
 		ContentLength: int64(len(wr.body)), Request: req,
 	}
 }
+
+// statusLines are the Status strings of the codes net/http names, built
+// once rather than per response.
+var statusLines = func() map[int]string {
+	m := map[int]string{}
+	for code := 100; code <= 599; code++ {
+		if text := http.StatusText(code); text != "" {
+			m[code] = strconv.Itoa(code) + " " + text
+		}
+	}
+	return m
+}()
+
+func statusLine(code int) string {
+	if s, ok := statusLines[code]; ok {
+		return s
+	}
+	return strconv.Itoa(code) + " " + http.StatusText(code)
+}
+
+// body is a message's body, already received: one allocation where
+// io.NopCloser(bytes.NewReader(b)) takes two.
+type body struct{ bytes.Reader }
+
+func newBody(b []byte) *body {
+	r := &body{}
+	r.Reset(b)
+	return r
+}
+
+func (*body) Close() error { return nil }

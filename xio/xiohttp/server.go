@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"net/http"
@@ -142,6 +142,7 @@ func (s *msgServer) serveConn(c net.Conn) {
 		}()
 	}
 	r := bufio.NewReaderSize(c, 16<<10)
+	remote := c.RemoteAddr().String()
 	for {
 		frame, err := readFrame(r)
 		if err != nil {
@@ -151,8 +152,10 @@ func (s *msgServer) serveConn(c net.Conn) {
 		if !s.setBusy(c) {
 			return // Shutdown took c out and says goodbye: the frame is not served
 		}
-		out := s.exchange(ctx, c, frame)
-		if _, err := c.Write(out); err != nil {
+		out := s.exchange(ctx, remote, frame)
+		_, err = c.Write(out.finish())
+		out.release() // copied into shared memory by Write
+		if err != nil {
 			s.release(c)
 			return
 		}
@@ -163,22 +166,27 @@ func (s *msgServer) serveConn(c net.Conn) {
 	}
 }
 
-// exchange turns one request frame into one response frame. A malformed
-// frame gets 400; a panicking handler gets 500 and leaves the server up.
-func (s *msgServer) exchange(ctx context.Context, c net.Conn, frame []byte) []byte {
+// exchange turns one request frame into one response frame (to finish,
+// send and release). A malformed frame gets 400; a panicking handler gets
+// 500 and leaves the server up.
+func (s *msgServer) exchange(ctx context.Context, remote string, frame []byte) *encoder {
 	wr, err := decodeRequest(frame)
 	if err != nil {
 		return plainResponse(http.StatusBadRequest, err.Error())
 	}
-	req, err := buildRequest(ctx, wr, c.RemoteAddr().String())
+	req, err := buildRequest(ctx, wr, remote)
 	if err != nil {
 		return plainResponse(http.StatusBadRequest, err.Error())
 	}
-	w := &responseWriter{header: http.Header{}}
+	w := newResponseWriter()
+	defer w.release()
 	if !s.serveHTTP(w, req) {
 		return plainResponse(http.StatusInternalServerError, "internal server error")
 	}
-	return encodeResponse(w.finish())
+	wr2 := w.finish()
+	e := newFrame(len(wr2.body))
+	appendResponse(e, wr2)
+	return e
 }
 
 func (s *msgServer) serveHTTP(w *responseWriter, req *http.Request) (ok bool) {
@@ -208,22 +216,45 @@ func buildRequest(ctx context.Context, wr *wireRequest, remote string) (*http.Re
 		ContentLength: int64(len(wr.body)), RemoteAddr: remote, Body: http.NoBody,
 	}).WithContext(ctx)
 	if len(wr.body) > 0 {
-		req.Body = io.NopCloser(bytes.NewReader(wr.body))
+		req.Body = newBody(wr.body)
 	}
 	return req, nil
 }
 
-func plainResponse(status int, msg string) []byte {
+func plainResponse(status int, msg string) *encoder {
 	h := http.Header{"Content-Type": {"text/plain; charset=utf-8"}}
-	return encodeResponse(&wireResponse{status: status, header: h, body: []byte(msg + "\n")})
+	e := newFrame(len(msg) + 1)
+	appendResponse(e, &wireResponse{status: status, header: h, body: []byte(msg + "\n")})
+	return e
 }
 
 // responseWriter buffers the handler's response: the message level sends
-// each response as one message.
+// each response as one message. Its body buffer is recycled once the
+// response is encoded; a handler that writes after it returned (which
+// net/http forbids too) gets an error, never another response's buffer.
 type responseWriter struct {
 	header http.Header
 	status int
-	body   bytes.Buffer
+	body   *bytes.Buffer
+	done   bool
+}
+
+// bodyPool recycles response body buffers.
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func newResponseWriter() *responseWriter {
+	b := bodyPool.Get().(*bytes.Buffer)
+	b.Reset()
+	return &responseWriter{header: http.Header{}, body: b}
+}
+
+// release recycles the body buffer; the frame holds a copy of it.
+func (w *responseWriter) release() {
+	w.done = true
+	if b := w.body; b != nil && b.Cap() <= maxPooled {
+		w.body = nil
+		bodyPool.Put(b)
+	}
 }
 
 func (w *responseWriter) Header() http.Header { return w.header }
@@ -234,7 +265,13 @@ func (w *responseWriter) WriteHeader(code int) {
 	}
 }
 
+// errHandlerDone is a Write after the handler returned.
+var errHandlerDone = errors.New("xiohttp: write after the handler returned")
+
 func (w *responseWriter) Write(p []byte) (int, error) {
+	if w.done {
+		return 0, errHandlerDone
+	}
 	w.WriteHeader(http.StatusOK)
 	return w.body.Write(p)
 }

@@ -148,7 +148,7 @@ func TestRequestTheServerMayHaveServedIsNotResent(t *testing.T) {
 					if frames.Add(1) == 2 {
 						return // the second request: gone without an answer
 					}
-					c.Write(plainResponse(http.StatusOK, "ok"))
+					c.Write(plainResponse(http.StatusOK, "ok").finish())
 				}
 			}()
 		}
