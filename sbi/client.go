@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 )
 
@@ -68,7 +67,7 @@ func (c *Client) Do(ctx context.Context, method, url string, in, out any) (http.
 	}
 	defer resp.Body.Close()
 	c.observe(req, resp.StatusCode, start)
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	data, err := readBody(resp.Body, resp.ContentLength)
 	if err != nil {
 		return resp.Header, fmt.Errorf("sbi %s %s: read: %w", method, url, err)
 	}
@@ -89,5 +88,5 @@ func (c *Client) observe(req *http.Request, status int, start time.Time) {
 	if c.metrics == nil {
 		return
 	}
-	c.metrics.made.WithLabelValues(ServiceOf(req.URL.Path), req.Method, strconv.Itoa(status)).Observe(time.Since(start).Seconds())
+	c.metrics.made.observe(ServiceOf(req.URL.Path), req.Method, status, time.Since(start))
 }

@@ -37,7 +37,7 @@ func WriteProblem(w http.ResponseWriter, status int, cause, detail string) {
 // DecodeJSON reads the request body into v. On failure it has already sent a
 // 400 ProblemDetails with cause INVALID_MSG_FORMAT and returns false.
 func DecodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	body, err := readBody(r.Body, r.ContentLength)
 	if err == nil {
 		err = json.Unmarshal(body, v)
 	}
@@ -77,4 +77,28 @@ func CauseOf(err error) string {
 		return pe.Problem.Cause
 	}
 	return ""
+}
+
+// readBody reads at most maxBody bytes of a body of size bytes (-1 when
+// unknown) into a buffer allocated once at that size, where io.ReadAll
+// starts at 512 bytes and grows and copies its way up.
+func readBody(body io.Reader, size int64) ([]byte, error) {
+	r := io.LimitReader(body, maxBody)
+	if size < 0 || size > maxBody {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, size+1) // +1: the read that sees EOF needs room
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,27 +17,69 @@ import (
 // service (the first path segment, e.g. nausf-auth), and their latency;
 // requests made per path where the transport chooses one per request.
 type Metrics struct {
-	served *prometheus.HistogramVec
-	made   *prometheus.HistogramVec
+	served *observers
+	made   *observers
 	path   *prometheus.CounterVec
+}
+
+// observers caches a histogram's observers per label set: WithLabelValues
+// validates, hashes and looks up its labels on every call, for each SBI
+// request served and made.
+type observers struct {
+	vec *prometheus.HistogramVec
+	mu  sync.RWMutex
+	m   map[observerKey]prometheus.Observer
+}
+
+type observerKey struct {
+	service, method string
+	status          int
+}
+
+// maxObservers bounds the cache: label sets past it (a client sending
+// many services' paths) are looked up each time, as before.
+const maxObservers = 1024
+
+func newObservers(vec *prometheus.HistogramVec) *observers {
+	return &observers{vec: vec, m: map[observerKey]prometheus.Observer{}}
+}
+
+func (o *observers) observe(service, method string, status int, d time.Duration) {
+	k := observerKey{service, method, status}
+	o.mu.RLock()
+	obs, ok := o.m[k]
+	o.mu.RUnlock()
+	if !ok {
+		obs = o.vec.WithLabelValues(service, method, strconv.Itoa(status))
+		o.mu.Lock()
+		if len(o.m) < maxObservers {
+			// Strings of the caller's request are cloned: the key must not
+			// pin the memory they point into.
+			o.m[observerKey{strings.Clone(service), strings.Clone(method), status}] = obs
+		}
+		o.mu.Unlock()
+	}
+	obs.Observe(d.Seconds())
 }
 
 // NewMetrics registers the SBI metrics on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	buckets := prometheus.ExponentialBuckets(50e-6, 2, 16) // 50 µs .. 1.6 s
+	served := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "l25gc_sbi_server_request_duration_seconds", Help: "SBI requests served, by service, method and status.", Buckets: buckets,
+	}, []string{"service", "method", "status"})
+	made := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "l25gc_sbi_client_request_duration_seconds", Help: "SBI requests sent to other NFs, by service, method and status.", Buckets: buckets,
+	}, []string{"service", "method", "status"})
 	m := &Metrics{
-		served: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "l25gc_sbi_server_request_duration_seconds", Help: "SBI requests served, by service, method and status.", Buckets: buckets,
-		}, []string{"service", "method", "status"}),
-		made: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "l25gc_sbi_client_request_duration_seconds", Help: "SBI requests sent to other NFs, by service, method and status.", Buckets: buckets,
-		}, []string{"service", "method", "status"}),
+		served: newObservers(served),
+		made:   newObservers(made),
 		path: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "l25gc_sbi_client_requests_total",
 			Help: "SBI requests sent to other NFs, by the path that carried them: xio (this node's shared memory) or tcp (the kernel: peers on other nodes).",
 		}, []string{"path"}),
 	}
-	reg.MustRegister(m.served, m.made, m.path)
+	reg.MustRegister(served, made, m.path)
 	return m
 }
 
@@ -74,7 +117,7 @@ func Handler(h http.Handler, m *Metrics, log *slog.Logger) http.Handler {
 				}
 			}
 			if m != nil {
-				m.served.WithLabelValues(ServiceOf(r.URL.Path), r.Method, strconv.Itoa(sw.status)).Observe(time.Since(start).Seconds())
+				m.served.observe(ServiceOf(r.URL.Path), r.Method, sw.status, time.Since(start))
 			}
 		}()
 		h.ServeHTTP(sw, r)
