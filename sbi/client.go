@@ -56,9 +56,9 @@ func (c *Client) Do(ctx context.Context, method, url string, in, out any) (http.
 		return nil, fmt.Errorf("sbi %s %s: %w", method, url, err)
 	}
 	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header["Content-Type"] = hdrJSON
 	}
-	req.Header.Set("Accept", "application/json, application/problem+json")
+	req.Header["Accept"] = hdrAccept
 	start := time.Now()
 	resp, err := c.hc.Do(req)
 	if err != nil {

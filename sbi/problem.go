@@ -16,9 +16,18 @@ const ContentTypeProblem = "application/problem+json"
 // maxBody bounds what a handler reads: SBI bodies are small JSON documents.
 const maxBody = 4 << 20
 
+// Header values every request or answer carries, shared rather than
+// allocated per message: net/http copies or only reads a header's values,
+// and len == cap makes an append copy.
+var (
+	hdrJSON    = []string{"application/json"}
+	hdrProblem = []string{ContentTypeProblem}
+	hdrAccept  = []string{"application/json, application/problem+json"}
+)
+
 // WriteJSON replies with status and v encoded as JSON.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = hdrJSON
 	w.WriteHeader(status)
 	if v != nil {
 		_ = json.NewEncoder(w).Encode(v)
@@ -27,7 +36,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 
 // WriteProblem replies with a ProblemDetails (TS 29.500 5.2.7.2).
 func WriteProblem(w http.ResponseWriter, status int, cause, detail string) {
-	w.Header().Set("Content-Type", ContentTypeProblem)
+	w.Header()["Content-Type"] = hdrProblem
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(models.ProblemDetails{
 		Title: http.StatusText(status), Status: int32(status), Cause: cause, Detail: detail,
@@ -83,11 +92,11 @@ func CauseOf(err error) string {
 // unknown) into a buffer allocated once at that size, where io.ReadAll
 // starts at 512 bytes and grows and copies its way up.
 func readBody(body io.Reader, size int64) ([]byte, error) {
-	r := io.LimitReader(body, maxBody)
 	if size < 0 || size > maxBody {
-		return io.ReadAll(r)
+		return io.ReadAll(io.LimitReader(body, maxBody))
 	}
-	b := make([]byte, 0, size+1) // +1: the read that sees EOF needs room
+	r := io.LimitedReader{R: body, N: maxBody} // on the stack: no allocation
+	b := make([]byte, 0, size+1)               // +1: the read that sees EOF needs room
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
