@@ -28,6 +28,7 @@ type Conn struct {
 
 	mu     sync.Mutex
 	q      [][]byte // received, unread chunks (copied out of shared memory)
+	qarr   [4][]byte
 	eof    bool
 	reset  bool
 	closed bool
@@ -87,7 +88,7 @@ func (s *stack) dial(ctx context.Context, addr string) (*Conn, error) {
 		case time.Now().After(giveUp):
 			return nil, opError("dial", nil, Addr(addr), -C.ENOBUFS, "connect")
 		}
-		bo.wait(ctx.Done(), nil)
+		bo.wait(ctx.Done(), nil, nil)
 	}
 }
 
@@ -108,6 +109,9 @@ func (s *stack) dialOnce(caddr *C.char, addr string) (*Conn, int) {
 // deliver queues a chunk from the poller.
 func (c *Conn) deliver(b []byte) {
 	c.mu.Lock()
+	if c.q == nil {
+		c.q = c.qarr[:0] // a queue drained starts over here: no allocation per message
+	}
 	c.q = append(c.q, b)
 	c.mu.Unlock()
 	c.signal()
@@ -137,9 +141,21 @@ func (c *Conn) signal() {
 }
 
 // Read reads received bytes, parking the goroutine while there are none.
-func (c *Conn) Read(b []byte) (int, error) {
+func (c *Conn) Read(b []byte) (int, error) { return c.read(nil, b) }
+
+// ReadContext is Read that gives up with ctx's error once ctx ends, as if
+// a deadline had passed: a client waiting for its answer watches its
+// request's context so, where arming the conn's deadline from the context
+// (context.AfterFunc) costs a registration with the context per request.
+func (c *Conn) ReadContext(ctx context.Context, b []byte) (int, error) { return c.read(ctx, b) }
+
+func (c *Conn) read(ctx context.Context, b []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
+	var ended <-chan struct{} // nil (never ready) without a context
+	if ctx != nil {
+		ended = ctx.Done()
+	}
 	for {
 		n, err, done := c.tryRead(b)
 		if done {
@@ -153,6 +169,8 @@ func (c *Conn) Read(b []byte) (int, error) {
 		case <-c.notify:
 		case <-ch:
 		case <-c.closedCh:
+		case <-ended:
+			return 0, ctxError("read", c.local, c.remote, ctx.Err())
 		}
 	}
 }
@@ -184,7 +202,9 @@ func (c *Conn) take(b []byte) int {
 		n += k
 		if k == len(c.q[0]) {
 			c.q[0] = nil
-			c.q = c.q[1:]
+			if c.q = c.q[1:]; len(c.q) == 0 {
+				c.q = nil
+			}
 		} else {
 			c.q[0] = c.q[0][k:]
 		}
@@ -193,10 +213,20 @@ func (c *Conn) take(b []byte) int {
 }
 
 // Write sends all of b, blocking while the peer's window is full.
-func (c *Conn) Write(b []byte) (int, error) {
+func (c *Conn) Write(b []byte) (int, error) { return c.write(nil, b) }
+
+// WriteContext is Write that gives up with ctx's error once ctx ends, as
+// if a deadline had passed (see ReadContext).
+func (c *Conn) WriteContext(ctx context.Context, b []byte) (int, error) { return c.write(ctx, b) }
+
+func (c *Conn) write(ctx context.Context, b []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	var bo backoff
+	var ended <-chan struct{}
+	if ctx != nil {
+		ended = ctx.Done()
+	}
 	total := 0
 	for total < len(b) {
 		ch, expired := c.wdl.state()
@@ -206,6 +236,9 @@ func (c *Conn) Write(b []byte) (int, error) {
 		if expired {
 			return total, timeoutError("write", c.local, c.remote)
 		}
+		if ctx != nil && ctx.Err() != nil {
+			return total, ctxError("write", c.local, c.remote, ctx.Err())
+		}
 		r := C.xio_send(C.uint32_t(c.idx), C.uint32_t(c.gen), C.uint32_t(c.side),
 			unsafe.Pointer(&b[total]), C.size_t(len(b)-total))
 		switch {
@@ -213,7 +246,7 @@ func (c *Conn) Write(b []byte) (int, error) {
 			total += int(r)
 			bo.reset()
 		case r == -C.EAGAIN:
-			bo.wait(ch, c.closedCh)
+			bo.wait(ch, c.closedCh, ended)
 		default:
 			return total, opError("write", c.local, c.remote, int(r), "write")
 		}

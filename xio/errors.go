@@ -54,6 +54,12 @@ func timeoutError(op string, src, dst net.Addr) error {
 	return &net.OpError{Op: op, Net: "xio", Source: src, Addr: dst, Err: os.ErrDeadlineExceeded}
 }
 
+// ctxError is a read or write given up because its context ended; it
+// wraps the context's error (context.Canceled, DeadlineExceeded).
+func ctxError(op string, src, dst net.Addr, err error) error {
+	return &net.OpError{Op: op, Net: "xio", Source: src, Addr: dst, Err: err}
+}
+
 func closedError(op string, src, dst net.Addr) error {
 	return &net.OpError{Op: op, Net: "xio", Source: src, Addr: dst, Err: net.ErrClosed}
 }
@@ -72,9 +78,9 @@ const (
 
 func (b *backoff) reset() { b.d = 0 }
 
-// wait sleeps one step unless a deadline or close comes first; it reports
-// false when interrupted.
-func (b *backoff) wait(deadline, closed <-chan struct{}) bool {
+// wait sleeps one step unless a deadline, close or context end comes
+// first; it reports false when interrupted.
+func (b *backoff) wait(deadline, closed, ended <-chan struct{}) bool {
 	if b.d == 0 {
 		b.d = backoffMin
 	} else if b.d < backoffMax {
@@ -90,6 +96,7 @@ func (b *backoff) wait(deadline, closed <-chan struct{}) bool {
 		return true
 	case <-deadline:
 	case <-closed:
+	case <-ended:
 	}
 	b.timer.Stop()
 	return false

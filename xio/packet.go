@@ -156,7 +156,7 @@ func (p *PacketConn) WriteTo(b []byte, addr net.Addr) (int, error) {
 		case r >= 0:
 			return len(b), nil
 		case r == -C.EAGAIN:
-			bo.wait(ch, p.closedCh)
+			bo.wait(ch, p.closedCh, nil)
 		case r == -C.ECONNREFUSED && !retried:
 			delete(p.peers, dst) // rebound elsewhere? look it up again
 			retried = true

@@ -234,6 +234,36 @@ func TestReadDeadline(t *testing.T) {
 	roundTrip(t, c, []byte("still alive"))
 }
 
+// ReadContext and WriteContext give up with the context's error when it
+// ends, waking a blocked reader or writer, and leave the conn usable.
+func TestReadWriteContext(t *testing.T) {
+	_, c, srv := connectedPair(t)
+	xc := c.(*xio.Conn)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := xc.ReadContext(ctx, make([]byte, 1))
+		errc <- err
+	}()
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("blocked read after its context ended: %v, want context.Canceled", err)
+	}
+	// A writer waiting for window: the peer does not read.
+	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	n, err := xc.WriteContext(ctx, make([]byte, 1<<20))
+	if !errors.Is(err, context.DeadlineExceeded) || n != 256*1024 {
+		t.Fatalf("write past its context: n=%d err=%v; want the 256 KiB window, then context.DeadlineExceeded", n, err)
+	}
+	if _, err := io.ReadFull(srv, make([]byte, n)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := xc.ReadContext(context.Background(), nil); n != 0 || err != nil {
+		t.Fatalf("empty read on a live conn: %d, %v", n, err)
+	}
+}
+
 // A writer whose peer does not read blocks once the window is in flight;
 // nothing is dropped, and it resumes as soon as the peer reads.
 func TestWriterBlocksOnFullWindowThenResumes(t *testing.T) {

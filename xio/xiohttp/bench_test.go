@@ -3,8 +3,11 @@ package xiohttp_test
 import (
 	"bytes"
 	"io"
+	"log/slog"
 	"net/http"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/xio/xiohttp"
@@ -56,4 +59,45 @@ func benchRoundTripTo(b *testing.B, tr, client transport) {
 		resp.Body.Close()
 	}
 	b.StopTimer() // not the shutdown
+}
+
+// BenchmarkSBIExchange: one SBI exchange as NFs make it over the message
+// level: sbi.Client.Do with a JSON body to an sbi.Handler that decodes it
+// and answers JSON, metrics on both sides.
+func BenchmarkSBIExchange(b *testing.B) {
+	type doc struct {
+		Supi, ServingNetworkName string
+		Guami                    struct{ PlmnID, AmfID string }
+		Flags                    []bool
+	}
+	addr := nextAddr()
+	reg := prometheus.NewRegistry()
+	m := sbi.NewMetrics(reg)
+	mux := http.NewServeMux()
+	mux.HandleFunc("PUT /nudm-uecm/v1/{ue}/registrations/amf-3gpp-access", func(w http.ResponseWriter, r *http.Request) {
+		var in doc
+		if !sbi.DecodeJSON(w, r, &in) {
+			return
+		}
+		sbi.WriteJSON(w, http.StatusCreated, &in)
+	})
+	tr := xiohttp.NewHybrid(xiohttp.NewMessageTransport(), sbi.NewTCP())
+	srv, err := tr.Serve(addr, sbi.Handler(mux, m, slog.Default()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Shutdown(b.Context())
+	c := sbi.NewClient(tr.RoundTripper(), m)
+	in := doc{Supi: "imsi-208930000000001", ServingNetworkName: "5G:mnc093.mcc208.3gppnetwork.org", Flags: []bool{true, false}}
+	in.Guami.PlmnID, in.Guami.AmfID = "20893", "cafe00"
+	url := "http://" + addr + "/nudm-uecm/v1/imsi-208930000000001/registrations/amf-3gpp-access"
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var out doc
+		if _, err := c.Do(b.Context(), http.MethodPut, url, &in, &out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
 }

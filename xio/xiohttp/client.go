@@ -31,6 +31,38 @@ type msgRoundTripper struct {
 type clientConn struct {
 	net.Conn
 	r *bufio.Reader
+	// cc is the conn when it reads and writes with a context (X-IO's
+	// does): an exchange then waits on its request's context, and ctx is
+	// the context of the exchange in progress (Background between them).
+	cc  ctxConn
+	ctx context.Context
+}
+
+type ctxConn interface {
+	ReadContext(ctx context.Context, b []byte) (int, error)
+	WriteContext(ctx context.Context, b []byte) (int, error)
+}
+
+func newClientConn(nc net.Conn) *clientConn {
+	c := &clientConn{Conn: nc, ctx: context.Background()}
+	c.cc, _ = nc.(ctxConn)
+	c.r = bufio.NewReaderSize(c, 16<<10)
+	return c
+}
+
+// Read reads for the exchange in progress (through c.r).
+func (c *clientConn) Read(b []byte) (int, error) {
+	if c.cc != nil {
+		return c.cc.ReadContext(c.ctx, b)
+	}
+	return c.Conn.Read(b)
+}
+
+func (c *clientConn) write(b []byte) (int, error) {
+	if c.cc != nil {
+		return c.cc.WriteContext(c.ctx, b)
+	}
+	return c.Conn.Write(b)
 }
 
 func newRoundTripper() *msgRoundTripper {
@@ -157,7 +189,7 @@ func (t *msgRoundTripper) get(ctx context.Context, host string, fresh bool) (*cl
 	if err != nil {
 		return nil, err
 	}
-	return &clientConn{Conn: nc, r: bufio.NewReaderSize(nc, 16<<10)}, nil
+	return newClientConn(nc), nil
 }
 
 func (t *msgRoundTripper) put(host string, c *clientConn) {
@@ -195,16 +227,21 @@ func (t *msgRoundTripper) CloseIdleConnections() {
 }
 
 // exchange writes the request frame and reads the response frame; ctx's
-// end interrupts both through the conn's deadline. reusable says the conn
+// end interrupts both: an X-IO conn's reads and writes watch ctx, another
+// conn's are cut by a deadline armed when ctx ends. reusable says the conn
 // may serve another request: a deadline set by ctx's end stays on the conn
 // (nothing clears it, and clearing it costs every request), so only a conn
-// whose AfterFunc was stopped before it ran goes back to the pool.
+// whose AfterFunc was stopped before it ran goes back to the pool, and
+// none whose exchange ctx ended.
 func exchange(ctx context.Context, c *clientConn, frame []byte) (wr *wireResponse, reusable bool, err error) {
 	stop := noStop
-	if ctx.Done() != nil {
+	if c.cc != nil {
+		c.ctx = ctx
+		defer func() { c.ctx = context.Background() }()
+	} else if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
 	}
-	if n, err := c.Write(frame); err != nil {
+	if n, err := c.write(frame); err != nil {
 		stop()
 		if n == 0 && ctx.Err() == nil {
 			return nil, false, &notSentError{err}
