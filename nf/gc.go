@@ -31,10 +31,11 @@ func gcPercentFor(live uint64) int {
 
 var tuneGCOnce sync.Once
 
-// tuneGC keeps the heap headroom at gcHeadroom, re-reading the live heap
+// TuneGC keeps the heap headroom at gcHeadroom, re-reading the live heap
 // after every collection. A GOGC set in the environment is the operator's
-// choice and left alone.
-func tuneGC() {
+// choice and left alone. Every NF runs it; so do the simulator and the
+// benchmarks, which share the cores with the NFs they measure.
+func TuneGC() {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return
 	}

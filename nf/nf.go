@@ -75,7 +75,7 @@ type Function interface {
 // Run serves f at sbiAddr and metrics at metricsAddr (if not ""), registers
 // with the NRF, and blocks until ctx ends; then it deregisters and stops.
 func Run(ctx context.Context, env *Env, f Function, sbiAddr, metricsAddr string) error {
-	tuneGC()
+	TuneGC()
 	srv, err := env.Transport.Serve(sbiAddr, sbi.Handler(f.Handler(), env.Metrics, env.Log))
 	if err != nil {
 		return err

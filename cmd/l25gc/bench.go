@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/l25gc/l25gc/nf"
 	"github.com/l25gc/l25gc/test/bench"
 )
 
@@ -16,6 +17,9 @@ func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "benchmarks that report numbers (tables, JSON as in DESIGN.md)",
+		// The load generator shares the cores with the core it measures:
+		// it collects garbage as sparingly as the NFs do.
+		PersistentPreRun: func(*cobra.Command, []string) { nf.TuneGC() },
 	}
 	for _, c := range benchCmds {
 		cmd.AddCommand(c())

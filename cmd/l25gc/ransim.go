@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/l25gc/l25gc/nf"
 	"github.com/l25gc/l25gc/test/bench"
 	"github.com/l25gc/l25gc/test/ransim"
 )
@@ -28,6 +29,7 @@ func newRansimCmd() *cobra.Command {
 			"consecutive IMSIs and the keys of the config's first subscriber range (5G AKA,\n" +
 			"NAS security, Registration Complete), then prints the latencies.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			nf.TuneGC() // it shares the cores with the core it drives
 			cfg, err := loadConfig(cmd)
 			if err != nil {
 				return err
