@@ -17,9 +17,7 @@ import (
 )
 
 func TestInitialRegistrationWithSUCI(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	ue := h.newUE(g, "0000000001", 1)
 	a := ue.register()
 
@@ -36,9 +34,7 @@ func TestInitialRegistrationWithSUCI(t *testing.T) {
 	if len(h.peers.uecm) != 1 || len(h.peers.policies) != 1 {
 		t.Fatalf("UECM registrations %v, policies %v", h.peers.uecm, h.peers.policies)
 	}
-	if v := h.metric("l25gc_amf_procedures_total", map[string]string{"procedure": "registration", "result": "success"}); v != 1 {
-		t.Fatalf("registration successes %v", v)
-	}
+	h.wantMetric("l25gc_amf_procedures_total", map[string]string{"procedure": "registration", "result": "success"}, 1, "registration successes")
 	if h.metric("l25gc_amf_registered_ues", nil) != 1 || h.metric("l25gc_amf_connected_gnbs", nil) != 1 {
 		t.Fatal("gauges not updated")
 	}
@@ -74,9 +70,7 @@ func TestMalformedNGAPGetsErrorIndication(t *testing.T) {
 }
 
 func TestBadMACAndReplayAreDiscarded(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	ue := h.newUE(g, "0000000003", 1)
 	ue.registerUntilAccept()
 
@@ -93,16 +87,12 @@ func TestBadMACAndReplayAreDiscarded(t *testing.T) {
 	if m := ue.dl("DownlinkNASTransport"); m.GmmHeader.GetMessageType() != nas.MsgTypeDeregistrationAcceptUEOriginatingDeregistration {
 		t.Fatal("want Deregistration Accept next: the discarded messages must get no answer")
 	}
-	if v := h.metric("l25gc_amf_nas_discarded_total", map[string]string{"reason": "integrity"}); v != 2 {
-		t.Fatalf("discarded %v, want 2 (bad MAC, replay)", v)
-	}
+	h.wantMetric("l25gc_amf_nas_discarded_total", map[string]string{"reason": "integrity"}, 2, "discarded")
 }
 
 func TestUnknownSUPIRejectedWithConfiguredCause(t *testing.T) {
 	for _, cause := range []int{3, 7} {
-		h := newHarness(t, func(c *config.Config) { c.AMF.NAS.UnknownSubscriberCause = cause })
-		g := h.connect()
-		g.setup()
+		h, g := newSetUpHarness(t, func(c *config.Config) { c.AMF.NAS.UnknownSubscriberCause = cause })
 		ue := &testUE{t: t, g: g, suci: "suci-0-208-93-0000-0-0-0999999999", ranID: 3, caps: []byte{0xE0, 0xE0}, lastKSI: 7}
 		g.send(initialUEMessage(t, ue.ranID, ue.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, ue.suciIdentity())))
 		m := ue.dl("DownlinkNASTransport")
@@ -110,19 +100,15 @@ func TestUnknownSUPIRejectedWithConfiguredCause(t *testing.T) {
 			t.Fatalf("want Registration Reject #%d, got %+v", cause, m.GmmMessage)
 		}
 		g.expect("UEContextReleaseCommand")
-		if v := h.metric("l25gc_amf_procedures_total", map[string]string{"procedure": "registration", "result": "reject"}); v != 1 {
-			t.Fatalf("rejects %v", v)
-		}
+		h.wantMetric("l25gc_amf_procedures_total", map[string]string{"procedure": "registration", "result": "reject"}, 1, "rejects")
 	}
 }
 
 func TestT3560RetransmitsThenAborts(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) {
+	h, g := newSetUpHarness(t, func(c *config.Config) {
 		c.AMF.NAS.T3560 = time.Millisecond
 		c.AMF.NAS.MaxRetransmissions = 2
 	})
-	g := h.connect()
-	g.setup()
 	ue := h.newUE(g, "0000000004", 1)
 	g.send(initialUEMessage(t, ue.ranID, ue.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, ue.suciIdentity())))
 	for i := 0; i < 3; i++ { // the first transmission and 2 retransmissions
@@ -131,18 +117,12 @@ func TestT3560RetransmitsThenAborts(t *testing.T) {
 		}
 	}
 	g.expect("UEContextReleaseCommand")
-	if v := h.metric("l25gc_amf_nas_retransmissions_total", map[string]string{"timer": "T3560"}); v != 2 {
-		t.Fatalf("retransmissions %v, want 2", v)
-	}
-	if v := h.metric("l25gc_amf_procedures_total", map[string]string{"procedure": "registration", "result": "timeout"}); v != 1 {
-		t.Fatalf("timeouts %v", v)
-	}
+	h.wantMetric("l25gc_amf_nas_retransmissions_total", map[string]string{"timer": "T3560"}, 2, "retransmissions")
+	h.wantMetric("l25gc_amf_procedures_total", map[string]string{"procedure": "registration", "result": "timeout"}, 1, "timeouts")
 }
 
 func TestDeregistrationNormalAndSwitchOff(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	for i, switchOff := range []bool{false, true} {
 		ue := h.newUE(g, "00000000"+string(rune('5'+i))+"0", int64(10+i))
 		ue.register()
@@ -165,9 +145,7 @@ func TestDeregistrationNormalAndSwitchOff(t *testing.T) {
 }
 
 func TestRegistrationWithKnownGUTISkipsAuthentication(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	ue := h.newUE(g, "0000000007", 1)
 	ue.register()
 	old := *ue.guti
@@ -189,15 +167,11 @@ func TestRegistrationWithKnownGUTISkipsAuthentication(t *testing.T) {
 	_ = a
 	ue.up(ue.registrationComplete())
 	ue.dl("DownlinkNASTransport")
-	if v := h.metric("l25gc_amf_procedures_total", map[string]string{"procedure": "registration", "result": "success"}); v != 2 {
-		t.Fatalf("successes %v", v)
-	}
+	h.wantMetric("l25gc_amf_procedures_total", map[string]string{"procedure": "registration", "result": "success"}, 2, "successes")
 }
 
 func TestUnknownGUTIGetsIdentityRequest(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	ue := h.newUE(g, "0000000008", 1)
 	gb, _ := nasx.EncodeGUTI(nasx.GUTI{MCC: "208", MNC: "93", RegionID: 0xCA, SetID: 0x3F8, TMSI: 0xABCDEF})
 	g.send(initialUEMessage(t, ue.ranID, ue.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, gb)))
@@ -212,9 +186,7 @@ func TestUnknownGUTIGetsIdentityRequest(t *testing.T) {
 }
 
 func TestAuthenticationFailures(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	ue := h.newUE(g, "0000000009", 1)
 	g.send(initialUEMessage(t, ue.ranID, ue.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, ue.suciIdentity())))
 	m := ue.dl("DownlinkNASTransport")
@@ -236,9 +208,7 @@ func TestAuthenticationFailures(t *testing.T) {
 }
 
 func TestMalformedNASGetsCause(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	ue := h.newUE(g, "0000000010", 1)
 	// A Registration Request cut short: #96 invalid mandatory information.
 	g.send(initialUEMessage(t, ue.ranID, []byte{0x7e, 0x00, 0x41, 0x79}))
@@ -287,9 +257,7 @@ func TestPanicInOneUEIsContained(t *testing.T) {
 }
 
 func TestPeriodicUpdateInConnectedModeUsesDownlinkNAS(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	ue := h.newUE(g, "0000000014", 1)
 	ue.register()
 	gb, _ := nasx.EncodeGUTI(*ue.guti)
@@ -302,28 +270,20 @@ func TestPeriodicUpdateInConnectedModeUsesDownlinkNAS(t *testing.T) {
 }
 
 func TestNGResetReleasesTheGNBsUEs(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	ue := h.newUE(g, "0000000015", 1)
 	ue.register()
 	g.send(ngReset(t))
 	g.expect("NGResetAcknowledge")
 	// The UE's context survived as CM-IDLE: it comes back with its GUTI.
-	gb, _ := nasx.EncodeGUTI(*ue.guti)
-	ue.ranID = 5
-	g.send(initialUEMessage(t, ue.ranID, ue.protect(ue.registrationRequest(
-		nasMessage.RegistrationType5GSMobilityRegistrationUpdating, gb), nas.SecurityHeaderTypeIntegrityProtected)))
-	ue.readAccept()
+	ue.returnWithGUTI(5)
 }
 
 // TS 38.413 8.7.2: a gNB that changed its cells announces them; the AMF
 // acknowledges while a TA of ours remains, fails the update otherwise, and
 // the association keeps serving UEs either way.
 func TestRANConfigurationUpdate(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	update := func(mcc, mnc string, tac uint32) []byte {
 		return must2(t)(ngapx.BuildRANConfigurationUpdate(ngapx.GNB{MCC: mcc, MNC: mnc, Name: "gnb-renamed",
 			TACs: []uint32{tac}, SNSSAIs: []models.Snssai{{Sst: 1, Sd: "010203"}}}))

@@ -25,18 +25,14 @@ func (h *harness) wantSBIState(purges, policies int, registered float64) {
 	if gotPurges != purges || gotPolicies != policies {
 		h.t.Fatalf("UDM purges %d, PCF associations %d; want %d and %d", gotPurges, gotPolicies, purges, policies)
 	}
-	if v := h.metric("l25gc_amf_registered_ues", nil); v != registered {
-		h.t.Fatalf("l25gc_amf_registered_ues %v, want %v", v, registered)
-	}
+	h.wantMetric("l25gc_amf_registered_ues", nil, registered, "UEs counted as registered")
 }
 
 // A registration rejected after Nudm_UECM_Registration (#62: no subscribed
 // slice is served) purges that registration (TS 23.502 4.2.2.3.2 steps 3-5
 // apply to every end of the context).
 func TestRejectAfterUECMRegistrationPurgesIt(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	ue := h.newUE(g, "0000000050", 1)
 	h.peers.subs[ue.supi].nssai = []models.Snssai{{Sst: 77}}
 	g.send(initialUEMessage(t, ue.ranID, ue.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, ue.suciIdentity())))
@@ -47,17 +43,13 @@ func TestRejectAfterUECMRegistrationPurgesIt(t *testing.T) {
 	}
 	g.expect("UEContextReleaseCommand")
 	h.wantSBIState(1, 0, 0)
-	if v := h.metric("l25gc_amf_procedures_total", map[string]string{"procedure": "deregistration"}); v != 0 {
-		t.Fatalf("a reject counted as %v deregistrations", v)
-	}
+	h.wantMetric("l25gc_amf_procedures_total", map[string]string{"procedure": "deregistration"}, 0, "a reject counted as deregistrations")
 }
 
 // A registered UE whose new registration is rejected loses its context: it
 // is no longer counted as registered, and the UDM and PCF forget it too.
 func TestRejectOfRegisteredUEEndsItsContext(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	ue := h.newUE(g, "0000000051", 1)
 	ue.register()
 	h.amf.opts.Consumer = failingPeers{fakePeers: h.peers, authenticate: problem(504, "TARGET_NF_NOT_REACHABLE")}
@@ -74,9 +66,7 @@ func TestRejectOfRegisteredUEEndsItsContext(t *testing.T) {
 // Accept is never completed is aborted; its UDM registration and AM policy
 // association go with it.
 func TestT3550GiveUpUndoesTheSBIState(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) { c.AMF.NAS.T3550 = time.Millisecond; c.AMF.NAS.MaxRetransmissions = 1 })
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, func(c *config.Config) { c.AMF.NAS.T3550 = time.Millisecond; c.AMF.NAS.MaxRetransmissions = 1 })
 	ue := h.newUE(g, "0000000052", 1)
 	ue.registerUntilAccept()
 	ue.dl("DownlinkNASTransport")
@@ -87,9 +77,7 @@ func TestT3550GiveUpUndoesTheSBIState(t *testing.T) {
 // A UE registering afresh with its SUCI replaces its parked context: the
 // old AM policy association is deleted and the UE is counted once.
 func TestFreshRegistrationReplacesTheParkedContext(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	ue := h.newUE(g, "0000000053", 1)
 	ue.register()
 	ue.goIdle(1)
@@ -99,7 +87,5 @@ func TestFreshRegistrationReplacesTheParkedContext(t *testing.T) {
 	if policies != 1 {
 		t.Fatalf("PCF associations %d, want 1 (the parked context's deleted)", policies)
 	}
-	if v := h.metric("l25gc_amf_registered_ues", nil); v != 1 {
-		t.Fatalf("l25gc_amf_registered_ues %v, want 1", v)
-	}
+	h.wantMetric("l25gc_amf_registered_ues", nil, 1, "UEs counted as registered")
 }

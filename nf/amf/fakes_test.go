@@ -242,6 +242,15 @@ func (h *harness) metric(name string, labels map[string]string) float64 {
 	return 0
 }
 
+// wantMetric fails the test unless the metric with labels has value want;
+// what says what the number counts.
+func (h *harness) wantMetric(name string, labels map[string]string, want float64, what string) {
+	h.t.Helper()
+	if v := h.metric(name, labels); v != want {
+		h.t.Fatalf("%s: %s%v = %v, want %v", what, name, labels, v, want)
+	}
+}
+
 func matches(m *dto.Metric, labels map[string]string) bool {
 	for k, v := range labels {
 		found := false

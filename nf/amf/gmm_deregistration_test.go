@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/free5gc/nas"
-	"github.com/free5gc/nas/nasMessage"
 
 	"github.com/l25gc/l25gc/protocol/nasx"
 )
@@ -34,9 +33,7 @@ func TestDeregistrationRequestFailingIntegrityDoesNotDeregister(t *testing.T) {
 		{"forged MAC", false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, nil)
-			g := h.connect()
-			g.setup()
+			h, g := newSetUpHarness(t, nil)
 			ue := h.newUE(g, fmt.Sprintf("%010d", 40+i), 1)
 			ue.register()
 			ue.goIdle(1)
@@ -54,15 +51,10 @@ func TestDeregistrationRequestFailingIntegrityDoesNotDeregister(t *testing.T) {
 			if len(h.peers.purge) != 0 || len(h.peers.policies) != 1 {
 				t.Fatalf("UDM purges %v, PCF associations %v: the UE was deregistered", h.peers.purge, h.peers.policies)
 			}
-			if v := h.metric("l25gc_amf_registered_ues", nil); v != 1 {
-				t.Fatalf("registered UEs %v, want 1", v)
-			}
+			h.wantMetric("l25gc_amf_registered_ues", nil, 1, "registered UEs")
 
 			// The UE's own context survived: a GUTI registration needs no authentication.
-			ue.ranID = 2
-			g.send(initialUEMessage(t, ue.ranID, ue.protect(ue.registrationRequest(
-				nasMessage.RegistrationType5GSMobilityRegistrationUpdating, gb), nas.SecurityHeaderTypeIntegrityProtected)))
-			ue.readAccept()
+			ue.returnWithGUTI(2)
 		})
 	}
 }
@@ -70,9 +62,7 @@ func TestDeregistrationRequestFailingIntegrityDoesNotDeregister(t *testing.T) {
 // An idle UE's genuine Deregistration Request, protected under its context,
 // is processed: accepted, and the UDM and PCF state is undone.
 func TestProtectedDeregistrationOfIdleUE(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	ue := h.newUE(g, "0000000049", 1)
 	ue.register()
 	ue.goIdle(1)

@@ -33,9 +33,7 @@ func (h *harness) callback(path, body string) (int, models.ProblemDetails) {
 // a connected one released; the AM policy association goes, the UDM, which
 // asked, is not called back.
 func TestUDMDeregistrationNotification(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	idle := h.newUE(g, "0000000060", 1)
 	idle.register()
 	idle.goIdle(1)
@@ -68,9 +66,7 @@ func TestUDMDeregistrationNotification(t *testing.T) {
 }
 
 func TestCallbacksAnswerNotificationsAndBadBodies(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	ue := h.newUE(g, "0000000062", 1)
 	ue.register()
 	policy := "/namf-callback/v1/am-policy/" + ue.supi
@@ -103,9 +99,7 @@ func TestCallbacksAnswerNotificationsAndBadBodies(t *testing.T) {
 // TS 29.507 4.2.4.3: the PCF asks to terminate the AM policy association;
 // the AMF answers 204 and deletes it (Npcf_AMPolicyControl_Delete), once.
 func TestPCFTerminationDeletesTheAssociation(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	ue := h.newUE(g, "0000000063", 1)
 	ue.register()
 	body := `{"resourceUri":"http://pcf/npcf-am-policy-control/v1/policies/01","cause":"UNSPECIFIED"}`

@@ -13,9 +13,7 @@ import (
 // (TS 38.413 8.14.1, 8.6.4) of criticality ignore, so no Error Indication
 // comes back and the UE's registration carries on.
 func TestRadioCapabilityAndNASNonDeliveryGetNoErrorIndication(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	ue := h.newUE(g, "0000000020", 1)
 	ue.registerUntilAccept()
 	g.send(must2(t)(ngapx.BuildInitialContextSetupResponse(ue.amfID, ue.ranID)))
@@ -27,9 +25,7 @@ func TestRadioCapabilityAndNASNonDeliveryGetNoErrorIndication(t *testing.T) {
 	if m := ue.dl("DownlinkNASTransport"); m.ConfigurationUpdateCommand == nil {
 		t.Fatalf("after Registration Complete: message type %d, want Configuration Update Command", m.GmmHeader.GetMessageType())
 	}
-	if v := h.metric("l25gc_amf_ngap_errors_total", nil); v != 0 {
-		t.Fatalf("%v NGAP errors counted for valid messages", v)
-	}
+	h.wantMetric("l25gc_amf_ngap_errors_total", nil, 0, "NGAP errors counted for valid messages")
 	if got := h.amf.ues.get(ue.amfID).radioCapability; string(got) != string(capability) {
 		t.Fatalf("UE radio capability %x, want %x stored", got, capability)
 	}
@@ -39,9 +35,7 @@ func TestRadioCapabilityAndNASNonDeliveryGetNoErrorIndication(t *testing.T) {
 // not match the UE's, gets Error Indication with the radio network cause
 // that says which.
 func TestUnknownOrInconsistentUENGAPIDsGetErrorIndication(t *testing.T) {
-	h := newHarness(t, nil)
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, nil)
 	ue := h.newUE(g, "0000000021", 1)
 	ue.register()
 	cases := []struct {

@@ -104,6 +104,15 @@ func (g *gnbSide) expect(name string) ngapx.Summary {
 	return s
 }
 
+// newSetUpHarness is a harness whose gNB has completed NG Setup.
+func newSetUpHarness(t *testing.T, edit func(*config.Config)) (*harness, *gnbSide) {
+	t.Helper()
+	h := newHarness(t, edit)
+	g := h.connect()
+	g.setup()
+	return h, g
+}
+
 func (g *gnbSide) setup() {
 	g.send(ngSetupRequest(g.t, "208", "93", 1))
 	g.expect("NGSetupResponse")
@@ -247,6 +256,18 @@ func (u *testUE) registrationComplete() []byte {
 func (u *testUE) deregistrationRequest(switchOff bool) []byte {
 	g, _ := nasx.EncodeGUTI(*u.guti)
 	return u.protect(must2(u.t)(nasx.BuildDeregistrationRequest(switchOff, u.lastKSI, g)), nas.SecurityHeaderTypeIntegrityProtectedAndCiphered)
+}
+
+// returnWithGUTI is the UE coming back from CM-IDLE on a new RAN UE NGAP
+// ID with a mobility registration update under its kept security context
+// (integrity protected, TS 24.501 4.4.6), accepted without authentication.
+func (u *testUE) returnWithGUTI(ranID int64) *nasMessage.RegistrationAccept {
+	u.t.Helper()
+	gb, _ := nasx.EncodeGUTI(*u.guti)
+	u.ranID = ranID
+	u.g.send(initialUEMessage(u.t, u.ranID, u.protect(u.registrationRequest(
+		nasMessage.RegistrationType5GSMobilityRegistrationUpdating, gb), nas.SecurityHeaderTypeIntegrityProtected)))
+	return u.readAccept()
 }
 
 // acceptRegistration reads ICS + Registration Accept and checks what a user would.

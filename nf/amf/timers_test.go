@@ -26,9 +26,7 @@ func (h *harness) expireTimer(amfID int64) {
 // each COUNT once, TS 33.501 6.4.3.2) accepts the retransmission, which goes
 // in Downlink NAS Transport since the gNB has the UE's context by then.
 func TestRetransmittedRegistrationAcceptPassesTheUEsReplayCheck(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) { c.AMF.NAS.T3550 = time.Hour })
-	g := h.connect()
-	g.setup()
+	h, g := newSetUpHarness(t, func(c *config.Config) { c.AMF.NAS.T3550 = time.Hour })
 	ue := h.newUE(g, "0000000030", 1)
 	ue.registerUntilAccept()
 	h.expireTimer(ue.amfID)
@@ -39,20 +37,16 @@ func TestRetransmittedRegistrationAcceptPassesTheUEsReplayCheck(t *testing.T) {
 	if m := ue.dl("DownlinkNASTransport"); m.ConfigurationUpdateCommand == nil {
 		t.Fatal("the UE's Registration Complete after the retransmission was not taken")
 	}
-	if v := h.metric("l25gc_amf_nas_retransmissions_total", map[string]string{"timer": "T3550"}); v != 1 {
-		t.Fatalf("T3550 retransmissions %v, want 1", v)
-	}
+	h.wantMetric("l25gc_amf_nas_retransmissions_total", map[string]string{"timer": "T3550"}, 1, "T3550 retransmissions")
 }
 
 // TS 24.501 5.5.1.2.8 b): T3550 retransmits Registration Accept, each copy
 // under a new COUNT, and on the last expiry the procedure is aborted.
 func TestT3550RetransmitsThenAborts(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) {
+	h, g := newSetUpHarness(t, func(c *config.Config) {
 		c.AMF.NAS.T3550 = time.Millisecond
 		c.AMF.NAS.MaxRetransmissions = 2
 	})
-	g := h.connect()
-	g.setup()
 	ue := h.newUE(g, "0000000031", 1)
 	ue.registerUntilAccept()
 	for i := 0; i < 2; i++ {
@@ -61,23 +55,17 @@ func TestT3550RetransmitsThenAborts(t *testing.T) {
 		}
 	}
 	g.expect("UEContextReleaseCommand")
-	if v := h.metric("l25gc_amf_nas_retransmissions_total", map[string]string{"timer": "T3550"}); v != 2 {
-		t.Fatalf("T3550 retransmissions %v, want 2", v)
-	}
-	if v := h.metric("l25gc_amf_procedures_total", map[string]string{"procedure": "registration", "result": "timeout"}); v != 1 {
-		t.Fatalf("registration timeouts %v, want 1", v)
-	}
+	h.wantMetric("l25gc_amf_nas_retransmissions_total", map[string]string{"timer": "T3550"}, 2, "T3550 retransmissions")
+	h.wantMetric("l25gc_amf_procedures_total", map[string]string{"procedure": "registration", "result": "timeout"}, 1, "registration timeouts")
 }
 
 // TS 24.501 5.4.3.7 b): T3570 retransmits Identity Request; on the last
 // expiry identification and the registration are aborted.
 func TestT3570RetransmitsThenAborts(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) {
+	h, g := newSetUpHarness(t, func(c *config.Config) {
 		c.AMF.NAS.T3570 = time.Millisecond
 		c.AMF.NAS.MaxRetransmissions = 2
 	})
-	g := h.connect()
-	g.setup()
 	ue := h.newUE(g, "0000000032", 1)
 	unknown, _ := nasx.EncodeGUTI(nasx.GUTI{MCC: "208", MNC: "93", RegionID: 0xCA, SetID: 0x3F8, TMSI: 0xABCDEF})
 	g.send(initialUEMessage(t, ue.ranID, ue.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, unknown)))
@@ -87,10 +75,6 @@ func TestT3570RetransmitsThenAborts(t *testing.T) {
 		}
 	}
 	g.expect("UEContextReleaseCommand")
-	if v := h.metric("l25gc_amf_nas_retransmissions_total", map[string]string{"timer": "T3570"}); v != 2 {
-		t.Fatalf("T3570 retransmissions %v, want 2", v)
-	}
-	if v := h.metric("l25gc_amf_procedures_total", map[string]string{"procedure": "registration", "result": "timeout"}); v != 1 {
-		t.Fatalf("registration timeouts %v, want 1", v)
-	}
+	h.wantMetric("l25gc_amf_nas_retransmissions_total", map[string]string{"timer": "T3570"}, 2, "T3570 retransmissions")
+	h.wantMetric("l25gc_amf_procedures_total", map[string]string{"procedure": "registration", "result": "timeout"}, 1, "registration timeouts")
 }
