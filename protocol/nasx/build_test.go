@@ -17,12 +17,7 @@ var updateSeeds = flag.Bool("update-seeds", false, "rewrite testdata/fuzz/FuzzDe
 
 // samples are real messages from the builders: the fuzz seed corpus.
 func samples(t testing.TB) map[string][]byte {
-	must := func(b []byte, err error) []byte {
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
+	must := fuzzseed.Must(t)
 	g := GUTI{MCC: "208", MNC: "93", RegionID: 0xCA, SetID: 0x3F8, TMSI: 1}
 	suci, _ := EncodeSUCI("suci-0-208-93-0000-0-0-0000000001")
 	return map[string][]byte{

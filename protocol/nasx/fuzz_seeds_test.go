@@ -19,13 +19,7 @@ import (
 // receives them protected: seeds that take the fuzzer into the AMF's uplink
 // parsing rather than only the downlink messages of samples.
 func uplinkSamples(t testing.TB) map[string][]byte {
-	must := func(b []byte, err error) []byte {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
+	must := fuzzseed.Must(t)
 	suci := must(EncodeSUCI("suci-0-208-93-0000-0-0-0000000001"))
 	guti := must(EncodeGUTI(GUTI{MCC: "208", MNC: "93", RegionID: 0xCA, SetID: 0x3F8, Pointer: 1, TMSI: 7}))
 	caps := []byte{0xE0, 0xE0}

@@ -32,6 +32,13 @@ func successful(code int64, present int) *ngapType.NGAPPDU {
 	return pdu
 }
 
+func unsuccessful(code int64, present int) *ngapType.NGAPPDU {
+	pdu := &ngapType.NGAPPDU{Present: ngapType.NGAPPDUPresentUnsuccessfulOutcome,
+		UnsuccessfulOutcome: &ngapType.UnsuccessfulOutcome{ProcedureCode: ngapType.ProcedureCode{Value: code}, Criticality: reject}}
+	pdu.UnsuccessfulOutcome.Value.Present = present
+	return pdu
+}
+
 // Served is what the AMF announces in NG Setup Response (TS 38.413 9.2.6.2).
 type Served struct {
 	AMFName  string
@@ -76,9 +83,7 @@ func BuildNGSetupResponse(s Served) ([]byte, error) {
 
 // BuildNGSetupFailure builds NG Setup Failure (TS 38.413 8.7.1.3).
 func BuildNGSetupFailure(cause ngapType.Cause) ([]byte, error) {
-	pdu := &ngapType.NGAPPDU{Present: ngapType.NGAPPDUPresentUnsuccessfulOutcome,
-		UnsuccessfulOutcome: &ngapType.UnsuccessfulOutcome{ProcedureCode: ngapType.ProcedureCode{Value: ngapType.ProcedureCodeNGSetup}, Criticality: reject}}
-	pdu.UnsuccessfulOutcome.Value.Present = ngapType.UnsuccessfulOutcomePresentNGSetupFailure
+	pdu := unsuccessful(ngapType.ProcedureCodeNGSetup, ngapType.UnsuccessfulOutcomePresentNGSetupFailure)
 	f := &ngapType.NGSetupFailure{}
 	f.ProtocolIEs.List = append(f.ProtocolIEs.List, ngapType.NGSetupFailureIEs{Id: id(ngapType.ProtocolIEIDCause),
 		Criticality: ignore, Value: ngapType.NGSetupFailureIEsValue{Present: ngapType.NGSetupFailureIEsPresentCause, Cause: &cause}})
@@ -97,9 +102,7 @@ func BuildRANConfigurationUpdateAcknowledge() ([]byte, error) {
 // BuildRANConfigurationUpdateFailure builds RAN Configuration Update
 // Failure (TS 38.413 8.7.2.3).
 func BuildRANConfigurationUpdateFailure(cause ngapType.Cause) ([]byte, error) {
-	pdu := &ngapType.NGAPPDU{Present: ngapType.NGAPPDUPresentUnsuccessfulOutcome,
-		UnsuccessfulOutcome: &ngapType.UnsuccessfulOutcome{ProcedureCode: ngapType.ProcedureCode{Value: ngapType.ProcedureCodeRANConfigurationUpdate}, Criticality: reject}}
-	pdu.UnsuccessfulOutcome.Value.Present = ngapType.UnsuccessfulOutcomePresentRANConfigurationUpdateFailure
+	pdu := unsuccessful(ngapType.ProcedureCodeRANConfigurationUpdate, ngapType.UnsuccessfulOutcomePresentRANConfigurationUpdateFailure)
 	f := &ngapType.RANConfigurationUpdateFailure{}
 	f.ProtocolIEs.List = append(f.ProtocolIEs.List, ngapType.RANConfigurationUpdateFailureIEs{Id: id(ngapType.ProtocolIEIDCause),
 		Criticality: ignore, Value: ngapType.RANConfigurationUpdateFailureIEsValue{Present: ngapType.RANConfigurationUpdateFailureIEsPresentCause, Cause: &cause}})

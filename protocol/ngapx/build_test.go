@@ -48,12 +48,7 @@ func testNGSetupRequest(t testing.TB, mcc, mnc string) []byte {
 }
 
 func samples(t testing.TB) map[string][]byte {
-	must := func(b []byte, err error) []byte {
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
+	must := fuzzseed.Must(t)
 	caps := nasx.SecurityCapability{Raw: []byte{0xE0, 0xE0}}
 	enc, integ := caps.NRBits()
 	return map[string][]byte{
@@ -72,16 +67,24 @@ func samples(t testing.TB) map[string][]byte {
 	}
 }
 
+// decodeSummary decodes a built message and summarises it, failing the
+// test (naming the sample) if either step fails.
+func decodeSummary(t *testing.T, name string, b []byte) (*ngapType.NGAPPDU, Summary) {
+	t.Helper()
+	pdu, err := Decode(b)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	s, err := Summarize(pdu)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return pdu, s
+}
+
 func TestBuildersDecodeBack(t *testing.T) {
 	for name, b := range samples(t) {
-		pdu, err := Decode(b)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		s, err := Summarize(pdu)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		_, s := decodeSummary(t, name, b)
 		switch name {
 		case "downlink-nas", "initial-context-setup-request", "ue-context-release-command":
 			if s.AMFUEID != 1 || s.RANUEID != 2 {

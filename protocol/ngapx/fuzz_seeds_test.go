@@ -17,13 +17,7 @@ import (
 // types: seeds that take the fuzzer into the AMF's uplink parsers rather
 // than only the downlink messages of samples.
 func uplinkSamples(t testing.TB) map[string][]byte {
-	must := func(b []byte, err error) []byte {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
+	must := fuzzseed.Must(t)
 	cell := Cell{TAI: nasx.TAI{MCC: "208", MNC: "93", TAC: 1}, CellID: 0x123}
 	suci := must(nasx.EncodeSUCI("suci-0-208-93-0000-0-0-0000000001"))
 	guti := must(nasx.EncodeGUTI(nasx.GUTI{MCC: "208", MNC: "93", RegionID: 0xCA, SetID: 0x3F8, Pointer: 1, TMSI: 7}))
@@ -75,42 +69,29 @@ func testNGResetPartial(t testing.TB) []byte {
 // (TS 38.413 8.3.1.3); the simulator never fails a setup.
 func testInitialContextSetupFailure(t testing.TB, amfUEID, ranUEID int64) []byte {
 	cause := CauseRadioNetwork(ngapType.CauseRadioNetworkPresentRadioResourcesNotAvailable)
-	pdu := &ngapType.NGAPPDU{Present: ngapType.NGAPPDUPresentUnsuccessfulOutcome, UnsuccessfulOutcome: &ngapType.UnsuccessfulOutcome{
-		ProcedureCode: ngapType.ProcedureCode{Value: ngapType.ProcedureCodeInitialContextSetup}, Criticality: ngapType.Criticality{Value: ngapType.CriticalityPresentReject},
-		Value: ngapType.UnsuccessfulOutcomeValue{Present: ngapType.UnsuccessfulOutcomePresentInitialContextSetupFailure,
-			InitialContextSetupFailure: &ngapType.InitialContextSetupFailure{ProtocolIEs: ngapType.ProtocolIEContainerInitialContextSetupFailureIEs{
-				List: []ngapType.InitialContextSetupFailureIEs{
-					{Id: id(ngapType.ProtocolIEIDAMFUENGAPID), Criticality: ignore, Value: ngapType.InitialContextSetupFailureIEsValue{
-						Present: ngapType.InitialContextSetupFailureIEsPresentAMFUENGAPID, AMFUENGAPID: &ngapType.AMFUENGAPID{Value: amfUEID}}},
-					{Id: id(ngapType.ProtocolIEIDRANUENGAPID), Criticality: ignore, Value: ngapType.InitialContextSetupFailureIEsValue{
-						Present: ngapType.InitialContextSetupFailureIEsPresentRANUENGAPID, RANUENGAPID: &ngapType.RANUENGAPID{Value: ranUEID}}},
-					{Id: id(ngapType.ProtocolIEIDCause), Criticality: ignore, Value: ngapType.InitialContextSetupFailureIEsValue{
-						Present: ngapType.InitialContextSetupFailureIEsPresentCause, Cause: &cause}},
-				}}}}}}
+	pdu := unsuccessful(ngapType.ProcedureCodeInitialContextSetup, ngapType.UnsuccessfulOutcomePresentInitialContextSetupFailure)
+	pdu.UnsuccessfulOutcome.Value.InitialContextSetupFailure = &ngapType.InitialContextSetupFailure{
+		ProtocolIEs: ngapType.ProtocolIEContainerInitialContextSetupFailureIEs{List: []ngapType.InitialContextSetupFailureIEs{
+			{Id: id(ngapType.ProtocolIEIDAMFUENGAPID), Criticality: ignore, Value: ngapType.InitialContextSetupFailureIEsValue{
+				Present: ngapType.InitialContextSetupFailureIEsPresentAMFUENGAPID, AMFUENGAPID: &ngapType.AMFUENGAPID{Value: amfUEID}}},
+			{Id: id(ngapType.ProtocolIEIDRANUENGAPID), Criticality: ignore, Value: ngapType.InitialContextSetupFailureIEsValue{
+				Present: ngapType.InitialContextSetupFailureIEsPresentRANUENGAPID, RANUENGAPID: &ngapType.RANUENGAPID{Value: ranUEID}}},
+			{Id: id(ngapType.ProtocolIEIDCause), Criticality: ignore, Value: ngapType.InitialContextSetupFailureIEsValue{
+				Present: ngapType.InitialContextSetupFailureIEsPresentCause, Cause: &cause}},
+		}}}
 	return mustEncode(t, pdu)
 }
 
 func mustEncode(t testing.TB, pdu *ngapType.NGAPPDU) []byte {
 	t.Helper()
-	b, err := Encode(pdu)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return fuzzseed.Must(t)(Encode(pdu))
 }
 
 // The uplink seeds decode, name their UE, and reach the parser the AMF
 // runs on them; -update-seeds writes them to the fuzz corpus.
 func TestUplinkSeedsReachTheParsers(t *testing.T) {
 	for name, b := range uplinkSamples(t) {
-		pdu, err := Decode(b)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		s, err := Summarize(pdu)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		pdu, s := decodeSummary(t, name, b)
 		switch name {
 		case "initial-ue-message", "initial-ue-message-stmsi":
 			m, err := ParseInitialUEMessage(pdu)

@@ -9,6 +9,18 @@ import (
 	"testing"
 )
 
+// Must returns a check for builders: it fails t on an error and passes the
+// built message on, so seed tables read as lists of builder calls.
+func Must(t testing.TB) func([]byte, error) []byte {
+	return func(b []byte, err error) []byte {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+}
+
 // Write writes each seed as a file of Go's fuzz corpus format in dir
 // (testdata/fuzz/<FuzzTarget>), named by its key.
 func Write(t testing.TB, dir string, seeds map[string][]byte) {
