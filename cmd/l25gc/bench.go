@@ -1,11 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/nf"
 	"github.com/l25gc/l25gc/test/bench"
 )
@@ -25,6 +31,22 @@ func newBenchCmd() *cobra.Command {
 		cmd.AddCommand(c())
 	}
 	return cmd
+}
+
+// benchRun is what a benchmark that starts cores needs first: the node
+// config, the SBI modes to measure (--sbi, else the config's transport) and
+// a context Ctrl-C ends.
+func benchRun(cmd *cobra.Command, sbiModes string) (*config.Config, []string, context.Context, context.CancelFunc, error) {
+	cfg, err := loadConfig(cmd)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	modes := strings.Split(sbiModes, ",")
+	if sbiModes == "" {
+		modes = []string{cfg.SBI.Transport}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	return cfg, modes, ctx, stop, nil
 }
 
 // report prints a benchmark's results with print and writes them as JSON to

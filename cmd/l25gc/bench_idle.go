@@ -1,11 +1,6 @@
 package main
 
 import (
-	"context"
-	"os"
-	"os/signal"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,15 +24,10 @@ func newBenchIdleCmd() *cobra.Command {
 			"X-IO pollers must sleep when idle: the target machine has 2 cores.",
 		Example: "  l25gc bench idle --sbi xio,tcp --window 30s --json idle.json",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(cmd)
+			cfg, modes, ctx, stop, err := benchRun(cmd, sbiModes)
 			if err != nil {
 				return err
 			}
-			modes := strings.Split(sbiModes, ",")
-			if sbiModes == "" {
-				modes = []string{cfg.SBI.Transport}
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			out := cmd.OutOrStdout()
 			results, err := bench.Idle(ctx, bench.IdleOptions{Config: cfg, SBIModes: modes, UEs: ues,

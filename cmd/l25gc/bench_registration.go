@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -29,19 +25,14 @@ func newBenchRegistrationCmd() *cobra.Command {
 			"with the simulator and stops the core; with --amf it uses a running core instead.",
 		Example: "  l25gc bench registration --ues 1,64,1000 --concurrency 64 --json out.json",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(cmd)
-			if err != nil {
-				return err
-			}
 			counts, err := parseCounts(ues)
 			if err != nil {
 				return err
 			}
-			modes := strings.Split(sbiModes, ",")
-			if sbiModes == "" {
-				modes = []string{cfg.SBI.Transport}
+			cfg, modes, ctx, stop, err := benchRun(cmd, sbiModes)
+			if err != nil {
+				return err
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			out := cmd.OutOrStdout()
 			results, err := bench.Registration(ctx, bench.RegistrationOptions{Config: cfg, SBIModes: modes, UECounts: counts,
