@@ -475,23 +475,14 @@ int onvm_scan(char *err, size_t n)
 	return watchdog(onvm_now_ms(), err, n) < 0 ? -1 : dead;
 }
 
-static uint64_t count_in_use(uint8_t *base, uint32_t nbufs, size_t size)
-{
-	uint64_t n = 0;
-	for (uint32_t i = 0; i < nbufs; i++)
-		n += __atomic_load_n(&((struct onvm_msg *)(base + (size_t)i * size))->own,
-				     __ATOMIC_RELAXED) != 0;
-	return n;
-}
-
 void onvm_stats(struct onvm_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	if (mgr.shm == NULL)
 		return;
 	st->pool_size = mgr.ndata;
-	st->pool_in_use = count_in_use(mgr.data, mgr.ndata, ONVM_MSG_SIZE);
-	st->ctl_in_use = count_in_use(mgr.ctl, ONVM_CTL_BUFS, ONVM_CTL_SIZE);
+	st->pool_in_use = onvm_count_in_use(mgr.data, mgr.ndata, ONVM_MSG_SIZE);
+	st->ctl_in_use = onvm_count_in_use(mgr.ctl, ONVM_CTL_BUFS, ONVM_CTL_SIZE);
 	st->reclaimed_bufs = mgr.shm->reclaimed_bufs;
 	st->reaped_nfs = mgr.shm->reaped_nfs;
 	st->nf_quota = mgr.shm->nf_quota;

@@ -174,20 +174,11 @@ int xio_attach(int argc, char **argv, char *err, size_t n)
 
 uint32_t xio_self(void) { return nf.self; }
 
-static uint64_t count_in_use(uint8_t *base, uint32_t nbufs, size_t size)
-{
-	uint64_t k = 0;
-	for (uint32_t i = 0; i < nbufs; i++)
-		k += __atomic_load_n(&((struct onvm_msg *)(base + (size_t)i * size))->own,
-				     __ATOMIC_RELAXED) != 0;
-	return k;
-}
-
 /* Buffers taken, data and control; a scan, for tests and statistics. */
 uint64_t xio_pool_in_use(void)
 {
-	return count_in_use(nf.data, nf.ndata, ONVM_MSG_SIZE) +
-	       count_in_use(nf.ctl, ONVM_CTL_BUFS, ONVM_CTL_SIZE);
+	return onvm_count_in_use(nf.data, nf.ndata, ONVM_MSG_SIZE) +
+	       onvm_count_in_use(nf.ctl, ONVM_CTL_BUFS, ONVM_CTL_SIZE);
 }
 
 uint64_t xio_pool_size(void) { return (uint64_t)nf.ndata + ONVM_CTL_BUFS; }

@@ -166,6 +166,17 @@ static inline struct onvm_msg *onvm_ctl_buf(const struct onvm_view *v, uint32_t 
 	return (struct onvm_msg *)(v->ctl + (size_t)i * ONVM_CTL_SIZE);
 }
 
+/* onvm_count_in_use counts the taken buffers of an array of n buffers of
+ * size bytes at base (data or control); a scan, for tests and statistics. */
+static inline uint64_t onvm_count_in_use(const uint8_t *base, uint32_t n, size_t size)
+{
+	uint64_t k = 0;
+	for (uint32_t i = 0; i < n; i++)
+		k += __atomic_load_n(&((const struct onvm_msg *)(base + (size_t)i * size))->own,
+				     __ATOMIC_RELAXED) != 0;
+	return k;
+}
+
 /* onvm_buf_take claims a free buffer by CAS FREE -> HELD(self), probing at
  * most probes buffers from *cursor. Claiming and marking are one atomic
  * step, so a process killed at any point leaves no buffer unaccounted for. */
