@@ -242,8 +242,7 @@ static uint64_t drain_ring(uint32_t nf)
 	/* A consumer killed mid-dequeue moved the head but not the tail; we
 	 * are the only consumer now, so publish its head. What it skipped
 	 * is INRING(nf) outside the ring, and the scan frees it. */
-	__atomic_store_n(&r->cons.tail, __atomic_load_n(&r->cons.head, __ATOMIC_ACQUIRE),
-			 __ATOMIC_RELEASE);
+	onvm_ring_cons_publish_head(r);
 	void *obj;
 	uint64_t n = 0;
 	while (rte_ring_dequeue(r, &obj) == 0) {
@@ -308,11 +307,9 @@ static void reap_reclaim(uint32_t nf)
 			continue; /* a dead d's own reap frees all INRING(d) */
 		/* The head, not the tail: an enqueue it finished may be
 		 * unpublished while live ones are in flight (RTS). */
-		union __rte_ring_rts_poscnt h;
-		h.raw = __atomic_load_n(&mgr.rx[d]->rts_prod.head.raw, __ATOMIC_ACQUIRE);
 		r->orphan_mask |= 1ull << d;
 		r->orphan_gen[d] = peer->gen;
-		r->orphan_head[d] = h.val.pos;
+		r->orphan_head[d] = onvm_ring_prod_head(mgr.rx[d]);
 	}
 	r->phase = r->orphan_mask ? REAP_ORPHANS : REAP_FINISH;
 }
@@ -326,7 +323,7 @@ static void reap_orphans(uint32_t nf)
 		struct onvm_nf *peer = &mgr.shm->nf[d];
 		if (__atomic_load_n(&peer->state, __ATOMIC_ACQUIRE) == ONVM_NF_ACTIVE &&
 		    peer->gen == r->orphan_gen[d]) {
-			uint32_t consumed = __atomic_load_n(&mgr.rx[d]->cons.tail, __ATOMIC_ACQUIRE);
+			uint32_t consumed = onvm_ring_cons_tail(mgr.rx[d]);
 			if ((int32_t)(consumed - r->orphan_head[d]) < 0)
 				continue; /* d has not read up to the death yet */
 			r->freed += free_matching(orphaned_by, nf, d);
@@ -433,21 +430,18 @@ static int watchdog(uint64_t now, char *err, size_t n)
 {
 	for (uint32_t i = 0; i < ONVM_MAX_NF; i++) {
 		struct rte_ring *r = mgr.rx[i];
-		union __rte_ring_rts_poscnt h, t;
-		h.raw = __atomic_load_n(&r->rts_prod.head.raw, __ATOMIC_ACQUIRE);
-		t.raw = __atomic_load_n(&r->rts_prod.tail.raw, __ATOMIC_ACQUIRE);
-		if (stalled(&prod_stall[i], h.val.pos, t.val.pos, now))
-			return wedged_msg("producer", i, h.val.pos, t.val.pos, &prod_stall[i], now, err, n);
+		struct onvm_ring_pos p = onvm_ring_prod(r);
+		if (stalled(&prod_stall[i], p.head, p.tail, now))
+			return wedged_msg("producer", i, p.head, p.tail, &prod_stall[i], now, err, n);
 		warn_stall(&prod_stall[i], "producer", i, now);
 		/* A dead NF's consumer side belongs to its reap, which may wait. */
 		if (__atomic_load_n(&mgr.shm->nf[i].state, __ATOMIC_ACQUIRE) != ONVM_NF_ACTIVE) {
 			cons_stall[i].on = 0;
 			continue;
 		}
-		uint32_t ch = __atomic_load_n(&r->cons.head, __ATOMIC_ACQUIRE);
-		uint32_t ct = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
-		if (stalled(&cons_stall[i], ch, ct, now))
-			return wedged_msg("consumer", i, ch, ct, &cons_stall[i], now, err, n);
+		struct onvm_ring_pos c = onvm_ring_cons(r);
+		if (stalled(&cons_stall[i], c.head, c.tail, now))
+			return wedged_msg("consumer", i, c.head, c.tail, &cons_stall[i], now, err, n);
 		warn_stall(&cons_stall[i], "consumer", i, now);
 	}
 	return 0;

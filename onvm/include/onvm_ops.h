@@ -39,6 +39,7 @@
 #include <rte_eal.h>
 #include <rte_ring.h>
 
+#include "onvm_ring.h"
 #include "onvm_shm.h"
 
 /* The shared objects as one process sees them. */
@@ -228,19 +229,6 @@ static inline void onvm_msg_free(struct onvm_view *v, struct onvm_msg *m)
 {
 	(void)v;
 	__atomic_store_n(&m->own, ONVM_OWN(ONVM_BUF_FREE, 0, 0), __ATOMIC_RELEASE);
-}
-
-/* onvm_ring_wedged says whether ring r's producers are stuck behind an
- * enqueue that never finished (its process died between moving the head and
- * the tail): then the head runs ahead of the tail, and past htd_max every
- * enqueue would spin inside DPDK forever. Half of htd_max is far beyond what
- * concurrent live enqueues reach, so an error is returned instead. */
-static inline int onvm_ring_wedged(const struct rte_ring *r)
-{
-	union __rte_ring_rts_poscnt h, t;
-	h.raw = __atomic_load_n(&r->rts_prod.head.raw, __ATOMIC_RELAXED);
-	t.raw = __atomic_load_n(&r->rts_prod.tail.raw, __ATOMIC_RELAXED);
-	return h.val.pos - t.val.pos > r->rts_prod.htd_max / 2;
 }
 
 /* onvm_ring_bell wakes NF nf's poller if it sleeps. The fence orders our ring
