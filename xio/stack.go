@@ -26,8 +26,9 @@ const contendedYield = 100 * time.Microsecond
 // while the poller spins.
 const clockEvery = 8
 
-// msgHeader is the size of struct onvm_msg before its payload.
-const msgHeader = 64
+// msgHeader is the size of struct onvm_msg before its payload (pinned in
+// onvm_shm.h, checked against cgo's view by onvm/internal/shmlayout).
+const msgHeader = C.ONVM_MSG_HEADER
 
 // msgPayload is what one data buffer carries.
 const msgPayload = C.ONVM_MSG_PAYLOAD

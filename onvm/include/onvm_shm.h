@@ -19,6 +19,12 @@
  *   ring    ONVM_RING_RX(i) one receive ring per NF slot i (MP RTS enqueue, SC
  *                           dequeue): pointers to buffers
  *
+ * The sizes and field offsets of these structs are pinned at the end of
+ * this file (shm_layout.h): C asserts them, a Go test compares them with
+ * Go's cgo view. Reading DPDK's ring internals is confined to onvm_ring.h.
+ * The UPF's rule tables will be declared the same way, in their own header
+ * of this tree (upf_shm.h), with their own layout list.
+ *
  * Buffers are not kept in a mempool ring: a process takes a free buffer by
  * CAS on its ownership word (ONVM_OWN), and frees it with one store. So a
  * process killed at any instant leaves each buffer free or marked with its
@@ -41,8 +47,10 @@
 
 #include <stdint.h>
 
+#include "shm_layout.h"
+
 #define ONVM_SHM_MAGIC 0x4c323547u /* "L25G" */
-#define ONVM_SHM_VERSION 2
+#define ONVM_SHM_VERSION 2 /* bump on any change of a struct below */
 
 #define ONVM_MZ_SHM "l25gc_onvm_shm"
 #define ONVM_MZ_BUFS "l25gc_onvm_bufs"
@@ -53,9 +61,10 @@
 #define ONVM_MAX_CONN 16384  /* open stream connections */
 #define ONVM_ADDR_LEN 64     /* "127.0.0.1:8000", "nrf", ... incl. NUL */
 
-#define ONVM_MSG_SIZE 8192                 /* one data buffer (a power of 2) */
-#define ONVM_MSG_PAYLOAD (ONVM_MSG_SIZE - 64) /* payload bytes per buffer */
-#define ONVM_CTL_SIZE 64                   /* one control buffer: header only */
+#define ONVM_MSG_SIZE 8192    /* one data buffer (a power of 2) */
+#define ONVM_MSG_HEADER 64    /* struct onvm_msg, before its payload */
+#define ONVM_MSG_PAYLOAD (ONVM_MSG_SIZE - ONVM_MSG_HEADER) /* payload bytes per buffer */
+#define ONVM_CTL_SIZE ONVM_MSG_HEADER /* one control buffer: header only */
 #define ONVM_CONN_WINDOW (256 * 1024) /* unread bytes a sender may have in flight */
 
 /* A connection gets at most one FIN or RST, from its first close (the
@@ -106,7 +115,8 @@ enum onvm_buf_state {
 #define ONVM_OWN_SRC(w) ((w) >> 8 & 0xffu)
 #define ONVM_OWN_COUNTED (1u << 24)
 
-/* Header at the start of every buffer, data or control; 64 bytes. */
+/* Header at the start of every buffer, data or control; ONVM_MSG_HEADER
+ * bytes. */
 struct onvm_msg {
 	uint32_t own;     /* ownership word (ONVM_OWN) */
 	uint16_t type;    /* enum onvm_msg_type */
@@ -195,5 +205,67 @@ struct onvm_shm {
 	struct onvm_svc svc[ONVM_MAX_SVC];
 	struct onvm_conn conn[ONVM_MAX_CONN];
 };
+
+/* ---- pinned layout (shm_layout.h) -------------------------------------- */
+
+/* Buffer indexing (onvm_buf_kind) masks offsets with the buffer sizes. */
+_Static_assert((ONVM_MSG_SIZE & (ONVM_MSG_SIZE - 1)) == 0, "ONVM_MSG_SIZE is a power of 2");
+_Static_assert((ONVM_CTL_SIZE & (ONVM_CTL_SIZE - 1)) == 0, "ONVM_CTL_SIZE is a power of 2");
+
+#define ONVM_SHM_LAYOUT(S, F)                                                   \
+	S(onvm_msg, ONVM_MSG_HEADER)                                            \
+	F(onvm_msg, own, 0)                                                     \
+	F(onvm_msg, type, 4)                                                    \
+	F(onvm_msg, src_nf, 6)                                                  \
+	F(onvm_msg, conn, 8)                                                    \
+	F(onvm_msg, gen, 12)                                                    \
+	F(onvm_msg, svc, 16)                                                    \
+	F(onvm_msg, len, 20)                                                    \
+	F(onvm_msg, addrlen, 24)                                                \
+	F(onvm_msg, side, 28)                                                   \
+	F(onvm_msg, pad, 32)                                                    \
+	F(onvm_msg, data, ONVM_MSG_HEADER)                                      \
+	S(onvm_nf, 384)                                                         \
+	F(onvm_nf, state, 0)                                                    \
+	F(onvm_nf, gen, 4)                                                      \
+	F(onvm_nf, pid, 8)                                                      \
+	F(onvm_nf, sleeping, 12)                                                \
+	F(onvm_nf, bell, 16)                                                    \
+	F(onvm_nf, pad, 20)                                                     \
+	F(onvm_nf, rx_bad, 24)                                                  \
+	F(onvm_nf, queued, 64)                                                  \
+	F(onvm_nf, delivering, 128)                                             \
+	S(onvm_svc, 96)                                                         \
+	F(onvm_svc, kind, 0)                                                    \
+	F(onvm_svc, gen, 4)                                                     \
+	F(onvm_svc, nf, 8)                                                      \
+	F(onvm_svc, pad, 12)                                                    \
+	F(onvm_svc, addr, 16)                                                   \
+	F(onvm_svc, dg_sent, 80)                                                \
+	F(onvm_svc, dg_read, 88)                                                \
+	S(onvm_conn, 72)                                                        \
+	F(onvm_conn, state, 0)                                                  \
+	F(onvm_conn, gen, 4)                                                    \
+	F(onvm_conn, nf, 8)                                                     \
+	F(onvm_conn, nfgen, 16)                                                 \
+	F(onvm_conn, closed, 24)                                                \
+	F(onvm_conn, reset, 32)                                                 \
+	F(onvm_conn, pad, 36)                                                   \
+	F(onvm_conn, sent, 40)                                                  \
+	F(onvm_conn, acked, 56)                                                 \
+	S(onvm_shm, 64 + ONVM_MAX_NF * 384 + ONVM_MAX_SVC * 96 + ONVM_MAX_CONN * 72) \
+	F(onvm_shm, magic, 0)                                                   \
+	F(onvm_shm, version, 4)                                                 \
+	F(onvm_shm, manager_pid, 8)                                             \
+	F(onvm_shm, lock, 12)                                                   \
+	F(onvm_shm, nf_quota, 16)                                               \
+	F(onvm_shm, nbufs, 20)                                                  \
+	F(onvm_shm, reclaimed_bufs, 24)                                         \
+	F(onvm_shm, reaped_nfs, 32)                                             \
+	F(onvm_shm, nf, 64)                                                     \
+	F(onvm_shm, svc, 64 + ONVM_MAX_NF * 384)                                \
+	F(onvm_shm, conn, 64 + ONVM_MAX_NF * 384 + ONVM_MAX_SVC * 96)
+
+SHM_PIN_LAYOUT(ONVM_SHM_LAYOUT)
 
 #endif /* ONVM_SHM_H */
