@@ -1,3 +1,5 @@
+//go:build l25gc_testhooks
+
 package xio_test
 
 import (

@@ -32,15 +32,10 @@
 
 #include "onvm_ops.h"
 #include "stack.h"
+#include "testhooks.h"
 
 static struct onvm_view nf;
 static uint32_t conn_hint;
-
-/* Test hook run before each chunk xio_send sends (testhooks.c); NULL in
- * production. */
-void (*xio_send_hook)(uint32_t c, uint32_t gen, uint32_t side, unsigned chunk);
-
-struct onvm_view *xio_view(void) { return &nf; }
 
 /* xio_primary_running says whether a DPDK primary holds its config file lock,
  * so a missing manager is reported without a failed rte_eal_init (which
@@ -87,8 +82,7 @@ static int lookup_rings(char *err, size_t n)
 			return -1;
 		}
 		/* The wedge check and the manager's reap read the RTS head/tail. */
-		if (rte_ring_get_prod_sync_type(r) != RTE_RING_SYNC_MT_RTS ||
-		    rte_ring_get_cons_sync_type(r) != RTE_RING_SYNC_ST) {
+		if (!onvm_ring_sync_ok(r)) {
 			snprintf(err, n, "ring %s is not MP-RTS/SC (another manager version?)", name);
 			return -1;
 		}
@@ -182,11 +176,6 @@ uint64_t xio_pool_in_use(void)
 }
 
 uint64_t xio_pool_size(void) { return (uint64_t)nf.ndata + ONVM_CTL_BUFS; }
-
-uint64_t xio_rx_bad(uint32_t slot)
-{
-	return slot < ONVM_MAX_NF ? __atomic_load_n(&nf.shm->nf[slot].rx_bad, __ATOMIC_RELAXED) : 0;
-}
 
 static int find_svc(const char *addr, uint32_t kind)
 {
@@ -434,8 +423,7 @@ long xio_send(uint32_t c, uint32_t gen, uint32_t side, const void *p, size_t n)
 	size_t done = 0;
 	int err = -EAGAIN;
 	for (unsigned k = 0; done < n && room > 0; k++) {
-		if (__builtin_expect(xio_send_hook != NULL, 0))
-			xio_send_hook(c, gen, side, k);
+		XIO_SEND_HOOK(c, gen, side, k);
 		if (conn_of(c, gen) == NULL) {
 			err = -EPIPE;
 			break;
@@ -581,9 +569,6 @@ static int msg_ok(const struct onvm_msg *h, int kind)
 	return 0;
 }
 
-/* Test hook: while set, the poller takes nothing (testhooks.c). */
-int xio_take_paused;
-
 /* take dequeues up to max messages handed to us, with a private copy of
  * each header in hdr[]: the sender can still write the buffer, so the Go
  * side reads only the copy that was checked. An entry that is not a buffer,
@@ -593,7 +578,7 @@ int xio_take_paused;
  * at the same moment (onvm_ops.h). */
 static unsigned take(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max)
 {
-	if (__builtin_expect(xio_take_paused, 0))
+	if (XIO_TAKE_PAUSED())
 		return 0;
 	struct onvm_nf *me = &nf.shm->nf[nf.self];
 	uint32_t mine = ONVM_OWN(ONVM_BUF_HELD, nf.self, nf.self);
@@ -680,20 +665,9 @@ void xio_free_batch(struct onvm_msg **bufs, unsigned n)
 		onvm_msg_free(&nf, bufs[i]);
 }
 
-/* xio_hold_buffers takes n buffers and never returns them, as a process that
- * dies while filling buffers would; tests use it to check the manager's
- * reclaim. Returns how many it took. */
-int xio_hold_buffers(int n)
-{
-	int k = 0;
-	while (k < n && onvm_msg_alloc(&nf) != NULL)
-		k++;
-	return k;
-}
+#ifdef L25GC_TESTHOOKS
+/* What testhooks.c needs of this file's state; test builds only. */
+struct onvm_view *xio_view(void) { return &nf; }
 
-/* For testhooks.c: the next dial tries conn slot c first. */
-uint32_t xio_conn_hint_for_test(uint32_t c)
-{
-	conn_hint = c;
-	return c;
-}
+void xio_set_conn_hint(uint32_t c) { conn_hint = c; }
+#endif

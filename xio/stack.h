@@ -13,7 +13,6 @@ int xio_attach(int argc, char **argv, char *err, size_t n);
 uint32_t xio_self(void);
 uint64_t xio_pool_in_use(void);
 uint64_t xio_pool_size(void);
-uint64_t xio_rx_bad(uint32_t slot);
 
 int xio_bind(const char *addr, uint32_t kind, uint32_t *svc, uint32_t *gen);
 void xio_unbind(uint32_t svc, uint32_t gen);
@@ -31,11 +30,5 @@ void xio_dgram_ack(uint32_t svc, uint32_t gen, uint32_t len);
 int xio_poll_nb(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max, int yield);
 int xio_sleep(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max, int sleep_ms);
 void xio_free_batch(struct onvm_msg **bufs, unsigned n);
-int xio_hold_buffers(int n);
-
-/* For the test hooks (testhooks.c, testhooks.h). */
-struct onvm_view *xio_view(void);
-extern void (*xio_send_hook)(uint32_t c, uint32_t gen, uint32_t side, unsigned chunk);
-extern int xio_take_paused;
 
 #endif

@@ -1,8 +1,15 @@
+//go:build l25gc_testhooks
+
 /*
- * testhooks.c — test-only hooks (testhooks.h). None runs unless a test calls
- * it; the only trace in the data path is xio_send_hook and xio_take_paused,
- * one predictable branch each.
+ * testhooks.c — test-only hooks (testhooks.h), built only with -tags
+ * l25gc_testhooks. None runs unless a test calls it; their only trace in the
+ * data path of a test build is xio_send_hook and xio_take_paused, one
+ * predictable branch each, and none at all in a production build.
  */
+#ifndef L25GC_TESTHOOKS
+#error "testhooks.c belongs to test builds: testhooks.go (-tags l25gc_testhooks) defines L25GC_TESTHOOKS"
+#endif
+
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +17,29 @@
 #include "onvm_ops.h"
 #include "stack.h"
 #include "testhooks.h"
+
+void (*xio_send_hook)(uint32_t c, uint32_t gen, uint32_t side, unsigned chunk);
+int xio_take_paused;
+
+/* xio_test_hold_buffers takes n buffers and never returns them, as a
+ * process that dies while filling buffers would; tests use it to check the
+ * manager's reclaim. Returns how many it took. */
+int xio_test_hold_buffers(int n)
+{
+	int k = 0;
+	while (k < n && onvm_msg_alloc(xio_view()) != NULL)
+		k++;
+	return k;
+}
+
+/* xio_test_rx_bad is how many malformed or foreign ring entries NF slot
+ * dropped. */
+uint64_t xio_test_rx_bad(uint32_t slot)
+{
+	return slot < ONVM_MAX_NF
+		       ? __atomic_load_n(&xio_view()->shm->nf[slot].rx_bad, __ATOMIC_RELAXED)
+		       : 0;
+}
 
 enum { PARK_IDLE, PARK_ARMED, PARK_PARKED, PARK_RELEASED };
 static int park_state;
@@ -44,9 +74,7 @@ void xio_test_release_send(void)
 				    __ATOMIC_RELAXED);
 }
 
-extern uint32_t xio_conn_hint_for_test(uint32_t c);
-
-void xio_test_set_conn_hint(uint32_t c) { xio_conn_hint_for_test(c); }
+void xio_test_set_conn_hint(uint32_t c) { xio_set_conn_hint(c); }
 
 /* xio_test_hold_lock takes the table lock the way attaching does, and
  * never releases it: the process is then killed "inside" attach. */
@@ -65,17 +93,6 @@ int xio_test_slot_of(const char *addr, uint32_t kind)
 	return -1;
 }
 
-enum forge_kind {
-	FORGE_HUGE_LEN = 1,   /* DATA, len >= 2^31 */
-	FORGE_LONG_LEN,       /* DATA, len one past the payload */
-	FORGE_MISALIGNED,     /* pointer into the middle of a buffer */
-	FORGE_OUTSIDE,        /* pointer outside the buffers */
-	FORGE_ADDRLEN,        /* DGRAM, addrlen > len */
-	FORGE_NOT_HANDED,     /* a free buffer nobody handed over */
-	FORGE_BAD_TYPE,       /* unknown message type */
-	FORGE_CTL_DATA,       /* DATA in a header-only control buffer */
-};
-
 static int outside_word;
 
 /* xio_test_forge enqueues one forged entry into NF slot's ring, bypassing
@@ -86,7 +103,7 @@ int xio_test_forge(uint32_t slot, int kind, uint32_t conn, uint32_t gen)
 	if (slot >= ONVM_MAX_NF)
 		return -EINVAL;
 	void *entry;
-	struct onvm_msg *m = kind == FORGE_CTL_DATA ? onvm_ctl_alloc(v) : onvm_msg_alloc(v);
+	struct onvm_msg *m = kind == XIO_FORGE_CTL_DATA ? onvm_ctl_alloc(v) : onvm_msg_alloc(v);
 	if (m == NULL)
 		return -ENOBUFS;
 	m->type = ONVM_MSG_DATA;
@@ -96,35 +113,35 @@ int xio_test_forge(uint32_t slot, int kind, uint32_t conn, uint32_t gen)
 	m->len = 16;
 	entry = m;
 	switch (kind) {
-	case FORGE_HUGE_LEN:
+	case XIO_FORGE_HUGE_LEN:
 		m->len = 0x80000000u;
 		break;
-	case FORGE_LONG_LEN:
+	case XIO_FORGE_LONG_LEN:
 		m->len = ONVM_MSG_PAYLOAD + 1;
 		break;
-	case FORGE_ADDRLEN:
+	case XIO_FORGE_ADDRLEN:
 		m->type = ONVM_MSG_DGRAM;
 		m->addrlen = 32;
 		break;
-	case FORGE_BAD_TYPE:
+	case XIO_FORGE_BAD_TYPE:
 		m->type = 99;
 		break;
-	case FORGE_CTL_DATA:
+	case XIO_FORGE_CTL_DATA:
 		m->len = 0;
 		break;
-	case FORGE_MISALIGNED:
+	case XIO_FORGE_MISALIGNED:
 		entry = (uint8_t *)m + 8;
 		break;
-	case FORGE_OUTSIDE:
+	case XIO_FORGE_OUTSIDE:
 		entry = &outside_word;
 		break;
-	case FORGE_NOT_HANDED:
+	case XIO_FORGE_NOT_HANDED:
 		break;
 	default:
 		onvm_msg_free(v, m);
 		return -EINVAL;
 	}
-	if (entry == (void *)m && kind != FORGE_NOT_HANDED)
+	if (entry == (void *)m && kind != XIO_FORGE_NOT_HANDED)
 		__atomic_store_n(&m->own, ONVM_OWN(ONVM_BUF_INRING, slot, v->self), __ATOMIC_RELEASE);
 	else
 		onvm_msg_free(v, m); /* the entry points at something not handed over */
@@ -182,14 +199,7 @@ int xio_test_deliver_to(uint32_t slot)
 int xio_test_wedge_own_ring(void)
 {
 	struct onvm_view *v = xio_view();
-	struct rte_ring *r = v->rx[v->self];
-	union __rte_ring_rts_poscnt oh, nh;
-	oh.raw = __atomic_load_n(&r->rts_prod.head.raw, __ATOMIC_ACQUIRE);
-	do {
-		nh.val.pos = oh.val.pos + 1;
-		nh.val.cnt = oh.val.cnt + 1;
-	} while (!__atomic_compare_exchange_n(&r->rts_prod.head.raw, &oh.raw, nh.raw, 0,
-					      __ATOMIC_RELEASE, __ATOMIC_ACQUIRE));
+	onvm_ring_prod_advance_head(v->rx[v->self]);
 	return 0;
 }
 

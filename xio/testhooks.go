@@ -1,6 +1,9 @@
+//go:build l25gc_testhooks
+
 package xio
 
 /*
+#cgo CFLAGS: -DL25GC_TESTHOOKS
 #include <stdlib.h>
 #include "stack.h"
 #include "testhooks.h"
@@ -16,7 +19,9 @@ import (
 
 // The functions below are for tests only (cgo cannot be used in _test.go
 // files): they put the stack into states that a crash, a race or a hostile
-// peer process would.
+// peer process would. This file, testhooks.c and the hooks in stack.c build
+// only with -tags l25gc_testhooks (make unit sets it); a production build
+// (go build ./cmd/l25gc) carries none of them.
 
 // HoldBuffersForTest takes n shared buffers and never gives them back, as a
 // process killed while filling buffers would. Only tests of the manager's
@@ -25,7 +30,7 @@ func HoldBuffersForTest(n int) int {
 	if _, err := defaultStack(); err != nil {
 		return 0
 	}
-	return int(C.xio_hold_buffers(C.int(n)))
+	return int(C.xio_test_hold_buffers(C.int(n)))
 }
 
 // PendingForTest says how many connections wait in ln's accept queue.
@@ -73,16 +78,16 @@ func SetLockTimeoutForTest(d time.Duration) {
 	C.xio_test_set_lock_timeout(C.uint32_t(d / time.Millisecond))
 }
 
-// Forged ring entries (ForgeForTest).
+// Forged ring entries (ForgeForTest), named in testhooks.h.
 const (
-	ForgeHugeLen    = 1 // DATA with len >= 2^31
-	ForgeLongLen    = 2 // DATA with len one past a buffer's payload
-	ForgeMisaligned = 3 // pointer into the middle of a buffer
-	ForgeOutside    = 4 // pointer outside the shared buffers
-	ForgeAddrLen    = 5 // datagram whose address is longer than it
-	ForgeNotHanded  = 6 // a free buffer nobody handed over
-	ForgeBadType    = 7 // unknown message type
-	ForgeCtlData    = 8 // DATA in a header-only control buffer
+	ForgeHugeLen    = C.XIO_FORGE_HUGE_LEN   // DATA with len >= 2^31
+	ForgeLongLen    = C.XIO_FORGE_LONG_LEN   // DATA with len one past a buffer's payload
+	ForgeMisaligned = C.XIO_FORGE_MISALIGNED // pointer into the middle of a buffer
+	ForgeOutside    = C.XIO_FORGE_OUTSIDE    // pointer outside the shared buffers
+	ForgeAddrLen    = C.XIO_FORGE_ADDRLEN    // datagram whose address is longer than it
+	ForgeNotHanded  = C.XIO_FORGE_NOT_HANDED // a free buffer nobody handed over
+	ForgeBadType    = C.XIO_FORGE_BAD_TYPE   // unknown message type
+	ForgeCtlData    = C.XIO_FORGE_CTL_DATA   // DATA in a header-only control buffer
 )
 
 // slotOf is the NF slot serving stream address addr, or -1.
@@ -117,7 +122,7 @@ func BadMessagesForTest(addr string) uint64 {
 	if slot < 0 {
 		return 0
 	}
-	return uint64(C.xio_rx_bad(C.uint32_t(slot)))
+	return uint64(C.xio_test_rx_bad(C.uint32_t(slot)))
 }
 
 // PausePollerForTest makes this process's poller take nothing from its

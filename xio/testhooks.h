@@ -1,11 +1,40 @@
 /* testhooks.h — test-only entry points (testhooks.c) that put the stack in
  * the states a crash, a race or a hostile peer would: tests in package xio
- * drive them through testhooks.go. */
+ * drive them through testhooks.go.
+ *
+ * They exist only in test builds (go test -tags l25gc_testhooks): that tag
+ * selects testhooks.go, whose cgo CFLAGS define L25GC_TESTHOOKS for every C
+ * file of the package, and testhooks.c. Without it the two hooks in the data
+ * path (stack.c) compile to nothing and no hook symbol reaches the binary;
+ * TestProductionBuildCarriesNoHooks checks that of cmd/l25gc. */
 #ifndef XIO_TESTHOOKS_H
 #define XIO_TESTHOOKS_H
 
 #include <stdint.h>
 
+#ifdef L25GC_TESTHOOKS
+
+struct onvm_view;
+
+/* Run before each chunk xio_send sends; NULL unless a test armed it. */
+extern void (*xio_send_hook)(uint32_t c, uint32_t gen, uint32_t side, unsigned chunk);
+/* While set, the poller takes nothing from its ring. */
+extern int xio_take_paused;
+
+#define XIO_SEND_HOOK(c, gen, side, chunk)                          \
+	do {                                                         \
+		if (__builtin_expect(xio_send_hook != NULL, 0))      \
+			xio_send_hook((c), (gen), (side), (chunk));  \
+	} while (0)
+#define XIO_TAKE_PAUSED() \
+	__builtin_expect(__atomic_load_n(&xio_take_paused, __ATOMIC_ACQUIRE), 0)
+
+/* stack.c's state, for testhooks.c. */
+struct onvm_view *xio_view(void);
+void xio_set_conn_hint(uint32_t c);
+
+int xio_test_hold_buffers(int n);
+uint64_t xio_test_rx_bad(uint32_t slot);
 void xio_test_arm_send_race(void);
 int xio_test_send_parked(void);
 void xio_test_release_send(void);
@@ -13,6 +42,18 @@ void xio_test_set_conn_hint(uint32_t c);
 int xio_test_hold_lock(void);
 void xio_test_set_lock_timeout(uint32_t ms);
 int xio_test_slot_of(const char *addr, uint32_t kind);
+/* Forged ring entries (xio_test_forge). */
+enum xio_forge_kind {
+	XIO_FORGE_HUGE_LEN = 1,   /* DATA, len >= 2^31 */
+	XIO_FORGE_LONG_LEN,       /* DATA, len one past the payload */
+	XIO_FORGE_MISALIGNED,     /* pointer into the middle of a buffer */
+	XIO_FORGE_OUTSIDE,        /* pointer outside the buffers */
+	XIO_FORGE_ADDRLEN,        /* DGRAM, addrlen > len */
+	XIO_FORGE_NOT_HANDED,     /* a free buffer nobody handed over */
+	XIO_FORGE_BAD_TYPE,       /* unknown message type */
+	XIO_FORGE_CTL_DATA,       /* DATA in a header-only control buffer */
+};
+
 int xio_test_forge(uint32_t slot, int kind, uint32_t conn, uint32_t gen);
 void xio_test_pause_take(int on);
 unsigned xio_test_ring_count(void);
@@ -23,5 +64,12 @@ int xio_test_wedge_own_ring(void);
 uint32_t xio_test_quota(void);
 int xio_test_half_deliver(uint32_t slot);
 uint32_t xio_test_queued(uint32_t slot);
+
+#else /* production: the data path carries no hook */
+
+#define XIO_SEND_HOOK(c, gen, side, chunk) ((void)0)
+#define XIO_TAKE_PAUSED() 0
+
+#endif /* L25GC_TESTHOOKS */
 
 #endif
