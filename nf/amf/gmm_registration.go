@@ -243,7 +243,7 @@ func (n *NF) completeRegistration(ue *ueContext) (State, error) {
 // configuration, not the UE's identity.
 func (n *NF) authenticationError(err error) error {
 	status, cause := sbi.StatusOf(err), sbi.CauseOf(err)
-	if (status == 400 || status == 403 || status == 501) && cause != "SERVING_NETWORK_NOT_AUTHORIZED" {
+	if (status == 400 || status == 403 || status == 501) && cause != sbi.CauseServingNetworkNotAuthorized {
 		return rejectRegistration(nasx.CauseUEIdentityCannotBeDerived, err)
 	}
 	return n.subscriberError(err)
