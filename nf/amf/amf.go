@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -210,7 +209,7 @@ func (n *NF) removeGNB(g *gnb) {
 	}
 	_ = g.conn.Close()
 	for _, id := range n.ues.ofGNB(g.id) {
-		n.dispatchUE(id, EvReset, &input{resetOnly: true})
+		n.dispatchUE(id, EvReset, &input{})
 	}
 }
 
@@ -280,5 +279,3 @@ func newUUID() string {
 	b[8] = b[8]&0x3F | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
-
-var _ = strconv.Itoa

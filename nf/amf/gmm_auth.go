@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/protocol/nasx"
@@ -251,5 +250,3 @@ func parseBitRate(s string) int64 {
 	mult := map[string]float64{"bps": 1, "kbps": 1e3, "mbps": 1e6, "gbps": 1e9, "tbps": 1e12}[strings.ToLower(f[1])]
 	return int64(v * mult)
 }
-
-var _ = nasMessage.Epd5GSMobilityManagementMessage

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/free5gc/aper"
 	"github.com/free5gc/ngap/ngapType"
 
 	"github.com/l25gc/l25gc/protocol/ngapx"
@@ -366,5 +365,3 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
-
-var _ = aper.Enumerated(0)
