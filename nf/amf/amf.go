@@ -4,10 +4,13 @@
 //
 // Every NGAP/NAS event goes through one ratelimit.Dispatcher: keyed by the
 // AMF UE NGAP ID for UE-associated signalling and by the association for the
-// rest, so one UE's SBI round trip holds up only that UE. Files by role:
-// ngap_*.go (N2 handlers and senders), gmm_*.go (NAS handlers and senders),
-// state.go (the transition table), reply.go (what is answered on failure),
-// consumer.go (SBI calls), namf_callback.go (SBI notifications), timers.go,
+// rest. Registration does not wait for a peer NF on the worker: its SBI
+// requests run on their own goroutines and the answers come back as events
+// (sbi_call.go), so a slow peer holds up neither other UEs nor the
+// notifications for the same UE. Files by role: ngap_*.go (N2 handlers and
+// senders), gmm_*.go (NAS handlers and senders), state.go (the transition
+// table), reply.go (what is answered on failure), consumer.go and
+// sbi_call.go (SBI calls), namf_callback.go (SBI notifications), timers.go,
 // metrics.go.
 package amf
 
@@ -54,6 +57,7 @@ type NF struct {
 	machine  machine
 	ues      *ueTable
 	timerGen atomic.Uint64
+	callGen  atomic.Uint64 // generations of SBI calls (sbi_call.go)
 
 	mu     sync.Mutex
 	gnbs   map[uint64]*gnb

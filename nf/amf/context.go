@@ -66,6 +66,7 @@ type ueContext struct {
 	contextSetup    bool   // Initial Context Setup sent on this N2 connection
 	radioCapability []byte // UE Radio Capability from the gNB (TS 38.413 8.14.1)
 	timer           *nasTimer
+	call            pendingCall // the SBI answer the UE waits for (sbi_call.go)
 }
 
 type authState struct {
@@ -76,7 +77,8 @@ type authState struct {
 
 // input is the typed payload of one event.
 type input struct {
-	msg      *nasMsg // the decoded uplink NAS message
+	msg      *nasMsg    // the decoded uplink NAS message
+	answer   *sbiAnswer // a peer's answer (EvAuthVector, ...; sbi_call.go)
 	timer    timerKind
 	timerGen uint64
 	cause    *ngapType.Cause

@@ -1,14 +1,22 @@
 package amf
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/free5gc/nas"
+	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/protocol/ngapx"
 )
 
 // callback sends one notification to the AMF's SBI handler.
@@ -112,5 +120,83 @@ func TestPCFTerminationDeletesTheAssociation(t *testing.T) {
 	g.expect("UEContextReleaseCommand")
 	if purges, policies := h.sbiState(); purges != 1 || policies != 0 {
 		t.Fatalf("UDM purges %d, PCF associations %d after deregistration", purges, policies)
+	}
+}
+
+// stalledAUSF holds every Authenticate while armed until release is closed,
+// deaf to the AMF's deadline: a peer that hangs.
+type stalledAUSF struct {
+	*fakePeers
+	armed   *atomic.Bool
+	held    *atomic.Int32 // calls held now
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (p stalledAUSF) Authenticate(ctx context.Context, id, sn string, r *models.ResynchronizationInfo) (AuthVector, error) {
+	if p.armed.Load() {
+		p.held.Add(1)
+		p.entered <- struct{}{}
+		<-p.release
+		p.held.Add(-1)
+	}
+	return p.fakePeers.Authenticate(ctx, id, sn, r)
+}
+
+// Issue 8 item 7: the UDM's deregistration notification (TS 23.502
+// 4.2.2.3.3) for a UE whose AUSF call hangs does not queue behind that call:
+// the UE is released while the AUSF still holds it, and the AUSF's late
+// answer is dropped. The bound is generous (ten times the issue's 100 ms)
+// and meaningful: the AUSF is released only after, so a notification queued
+// behind its call would never be handled in time.
+func TestDeregistrationNotificationDoesNotWaitForAStalledAUSF(t *testing.T) {
+	const bound = time.Second
+	h := newHarness(t, nil)
+	stall := stalledAUSF{h.peers, new(atomic.Bool), new(atomic.Int32), make(chan struct{}, 1), make(chan struct{})}
+	h.amf.opts.Consumer = stall
+	unstall := sync.OnceFunc(func() { close(stall.release) })
+	t.Cleanup(unstall) // before the AMF stops, even when the test fails
+	g := h.connect()
+	g.setup()
+	ue := h.newUE(g, "0000000064", 1)
+	ue.register()
+
+	// The registered UE registers again with its SUCI (TS 24.501 5.5.1.2.8
+	// d)): the AMF asks the AUSF, which hangs.
+	stall.armed.Store(true)
+	ue.up(ue.protect(ue.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, ue.suciIdentity()),
+		nas.SecurityHeaderTypeIntegrityProtectedAndCiphered))
+	select {
+	case <-stall.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the AMF never asked the AUSF")
+	}
+
+	body := `{"deregReason":"SUBSCRIPTION_WITHDRAWN","accessType":"3GPP_ACCESS"}`
+	if code, p := h.callback("/namf-callback/v1/"+ue.supi+"/dereg-notify", body); code != http.StatusNoContent {
+		t.Fatalf("notification: %d %+v, want 204", code, p)
+	}
+	s, _ := g.recvWithin(bound)
+	if s.Name != "UEContextReleaseCommand" || s.AMFUEID != ue.amfID || s.Cause == nil || s.Cause.Nas == nil ||
+		s.Cause.Nas.Value != ngapType.CauseNasPresentDeregister {
+		t.Fatalf("AMF sent %s for UE %d cause %s, want UEContextReleaseCommand for %d, nas deregister",
+			s.Name, s.AMFUEID, ngapx.CauseString(s.Cause), ue.amfID)
+	}
+	if held := stall.held.Load(); held != 1 {
+		t.Fatalf("%d AUSF calls held when the UE was released, want the stalled one", held)
+	}
+	h.wantMetric("l25gc_amf_registered_ues", nil, 0, "registered UEs after the UDM deregistered the UE")
+
+	// The AUSF answers late: the UE is gone, nothing more reaches the gNB.
+	unstall()
+	g.send(releaseComplete(t, ue.amfID, ue.ranID))
+	h.eventually("UE forgotten and the late answer handled", func() bool {
+		return h.amf.ues.get(ue.amfID) == nil && stall.held.Load() == 0 &&
+			h.amf.disp.QueueLen() == 0 && h.amf.disp.InFlight() == 0
+	})
+	select {
+	case m := <-g.conn.out:
+		t.Fatalf("AMF sent %x after the UE was released", m.b)
+	default:
 	}
 }

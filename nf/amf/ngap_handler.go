@@ -313,6 +313,7 @@ func (n *NF) onReleaseRequest(ue *ueContext, in *input) (State, error) {
 // (TS 38.413 8.3.3); the context goes on UE Context Release Complete.
 func (n *NF) release(ue *ueContext, cause ngapType.Cause) (State, error) {
 	n.stopTimer(ue)
+	n.cancelCall(ue)
 	if g := n.gnb(ue.gnbID); g != nil {
 		n.sendReleaseCommand(g, ue.amfID, ue.ranID, cause)
 	}
@@ -336,6 +337,7 @@ func (n *NF) onReset(ue *ueContext, _ *input) (State, error) {
 
 func (n *NF) dropConnection(ue *ueContext) State {
 	n.stopTimer(ue)
+	n.cancelCall(ue)
 	if ue.registered {
 		n.ues.park(ue)
 		return StateRegistered

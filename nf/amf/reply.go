@@ -133,8 +133,11 @@ func (n *NF) endProcedure(ue *ueContext, result string) {
 // replyNotInState: TS 24.501 7.4 b) — a message not compatible with the
 // protocol state gets 5GMM Status #98; other events are dropped.
 func (n *NF) replyNotInState(ue *ueContext, ev Event, e errNotInState) {
-	switch ev {
-	case EvTimerExpiry, EvContextSetupResponse, EvReleaseComplete, EvReset, EvReleaseRequest, EvContextSetupFailure:
+	switch {
+	case isAnswer(ev):
+		n.log.Debug("SBI answer no longer awaited", "amfUeNgapId", ue.amfID, "err", e)
+	case ev == EvTimerExpiry || ev == EvContextSetupResponse || ev == EvReleaseComplete || ev == EvReset ||
+		ev == EvReleaseRequest || ev == EvContextSetupFailure:
 		n.log.Debug("event ignored", "amfUeNgapId", ue.amfID, "err", e)
 	default:
 		n.log.Info("NAS message not compatible with state", "amfUeNgapId", ue.amfID, "err", e)
@@ -154,7 +157,8 @@ func (n *NF) finishProcedure(ue *ueContext, proc, result string) {
 // procedureOf names the procedure a state belongs to, for metrics.
 func procedureOf(s State) string {
 	switch s {
-	case StateIdentification, StateAuthentication, StateSecurityMode, StateRegistering:
+	case StateIdentification, StateAwaitingVector, StateAuthentication, StateAwaitingConfirmation,
+		StateSecurityMode, StateAwaitingUDM, StateAwaitingPCF, StateRegistering:
 		return procRegistration
 	}
 	return ""
