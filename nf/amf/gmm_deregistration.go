@@ -42,7 +42,7 @@ func (n *NF) onDeregistrationRequest(ue *ueContext, in *input) (State, error) {
 	ue.reg = registration{started: nowIfZero(ue.reg.started)}
 	n.endContext(ue)
 	if !switchOff {
-		n.sendPlainOrProtected(ue, must(nasx.BuildDeregistrationAccept()))
+		n.sendPlainOrProtected(ue, n.built("DeregistrationAccept")(nasx.BuildDeregistrationAccept()))
 	}
 	return n.release(ue, causeNasDeregister())
 }

@@ -162,7 +162,11 @@ func (ue *ueContext) adopt(old *ueContext) {
 
 // askIdentity: TS 24.501 5.4.3.2, Identity Request for the SUCI, T3570.
 func (n *NF) askIdentity(ue *ueContext) (State, error) {
-	if err := n.sendGuarded(ue, must(nasx.BuildIdentityRequest(nasx.IdentitySUCI)), false, T3570); err != nil {
+	req, err := nasx.BuildIdentityRequest(nasx.IdentitySUCI)
+	if err != nil {
+		return ue.state, err
+	}
+	if err := n.sendGuarded(ue, req, false, T3570); err != nil {
 		return ue.state, err
 	}
 	return StateIdentification, nil
@@ -422,7 +426,7 @@ func (n *NF) onRegistrationComplete(ue *ueContext, _ *input) (State, error) {
 	n.finishProcedure(ue, procRegistration, resultSuccess)
 	net := n.cfg.AMF.Network
 	if net.Full != "" || net.Short != "" {
-		n.sendPlainOrProtected(ue, must(nasx.BuildConfigurationUpdateCommand(net.Full, net.Short)))
+		n.sendPlainOrProtected(ue, n.built("ConfigurationUpdateCommand")(nasx.BuildConfigurationUpdateCommand(net.Full, net.Short)))
 	}
 	return StateRegistered, nil
 }

@@ -77,13 +77,13 @@ func (n *NF) reply(ue *ueContext, ev Event, err error) {
 	n.log.Info("5GMM failure", "amfUeNgapId", ue.amfID, "event", ev, "state", ue.state, "err", ge)
 	switch ge.kind {
 	case replyRegistrationReject:
-		n.sendPlainOrProtected(ue, must(nasx.BuildRegistrationReject(ge.cause)))
+		n.sendPlainOrProtected(ue, n.built("RegistrationReject")(nasx.BuildRegistrationReject(ge.cause)))
 		n.endProcedure(ue, resultReject)
 	case replyAuthenticationReject:
-		n.sendPlainOrProtected(ue, must(nasx.BuildAuthenticationReject()))
+		n.sendPlainOrProtected(ue, n.built("AuthenticationReject")(nasx.BuildAuthenticationReject()))
 		n.endProcedure(ue, resultReject)
 	case replyStatus:
-		n.sendPlainOrProtected(ue, must(nasx.BuildStatus(ge.cause)))
+		n.sendPlainOrProtected(ue, n.built("5GMMStatus")(nasx.BuildStatus(ge.cause)))
 	case replyDiscard:
 		n.discard(ue, ge)
 	case replyAbort:
@@ -106,9 +106,9 @@ func (n *NF) reply(ue *ueContext, ev Event, err error) {
 //     retries after T3511 (10 s), after five attempts T3502.
 func (n *NF) backOff(ue *ueContext) {
 	if ue.sec != nil && ue.sec.confirmed {
-		n.sendPlainOrProtected(ue, must(nasx.BuildRegistrationRejectWithT3346(nasx.CauseCongestion, congestionBackOff())))
+		n.sendPlainOrProtected(ue, n.built("RegistrationReject")(nasx.BuildRegistrationRejectWithT3346(nasx.CauseCongestion, congestionBackOff())))
 	} else {
-		n.sendPlainOrProtected(ue, must(nasx.BuildRegistrationReject(nasx.CauseProtocolErrorUnspecified)))
+		n.sendPlainOrProtected(ue, n.built("RegistrationReject")(nasx.BuildRegistrationReject(nasx.CauseProtocolErrorUnspecified)))
 	}
 	n.endProcedure(ue, resultReject)
 }
@@ -141,7 +141,7 @@ func (n *NF) replyNotInState(ue *ueContext, ev Event, e errNotInState) {
 		n.log.Debug("event ignored", "amfUeNgapId", ue.amfID, "err", e)
 	default:
 		n.log.Info("NAS message not compatible with state", "amfUeNgapId", ue.amfID, "err", e)
-		n.sendPlainOrProtected(ue, must(nasx.BuildStatus(nasx.CauseMessageTypeNotCompatible)))
+		n.sendPlainOrProtected(ue, n.built("5GMMStatus")(nasx.BuildStatus(nasx.CauseMessageTypeNotCompatible)))
 	}
 }
 
