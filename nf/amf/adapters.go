@@ -2,12 +2,9 @@ package amf
 
 import "time"
 
-// defaultListen binds the production N2 transport (package n2); nil until
-// that package is wired in. defaultCrypto is package security.
-var (
-	defaultListen ListenFunc
-	defaultCrypto = func() Crypto { return securityCrypto{} }
-)
+// There is no default N2 listener: the caller passes one (cmd/l25gc:
+// amf.AdaptListen(n2.Listen)), so the AMF does not import its transport.
+// The default Crypto is package security (securityCrypto).
 
 func nowIfZero(t time.Time) time.Time {
 	if t.IsZero() {

@@ -88,10 +88,7 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 		n.opts.Consumer = NewSBIConsumer(env.Client, env.NRF)
 	}
 	if n.opts.Crypto == nil {
-		n.opts.Crypto = defaultCrypto()
-	}
-	if n.opts.Crypto == nil {
-		return nil, errors.New("amf: no NAS security implementation (package security)")
+		n.opts.Crypto = securityCrypto{}
 	}
 	n.metrics = newMetrics(env.Registry)
 	n.disp = o.Dispatcher
@@ -125,9 +122,6 @@ func (n *NF) Profile() models.NrfNfManagementNfProfile {
 // Start listens on N2 and serves each association on its own reader.
 func (n *NF) Start(ctx context.Context) error {
 	listen := n.opts.Listen
-	if listen == nil {
-		listen = defaultListen
-	}
 	if listen == nil {
 		return errors.New("amf: no N2 transport: set Options.Listen, e.g. amf.AdaptListen(n2.Listen)")
 	}

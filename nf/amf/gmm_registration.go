@@ -1,7 +1,18 @@
 package amf
 
-// Registration: TS 23.502 4.2.2.2.2 (initial), 4.2.2.2.2 with 5G-GUTI, and
+// Registration: TS 23.502 4.2.2.2.2 (initial, with SUCI or 5G-GUTI) and
 // TS 24.501 5.5.1.2 / 5.5.1.3 (mobility and periodic registration update).
+// The steps of 4.2.2.2.2, in the order they run:
+//
+//	1-3    Registration Request          onRegistrationRequest, registerWithGUTI
+//	6-7    Identity Request/Response     askIdentity, onIdentityResponse
+//	8-9    authentication, security mode gmm_auth.go
+//	14a-c  UDM (UECM, SDM)               completeRegistration, onUDMAnswer
+//	16     PCF (AM policy)               onUDMAnswer, onPCFAnswer
+//	21     Registration Accept           acceptRegistration
+//	22     Registration Complete         onRegistrationComplete
+//
+// Each SBI step waits for its answer in a state of its own (sbi_call.go).
 
 import (
 	"context"

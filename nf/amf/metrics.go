@@ -11,7 +11,6 @@ const (
 	procNGSetup        = "ng_setup"
 	procRegistration   = "registration"
 	procDeregistration = "deregistration"
-	procRelease        = "ue_context_release"
 )
 
 // Results used as metric labels.
