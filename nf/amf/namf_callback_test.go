@@ -123,24 +123,52 @@ func TestPCFTerminationDeletesTheAssociation(t *testing.T) {
 	}
 }
 
-// stalledAUSF holds every Authenticate while armed until release is closed,
-// deaf to the AMF's deadline: a peer that hangs.
-type stalledAUSF struct {
+// stalledPeer holds every call of one operation while armed until release
+// is closed, deaf to the AMF's deadline: a peer that hangs.
+type stalledPeer struct {
 	*fakePeers
+	op      string // "Authenticate" or "RegisterUECM"
 	armed   *atomic.Bool
 	held    *atomic.Int32 // calls held now
 	entered chan struct{}
 	release chan struct{}
 }
 
-func (p stalledAUSF) Authenticate(ctx context.Context, id, sn string, r *models.ResynchronizationInfo) (AuthVector, error) {
-	if p.armed.Load() {
+func newStalledPeer(t *testing.T, h *harness, op string) (p stalledPeer, unstall func()) {
+	p = stalledPeer{h.peers, op, new(atomic.Bool), new(atomic.Int32), make(chan struct{}, 1), make(chan struct{})}
+	h.amf.opts.Consumer = p
+	unstall = sync.OnceFunc(func() { close(p.release) })
+	t.Cleanup(unstall) // before the AMF stops, even when the test fails
+	return p, unstall
+}
+
+func (p stalledPeer) hold(op string) {
+	if p.op == op && p.armed.Load() {
 		p.held.Add(1)
 		p.entered <- struct{}{}
 		<-p.release
 		p.held.Add(-1)
 	}
+}
+
+// waitEntered waits until the AMF's call reached the stalled peer.
+func (p stalledPeer) waitEntered(t *testing.T) {
+	t.Helper()
+	select {
+	case <-p.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the AMF never called %s", p.op)
+	}
+}
+
+func (p stalledPeer) Authenticate(ctx context.Context, id, sn string, r *models.ResynchronizationInfo) (AuthVector, error) {
+	p.hold("Authenticate")
 	return p.fakePeers.Authenticate(ctx, id, sn, r)
+}
+
+func (p stalledPeer) RegisterUECM(ctx context.Context, supi string, reg models.Amf3GppAccessRegistration) error {
+	p.hold("RegisterUECM")
+	return p.fakePeers.RegisterUECM(ctx, supi, reg)
 }
 
 // Issue 8 item 7: the UDM's deregistration notification (TS 23.502
@@ -152,10 +180,7 @@ func (p stalledAUSF) Authenticate(ctx context.Context, id, sn string, r *models.
 func TestDeregistrationNotificationDoesNotWaitForAStalledAUSF(t *testing.T) {
 	const bound = time.Second
 	h := newHarness(t, nil)
-	stall := stalledAUSF{h.peers, new(atomic.Bool), new(atomic.Int32), make(chan struct{}, 1), make(chan struct{})}
-	h.amf.opts.Consumer = stall
-	unstall := sync.OnceFunc(func() { close(stall.release) })
-	t.Cleanup(unstall) // before the AMF stops, even when the test fails
+	stall, unstall := newStalledPeer(t, h, "Authenticate")
 	g := h.connect()
 	g.setup()
 	ue := h.newUE(g, "0000000064", 1)
@@ -166,11 +191,7 @@ func TestDeregistrationNotificationDoesNotWaitForAStalledAUSF(t *testing.T) {
 	stall.armed.Store(true)
 	ue.up(ue.protect(ue.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, ue.suciIdentity()),
 		nas.SecurityHeaderTypeIntegrityProtectedAndCiphered))
-	select {
-	case <-stall.entered:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the AMF never asked the AUSF")
-	}
+	stall.waitEntered(t)
 
 	body := `{"deregReason":"SUBSCRIPTION_WITHDRAWN","accessType":"3GPP_ACCESS"}`
 	if code, p := h.callback("/namf-callback/v1/"+ue.supi+"/dereg-notify", body); code != http.StatusNoContent {
@@ -199,4 +220,31 @@ func TestDeregistrationNotificationDoesNotWaitForAStalledAUSF(t *testing.T) {
 		t.Fatalf("AMF sent %x after the UE was released", m.b)
 	default:
 	}
+}
+
+// An answer the UE no longer waits for is undone at the peer: the UDM
+// registration that completes after the gNB released the UE is purged
+// (TS 29.503 5.3.2.4.2), so the UDM does not keep a dead AMF registered.
+func TestLateUDMRegistrationIsPurged(t *testing.T) {
+	h := newHarness(t, nil)
+	stall, unstall := newStalledPeer(t, h, "RegisterUECM")
+	g := h.connect()
+	g.setup()
+	ue := h.newUE(g, "0000000065", 1)
+	stall.armed.Store(true)
+	g.send(initialUEMessage(t, ue.ranID, ue.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, ue.suciIdentity())))
+	ue.up(ue.authResponse(ue.dl("DownlinkNASTransport")))
+	ue.up(ue.acceptSMC(g.expect("DownlinkNASTransport").NASPDU, nil))
+	stall.waitEntered(t)
+
+	g.send(releaseRequest(t, ue.amfID, ue.ranID))
+	g.expect("UEContextReleaseCommand")
+	g.send(releaseComplete(t, ue.amfID, ue.ranID))
+	h.eventually("UE forgotten", func() bool { return h.amf.ues.get(ue.amfID) == nil })
+	if purges, _ := h.sbiState(); purges != 0 {
+		t.Fatalf("%d UECM purges before the UDM registered the UE", purges)
+	}
+	unstall()
+	h.eventually("the late UECM registration purged", func() bool { purges, _ := h.sbiState(); return purges == 1 })
+	h.wantMetric("l25gc_amf_registered_ues", nil, 0, "registered UEs")
 }
