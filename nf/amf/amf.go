@@ -58,6 +58,9 @@ type NF struct {
 	ues      *ueTable
 	timerGen atomic.Uint64
 	callGen  atomic.Uint64 // generations of SBI calls (sbi_call.go)
+	// calls is the parent of every SBI call's context; Stop cancels it.
+	calls     context.Context
+	stopCalls context.CancelFunc
 
 	mu     sync.Mutex
 	gnbs   map[uint64]*gnb
@@ -90,6 +93,7 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	if n.opts.Crypto == nil {
 		n.opts.Crypto = securityCrypto{}
 	}
+	n.calls, n.stopCalls = context.WithCancel(context.Background())
 	n.metrics = newMetrics(env.Registry)
 	n.disp = o.Dispatcher
 	if n.disp == nil {
@@ -167,7 +171,8 @@ func (n *NF) acceptLoop(ln Listener) {
 	}
 }
 
-// Stop closes N2 and waits for the queued events.
+// Stop closes N2, gives up the SBI calls in flight and waits for the queued
+// events.
 func (n *NF) Stop(context.Context) {
 	n.mu.Lock()
 	n.closed = true
@@ -184,6 +189,7 @@ func (n *NF) Stop(context.Context) {
 		_ = c.Close()
 	}
 	n.wg.Wait()
+	n.stopCalls()
 	n.disp.Close()
 }
 

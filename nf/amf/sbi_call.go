@@ -68,7 +68,7 @@ type udmAnswer struct {
 func (n *NF) call(ue *ueContext, ev Event, do func(ctx context.Context) sbiAnswer) {
 	n.cancelCall(ue)
 	gen := n.callGen.Add(1)
-	ctx, cancel := context.WithTimeout(context.Background(), sbiTimeout)
+	ctx, cancel := context.WithTimeout(n.calls, sbiTimeout)
 	ue.call = pendingCall{gen: gen, cancel: cancel}
 	id := ue.amfID
 	go func() {
