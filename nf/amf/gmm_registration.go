@@ -213,7 +213,12 @@ func (n *NF) completeRegistration(ue *ueContext) (State, error) {
 			return a
 		}
 		a.udm.registered = true
-		a.undo = func() { n.purgeUECM(supi) }
+		a.undo = func() {
+			// A newer context of the SUPI owns the UDM registration now.
+			if !n.ues.known(supi) {
+				n.purgeUECM(supi)
+			}
+		}
 		if a.udm.am, a.err = c.AMData(ctx, supi, plmn); a.err != nil {
 			return a
 		}
