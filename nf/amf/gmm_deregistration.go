@@ -39,7 +39,8 @@ func (n *NF) onDeregistrationRequest(ue *ueContext, in *input) (State, error) {
 		n.finishProcedure(ue, procRegistration, resultFailure)
 	}
 	ue.deregistering = true
-	ue.reg = registration{started: nowIfZero(ue.reg.started)}
+	ue.reg = registration{}
+	n.startProcedure(ue)
 	n.endContext(ue)
 	if !switchOff {
 		n.sendPlainOrProtected(ue, n.built("DeregistrationAccept")(nasx.BuildDeregistrationAccept()))

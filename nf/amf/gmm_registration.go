@@ -79,9 +79,9 @@ func (n *NF) onRegistrationRequest(ue *ueContext, in *input) (State, error) {
 	if reg.regType == nasMessage.RegistrationType5GSInitialRegistration || !reg.secCap.Valid() {
 		reg.secCap = pick(reg.secCap, ue.reg.secCap)
 	}
-	reg.started = time.Now()
 	reg.verified = in.msg.verified
 	ue.reg = reg
+	n.startProcedure(ue)
 	ue.auth = authState{}
 
 	switch reg.identity.Type {

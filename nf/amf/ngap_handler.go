@@ -328,7 +328,7 @@ func (n *NF) dropConnection(ue *ueContext) State {
 	n.endContext(ue)
 	n.ues.remove(ue.amfID)
 	if ue.deregistering {
-		n.metrics.done(procDeregistration, resultSuccess, ue.reg.started)
+		n.finishProcedure(ue, procDeregistration, resultSuccess)
 	}
 	return StateDeregistered
 }

@@ -145,6 +145,14 @@ func (n *NF) replyNotInState(ue *ueContext, ev Event, e errNotInState) {
 	}
 }
 
+// startProcedure and finishProcedure bracket a UE's registration or
+// deregistration, from its initiating message to its end in any way
+// (accepted, rejected, aborted, released): the two points where the
+// limiter's count of procedures in progress (DESIGN.md "AMF limiter and
+// overload") goes up and down. Waiting for a peer's answer is inside the
+// bracket, though no dispatcher event runs meanwhile (sbi_call.go).
+func (n *NF) startProcedure(ue *ueContext) { ue.reg.started = time.Now() }
+
 // finishProcedure records the outcome of a procedure once.
 func (n *NF) finishProcedure(ue *ueContext, proc, result string) {
 	if proc == "" || ue.reg.started.IsZero() {
