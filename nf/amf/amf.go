@@ -34,7 +34,9 @@ import (
 	"github.com/l25gc/l25gc/sbi"
 )
 
-// Options are the seams of the AMF; zero values take the production ones.
+// Options are the seams of the AMF; zero values take the production ones,
+// except Listen, which the caller always gives (cmd/l25gc:
+// AdaptListen(n2.Listen)) so that the AMF does not import its transport.
 type Options struct {
 	Listen     ListenFunc           // N2 listener (package n2)
 	Consumer   Consumer             // SBI peers (NRF discovery over env.Client)
