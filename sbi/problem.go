@@ -51,7 +51,7 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		err = json.Unmarshal(body, v)
 	}
 	if err != nil {
-		WriteProblem(w, http.StatusBadRequest, "INVALID_MSG_FORMAT", "request body: "+err.Error())
+		WriteProblem(w, http.StatusBadRequest, CauseInvalidMsgFormat, "request body: "+err.Error())
 		return false
 	}
 	return true

@@ -22,9 +22,9 @@ func RelayProblem(w http.ResponseWriter, peer string, err error) {
 		}
 		WriteProblem(w, pe.Status, cause, detail)
 	case errors.As(err, &pe):
-		WriteProblem(w, http.StatusGatewayTimeout, "UPSTREAM_SERVER_ERROR", peer+": "+err.Error())
+		WriteProblem(w, http.StatusGatewayTimeout, CauseUpstreamServerError, peer+": "+err.Error())
 	default:
-		WriteProblem(w, http.StatusGatewayTimeout, "TARGET_NF_NOT_REACHABLE", peer+": "+err.Error())
+		WriteProblem(w, http.StatusGatewayTimeout, CauseTargetNFNotReachable, peer+": "+err.Error())
 	}
 }
 

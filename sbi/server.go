@@ -113,7 +113,7 @@ func Handler(h http.Handler, m *Metrics, log *slog.Logger) http.Handler {
 			if p := recover(); p != nil {
 				log.Error("SBI handler panic", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				if !sw.wrote {
-					WriteProblem(sw, http.StatusInternalServerError, "SYSTEM_FAILURE", "internal error")
+					WriteProblem(sw, http.StatusInternalServerError, CauseSystemFailure, "internal error")
 				}
 			}
 			if m != nil {

@@ -4,10 +4,13 @@
 //
 // Every NGAP/NAS event goes through one ratelimit.Dispatcher: keyed by the
 // AMF UE NGAP ID for UE-associated signalling and by the association for the
-// rest, so one UE's SBI round trip holds up only that UE. Files by role:
-// ngap_*.go (N2 handlers and senders), gmm_*.go (NAS handlers and senders),
-// state.go (the transition table), reply.go (what is answered on failure),
-// consumer.go (SBI calls), namf_callback.go (SBI notifications), timers.go,
+// rest. Registration does not wait for a peer NF on the worker: its SBI
+// requests run on their own goroutines and the answers come back as events
+// (sbi_call.go), so a slow peer holds up neither other UEs nor the
+// notifications for the same UE. Files by role: ngap_*.go (N2 handlers and
+// senders), gmm_*.go (NAS handlers and senders), state.go (the transition
+// table), reply.go (what is answered on failure), consumer.go and
+// sbi_call.go (SBI calls), namf_callback.go (SBI notifications), timers.go,
 // metrics.go.
 package amf
 
@@ -18,7 +21,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -32,7 +34,9 @@ import (
 	"github.com/l25gc/l25gc/sbi"
 )
 
-// Options are the seams of the AMF; zero values take the production ones.
+// Options are the seams of the AMF; zero values take the production ones,
+// except Listen, which the caller always gives (cmd/l25gc:
+// AdaptListen(n2.Listen)) so that the AMF does not import its transport.
 type Options struct {
 	Listen     ListenFunc           // N2 listener (package n2)
 	Consumer   Consumer             // SBI peers (NRF discovery over env.Client)
@@ -55,6 +59,10 @@ type NF struct {
 	machine  machine
 	ues      *ueTable
 	timerGen atomic.Uint64
+	callGen  atomic.Uint64 // generations of SBI calls (sbi_call.go)
+	// calls is the parent of every SBI call's context; Stop cancels it.
+	calls     context.Context
+	stopCalls context.CancelFunc
 
 	mu     sync.Mutex
 	gnbs   map[uint64]*gnb
@@ -85,11 +93,9 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 		n.opts.Consumer = NewSBIConsumer(env.Client, env.NRF)
 	}
 	if n.opts.Crypto == nil {
-		n.opts.Crypto = defaultCrypto()
+		n.opts.Crypto = securityCrypto{}
 	}
-	if n.opts.Crypto == nil {
-		return nil, errors.New("amf: no NAS security implementation (package security)")
-	}
+	n.calls, n.stopCalls = context.WithCancel(context.Background())
 	n.metrics = newMetrics(env.Registry)
 	n.disp = o.Dispatcher
 	if n.disp == nil {
@@ -122,9 +128,6 @@ func (n *NF) Profile() models.NrfNfManagementNfProfile {
 // Start listens on N2 and serves each association on its own reader.
 func (n *NF) Start(ctx context.Context) error {
 	listen := n.opts.Listen
-	if listen == nil {
-		listen = defaultListen
-	}
 	if listen == nil {
 		return errors.New("amf: no N2 transport: set Options.Listen, e.g. amf.AdaptListen(n2.Listen)")
 	}
@@ -170,7 +173,8 @@ func (n *NF) acceptLoop(ln Listener) {
 	}
 }
 
-// Stop closes N2 and waits for the queued events.
+// Stop closes N2, gives up the SBI calls in flight and waits for the queued
+// events.
 func (n *NF) Stop(context.Context) {
 	n.mu.Lock()
 	n.closed = true
@@ -187,6 +191,7 @@ func (n *NF) Stop(context.Context) {
 		_ = c.Close()
 	}
 	n.wg.Wait()
+	n.stopCalls()
 	n.disp.Close()
 }
 
@@ -210,7 +215,7 @@ func (n *NF) removeGNB(g *gnb) {
 	}
 	_ = g.conn.Close()
 	for _, id := range n.ues.ofGNB(g.id) {
-		n.dispatchUE(id, EvReset, &input{resetOnly: true})
+		n.dispatchUE(id, EvReset, &input{})
 	}
 }
 
@@ -280,5 +285,3 @@ func newUUID() string {
 	b[8] = b[8]&0x3F | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
-
-var _ = strconv.Itoa

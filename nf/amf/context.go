@@ -5,12 +5,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/protocol/nasx"
-	"github.com/l25gc/l25gc/protocol/ngapx"
 )
 
 // gnb is one NG association (TS 38.413 8.7.1). Its fields other than conn
@@ -68,24 +66,23 @@ type ueContext struct {
 	contextSetup    bool   // Initial Context Setup sent on this N2 connection
 	radioCapability []byte // UE Radio Capability from the gNB (TS 38.413 8.14.1)
 	timer           *nasTimer
+	call            pendingCall // the SBI answer the UE waits for (sbi_call.go)
 }
 
 type authState struct {
-	av          AuthVector
-	resynced    bool // one resynchronisation per procedure (TS 33.501 6.1.3.3)
-	ngKSI       uint8
-	identityAsk bool
+	av       AuthVector
+	resynced bool // one resynchronisation per procedure (TS 33.501 6.1.3.3)
+	ngKSI    uint8
 }
 
 // input is the typed payload of one event.
 type input struct {
-	nas       *nasMessage.RegistrationRequest // set for EvRegistrationRequest
-	msg       *nasMsg                         // the decoded uplink NAS message
-	timer     timerKind
-	timerGen  uint64
-	cause     *ngapType.Cause
-	resetOnly bool
-	done      func() // runs after the event, even when the UE is gone
+	msg      *nasMsg    // the decoded uplink NAS message
+	answer   *sbiAnswer // a peer's answer (EvAuthVector, ...; sbi_call.go)
+	timer    timerKind
+	timerGen uint64
+	cause    *ngapType.Cause
+	done     func() // runs after the event, even when the UE is gone
 }
 
 // ueTable holds the UEs with an N2 connection by AMF UE NGAP ID, and the
@@ -232,5 +229,3 @@ func (t *ueTable) findRAN(g uint64, ranID int64) *ueContext {
 	}
 	return nil
 }
-
-var _ = ngapx.Decode

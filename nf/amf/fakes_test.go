@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/free5gc/nas"
 	"github.com/free5gc/openapi/models"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -277,8 +276,6 @@ func value(m *dto.Metric) float64 {
 	}
 	return 0
 }
-
-var _ = nas.MsgTypeRegistrationRequest
 
 // waitIdle waits until n UEs are parked in CM-IDLE: the release completes
 // run on the UE's key, which the test cannot otherwise observe.

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/protocol/nasx"
@@ -26,8 +25,8 @@ func (n *NF) servingNetworkName() string {
 	return security.ServingNetworkName(n.guami.MCC, n.guami.MNC)
 }
 
-// startAuthentication asks the AUSF for a 5G-AKA vector and sends
-// Authentication Request (TS 23.502 4.2.2.2.2 step 9; TS 24.501 5.4.1.3.2).
+// startAuthentication asks the AUSF for a 5G-AKA vector (TS 23.502
+// 4.2.2.2.2 step 9; TS 33.501 6.1.3.2 step 1); onAuthVector goes on.
 func (n *NF) startAuthentication(ue *ueContext) (State, error) {
 	return n.authenticate(ue, nil)
 }
@@ -37,12 +36,25 @@ func (n *NF) authenticate(ue *ueContext, resync *models.ResynchronizationInfo) (
 	if id == "" {
 		id = ue.supi
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), sbiTimeout)
-	defer cancel()
-	av, err := n.opts.Consumer.Authenticate(ctx, id, n.servingNetworkName(), resync)
-	if err != nil {
-		return ue.state, n.authenticationError(err)
+	sn, c := n.servingNetworkName(), n.opts.Consumer
+	n.call(ue, EvAuthVector, func(ctx context.Context) sbiAnswer {
+		av, err := c.Authenticate(ctx, id, sn, resync)
+		return sbiAnswer{av: av, err: err}
+	})
+	return StateAwaitingVector, nil
+}
+
+// onAuthVector sends Authentication Request with the AUSF's vector
+// (TS 24.501 5.4.1.3.2), T3560.
+func (n *NF) onAuthVector(ue *ueContext, in *input) (State, error) {
+	a := n.answer(ue, in)
+	if a == nil {
+		return ue.state, nil
 	}
+	if a.err != nil {
+		return ue.state, n.authenticationError(a.err)
+	}
+	av := a.av
 	rand, err1 := hex16(av.RAND)
 	autn, err2 := hex16(av.AUTN)
 	if err1 != nil || err2 != nil {
@@ -79,8 +91,8 @@ func hex16(s string) ([16]byte, error) {
 	return out, nil
 }
 
-// onAuthenticationResponse sends RES* to the AUSF; on success it derives
-// KAMF from KSEAF (TS 33.501 6.1.3.2 steps 10-12, A.7) and starts security mode.
+// onAuthenticationResponse checks RES* against HXRES* and sends it to the
+// AUSF for confirmation (TS 33.501 6.1.3.2 steps 9-10).
 func (n *NF) onAuthenticationResponse(ue *ueContext, in *input) (State, error) {
 	p := in.msg.m.AuthenticationResponse.AuthenticationResponseParameter
 	if p == nil || p.GetLen() != 16 {
@@ -90,9 +102,23 @@ func (n *NF) onAuthenticationResponse(ue *ueContext, in *input) (State, error) {
 	if err := checkHRESStar(ue.auth.av, p.Octet[:]); err != nil {
 		return ue.state, rejectAuthentication(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), sbiTimeout)
-	defer cancel()
-	conf, err := n.opts.Consumer.ConfirmAuth(ctx, ue.auth.av.ConfirmURI, hex.EncodeToString(p.Octet[:]))
+	uri, resStar, c := ue.auth.av.ConfirmURI, hex.EncodeToString(p.Octet[:]), n.opts.Consumer
+	n.call(ue, EvAuthConfirmation, func(ctx context.Context) sbiAnswer {
+		conf, err := c.ConfirmAuth(ctx, uri, resStar)
+		return sbiAnswer{conf: conf, err: err}
+	})
+	return StateAwaitingConfirmation, nil
+}
+
+// onAuthConfirmation takes the AUSF's verdict on RES*; on success it derives
+// KAMF from KSEAF (TS 33.501 6.1.3.2 steps 10-12, A.7) and starts security
+// mode.
+func (n *NF) onAuthConfirmation(ue *ueContext, in *input) (State, error) {
+	a := n.answer(ue, in)
+	if a == nil {
+		return ue.state, nil
+	}
+	conf, err := a.conf, a.err
 	if err != nil {
 		// Not a verdict on the UE: the AUSF failed or lost the context.
 		return ue.state, n.peerError(fmt.Errorf("AUSF confirmation: %w", err))
@@ -251,5 +277,3 @@ func parseBitRate(s string) int64 {
 	mult := map[string]float64{"bps": 1, "kbps": 1e3, "mbps": 1e6, "gbps": 1e9, "tbps": 1e12}[strings.ToLower(f[1])]
 	return int64(v * mult)
 }
-
-var _ = nasMessage.Epd5GSMobilityManagementMessage

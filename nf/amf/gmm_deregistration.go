@@ -39,10 +39,11 @@ func (n *NF) onDeregistrationRequest(ue *ueContext, in *input) (State, error) {
 		n.finishProcedure(ue, procRegistration, resultFailure)
 	}
 	ue.deregistering = true
-	ue.reg = registration{started: nowIfZero(ue.reg.started)}
+	ue.reg = registration{}
+	n.startProcedure(ue)
 	n.endContext(ue)
 	if !switchOff {
-		n.sendPlainOrProtected(ue, must(nasx.BuildDeregistrationAccept()))
+		n.sendPlainOrProtected(ue, n.built("DeregistrationAccept")(nasx.BuildDeregistrationAccept()))
 	}
 	return n.release(ue, causeNasDeregister())
 }
@@ -63,14 +64,20 @@ func (n *NF) endContext(ue *ueContext) {
 // association (TS 23.502 4.2.2.3.2 steps 3-5); failures are logged only.
 // Done once: the context forgets what it cleaned up.
 func (n *NF) cleanupSBI(ue *ueContext) {
-	ctx, cancel := context.WithTimeout(context.Background(), sbiTimeout)
-	defer cancel()
 	n.deletePolicy(ue)
 	if ue.udmRegistered {
-		if err := n.opts.Consumer.DeregisterUECM(ctx, ue.supi, n.guami.Model()); err != nil {
-			n.log.Warn("UECM purge", "supi", ue.supi, "err", err)
-		}
+		n.purgeUECM(ue.supi)
 		ue.udmRegistered = false
+	}
+}
+
+// purgeUECM purges the UDM registration of supi (TS 29.503 5.3.2.4.2); a
+// failure is logged only.
+func (n *NF) purgeUECM(supi string) {
+	ctx, cancel := context.WithTimeout(context.Background(), sbiTimeout)
+	defer cancel()
+	if err := n.opts.Consumer.DeregisterUECM(ctx, supi, n.guami.Model()); err != nil {
+		n.log.Warn("UECM purge", "supi", supi, "err", err)
 	}
 }
 

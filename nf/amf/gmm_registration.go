@@ -1,7 +1,18 @@
 package amf
 
-// Registration: TS 23.502 4.2.2.2.2 (initial), 4.2.2.2.2 with 5G-GUTI, and
+// Registration: TS 23.502 4.2.2.2.2 (initial, with SUCI or 5G-GUTI) and
 // TS 24.501 5.5.1.2 / 5.5.1.3 (mobility and periodic registration update).
+// The steps of 4.2.2.2.2, in the order they run:
+//
+//	1-3    Registration Request          onRegistrationRequest, registerWithGUTI
+//	6-7    Identity Request/Response     askIdentity, onIdentityResponse
+//	8-9    authentication, security mode gmm_auth.go
+//	14a-c  UDM (UECM, SDM)               completeRegistration, onUDMAnswer
+//	16     PCF (AM policy)               onUDMAnswer, onPCFAnswer
+//	21     Registration Accept           acceptRegistration
+//	22     Registration Complete         onRegistrationComplete
+//
+// Each SBI step waits for its answer in a state of its own (sbi_call.go).
 
 import (
 	"context"
@@ -56,6 +67,7 @@ func parseRegistration(rr *nasMessage.RegistrationRequest) (registration, error)
 // onRegistrationRequest starts (or restarts) registration.
 func (n *NF) onRegistrationRequest(ue *ueContext, in *input) (State, error) {
 	n.stopTimer(ue)
+	n.cancelCall(ue)
 	if ue.state != StateDeregistered && ue.state != StateRegistered {
 		// TS 24.501 5.5.1.2.8 d): a new request aborts the running procedure.
 		n.finishProcedure(ue, procRegistration, resultFailure)
@@ -67,9 +79,9 @@ func (n *NF) onRegistrationRequest(ue *ueContext, in *input) (State, error) {
 	if reg.regType == nasMessage.RegistrationType5GSInitialRegistration || !reg.secCap.Valid() {
 		reg.secCap = pick(reg.secCap, ue.reg.secCap)
 	}
-	reg.started = time.Now()
 	reg.verified = in.msg.verified
 	ue.reg = reg
+	n.startProcedure(ue)
 	ue.auth = authState{}
 
 	switch reg.identity.Type {
@@ -161,7 +173,11 @@ func (ue *ueContext) adopt(old *ueContext) {
 
 // askIdentity: TS 24.501 5.4.3.2, Identity Request for the SUCI, T3570.
 func (n *NF) askIdentity(ue *ueContext) (State, error) {
-	if err := n.sendGuarded(ue, must(nasx.BuildIdentityRequest(nasx.IdentitySUCI)), false, T3570); err != nil {
+	req, err := nasx.BuildIdentityRequest(nasx.IdentitySUCI)
+	if err != nil {
+		return ue.state, err
+	}
+	if err := n.sendGuarded(ue, req, false, T3570); err != nil {
 		return ue.state, err
 	}
 	return StateIdentification, nil
@@ -178,33 +194,57 @@ func (n *NF) onIdentityResponse(ue *ueContext, in *input) (State, error) {
 	return n.startAuthentication(ue)
 }
 
-// completeRegistration runs the SBI steps of TS 23.502 4.2.2.2.2 (14-16)
-// after security is established, then accepts.
+// completeRegistration runs TS 23.502 4.2.2.2.2 steps 14a-c once security
+// is established: Nudm_UECM_Registration, Nudm_SDM_Get of the access and
+// mobility subscription, Nudm_SDM_Subscribe (whose failure does not stop
+// registration). onUDMAnswer goes on.
 func (n *NF) completeRegistration(ue *ueContext) (State, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), sbiTimeout)
-	defer cancel()
-	c := n.opts.Consumer
-	guami := n.guami.Model()
-	// Step 14a: Nudm_UECM_Registration.
-	err := c.RegisterUECM(ctx, ue.supi, models.Amf3GppAccessRegistration{AmfInstanceId: n.id,
-		DeregCallbackUri:       n.callbackURI("/namf-callback/v1/" + ue.supi + "/dereg-notify"),
+	c, supi, plmn, guami := n.opts.Consumer, ue.supi, n.env.PLMN(), n.guami.Model()
+	reg := models.Amf3GppAccessRegistration{AmfInstanceId: n.id,
+		DeregCallbackUri:       n.callbackURI("/namf-callback/v1/" + supi + "/dereg-notify"),
 		InitialRegistrationInd: ue.reg.regType == nasMessage.RegistrationType5GSInitialRegistration,
-		Guami:                  &guami, RatType: models.RatType_NR, Pei: ue.pei})
-	if err != nil {
-		return ue.state, n.subscriberError(err)
+		Guami:                  &guami, RatType: models.RatType_NR, Pei: ue.pei}
+	sub := models.SdmSubscription{NfInstanceId: n.id,
+		CallbackReference:     n.callbackURI("/namf-callback/v1/" + supi + "/sdm-notify"),
+		MonitoredResourceUris: []string{supi + "/am-data"}, PlmnId: &models.PlmnId{Mcc: n.guami.MCC, Mnc: n.guami.MNC}}
+	n.call(ue, EvUDMAnswer, func(ctx context.Context) sbiAnswer {
+		var a sbiAnswer
+		if a.err = c.RegisterUECM(ctx, supi, reg); a.err != nil {
+			return a
+		}
+		a.udm.registered = true
+		a.undo = func() {
+			// A newer context of the SUPI owns the UDM registration now.
+			if !n.ues.known(supi) {
+				n.purgeUECM(supi)
+			}
+		}
+		if a.udm.am, a.err = c.AMData(ctx, supi, plmn); a.err != nil {
+			return a
+		}
+		if err := c.SubscribeSDM(ctx, supi, sub); err != nil {
+			n.log.Warn("SDM subscribe failed; continuing", "supi", supi, "err", err)
+		}
+		return a
+	})
+	return StateAwaitingUDM, nil
+}
+
+// onUDMAnswer derives the allowed NSSAI and the UE-AMBR from the
+// subscription, then asks the PCF for the AM policy association (step 16)
+// unless the UE has one.
+func (n *NF) onUDMAnswer(ue *ueContext, in *input) (State, error) {
+	a := n.answer(ue, in)
+	if a == nil {
+		return ue.state, nil
 	}
-	ue.udmRegistered = true
-	// Step 14b: Nudm_SDM_Get (access and mobility subscription data).
-	am, err := c.AMData(ctx, ue.supi, n.env.PLMN())
-	if err != nil {
-		return ue.state, n.subscriberError(err)
+	if a.udm.registered {
+		ue.udmRegistered = true
 	}
-	// Step 14c: Nudm_SDM_Subscribe; a failure does not stop registration.
-	if err := c.SubscribeSDM(ctx, ue.supi, models.SdmSubscription{NfInstanceId: n.id,
-		CallbackReference:     n.callbackURI("/namf-callback/v1/" + ue.supi + "/sdm-notify"),
-		MonitoredResourceUris: []string{ue.supi + "/am-data"}, PlmnId: &models.PlmnId{Mcc: n.guami.MCC, Mnc: n.guami.MNC}}); err != nil {
-		n.log.Warn("SDM subscribe failed; continuing", "supi", ue.supi, "err", err)
+	if a.err != nil {
+		return ue.state, n.subscriberError(a.err)
 	}
+	am := a.udm.am
 	ue.allowed = n.allowedNSSAI(ue.reg.requested, am.Nssai)
 	if len(ue.allowed) == 0 {
 		// TS 24.501 5.5.1.2.5: #62 no network slices available.
@@ -213,16 +253,36 @@ func (n *NF) completeRegistration(ue *ueContext) (State, error) {
 	if am.SubscribedUeAmbr != nil {
 		ue.ambrUL, ue.ambrDL = parseBitRate(am.SubscribedUeAmbr.Uplink), parseBitRate(am.SubscribedUeAmbr.Downlink)
 	}
-	// Step 16: AM policy association; optional for registration (TS 23.502 4.16.1.2).
-	if ue.policyID == "" {
-		if id, err := c.CreateAMPolicy(ctx, n.policyRequest(ue)); err != nil {
-			n.log.Warn("AM policy association failed; continuing", "supi", ue.supi, "err", err)
-		} else {
-			ue.policyID = id
-		}
+	if ue.policyID != "" {
+		return n.assignGUTIAndAccept(ue)
 	}
+	c, req, supi := n.opts.Consumer, n.policyRequest(ue), ue.supi
+	n.call(ue, EvPCFAnswer, func(ctx context.Context) sbiAnswer {
+		id, err := c.CreateAMPolicy(ctx, req)
+		return sbiAnswer{policyID: id, err: err, undo: func() { n.deleteAMPolicy(supi, id) }}
+	})
+	return StateAwaitingPCF, nil
+}
+
+// onPCFAnswer keeps the AM policy association; without one the UE is
+// registered all the same (TS 23.502 4.16.1.2: optional for registration).
+func (n *NF) onPCFAnswer(ue *ueContext, in *input) (State, error) {
+	a := n.answer(ue, in)
+	if a == nil {
+		return ue.state, nil
+	}
+	if a.err != nil {
+		n.log.Warn("AM policy association failed; continuing", "supi", ue.supi, "err", a.err)
+	} else {
+		ue.policyID = a.policyID
+	}
+	return n.assignGUTIAndAccept(ue)
+}
+
+// assignGUTIAndAccept gives a new 5G-GUTI on initial registration (TS 24.501
+// 5.5.1.2.4) and accepts.
+func (n *NF) assignGUTIAndAccept(ue *ueContext) (State, error) {
 	if ue.guti == nil || ue.reg.regType == nasMessage.RegistrationType5GSInitialRegistration {
-		// TS 24.501 5.5.1.2.4: a new 5G-GUTI on initial registration.
 		ue.guti = &nasx.GUTI{MCC: n.guami.MCC, MNC: n.guami.MNC, RegionID: n.guami.RegionID,
 			SetID: n.guami.SetID, Pointer: n.guami.Pointer, TMSI: n.ues.allocTMSI()}
 	}
@@ -243,7 +303,7 @@ func (n *NF) completeRegistration(ue *ueContext) (State, error) {
 // configuration, not the UE's identity.
 func (n *NF) authenticationError(err error) error {
 	status, cause := sbi.StatusOf(err), sbi.CauseOf(err)
-	if (status == 400 || status == 403 || status == 501) && cause != "SERVING_NETWORK_NOT_AUTHORIZED" {
+	if (status == 400 || status == 403 || status == 501) && cause != sbi.CauseServingNetworkNotAuthorized {
 		return rejectRegistration(nasx.CauseUEIdentityCannotBeDerived, err)
 	}
 	return n.subscriberError(err)
@@ -382,7 +442,7 @@ func (n *NF) onRegistrationComplete(ue *ueContext, _ *input) (State, error) {
 	n.finishProcedure(ue, procRegistration, resultSuccess)
 	net := n.cfg.AMF.Network
 	if net.Full != "" || net.Short != "" {
-		n.sendPlainOrProtected(ue, must(nasx.BuildConfigurationUpdateCommand(net.Full, net.Short)))
+		n.sendPlainOrProtected(ue, n.built("ConfigurationUpdateCommand")(nasx.BuildConfigurationUpdateCommand(net.Full, net.Short)))
 	}
 	return StateRegistered, nil
 }

@@ -30,8 +30,12 @@ func (n *NF) sendGuarded(ue *ueContext, plain []byte, smc bool, k timerKind) err
 }
 
 // sendPlainOrProtected sends an unguarded message; failures are only logged
-// since it is itself the answer to a failure.
+// since it is itself the answer to a failure. nil is a message that could
+// not be built (built, ngap_reply.go): nothing is sent.
 func (n *NF) sendPlainOrProtected(ue *ueContext, plain []byte) {
+	if plain == nil {
+		return
+	}
 	if err := n.sendNAS(ue, plain, false); err != nil {
 		n.log.Warn("downlink NAS", "amfUeNgapId", ue.amfID, "err", err)
 	}

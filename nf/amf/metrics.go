@@ -11,7 +11,6 @@ const (
 	procNGSetup        = "ng_setup"
 	procRegistration   = "registration"
 	procDeregistration = "deregistration"
-	procRelease        = "ue_context_release"
 )
 
 // Results used as metric labels.
@@ -30,6 +29,7 @@ type metrics struct {
 	retransmissions *prometheus.CounterVec
 	discarded       *prometheus.CounterVec
 	ngapErrors      *prometheus.CounterVec
+	internalErrors  *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -49,8 +49,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Uplink NAS messages discarded (TS 24.501 4.4.4.3)."}, []string{"reason"}),
 		ngapErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "l25gc_amf_ngap_errors_total",
 			Help: "Malformed or unexpected NGAP input answered with Error Indication."}, []string{"cause"}),
+		internalErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "l25gc_amf_internal_errors_total",
+			Help: "Answers the AMF could not build or send; the association and the other UEs carry on."}, []string{"where"}),
 	}
-	reg.MustRegister(m.procedures, m.latency, m.gnbs, m.registered, m.retransmissions, m.discarded, m.ngapErrors)
+	reg.MustRegister(m.procedures, m.latency, m.gnbs, m.registered, m.retransmissions, m.discarded, m.ngapErrors,
+		m.internalErrors)
 	return m
 }
 

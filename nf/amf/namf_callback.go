@@ -37,7 +37,7 @@ func (n *NF) handleDeregistrationNotification(w http.ResponseWriter, r *http.Req
 	supi := r.PathValue("supi")
 	switch {
 	case d.DeregReason == "":
-		sbi.WriteProblem(w, http.StatusBadRequest, "MANDATORY_IE_MISSING", "deregReason is mandatory")
+		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseMandatoryIEMissing, "deregReason is mandatory")
 		return
 	case !endsAMFRegistration(d.DeregReason) || (d.AccessType != "" && d.AccessType != models.AccessType__3_GPP_ACCESS):
 		n.log.Info("UDM deregistration notification ignored", "supi", supi, "reason", d.DeregReason, "accessType", d.AccessType)
@@ -91,7 +91,7 @@ func (n *NF) handleDataChangeNotification(w http.ResponseWriter, r *http.Request
 		return
 	}
 	if len(m.NotifyItems) == 0 {
-		sbi.WriteProblem(w, http.StatusBadRequest, "MANDATORY_IE_MISSING", "notifyItems is mandatory")
+		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseMandatoryIEMissing, "notifyItems is mandatory")
 		return
 	}
 	n.log.Info("UDM subscription data changed; applies at the next registration", "supi", r.PathValue("supi"), "items", len(m.NotifyItems))
@@ -106,7 +106,7 @@ func (n *NF) handlePolicyUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if u.ResourceUri == "" {
-		sbi.WriteProblem(w, http.StatusBadRequest, "MANDATORY_IE_MISSING", "resourceUri is mandatory")
+		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseMandatoryIEMissing, "resourceUri is mandatory")
 		return
 	}
 	supi := r.PathValue("supi")
@@ -122,7 +122,7 @@ func (n *NF) handlePolicyTermination(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if t.ResourceUri == "" || t.Cause == "" {
-		sbi.WriteProblem(w, http.StatusBadRequest, "MANDATORY_IE_MISSING", "resourceUri and cause are mandatory")
+		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseMandatoryIEMissing, "resourceUri and cause are mandatory")
 		return
 	}
 	supi := r.PathValue("supi")
@@ -143,7 +143,7 @@ func (n *NF) handlePolicyTermination(w http.ResponseWriter, r *http.Request) {
 // CONTEXT_NOT_FOUND (TS 29.500 5.2.7.2) when the AMF has no context for it.
 func answerKnown(w http.ResponseWriter, supi string, known bool) {
 	if !known {
-		sbi.WriteProblem(w, http.StatusNotFound, "CONTEXT_NOT_FOUND", "no UE context for "+supi)
+		sbi.WriteProblem(w, http.StatusNotFound, sbi.CauseContextNotFound, "no UE context for "+supi)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

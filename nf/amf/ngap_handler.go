@@ -5,10 +5,10 @@ package amf
 
 import (
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
-	"github.com/free5gc/aper"
 	"github.com/free5gc/ngap/ngapType"
 
 	"github.com/l25gc/l25gc/protocol/ngapx"
@@ -16,105 +16,90 @@ import (
 )
 
 // onPDU runs on the association's reader: it decodes just enough to find the
-// key and hands the rest to the dispatcher.
+// key and hands the rest to the dispatcher. Handlers return an *ngapError;
+// ngap_reply.go decides the answer.
 func (n *NF) onPDU(g *gnb, b []byte, stream uint16) {
 	gkey := ratelimit.GNB(g.id)
+	unknown := ngapx.Summary{AMFUEID: -1, RANUEID: -1}
 	pdu, err := ngapx.Decode(b)
 	if err != nil {
-		// TS 38.413 10.2: transfer syntax error -> Error Indication; the
-		// association stays up.
+		// TS 38.413 10.2: transfer syntax error; the association stays up.
 		_ = n.disp.Dispatch(gkey, func() {
-			n.log.Warn("malformed NGAP", "gnb", g.id, "stream", stream, "err", err)
-			n.sendErrorIndication(g, -1, -1, ngapx.CauseProtocol(ngapType.CauseProtocolPresentTransferSyntaxError))
+			n.answerNGAP(g, unknown, protocolError(unknown, ngapType.CauseProtocolPresentTransferSyntaxError,
+				fmt.Errorf("stream %d: %w", stream, err)))
 		})
 		return
 	}
 	s, err := ngapx.Summarize(pdu)
 	if err != nil {
 		_ = n.disp.Dispatch(gkey, func() {
-			n.sendErrorIndication(g, -1, -1, ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorFalselyConstructedMessage))
+			n.answerNGAP(g, s, protocolError(unknown, ngapType.CauseProtocolPresentAbstractSyntaxErrorFalselyConstructedMessage, err))
 		})
 		return
 	}
 	if s.Kind == ngapx.Initiating && s.Procedure == ngapType.ProcedureCodeInitialUEMessage {
 		id := n.ues.allocID()
-		_ = n.disp.Dispatch(ratelimit.UE(id), func() { n.onInitialUEMessage(g, id, pdu) })
+		_ = n.disp.Dispatch(ratelimit.UE(id), func() { n.answerIfFailed(g, s, n.onInitialUEMessage(g, id, pdu)) })
 		return
 	}
 	if s.AMFUEID >= 0 && s.Procedure != ngapType.ProcedureCodeErrorIndication {
 		// Every message naming a UE runs on that UE's key, whatever its
 		// procedure: an Error Indication is the gNB's report, logged on its key.
-		_ = n.disp.Dispatch(ratelimit.UE(s.AMFUEID), func() { n.onUEAssociated(g, pdu, s) })
+		_ = n.disp.Dispatch(ratelimit.UE(s.AMFUEID), func() { n.answerIfFailed(g, s, n.onUEAssociated(g, pdu, s)) })
 		return
 	}
-	_ = n.disp.Dispatch(gkey, func() { n.onNonUE(g, pdu, s) })
+	_ = n.disp.Dispatch(gkey, func() { n.answerIfFailed(g, s, n.onNonUE(g, pdu, s)) })
+}
+
+func (n *NF) answerIfFailed(g *gnb, s ngapx.Summary, err error) {
+	if err != nil {
+		n.answerNGAP(g, s, err)
+	}
 }
 
 // onNonUE handles association-level signalling on the gNB's key.
-func (n *NF) onNonUE(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) {
+func (n *NF) onNonUE(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) error {
 	switch {
 	case s.Kind == ngapx.Initiating && s.Procedure == ngapType.ProcedureCodeNGSetup:
-		n.onNGSetup(g, pdu)
+		return n.onNGSetup(g, pdu, s)
 	case !g.ready.Load():
 		// TS 38.413 8.7.1.1: nothing but NG Setup before the NG association exists.
-		n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapx.CauseProtocol(ngapType.CauseProtocolPresentMessageNotCompatibleWithReceiverState))
+		return protocolError(s, ngapType.CauseProtocolPresentMessageNotCompatibleWithReceiverState, errors.New("no NG Setup yet"))
 	case s.Kind == ngapx.Initiating && s.Procedure == ngapType.ProcedureCodeNGReset:
-		n.onNGReset(g, pdu)
+		return n.onNGReset(g, pdu, s)
 	case s.Kind == ngapx.Initiating && s.Procedure == ngapType.ProcedureCodeRANConfigurationUpdate:
-		n.onRANConfigurationUpdate(g, pdu)
+		return n.onRANConfigurationUpdate(g, pdu, s)
 	case s.Kind == ngapx.Initiating && s.Procedure == ngapType.ProcedureCodeErrorIndication:
 		// TS 38.413 8.7.5.2: the receiver logs; no answer.
 		n.log.Warn("Error Indication from gNB", "gnb", g.id, "amfUeNgapId", s.AMFUEID, "ranUeNgapId", s.RANUEID,
 			"cause", ngapx.CauseString(s.Cause))
+		return nil
 	case s.UEAssociated():
 		// A UE-associated message without its mandatory AMF UE NGAP ID
-		// (TS 38.413 10.3.5, 10.6): Error Indication.
-		n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorReject))
-	default:
-		n.onProcedureNotImplemented(g, pdu, s)
+		// (TS 38.413 10.3.5, 10.6).
+		return protocolError(s, ngapType.CauseProtocolPresentAbstractSyntaxErrorReject, errors.New("no AMF UE NGAP ID"))
 	}
-}
-
-// onProcedureNotImplemented treats a procedure the AMF decodes but does not
-// run by the criticality of its procedure code (TS 38.413 10.3.4.1): reject
-// -> Error Indication; ignore and notify -> ignored, Error Indication;
-// ignore -> ignored silently (e.g. a gNB's optional reports).
-func (n *NF) onProcedureNotImplemented(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) {
-	switch ngapx.Criticality(pdu) {
-	case ngapType.CriticalityPresentIgnore:
-		n.log.Debug("NGAP procedure not implemented; ignored (criticality ignore)", "gnb", g.id, "message", s.Name,
-			"amfUeNgapId", s.AMFUEID)
-	case ngapType.CriticalityPresentNotify:
-		n.log.Info("NGAP procedure not implemented; ignored and notified", "gnb", g.id, "message", s.Name)
-		n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorIgnoreAndNotify))
-	default:
-		n.log.Info("NGAP procedure not implemented; rejected", "gnb", g.id, "message", s.Name)
-		n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorReject))
-	}
+	return notImplemented(pdu, s)
 }
 
 // onNGSetup: TS 38.413 8.7.1.2/8.7.1.3. The gNB must serve at least one of
 // our TAs in our PLMN, else NG Setup Failure (unknown PLMN).
-func (n *NF) onNGSetup(g *gnb, pdu *ngapType.NGAPPDU) {
+func (n *NF) onNGSetup(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) error {
 	start := time.Now()
 	req, err := ngapx.ParseNGSetupRequest(pdu)
 	if err != nil {
-		n.log.Warn("NG Setup Request invalid", "gnb", g.id, "err", err)
 		n.metrics.done(procNGSetup, resultFailure, start)
-		n.sendNonUE(g, must(ngapx.BuildNGSetupFailure(ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorReject))))
-		return
+		return protocolError(s, ngapType.CauseProtocolPresentAbstractSyntaxErrorReject, err)
 	}
 	if !n.servesAny(req.TAs) {
-		n.log.Warn("NG Setup rejected: no TA of ours", "gnb", g.id, "plmn", req.PLMN.MCC+req.PLMN.MNC)
 		n.metrics.done(procNGSetup, resultReject, start)
-		n.sendNonUE(g, must(ngapx.BuildNGSetupFailure(ngapx.CauseMisc(ngapType.CauseMiscPresentUnknownPLMN))))
-		return
+		return ngapFail(s, ngapx.CauseMisc(ngapType.CauseMiscPresentUnknownPLMN),
+			fmt.Errorf("no TA of ours (PLMN %s%s)", req.PLMN.MCC, req.PLMN.MNC))
 	}
 	b, err := ngapx.BuildNGSetupResponse(ngapx.Served{AMFName: n.cfg.AMF.Name, GUAMI: n.guami,
 		Capacity: int64(n.cfg.AMF.Relative), SNSSAIs: n.servedSlices()})
 	if err != nil {
-		n.log.Error("NG Setup Response", "err", err)
-		return
+		return fmt.Errorf("NG Setup Response: %w", err)
 	}
 	g.name = req.Name
 	if !g.ready.Swap(true) {
@@ -123,29 +108,27 @@ func (n *NF) onNGSetup(g *gnb, pdu *ngapType.NGAPPDU) {
 	n.sendNonUE(g, b)
 	n.metrics.done(procNGSetup, resultSuccess, start)
 	n.log.Info("NG Setup", "gnb", g.id, "name", req.Name, "tas", len(req.TAs))
+	return nil
 }
 
 // onRANConfigurationUpdate: TS 38.413 8.7.2. A gNB that changed its cells
 // announces them again; the AMF takes the new name and acknowledges, unless
 // the new Supported TA List leaves none of our TAs (8.7.2.3: failure, and
 // the NG association keeps its previous configuration).
-func (n *NF) onRANConfigurationUpdate(g *gnb, pdu *ngapType.NGAPPDU) {
+func (n *NF) onRANConfigurationUpdate(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) error {
 	upd, err := ngapx.ParseRANConfigurationUpdate(pdu)
 	if err != nil {
-		n.log.Warn("RAN Configuration Update invalid", "gnb", g.id, "err", err)
-		n.sendNonUE(g, must(ngapx.BuildRANConfigurationUpdateFailure(ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorReject))))
-		return
+		return protocolError(s, ngapType.CauseProtocolPresentAbstractSyntaxErrorReject, err)
 	}
 	if upd.TAs != nil && !n.servesAny(upd.TAs) {
-		n.log.Warn("RAN Configuration Update rejected: no TA of ours", "gnb", g.id)
-		n.sendNonUE(g, must(ngapx.BuildRANConfigurationUpdateFailure(ngapx.CauseMisc(ngapType.CauseMiscPresentUnknownPLMN))))
-		return
+		return ngapFail(s, ngapx.CauseMisc(ngapType.CauseMiscPresentUnknownPLMN), errors.New("no TA of ours"))
 	}
 	if upd.Name != "" {
 		g.name = upd.Name
 	}
-	n.sendNonUE(g, must(ngapx.BuildRANConfigurationUpdateAcknowledge()))
+	n.sendNonUE(g, n.built("RANConfigurationUpdateAcknowledge")(ngapx.BuildRANConfigurationUpdateAcknowledge()))
 	n.log.Info("RAN Configuration Update", "gnb", g.id, "name", g.name, "tas", len(upd.TAs))
+	return nil
 }
 
 func (n *NF) servesAny(tas []ngapx.SupportedTA) bool {
@@ -172,11 +155,10 @@ func (n *NF) servesTAI(mcc, mnc string, tac uint32) bool {
 // listed connections) is released locally; the acknowledgement follows the
 // last release. Nothing waits: each UE's reset runs on its own key and the
 // last one to finish queues the acknowledgement on the gNB's key.
-func (n *NF) onNGReset(g *gnb, pdu *ngapType.NGAPPDU) {
+func (n *NF) onNGReset(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) error {
 	all, part, err := ngapx.ResetAll(pdu)
 	if err != nil {
-		n.sendErrorIndication(g, -1, -1, ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorReject))
-		return
+		return protocolError(s, ngapType.CauseProtocolPresentAbstractSyntaxErrorReject, err)
 	}
 	var ids []int64
 	if all {
@@ -189,10 +171,11 @@ func (n *NF) onNGReset(g *gnb, pdu *ngapType.NGAPPDU) {
 		}
 	}
 	n.log.Info("NG Reset", "gnb", g.id, "all", all, "ues", len(ids))
-	ack := func() { n.sendNonUE(g, must(ngapx.BuildNGResetAcknowledge(part))) }
+	// The list comes from the gNB: its acknowledgement may fail to build.
+	ack := func() { n.sendNonUE(g, n.built("NGResetAcknowledge")(ngapx.BuildNGResetAcknowledge(part))) }
 	if len(ids) == 0 {
 		ack()
-		return
+		return nil
 	}
 	var left atomic.Int64
 	left.Store(int64(len(ids)))
@@ -204,6 +187,7 @@ func (n *NF) onNGReset(g *gnb, pdu *ngapType.NGAPPDU) {
 	for _, id := range ids {
 		n.dispatchUE(id, EvReset, &input{done: last})
 	}
+	return nil
 }
 
 func (n *NF) lookupItem(g *gnb, item ngapType.UEAssociatedLogicalNGConnectionItem) *ueContext {
@@ -220,44 +204,39 @@ func (n *NF) lookupItem(g *gnb, item ngapType.UEAssociatedLogicalNGConnectionIte
 
 // onInitialUEMessage creates the UE's N2 connection and hands its NAS
 // message to 5GMM (TS 38.413 8.6.1).
-func (n *NF) onInitialUEMessage(g *gnb, id int64, pdu *ngapType.NGAPPDU) {
+func (n *NF) onInitialUEMessage(g *gnb, id int64, pdu *ngapType.NGAPPDU) error {
+	noUE := ngapx.Summary{AMFUEID: -1, RANUEID: -1}
 	if !g.ready.Load() {
-		n.sendErrorIndication(g, -1, -1, ngapx.CauseProtocol(ngapType.CauseProtocolPresentMessageNotCompatibleWithReceiverState))
-		return
+		return protocolError(noUE, ngapType.CauseProtocolPresentMessageNotCompatibleWithReceiverState, errors.New("no NG Setup yet"))
 	}
 	m, err := ngapx.ParseInitialUEMessage(pdu)
 	if err != nil {
-		n.log.Warn("Initial UE Message invalid", "gnb", g.id, "err", err)
-		ran := int64(-1)
-		if m.RANUEID >= 0 {
-			ran = m.RANUEID
-		}
-		n.sendErrorIndication(g, -1, ran, ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorReject))
-		return
+		noUE.RANUEID = max(m.RANUEID, -1)
+		return protocolError(noUE, ngapType.CauseProtocolPresentAbstractSyntaxErrorReject, err)
 	}
 	ue := &ueContext{amfID: id, ranID: m.RANUEID, gnbID: g.id, tai: m.TAI}
 	n.ues.put(ue)
 	n.onUplinkNAS(ue, m.NASPDU, true)
+	return nil
 }
 
 // onUEAssociated handles UE-associated NGAP on the UE's key.
-func (n *NF) onUEAssociated(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) {
+func (n *NF) onUEAssociated(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) error {
 	ue := n.ues.get(s.AMFUEID)
 	switch {
 	case ue == nil || ue.gnbID != g.id:
 		// TS 38.413 10.6: the AMF UE NGAP ID (our local id) is unknown on this association.
-		n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUnknownLocalUENGAPID))
-		return
+		return ngapFail(s, ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUnknownLocalUENGAPID),
+			errors.New("unknown AMF UE NGAP ID"))
 	case s.RANUEID >= 0 && s.RANUEID != ue.ranID:
 		// TS 38.413 10.6: known AMF UE NGAP ID, but not with this RAN UE NGAP ID.
-		n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentInconsistentRemoteUENGAPID))
-		return
+		return ngapFail(s, ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentInconsistentRemoteUENGAPID),
+			fmt.Errorf("RAN UE NGAP ID %d, the UE has %d", s.RANUEID, ue.ranID))
 	}
 	switch {
 	case s.Procedure == ngapType.ProcedureCodeUplinkNASTransport:
 		if s.NASPDU == nil {
-			n.sendErrorIndication(g, s.AMFUEID, s.RANUEID, ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorReject))
-			return
+			return protocolError(s, ngapType.CauseProtocolPresentAbstractSyntaxErrorReject, errors.New("no NAS-PDU"))
 		}
 		n.onUplinkNAS(ue, s.NASPDU, false)
 	case s.Procedure == ngapType.ProcedureCodeInitialContextSetup && s.Kind == ngapx.Successful:
@@ -276,8 +255,9 @@ func (n *NF) onUEAssociated(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) {
 		// 5.4.1.3.7, 5.4.2.7, 5.4.3.7, 5.5.1.2.8); nothing else to do.
 		n.log.Info("NAS Non Delivery Indication", "amfUeNgapId", ue.amfID, "state", ue.state, "cause", ngapx.CauseString(s.Cause))
 	default:
-		n.onProcedureNotImplemented(g, pdu, s)
+		return notImplemented(pdu, s)
 	}
+	return nil
 }
 
 // onRadioCapability keeps the UE Radio Capability the gNB reports after
@@ -314,6 +294,7 @@ func (n *NF) onReleaseRequest(ue *ueContext, in *input) (State, error) {
 // (TS 38.413 8.3.3); the context goes on UE Context Release Complete.
 func (n *NF) release(ue *ueContext, cause ngapType.Cause) (State, error) {
 	n.stopTimer(ue)
+	n.cancelCall(ue)
 	if g := n.gnb(ue.gnbID); g != nil {
 		n.sendReleaseCommand(g, ue.amfID, ue.ranID, cause)
 	}
@@ -337,6 +318,7 @@ func (n *NF) onReset(ue *ueContext, _ *input) (State, error) {
 
 func (n *NF) dropConnection(ue *ueContext) State {
 	n.stopTimer(ue)
+	n.cancelCall(ue)
 	if ue.registered {
 		n.ues.park(ue)
 		return StateRegistered
@@ -346,7 +328,7 @@ func (n *NF) dropConnection(ue *ueContext) State {
 	n.endContext(ue)
 	n.ues.remove(ue.amfID)
 	if ue.deregistering {
-		n.metrics.done(procDeregistration, resultSuccess, ue.reg.started)
+		n.finishProcedure(ue, procDeregistration, resultSuccess)
 	}
 	return StateDeregistered
 }
@@ -358,13 +340,3 @@ func causeNasUnspecified() ngapType.Cause {
 func causeNasDeregister() ngapType.Cause {
 	return ngapx.CauseNas(ngapType.CauseNasPresentDeregister)
 }
-
-// must is for builders whose inputs are the AMF's own, already validated.
-func must(b []byte, err error) []byte {
-	if err != nil {
-		panic(errors.Join(errors.New("amf: building an NGAP message from valid input"), err))
-	}
-	return b
-}
-
-var _ = aper.Enumerated(0)

@@ -9,8 +9,12 @@ import (
 	"github.com/l25gc/l25gc/protocol/ngapx"
 )
 
-// sendNonUE writes non-UE-associated signalling on stream 0 (TS 38.412 7).
+// sendNonUE writes non-UE-associated signalling on stream 0 (TS 38.412 7);
+// nil is a message that could not be built (built): nothing is written.
 func (n *NF) sendNonUE(g *gnb, b []byte) {
+	if b == nil {
+		return
+	}
 	if err := g.conn.WriteMsg(b, 0); err != nil {
 		n.log.Warn("N2 write", "gnb", g.id, "err", err)
 	}
@@ -29,9 +33,8 @@ func (n *NF) sendToUE(ue *ueContext, b []byte) error {
 // 10): the association stays up.
 func (n *NF) sendErrorIndication(g *gnb, amfUEID, ranUEID int64, cause ngapType.Cause) {
 	n.metrics.ngapErrors.WithLabelValues(errorCauseName(cause)).Inc()
-	b, err := ngapx.BuildErrorIndication(amfUEID, ranUEID, cause)
-	if err != nil {
-		n.log.Error("Error Indication", "err", err)
+	b := n.built("ErrorIndication")(ngapx.BuildErrorIndication(amfUEID, ranUEID, cause))
+	if b == nil {
 		return
 	}
 	stream := uint16(0)
@@ -44,9 +47,8 @@ func (n *NF) sendErrorIndication(g *gnb, amfUEID, ranUEID int64, cause ngapType.
 }
 
 func (n *NF) sendReleaseCommand(g *gnb, amfUEID, ranUEID int64, cause ngapType.Cause) {
-	b, err := ngapx.BuildUEContextReleaseCommand(amfUEID, ranUEID, cause)
-	if err != nil {
-		n.log.Error("UE Context Release Command", "err", err)
+	b := n.built("UEContextReleaseCommand")(ngapx.BuildUEContextReleaseCommand(amfUEID, ranUEID, cause))
+	if b == nil {
 		return
 	}
 	if err := g.conn.WriteMsg(b, g.stream(amfUEID)); err != nil {

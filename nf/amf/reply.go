@@ -77,13 +77,13 @@ func (n *NF) reply(ue *ueContext, ev Event, err error) {
 	n.log.Info("5GMM failure", "amfUeNgapId", ue.amfID, "event", ev, "state", ue.state, "err", ge)
 	switch ge.kind {
 	case replyRegistrationReject:
-		n.sendPlainOrProtected(ue, must(nasx.BuildRegistrationReject(ge.cause)))
+		n.sendPlainOrProtected(ue, n.built("RegistrationReject")(nasx.BuildRegistrationReject(ge.cause)))
 		n.endProcedure(ue, resultReject)
 	case replyAuthenticationReject:
-		n.sendPlainOrProtected(ue, must(nasx.BuildAuthenticationReject()))
+		n.sendPlainOrProtected(ue, n.built("AuthenticationReject")(nasx.BuildAuthenticationReject()))
 		n.endProcedure(ue, resultReject)
 	case replyStatus:
-		n.sendPlainOrProtected(ue, must(nasx.BuildStatus(ge.cause)))
+		n.sendPlainOrProtected(ue, n.built("5GMMStatus")(nasx.BuildStatus(ge.cause)))
 	case replyDiscard:
 		n.discard(ue, ge)
 	case replyAbort:
@@ -106,9 +106,9 @@ func (n *NF) reply(ue *ueContext, ev Event, err error) {
 //     retries after T3511 (10 s), after five attempts T3502.
 func (n *NF) backOff(ue *ueContext) {
 	if ue.sec != nil && ue.sec.confirmed {
-		n.sendPlainOrProtected(ue, must(nasx.BuildRegistrationRejectWithT3346(nasx.CauseCongestion, congestionBackOff())))
+		n.sendPlainOrProtected(ue, n.built("RegistrationReject")(nasx.BuildRegistrationRejectWithT3346(nasx.CauseCongestion, congestionBackOff())))
 	} else {
-		n.sendPlainOrProtected(ue, must(nasx.BuildRegistrationReject(nasx.CauseProtocolErrorUnspecified)))
+		n.sendPlainOrProtected(ue, n.built("RegistrationReject")(nasx.BuildRegistrationReject(nasx.CauseProtocolErrorUnspecified)))
 	}
 	n.endProcedure(ue, resultReject)
 }
@@ -133,14 +133,25 @@ func (n *NF) endProcedure(ue *ueContext, result string) {
 // replyNotInState: TS 24.501 7.4 b) — a message not compatible with the
 // protocol state gets 5GMM Status #98; other events are dropped.
 func (n *NF) replyNotInState(ue *ueContext, ev Event, e errNotInState) {
-	switch ev {
-	case EvTimerExpiry, EvContextSetupResponse, EvReleaseComplete, EvReset, EvReleaseRequest, EvContextSetupFailure:
+	switch {
+	case isAnswer(ev):
+		n.log.Debug("SBI answer no longer awaited", "amfUeNgapId", ue.amfID, "err", e)
+	case ev == EvTimerExpiry || ev == EvContextSetupResponse || ev == EvReleaseComplete || ev == EvReset ||
+		ev == EvReleaseRequest || ev == EvContextSetupFailure:
 		n.log.Debug("event ignored", "amfUeNgapId", ue.amfID, "err", e)
 	default:
 		n.log.Info("NAS message not compatible with state", "amfUeNgapId", ue.amfID, "err", e)
-		n.sendPlainOrProtected(ue, must(nasx.BuildStatus(nasx.CauseMessageTypeNotCompatible)))
+		n.sendPlainOrProtected(ue, n.built("5GMMStatus")(nasx.BuildStatus(nasx.CauseMessageTypeNotCompatible)))
 	}
 }
+
+// startProcedure and finishProcedure bracket a UE's registration or
+// deregistration, from its initiating message to its end in any way
+// (accepted, rejected, aborted, released): the two points where the
+// limiter's count of procedures in progress (DESIGN.md "AMF limiter and
+// overload") goes up and down. Waiting for a peer's answer is inside the
+// bracket, though no dispatcher event runs meanwhile (sbi_call.go).
+func (n *NF) startProcedure(ue *ueContext) { ue.reg.started = time.Now() }
 
 // finishProcedure records the outcome of a procedure once.
 func (n *NF) finishProcedure(ue *ueContext, proc, result string) {
@@ -154,7 +165,8 @@ func (n *NF) finishProcedure(ue *ueContext, proc, result string) {
 // procedureOf names the procedure a state belongs to, for metrics.
 func procedureOf(s State) string {
 	switch s {
-	case StateIdentification, StateAuthentication, StateSecurityMode, StateRegistering:
+	case StateIdentification, StateAwaitingVector, StateAuthentication, StateAwaitingConfirmation,
+		StateSecurityMode, StateAwaitingUDM, StateAwaitingPCF, StateRegistering:
 		return procRegistration
 	}
 	return ""

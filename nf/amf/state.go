@@ -10,22 +10,27 @@ import (
 type State int
 
 const (
-	StateDeregistered   State = iota // 5GMM-DEREGISTERED, nothing running
-	StateIdentification              // Identity Request sent, T3570 running
-	StateAuthentication              // Authentication Request sent, T3560 running
-	StateSecurityMode                // Security Mode Command sent, T3560 running
-	StateRegistering                 // Registration Accept sent, T3550 running
-	StateRegistered                  // 5GMM-REGISTERED
-	StateReleasing                   // UE Context Release Command sent
+	StateDeregistered         State = iota // 5GMM-DEREGISTERED, nothing running
+	StateIdentification                    // Identity Request sent, T3570 running
+	StateAwaitingVector                    // the AUSF asked for a 5G-AKA vector (sbi_call.go)
+	StateAuthentication                    // Authentication Request sent, T3560 running
+	StateAwaitingConfirmation              // RES* sent to the AUSF
+	StateSecurityMode                      // Security Mode Command sent, T3560 running
+	StateAwaitingUDM                       // UECM registration and SDM asked of the UDM
+	StateAwaitingPCF                       // AM policy association asked of the PCF
+	StateRegistering                       // Registration Accept sent, T3550 running
+	StateRegistered                        // 5GMM-REGISTERED
+	StateReleasing                         // UE Context Release Command sent
 )
 
 func (s State) String() string {
-	return [...]string{"DEREGISTERED", "IDENTIFICATION", "AUTHENTICATION", "SECURITY_MODE",
+	return [...]string{"DEREGISTERED", "IDENTIFICATION", "AWAITING_AUSF_VECTOR", "AUTHENTICATION",
+		"AWAITING_AUSF_CONFIRMATION", "SECURITY_MODE", "AWAITING_UDM", "AWAITING_PCF",
 		"REGISTERING", "REGISTERED", "RELEASING"}[s]
 }
 
-// Event is what happens to a UE: an uplink NAS message, an NGAP message, or
-// a timer. Events carry ids, never pointers (STYLE.md habit 5).
+// Event is what happens to a UE: an uplink NAS message, an NGAP message, a
+// timer, a peer NF's notification or the answer to the AMF's own request. Events carry ids, never pointers (STYLE.md habit 5).
 type Event int
 
 const (
@@ -46,6 +51,10 @@ const (
 	EvReleaseComplete
 	EvReset
 	EvNetworkDeregistration // the UDM deregistered the AMF for the UE (namf_callback.go)
+	EvAuthVector            // the AUSF's answer to Nausf_UEAuthentication_Authenticate
+	EvAuthConfirmation      // the AUSF's answer to the RES* confirmation
+	EvUDMAnswer             // the UDM's answers of TS 23.502 4.2.2.2.2 steps 14a-c
+	EvPCFAnswer             // the PCF's answer of step 16
 )
 
 func (e Event) String() string {
@@ -53,7 +62,8 @@ func (e Event) String() string {
 		"AuthenticationFailure", "SecurityModeComplete", "SecurityModeReject", "RegistrationComplete",
 		"DeregistrationRequest", "ConfigurationUpdateComplete", "5GMMStatus", "TimerExpiry",
 		"InitialContextSetupResponse", "InitialContextSetupFailure", "UEContextReleaseRequest",
-		"UEContextReleaseComplete", "NGReset", "UDMDeregistrationNotification"}[e]
+		"UEContextReleaseComplete", "NGReset", "UDMDeregistrationNotification", "AUSFAuthVector",
+		"AUSFConfirmation", "UDMAnswer", "PCFAnswer"}[e]
 }
 
 // handler validates and acts on one event; it returns the next state, or an
@@ -70,8 +80,8 @@ type transition struct {
 }
 
 // notReleasing are the states in which the UE's signalling connection is up.
-var notReleasing = []State{StateDeregistered, StateIdentification, StateAuthentication,
-	StateSecurityMode, StateRegistering, StateRegistered}
+var notReleasing = []State{StateDeregistered, StateIdentification, StateAwaitingVector, StateAuthentication,
+	StateAwaitingConfirmation, StateSecurityMode, StateAwaitingUDM, StateAwaitingPCF, StateRegistering, StateRegistered}
 
 // table is the one place that says which event is accepted in which state and
 // where it may lead (TS 24.501 5.4, 5.5.1, 5.5.2; TS 38.413 8.3).
@@ -84,16 +94,24 @@ func table() []transition {
 	}
 	all := append(slices.Clone(notReleasing), StateReleasing)
 	anyActive := notReleasing
-	regOutcomes := []State{StateIdentification, StateAuthentication, StateRegistering, StateReleasing}
+	regOutcomes := []State{StateIdentification, StateAwaitingVector, StateRegistering, StateReleasing}
+	only := func(s State) []State { return []State{s} }
 
+	// Registration in the order of TS 23.502 4.2.2.2.2. A peer's answer is
+	// accepted only in the state that waits for it (sbi_call.go); a stale
+	// one leaves the state as it is.
 	// TS 24.501 5.5.1.2.8 c)/d), 5.5.1.3: a new Registration Request restarts
 	// the procedure in any state.
 	add(anyActive, EvRegistrationRequest, (*NF).onRegistrationRequest, regOutcomes...)
-	add([]State{StateIdentification}, EvIdentityResponse, (*NF).onIdentityResponse, StateAuthentication, StateReleasing)
-	add([]State{StateAuthentication}, EvAuthenticationResponse, (*NF).onAuthenticationResponse, StateSecurityMode, StateReleasing)
-	add([]State{StateAuthentication}, EvAuthenticationFailure, (*NF).onAuthenticationFailure, StateAuthentication, StateReleasing)
-	add([]State{StateSecurityMode}, EvSecurityModeComplete, (*NF).onSecurityModeComplete, StateRegistering, StateReleasing)
-	add([]State{StateSecurityMode}, EvSecurityModeReject, (*NF).onSecurityModeReject, StateReleasing)
+	add(only(StateIdentification), EvIdentityResponse, (*NF).onIdentityResponse, StateAwaitingVector, StateReleasing)
+	add(only(StateAwaitingVector), EvAuthVector, (*NF).onAuthVector, StateAwaitingVector, StateAuthentication)
+	add(only(StateAuthentication), EvAuthenticationResponse, (*NF).onAuthenticationResponse, StateAwaitingConfirmation, StateReleasing)
+	add(only(StateAuthentication), EvAuthenticationFailure, (*NF).onAuthenticationFailure, StateAwaitingVector, StateReleasing)
+	add(only(StateAwaitingConfirmation), EvAuthConfirmation, (*NF).onAuthConfirmation, StateAwaitingConfirmation, StateSecurityMode)
+	add(only(StateSecurityMode), EvSecurityModeComplete, (*NF).onSecurityModeComplete, StateAwaitingUDM, StateReleasing)
+	add(only(StateSecurityMode), EvSecurityModeReject, (*NF).onSecurityModeReject, StateReleasing)
+	add(only(StateAwaitingUDM), EvUDMAnswer, (*NF).onUDMAnswer, StateAwaitingUDM, StateAwaitingPCF, StateRegistering)
+	add(only(StateAwaitingPCF), EvPCFAnswer, (*NF).onPCFAnswer, StateAwaitingPCF, StateRegistering)
 	add([]State{StateRegistering}, EvRegistrationComplete, (*NF).onRegistrationComplete, StateRegistered)
 	add(anyActive, EvDeregistrationRequest, (*NF).onDeregistrationRequest, StateReleasing)
 	add(anyActive, EvConfigurationUpdateComplete, (*NF).stay, anyActive...)

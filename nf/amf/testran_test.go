@@ -74,6 +74,12 @@ func (g *gnbSide) send(b []byte) { g.conn.in <- msg{b: b} }
 // no test asserts on time).
 func (g *gnbSide) recv() (ngapx.Summary, uint16) {
 	g.t.Helper()
+	return g.recvWithin(10 * time.Second)
+}
+
+// recvWithin is recv failing after d.
+func (g *gnbSide) recvWithin(d time.Duration) (ngapx.Summary, uint16) {
+	g.t.Helper()
 	select {
 	case m := <-g.conn.out:
 		pdu, err := ngapx.Decode(m.b)
@@ -85,8 +91,8 @@ func (g *gnbSide) recv() (ngapx.Summary, uint16) {
 			g.t.Fatal(err)
 		}
 		return s, m.stream
-	case <-time.After(10 * time.Second):
-		g.t.Fatal("no NGAP message from the AMF")
+	case <-time.After(d):
+		g.t.Fatalf("no NGAP message from the AMF within %v", d)
 	}
 	return ngapx.Summary{}, 0
 }

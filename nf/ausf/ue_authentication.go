@@ -33,10 +33,10 @@ type challenge struct {
 //     gets RAND, AUTN and HXRES* only (step 5).
 func (n *NF) authenticate(ctx context.Context, in *models.AuthenticationInfo) (*challenge, error) {
 	if in.SupiOrSuci == "" || in.ServingNetworkName == "" {
-		return nil, sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_MISSING", "supiOrSuci and servingNetworkName are mandatory")
+		return nil, sbi.Rejectf(http.StatusBadRequest, sbi.CauseMandatoryIEMissing, "supiOrSuci and servingNetworkName are mandatory")
 	}
 	if in.ServingNetworkName != n.snn {
-		return nil, sbi.Rejectf(http.StatusForbidden, "SERVING_NETWORK_NOT_AUTHORIZED",
+		return nil, sbi.Rejectf(http.StatusForbidden, sbi.CauseServingNetworkNotAuthorized,
 			"serving network %q is not %q", in.ServingNetworkName, n.snn)
 	}
 	res, err := n.udm.generateAuthData(ctx, in.SupiOrSuci, models.AuthenticationInfoRequest{
@@ -46,11 +46,11 @@ func (n *NF) authenticate(ctx context.Context, in *models.AuthenticationInfo) (*
 	}
 	he, err := decodeHEAV(res)
 	if err != nil {
-		return nil, sbi.Rejectf(http.StatusGatewayTimeout, "UPSTREAM_SERVER_ERROR", "UDM vector: %v", err)
+		return nil, sbi.Rejectf(http.StatusGatewayTimeout, sbi.CauseUpstreamServerError, "UDM vector: %v", err)
 	}
 	kseaf, err := security.DeriveKSEAF(he.kausf, in.ServingNetworkName)
 	if err != nil {
-		return nil, sbi.Rejectf(http.StatusGatewayTimeout, "UPSTREAM_SERVER_ERROR", "UDM vector: %v", err)
+		return nil, sbi.Rejectf(http.StatusGatewayTimeout, sbi.CauseUpstreamServerError, "UDM vector: %v", err)
 	}
 	id := n.auths.add(&authContext{supi: res.Supi, snn: in.ServingNetworkName, xresStar: he.xresStar, kseaf: kseaf})
 	return &challenge{id: id, snn: in.ServingNetworkName, av: models.Av5gAka{
@@ -96,11 +96,11 @@ func decodeHEAV(res *models.UdmUeauAuthenticationInfoResult) (heAV, error) {
 // answer does not wait for it.
 func (n *NF) confirm(authCtxID string, in *models.ConfirmationData) (*models.ConfirmationDataResponse, error) {
 	if in.ResStar == "" {
-		return nil, sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_MISSING", "resStar is mandatory")
+		return nil, sbi.Rejectf(http.StatusBadRequest, sbi.CauseMandatoryIEMissing, "resStar is mandatory")
 	}
 	c := n.auths.take(authCtxID)
 	if c == nil {
-		return nil, sbi.Rejectf(http.StatusNotFound, "CONTEXT_NOT_FOUND", "no authentication %s in progress (unknown, expired or already confirmed)", authCtxID)
+		return nil, sbi.Rejectf(http.StatusNotFound, sbi.CauseContextNotFound, "no authentication %s in progress (unknown, expired or already confirmed)", authCtxID)
 	}
 	resStar, err := hex.DecodeString(in.ResStar)
 	ok := err == nil && subtle.ConstantTimeCompare(resStar, c.xresStar) == 1

@@ -28,12 +28,12 @@ type query struct {
 func (n *NF) handleDiscover(w http.ResponseWriter, r *http.Request) {
 	q, param, err := parseQuery(r.URL.Query())
 	if err != nil {
-		sbi.WriteProblem(w, http.StatusBadRequest, "INVALID_QUERY_PARAM", param+": "+err.Error())
+		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseInvalidQueryParam, param+": "+err.Error())
 		return
 	}
 	if param != "" {
 		// TS 29.510 6.2.3.2.3.1: target-nf-type and requester-nf-type are mandatory.
-		sbi.WriteProblem(w, http.StatusBadRequest, "MANDATORY_QUERY_PARAM_MISSING", param+" is missing")
+		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseMandatoryQueryParamMissing, param+" is missing")
 		return
 	}
 	res := models.SearchResult{ValidityPeriod: int32(n.validity.Seconds()), NfInstances: []models.NrfNfDiscoveryNfProfile{}}

@@ -23,7 +23,7 @@ func (n *NF) handleRegister(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := validateProfile(id, &p); err != nil {
-		sbi.WriteProblem(w, http.StatusBadRequest, "INVALID_MSG_FORMAT", err.Error())
+		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseInvalidMsgFormat, err.Error())
 		return
 	}
 	if n.reg.put(p) {
@@ -66,7 +66,7 @@ func validStatus(s models.NrfNfManagementNfStatus) bool {
 func (n *NF) handleGetInstance(w http.ResponseWriter, r *http.Request) {
 	p, ok := n.reg.get(r.PathValue("nfInstanceID"))
 	if !ok {
-		sbi.WriteProblem(w, http.StatusNotFound, "RESOURCE_NOT_FOUND", "no NF instance "+r.PathValue("nfInstanceID"))
+		sbi.WriteProblem(w, http.StatusNotFound, sbi.CauseResourceNotFound, "no NF instance "+r.PathValue("nfInstanceID"))
 		return
 	}
 	sbi.WriteJSON(w, http.StatusOK, p)
@@ -85,7 +85,7 @@ func (n *NF) handleUpdate(w http.ResponseWriter, r *http.Request) {
 	})
 	switch {
 	case !found:
-		sbi.WriteProblem(w, http.StatusNotFound, "RESOURCE_NOT_FOUND", "no NF instance "+r.PathValue("nfInstanceID"))
+		sbi.WriteProblem(w, http.StatusNotFound, sbi.CauseResourceNotFound, "no NF instance "+r.PathValue("nfInstanceID"))
 	case errors.As(err, &rejected):
 		sbi.WriteProblem(w, rejected.status, rejected.cause, rejected.detail)
 	default:
@@ -106,23 +106,23 @@ func (e *patchError) Error() string { return e.detail }
 func applyPatch(p *models.NrfNfManagementNfProfile, patch []models.PatchItem) error {
 	for _, it := range patch {
 		if it.Op != models.PatchOperation_REPLACE && it.Op != models.PatchOperation_ADD {
-			return &patchError{http.StatusForbidden, "MODIFICATION_NOT_ALLOWED", fmt.Sprintf("op %q on %s", it.Op, it.Path)}
+			return &patchError{http.StatusForbidden, sbi.CauseModificationNotAllowed, fmt.Sprintf("op %q on %s", it.Op, it.Path)}
 		}
 		switch it.Path {
 		case "/nfStatus":
 			s, _ := it.Value.(string)
 			if !validStatus(models.NrfNfManagementNfStatus(s)) {
-				return &patchError{http.StatusBadRequest, "INVALID_MSG_FORMAT", fmt.Sprintf("nfStatus %v", it.Value)}
+				return &patchError{http.StatusBadRequest, sbi.CauseInvalidMsgFormat, fmt.Sprintf("nfStatus %v", it.Value)}
 			}
 			p.NfStatus = models.NrfNfManagementNfStatus(s)
 		case "/load":
 			l, ok := it.Value.(float64)
 			if !ok || l < 0 || l > 100 || l != float64(int32(l)) {
-				return &patchError{http.StatusBadRequest, "INVALID_MSG_FORMAT", fmt.Sprintf("load %v is not an integer 0..100", it.Value)}
+				return &patchError{http.StatusBadRequest, sbi.CauseInvalidMsgFormat, fmt.Sprintf("load %v is not an integer 0..100", it.Value)}
 			}
 			p.Load = int32(l)
 		default:
-			return &patchError{http.StatusForbidden, "MODIFICATION_NOT_ALLOWED", "only /nfStatus and /load may be patched, not " + it.Path}
+			return &patchError{http.StatusForbidden, sbi.CauseModificationNotAllowed, "only /nfStatus and /load may be patched, not " + it.Path}
 		}
 	}
 	return nil
@@ -132,7 +132,7 @@ func applyPatch(p *models.NrfNfManagementNfProfile, patch []models.PatchItem) er
 func (n *NF) handleDeregister(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("nfInstanceID")
 	if !n.reg.remove(id) {
-		sbi.WriteProblem(w, http.StatusNotFound, "RESOURCE_NOT_FOUND", "no NF instance "+id)
+		sbi.WriteProblem(w, http.StatusNotFound, sbi.CauseResourceNotFound, "no NF instance "+id)
 		return
 	}
 	n.log.Info("NF deregistered", "nfInstanceId", id)
@@ -148,7 +148,7 @@ func (n *NF) handleList(w http.ResponseWriter, r *http.Request) {
 	if s := q.Get("limit"); s != "" {
 		l, err := strconv.Atoi(s)
 		if err != nil || l < 1 {
-			sbi.WriteProblem(w, http.StatusBadRequest, "INVALID_QUERY_PARAM", "limit "+s)
+			sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseInvalidQueryParam, "limit "+s)
 			return
 		}
 		limit = l

@@ -20,7 +20,7 @@ import (
 //  3. the decision is made and the association stored (step 3).
 func (n *NF) create(ctx context.Context, req *models.PcfAmPolicyControlPolicyAssociationRequest) (string, *models.PcfAmPolicyControlPolicyAssociation, error) {
 	if req.NotificationUri == "" || req.Supi == "" {
-		return "", nil, sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_MISSING", "notificationUri and supi are mandatory")
+		return "", nil, sbi.Rejectf(http.StatusBadRequest, sbi.CauseMandatoryIEMissing, "notificationUri and supi are mandatory")
 	}
 	data, err := n.udr.amPolicyData(ctx, req.Supi)
 	if err != nil {

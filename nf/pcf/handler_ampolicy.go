@@ -64,5 +64,5 @@ func (n *NF) handleDelete(w http.ResponseWriter, r *http.Request) {
 }
 
 func notFound(w http.ResponseWriter, r *http.Request) {
-	sbi.WriteProblem(w, http.StatusNotFound, "CONTEXT_NOT_FOUND", "no AM policy association "+r.PathValue("polAssoId"))
+	sbi.WriteProblem(w, http.StatusNotFound, sbi.CauseContextNotFound, "no AM policy association "+r.PathValue("polAssoId"))
 }

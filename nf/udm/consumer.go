@@ -37,10 +37,10 @@ func (u *udrClient) do(ctx context.Context, method, path string, in, out any) er
 // 6.3.7.3 and friends: USER_NOT_FOUND), unless the UDR said the user exists
 // but the data set does not (DATA_NOT_FOUND).
 func userNotFound(err error) error {
-	if sbi.StatusOf(err) != http.StatusNotFound || sbi.CauseOf(err) == "DATA_NOT_FOUND" {
+	if sbi.StatusOf(err) != http.StatusNotFound || sbi.CauseOf(err) == sbi.CauseDataNotFound {
 		return err
 	}
-	return sbi.Rejectf(http.StatusNotFound, "USER_NOT_FOUND", "the UDR has no subscriber: %v", err)
+	return sbi.Rejectf(http.StatusNotFound, sbi.CauseUserNotFound, "the UDR has no subscriber: %v", err)
 }
 
 // authSubscription is the UDR's authentication subscription (TS 29.505

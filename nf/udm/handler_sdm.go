@@ -33,7 +33,7 @@ func (n *NF) servingPLMN(w http.ResponseWriter, r *http.Request) (string, bool) 
 	}
 	var p models.PlmnId
 	if err := json.Unmarshal([]byte(s), &p); err != nil || p.Mcc == "" || p.Mnc == "" {
-		sbi.WriteProblem(w, http.StatusBadRequest, "INVALID_QUERY_PARAM", "plmn-id "+s+" is not a PlmnId")
+		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseInvalidQueryParam, "plmn-id "+s+" is not a PlmnId")
 		return "", false
 	}
 	return p.Mcc + p.Mnc, true
@@ -56,7 +56,7 @@ func (n *NF) handleNSSAI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if am.Nssai == nil {
-		sbi.WriteProblem(w, http.StatusNotFound, "DATA_NOT_FOUND", "no subscribed NSSAI")
+		sbi.WriteProblem(w, http.StatusNotFound, sbi.CauseDataNotFound, "no subscribed NSSAI")
 		return
 	}
 	sbi.WriteJSON(w, http.StatusOK, am.Nssai)
@@ -126,7 +126,7 @@ func (n *NF) handleSubscribe(w http.ResponseWriter, r *http.Request) {
 	}
 	// Mandatory attributes, TS 29.503 6.1.6.2.3.
 	if sub.NfInstanceId == "" || sub.CallbackReference == "" || len(sub.MonitoredResourceUris) == 0 {
-		sbi.WriteProblem(w, http.StatusBadRequest, "MANDATORY_IE_MISSING", "nfInstanceId, callbackReference and monitoredResourceUris are mandatory")
+		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseMandatoryIEMissing, "nfInstanceId, callbackReference and monitoredResourceUris are mandatory")
 		return
 	}
 	if err := n.knownUser(r.Context(), supi); err != nil {
@@ -146,7 +146,7 @@ func (n *NF) handleUnsubscribe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !n.ues.unsubscribe(supi, r.PathValue("subscriptionId")) {
-		sbi.WriteProblem(w, http.StatusNotFound, "SUBSCRIPTION_NOT_FOUND", "no subscription "+r.PathValue("subscriptionId")+" of "+supi)
+		sbi.WriteProblem(w, http.StatusNotFound, sbi.CauseSubscriptionNotFound, "no subscription "+r.PathValue("subscriptionId")+" of "+supi)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -42,7 +42,7 @@ func (n *NF) handleAuthEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ev.NfInstanceId == "" || ev.ServingNetworkName == "" || ev.AuthType == "" {
-		sbi.WriteProblem(w, http.StatusBadRequest, "MANDATORY_IE_MISSING", "nfInstanceId, servingNetworkName and authType are mandatory")
+		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseMandatoryIEMissing, "nfInstanceId, servingNetworkName and authType are mandatory")
 		return
 	}
 	if ev.TimeStamp == nil {
@@ -50,7 +50,7 @@ func (n *NF) handleAuthEvent(w http.ResponseWriter, r *http.Request) {
 		ev.TimeStamp = &now
 	}
 	if !n.ues.putEvent(supi, ev) {
-		sbi.WriteProblem(w, http.StatusNotFound, "USER_NOT_FOUND", "no authentication vector was issued for "+supi)
+		sbi.WriteProblem(w, http.StatusNotFound, sbi.CauseUserNotFound, "no authentication vector was issued for "+supi)
 		return
 	}
 	n.log.Debug("authentication result", "supi", supi, "success", ev.Success, "ausf", ev.NfInstanceId)

@@ -26,7 +26,7 @@ func (n *NF) routeUECM(mux *http.ServeMux) {
 func supiParam(w http.ResponseWriter, r *http.Request, name string) (string, bool) {
 	supi := r.PathValue(name)
 	if !imsiPattern.MatchString(supi) {
-		sbi.WriteProblem(w, http.StatusBadRequest, "MANDATORY_IE_INCORRECT", name+" "+supi+" is not an IMSI-based SUPI (imsi-<digits>)")
+		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, name+" "+supi+" is not an IMSI-based SUPI (imsi-<digits>)")
 		return "", false
 	}
 	return supi, true
@@ -46,7 +46,7 @@ func (n *NF) handleRegisterAMF(w http.ResponseWriter, r *http.Request) {
 	}
 	// Mandatory attributes, TS 29.503 6.2.6.2.2.
 	if reg.AmfInstanceId == "" || reg.DeregCallbackUri == "" || reg.Guami == nil || reg.RatType == "" {
-		sbi.WriteProblem(w, http.StatusBadRequest, "MANDATORY_IE_MISSING", "amfInstanceId, deregCallbackUri, guami and ratType are mandatory")
+		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseMandatoryIEMissing, "amfInstanceId, deregCallbackUri, guami and ratType are mandatory")
 		return
 	}
 	reg.Supi = supi
@@ -75,7 +75,7 @@ func (n *NF) handleUpdateAMF(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if mod.Guami == nil {
-		sbi.WriteProblem(w, http.StatusBadRequest, "MANDATORY_IE_MISSING", "guami is mandatory")
+		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseMandatoryIEMissing, "guami is mandatory")
 		return
 	}
 	reg, err := n.registeredAMF(r.Context(), supi)
@@ -84,7 +84,7 @@ func (n *NF) handleUpdateAMF(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !sameGUAMI(reg.Guami, mod.Guami) {
-		sbi.WriteProblem(w, http.StatusForbidden, "INVALID_GUAMI", "the GUAMI is not the registered AMF's")
+		sbi.WriteProblem(w, http.StatusForbidden, sbi.CauseInvalidGUAMI, "the GUAMI is not the registered AMF's")
 		return
 	}
 	applyModification(&reg, &mod)
@@ -103,8 +103,8 @@ func (n *NF) registeredAMF(ctx context.Context, supi string) (models.Amf3GppAcce
 		return reg, nil
 	}
 	reg, err := n.udr.amf3GPPAccess(ctx, supi)
-	if sbi.CauseOf(err) == "DATA_NOT_FOUND" {
-		return models.Amf3GppAccessRegistration{}, sbi.Rejectf(http.StatusNotFound, "CONTEXT_NOT_FOUND", "no AMF is registered for %s", supi)
+	if sbi.CauseOf(err) == sbi.CauseDataNotFound {
+		return models.Amf3GppAccessRegistration{}, sbi.Rejectf(http.StatusNotFound, sbi.CauseContextNotFound, "no AMF is registered for %s", supi)
 	}
 	if err != nil {
 		return models.Amf3GppAccessRegistration{}, err

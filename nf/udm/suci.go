@@ -78,11 +78,11 @@ func resolveSUPI(id string, keys security.HomeNetworkKeys) (string, error) {
 		return id, nil
 	}
 	if !strings.HasPrefix(id, "suci-") {
-		return "", sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_INCORRECT", "%q is neither an IMSI SUPI nor a SUCI", id)
+		return "", sbi.Rejectf(http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, "%q is neither an IMSI SUPI nor a SUCI", id)
 	}
 	m := suciPattern.FindStringSubmatch(id)
 	if m == nil {
-		return "", sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_INCORRECT",
+		return "", sbi.Rejectf(http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect,
 			"SUCI %q is not suci-0-<mcc>-<mnc>-<routing indicator>-<scheme>-<key id>-<output> (only IMSI-based SUCIs are supported)", id)
 	}
 	mcc, mnc, schemeS, keyS, output := m[1], m[2], m[4], m[5], m[6]
@@ -101,28 +101,28 @@ func deconceal(scheme, keyID int, output string, keys security.HomeNetworkKeys) 
 	case scheme == security.SchemeNull:
 		// The null scheme output is the MSIN itself, as digits (TS 23.003 28.7.3).
 		if !msinPattern.MatchString(output) {
-			return "", sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_INCORRECT", "null-scheme output %q is not an MSIN", output)
+			return "", sbi.Rejectf(http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, "null-scheme output %q is not an MSIN", output)
 		}
 		return output, nil
 	case scheme != security.SchemeProfileA && scheme != security.SchemeProfileB:
-		return "", sbi.Rejectf(http.StatusNotImplemented, "UNSUPPORTED_PROTECTION_SCHEME", "protection scheme %d", scheme)
+		return "", sbi.Rejectf(http.StatusNotImplemented, sbi.CauseUnsupportedProtectionScheme, "protection scheme %d", scheme)
 	case keyID > 255:
-		return "", sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_INCORRECT", "home network public key id %d", keyID)
+		return "", sbi.Rejectf(http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, "home network public key id %d", keyID)
 	}
 	raw, err := hex.DecodeString(output)
 	if err != nil {
-		return "", sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_INCORRECT", "scheme output is not hex: %v", err)
+		return "", sbi.Rejectf(http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, "scheme output is not hex: %v", err)
 	}
 	msin, err := security.DeconcealSUCI(uint8(scheme), uint8(keyID), raw, keys)
 	switch {
 	case errors.Is(err, security.ErrUnknownHNKey):
-		return "", sbi.Rejectf(http.StatusForbidden, "AUTHENTICATION_REJECTED",
+		return "", sbi.Rejectf(http.StatusForbidden, sbi.CauseAuthenticationRejected,
 			"no home network key with id %d for %s is configured (udm.suci_keys)", keyID, schemeName(uint8(scheme)))
 	case errors.Is(err, security.ErrSUCIMAC):
-		return "", sbi.Rejectf(http.StatusForbidden, "AUTHENTICATION_REJECTED",
+		return "", sbi.Rejectf(http.StatusForbidden, sbi.CauseAuthenticationRejected,
 			"SUCI MAC tag does not verify with home network key %d (%s)", keyID, schemeName(uint8(scheme)))
 	case err != nil:
-		return "", sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_INCORRECT", "SUCI scheme output: %v", err)
+		return "", sbi.Rejectf(http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, "SUCI scheme output: %v", err)
 	}
 	return msin, nil
 }

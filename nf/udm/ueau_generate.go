@@ -38,7 +38,7 @@ func (n *NF) generateAuthData(ctx context.Context, supiOrSuci string, req *model
 		return nil, err
 	}
 	if req.ServingNetworkName == "" {
-		return nil, sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_MISSING", "servingNetworkName is missing")
+		return nil, sbi.Rejectf(http.StatusBadRequest, sbi.CauseMandatoryIEMissing, "servingNetworkName is missing")
 	}
 	unlock := n.ues.sqn.lock(supi)
 	defer unlock()
@@ -50,7 +50,7 @@ func (n *NF) generateAuthData(ctx context.Context, supiOrSuci string, req *model
 			return res, err
 		}
 	}
-	return nil, sbi.Rejectf(http.StatusInternalServerError, "SYSTEM_FAILURE", "the SQN of %s kept moving at the UDR", supi)
+	return nil, sbi.Rejectf(http.StatusInternalServerError, sbi.CauseSystemFailure, "the SQN of %s kept moving at the UDR", supi)
 }
 
 // maxSQNAttempts bounds the retries when other UDMs keep moving the SQN.
@@ -64,7 +64,7 @@ func (n *NF) issueVector(ctx context.Context, supi string, req *models.Authentic
 	}
 	cred, err := credentialsOf(sub)
 	if err != nil {
-		return nil, sbi.Rejectf(http.StatusForbidden, "AUTHENTICATION_REJECTED", "%s: %v", supi, err)
+		return nil, sbi.Rejectf(http.StatusForbidden, sbi.CauseAuthenticationRejected, "%s: %v", supi, err)
 	}
 	sqnHE := cred.sqn
 	if r := req.ResynchronizationInfo; r != nil {
@@ -76,7 +76,7 @@ func (n *NF) issueVector(ctx context.Context, supi string, req *models.Authentic
 	sqn := (sqnHE + 1) & sqnMask
 	av, err := security.GenerateAuthVector(cred.k, cred.opc, sqnBytes(sqn), cred.amf, nil, req.ServingNetworkName)
 	if err != nil {
-		return nil, sbi.Rejectf(http.StatusForbidden, "AUTHENTICATION_REJECTED", "%s: %v", supi, err)
+		return nil, sbi.Rejectf(http.StatusForbidden, sbi.CauseAuthenticationRejected, "%s: %v", supi, err)
 	}
 	if err := n.udr.storeSQN(ctx, supi, sub.SequenceNumber.Sqn, nextSequenceNumber(sub.SequenceNumber, sqn)); err != nil {
 		return nil, err
@@ -157,15 +157,15 @@ func opcOf(s *authSubscription, k []byte) ([]byte, error) {
 func resynchronise(c credentials, r *models.ResynchronizationInfo) (uint64, error) {
 	rnd, err := hexLen("resynchronizationInfo.rand", r.Rand, security.RANDLen)
 	if err != nil {
-		return 0, sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_INCORRECT", "%v", err)
+		return 0, sbi.Rejectf(http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, "%v", err)
 	}
 	auts, err := hexLen("resynchronizationInfo.auts", r.Auts, security.AUTSLen)
 	if err != nil {
-		return 0, sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_INCORRECT", "%v", err)
+		return 0, sbi.Rejectf(http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, "%v", err)
 	}
 	sqnMS, err := security.SQNFromAUTS(c.k, c.opc, rnd, auts)
 	if err != nil {
-		return 0, sbi.Rejectf(http.StatusForbidden, "AUTHENTICATION_REJECTED", "AUTS: %v", err)
+		return 0, sbi.Rejectf(http.StatusForbidden, sbi.CauseAuthenticationRejected, "AUTS: %v", err)
 	}
 	return sqnValue(sqnMS), nil
 }

@@ -59,7 +59,7 @@ func (n *NF) postSubscriber(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if added == 0 {
-		sbi.WriteProblem(w, http.StatusConflict, "SUBSCRIBER_EXISTS", "imsi "+s.IMSI+" is provisioned already; PUT replaces it (l25gc subscriber add --replace)")
+		sbi.WriteProblem(w, http.StatusConflict, sbi.CauseSubscriberExists, "imsi "+s.IMSI+" is provisioned already; PUT replaces it (l25gc subscriber add --replace)")
 		return
 	}
 	w.Header().Set("Location", prov.BasePath+"/subscribers/"+s.IMSI)

@@ -11,14 +11,14 @@ import (
 
 // Application error causes (TS 29.504 6.1.7.3, TS 29.500 5.2.7.2).
 const (
-	causeUserNotFound     = "USER_NOT_FOUND"
-	causeDataNotFound     = "DATA_NOT_FOUND"
-	causeInvalidFormat    = "INVALID_MSG_FORMAT"
-	causeInvalidQuery     = "INVALID_QUERY_PARAM"
-	causeMandatoryMissing = "MANDATORY_IE_MISSING"
-	causeModNotAllowed    = "MODIFICATION_NOT_ALLOWED"
-	causeSystemFailure    = "SYSTEM_FAILURE"
-	causeNotFound         = "RESOURCE_URI_STRUCTURE_NOT_FOUND"
+	causeUserNotFound     = sbi.CauseUserNotFound
+	causeDataNotFound     = sbi.CauseDataNotFound
+	causeInvalidFormat    = sbi.CauseInvalidMsgFormat
+	causeInvalidQuery     = sbi.CauseInvalidQueryParam
+	causeMandatoryMissing = sbi.CauseMandatoryIEMissing
+	causeModNotAllowed    = sbi.CauseModificationNotAllowed
+	causeSystemFailure    = sbi.CauseSystemFailure
+	causeNotFound         = sbi.CauseResourceURIStructureNotFound
 )
 
 // writeStoreError answers a failed store call about ueID: a missing UE is
