@@ -75,7 +75,8 @@ type Process struct {
 	starting bool // Start has not seen it serve yet (guarded by Core.mu)
 	exited   chan struct{}
 	spawned  time.Time
-	failures int // exits in a row, each soon after its start (guarded by Core.mu)
+	failures int  // exits in a row, each soon after its start (guarded by Core.mu)
+	killed   bool // by the supervisor, when the onvm manager died (guarded by Core.mu)
 }
 
 // Core is a running node.

@@ -34,7 +34,7 @@ func (c *Core) nextRestart(p *Process) (time.Duration, bool) {
 		backoff = defaultBackoff
 	}
 	c.mu.Lock()
-	if time.Since(p.spawned) >= stableAfter {
+	if time.Since(p.spawned) >= stableAfter || p.killed {
 		p.failures = 0
 	}
 	p.failures++
