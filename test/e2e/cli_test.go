@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/node"
 )
 
@@ -78,7 +79,7 @@ func TestUpStatusRansimDown(t *testing.T) {
 	if err != nil {
 		t.Fatalf("l25gc status from another directory: %v\n%s", err, status)
 	}
-	for _, nf := range []string{"onvm", "nrf", "udr", "udm", "ausf", "pcf", "amf"} {
+	for _, nf := range append([]string{"onvm"}, config.AllNFs...) {
 		if !rowSays(status, nf, "ok") {
 			t.Errorf("l25gc status: no healthy %s row:\n%s", nf, status)
 		}
