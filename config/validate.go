@@ -50,6 +50,10 @@ func (c *Config) validateFor(cat Catalog, file string, root *yaml.Node) error {
 	v.oneOf("sbi.transport", c.SBI.Transport, "tcp", "xio", "xio-socket")
 	v.sbi(c)
 	v.nfs(cat, c)
+	if err := cat.Check(); err != nil {
+		v.errs = append(v.errs, fmt.Errorf("%s: the NF table: %w", file, err)) // a table a node cannot run, not the file's fault
+		return errors.Join(v.errs...)
+	}
 	for _, s := range cat {
 		v.nf(s.Name, *s.PortsIn(c))
 	}
