@@ -36,7 +36,7 @@ type Options struct {
 	// doubled per failure in a row, at most MaxRestarts times in a row.
 	Restart bool
 	// MaxRestarts bounds the restarts of an NF that keeps failing: one
-	// that exits within StableAfter of its start that many times in a row
+	// that exits within a minute of its start that many times in a row
 	// will fail again (a port taken, a broken config), so it is given up
 	// on. 0 means 5.
 	MaxRestarts int
