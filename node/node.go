@@ -72,7 +72,8 @@ type Process struct {
 	// GaveUp says the supervisor stopped restarting it (see Options.MaxRestarts).
 	GaveUp   bool `json:"gave_up,omitempty"`
 	cmd      *exec.Cmd
-	starting bool // Start has not seen it serve yet (guarded by Core.mu)
+	starting bool          // Start has not seen it serve yet (guarded by Core.mu)
+	decided  chan struct{} // closed when startNF is done with it (it served, or startNF handles its exit)
 	exited   chan struct{}
 	spawned  time.Time
 	failures int  // exits in a row, each soon after its start (guarded by Core.mu)
@@ -201,6 +202,9 @@ func (c *Core) startNF(ctx context.Context, name string) (*Process, error) {
 			c.mu.Lock()
 			p.starting = false
 			c.mu.Unlock()
+		}
+		close(p.decided)
+		if err == nil {
 			return p, nil
 		}
 		if !errors.Is(err, errExitedDuringStart) {
@@ -253,7 +257,7 @@ func (c *Core) spawnAs(name string, prev *Process) (*Process, error) {
 	}
 	sbiAddr, metricsAddr := c.addrs(name)
 	p := &Process{Name: name, PID: cmd.Process.Pid, SBIAddr: sbiAddr, MetricsAddr: metricsAddr, cmd: cmd,
-		exited: make(chan struct{}), spawned: time.Now()}
+		exited: make(chan struct{}), decided: make(chan struct{}), spawned: time.Now()}
 	c.mu.Lock()
 	p.starting = c.startingNF == name
 	c.startingNF = ""
@@ -296,11 +300,8 @@ func (c *Core) watch(p *Process, errLog *os.File) {
 		return
 	default:
 	}
-	c.mu.Lock()
-	starting := p.starting
-	c.mu.Unlock()
-	if starting {
-		return // startNF saw it exit and decides
+	if c.startHandles(p) {
+		return
 	}
 	fmt.Fprintf(c.opts.Out, "  %-5s exited unexpectedly (%v); see %s\n", p.Name, err, filepath.Join(c.cfg.LogDir, p.Name+".log"))
 	if !c.opts.Restart {
@@ -327,6 +328,26 @@ func (c *Core) watch(p *Process, errLog *os.File) {
 	}
 	fmt.Fprintf(c.opts.Out, "  %-5s restarted pid %d\n", np.Name, np.PID)
 	_ = c.writeState()
+}
+
+// startHandles reports whether startNF deals with p's exit: p exited before
+// startNF saw it serve. One that died just after its first health check is
+// an unexpected exit like any other, once startNF has seen it healthy.
+func (c *Core) startHandles(p *Process) bool {
+	c.mu.Lock()
+	starting := p.starting
+	c.mu.Unlock()
+	if !starting {
+		return false
+	}
+	select {
+	case <-p.decided:
+	case <-c.stop:
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return p.starting
 }
 
 // awaitPredecessors waits until the NFs started before p serve again, so
