@@ -23,6 +23,7 @@ type Config struct {
 	LogLevel string   `yaml:"log_level"` // debug | info | warn | error
 	// NFs are the network functions this node runs (`l25gc up`), all of
 	// them by default; a core spans nodes when each runs some of them.
+	// Each NF's section below holds its ports (NFSpec, nf/registry).
 	NFs  []string `yaml:"nfs"`
 	SBI  SBI      `yaml:"sbi"`
 	NRF  NRF      `yaml:"nrf"`
@@ -74,11 +75,6 @@ type SBI struct {
 	// ("" = this node's NRF); set it on a node that runs no NRF.
 	NRFURI string `yaml:"nrf_uri"`
 }
-
-// AllNFs are the network functions of a core, in the order a node starts
-// them: the NRF first (everyone registers with it), the data path of
-// authentication next, the AMF last (it accepts gNBs once its peers are up).
-var AllNFs = []string{"nrf", "udr", "udm", "ausf", "pcf", "amf"}
 
 // Runs reports whether this node runs the network function name.
 func (c *Config) Runs(name string) bool {

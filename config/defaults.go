@@ -14,7 +14,22 @@ const (
 )
 
 // Default returns a configuration that runs a whole core on this node.
-func Default() *Config {
+func Default() *Config { return DefaultFor(Builtin) }
+
+// DefaultFor is Default for the NFs of cat: each runs, on its default ports.
+func DefaultFor(cat Catalog) *Config {
+	c := defaultSections()
+	c.NFs = cat.Names()
+	for _, s := range cat {
+		if ports := s.PortsIn(c); ports != nil {
+			*ports = s.Ports
+		}
+	}
+	return c
+}
+
+// defaultSections is every default but the NFs' ports and list.
+func defaultSections() *Config {
 	slices := []SNSSAI{{SST: 1, SD: "010203"}, {SST: 1, SD: "112233"}}
 	return &Config{
 		PLMN:     PLMN{MCC: "208", MNC: "93"},
@@ -24,11 +39,9 @@ func Default() *Config {
 		DataDir:  "run/data",
 		LogDir:   "run/log",
 		LogLevel: "info",
-		NFs:      append([]string(nil), AllNFs...),
 		SBI:      SBI{Transport: "xio", BindIP: "127.0.0.1"},
-		NRF:      NRF{NF: NF{SBIPort: 29510, MetricsPort: 9510}, ValidityPeriod: time.Hour},
+		NRF:      NRF{ValidityPeriod: time.Hour},
 		AMF: AMF{
-			NF:    NF{SBIPort: 29518, MetricsPort: 9518},
 			Name:  "l25gc-amf",
 			GUAMI: GUAMI{RegionID: 0xCA, SetID: 0x3F8, Pointer: 0},
 			NGAP:  NGAP{Addr: "127.0.0.1:38412", Transport: "auto"},
@@ -43,19 +56,15 @@ func Default() *Config {
 			Network:  NetName{Full: "L25GC+", Short: "L25GC"},
 			Relative: 255,
 		},
-		AUSF: NF{SBIPort: 29509, MetricsPort: 9509},
 		UDM: UDM{
-			NF: NF{SBIPort: 29503, MetricsPort: 9503},
 			SUCIKeys: []SUCIKey{
 				{ID: 1, Scheme: "profile_a", PrivateKey: DefaultSUCIProfileAKey},
 				{ID: 2, Scheme: "profile_b", PrivateKey: DefaultSUCIProfileBKey},
 			},
 		},
 		UDR: UDR{
-			NF:    NF{SBIPort: 29504, MetricsPort: 9504},
 			Store: Store{Backend: "embedded", Path: "udr.db", MongoDB: MongoDB{URI: "mongodb://127.0.0.1:27017", Database: "free5gc"}},
 		},
-		PCF: NF{SBIPort: 29507, MetricsPort: 9507},
 		Subscribers: []SubscriberRange{{
 			IMSI: DefaultFirstIMSI, Count: DefaultSubscriberCount,
 			K: DefaultK, OPc: DefaultOPc, SQN: "000000000020", AMF: "8000",

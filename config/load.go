@@ -20,22 +20,25 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse is Load for bytes already read; name is used in error messages.
-func Parse(name string, data []byte) (*Config, error) {
-	cfg := Default()
+func Parse(name string, data []byte) (*Config, error) { return ParseFor(Builtin, name, data) }
+
+// ParseFor is Parse for a node that may run the NFs of cat.
+func ParseFor(cat Catalog, name string, data []byte) (*Config, error) {
+	cfg := DefaultFor(cat)
 	cfg.Path = name
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if len(data) == 0 || root.Kind == 0 {
-		return cfg, cfg.validate(name, nil)
+		return cfg, cfg.validateFor(cat, name, nil)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true) // a misspelt field is an error, not a silent default
 	if err := dec.Decode(cfg); err != nil {
 		return nil, decodeError(name, &root, err)
 	}
-	return cfg, cfg.validate(name, &root)
+	return cfg, cfg.validateFor(cat, name, &root)
 }
 
 // FieldError is one invalid value, located in the file.

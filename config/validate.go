@@ -27,6 +27,11 @@ func (v *validator) fail(field, format string, args ...any) {
 }
 
 func (c *Config) validate(file string, root *yaml.Node) error {
+	return c.validateFor(Builtin, file, root)
+}
+
+// validateFor checks c for a node that may run the NFs of cat.
+func (c *Config) validateFor(cat Catalog, file string, root *yaml.Node) error {
 	v := &validator{file: file, root: root}
 	v.digits("plmn.mcc", c.PLMN.MCC, 3, 3)
 	v.digits("plmn.mnc", c.PLMN.MNC, 2, 3)
@@ -44,14 +49,16 @@ func (c *Config) validate(file string, root *yaml.Node) error {
 	v.oneOf("log_level", c.LogLevel, "debug", "info", "warn", "error")
 	v.oneOf("sbi.transport", c.SBI.Transport, "tcp", "xio", "xio-socket")
 	v.sbi(c)
-	v.nf("nrf", c.NRF.NF)
+	v.nfs(cat, c)
+	if err := cat.Check(); err != nil {
+		v.errs = append(v.errs, fmt.Errorf("%s: the NF table: %w", file, err)) // a table a node cannot run, not the file's fault
+		return errors.Join(v.errs...)
+	}
+	for _, s := range cat {
+		v.nf(s.Name, *s.PortsIn(c))
+	}
 	v.validityPeriod("nrf.validity_period", c.NRF.ValidityPeriod)
-	v.nf("amf", c.AMF.NF)
-	v.nf("ausf", c.AUSF)
-	v.nf("udm", c.UDM.NF)
-	v.nf("udr", c.UDR.NF)
-	v.nf("pcf", c.PCF)
-	v.uniquePorts(c)
+	v.uniquePorts(cat, c)
 	v.amf(&c.AMF)
 	v.udm(&c.UDM)
 	v.store(&c.UDR.Store)
@@ -81,12 +88,20 @@ func (v *validator) sbi(c *Config) {
 			v.fail("sbi.nrf_uri", "want the NRF's apiRoot, e.g. http://10.0.0.1:29510 (TS 29.501 4.4.1), got %q", u)
 		}
 	}
+	if !c.Runs("nrf") && c.SBI.NRFURI == "" && len(c.NFs) > 0 {
+		v.fail("sbi.nrf_uri", "needed when this node runs no NRF (nfs has none): where the core's NRF is")
+	}
+}
+
+// nfs: every NF this node runs is one of the table, once.
+func (v *validator) nfs(cat Catalog, c *Config) {
 	seen := map[string]bool{}
 	for i, name := range c.NFs {
 		f := fmt.Sprintf("nfs[%d]", i)
+		_, known := cat.Lookup(name)
 		switch {
-		case !slices.Contains(AllNFs, name):
-			v.fail(f, "unknown network function %q (want one of %s)", name, strings.Join(AllNFs, ", "))
+		case !known:
+			v.fail(f, "unknown network function %q (want one of %s)", name, strings.Join(cat.Names(), ", "))
 		case seen[name]:
 			v.fail(f, "%s is listed twice", name)
 		}
@@ -94,9 +109,6 @@ func (v *validator) sbi(c *Config) {
 	}
 	if len(c.NFs) == 0 {
 		v.fail("nfs", "a node runs at least one network function")
-	}
-	if !c.Runs("nrf") && c.SBI.NRFURI == "" && len(c.NFs) > 0 {
-		v.fail("sbi.nrf_uri", "needed when this node runs no NRF (nfs has none): where the core's NRF is")
 	}
 }
 
@@ -288,29 +300,41 @@ func (v *validator) nf(name string, n NF) {
 }
 
 // uniquePorts: every NF serves its SBI and metrics ports over TCP on
-// sbi.bind_ip, so no two of them may be equal. (The N2 port is SCTP, or UDP
-// for SCTP over UDP, and shares no port space with them.)
-func (v *validator) uniquePorts(c *Config) {
-	seen := map[int]string{}
-	check := func(field string, port int) {
+// sbi.bind_ip, so no two of them may be equal; the same holds for the NFs'
+// extra sockets of one network. (The N2 port is SCTP, or UDP for SCTP over
+// UDP, and shares no port space with the SBI.)
+func (v *validator) uniquePorts(cat Catalog, c *Config) {
+	seen := map[string]string{}
+	check := func(network, field string, port int) {
 		if port < 1 || port > 65535 {
-			return // nf reports it
+			return // nf or n2Addr reports it
 		}
-		if other, dup := seen[port]; dup {
-			if line := lineOf(v.root, other); line > 0 {
-				other = fmt.Sprintf("%s (line %d)", other, line)
-			}
-			v.fail(field, "port %d is already used by %s", port, other)
+		key := fmt.Sprintf("%s/%d", network, port)
+		other, dup := seen[key]
+		if !dup {
+			seen[key] = field
 			return
 		}
-		seen[port] = field
+		// The field written later (or written at all, against a default)
+		// is the one the user just changed.
+		if lineOf(v.root, field) < lineOf(v.root, other) {
+			field, other = other, field
+		}
+		if line := lineOf(v.root, other); line > 0 {
+			other = fmt.Sprintf("%s (line %d)", other, line)
+		}
+		v.fail(field, "port %d is already used by %s", port, other)
 	}
-	for _, nf := range []struct {
-		name string
-		n    NF
-	}{{"nrf", c.NRF.NF}, {"amf", c.AMF.NF}, {"ausf", c.AUSF}, {"udm", c.UDM.NF}, {"udr", c.UDR.NF}, {"pcf", c.PCF}} {
-		check(nf.name+".sbi_port", nf.n.SBIPort)
-		check(nf.name+".metrics_port", nf.n.MetricsPort)
+	for _, s := range cat {
+		ports := s.PortsIn(c)
+		check("tcp", s.Name+".sbi_port", ports.SBIPort)
+		check("tcp", s.Name+".metrics_port", ports.MetricsPort)
+		for _, x := range s.Extra {
+			if _, port, err := net.SplitHostPort(c.AddrOf(x)); err == nil {
+				p, _ := strconv.Atoi(port)
+				check(x.Network, x.Addr, p)
+			}
+		}
 	}
 }
 

@@ -1,7 +1,9 @@
 // Package node starts and supervises the NF processes of one L25GC+ node:
 // `l25gc up` and `l25gc bench` use it. Each NF runs as its own process
-// (`l25gc nf <name>`), started in dependency order, restarted if it dies,
-// and stopped in reverse order. When the SBI runs over X-IO, the onvm
+// (`l25gc nf <name>`), started in the order of the NF table (nf/registry,
+// config.Catalog) once the ports it binds are found free, restarted with
+// back-off if it dies (up to a bound, then given up with its last log
+// lines), and stopped in reverse order. When the SBI runs over X-IO, the onvm
 // manager (the shared memory's owner) starts before the NFs and stops after
 // them.
 package node
@@ -30,8 +32,20 @@ type Options struct {
 	ConfigPath string    // passed to every NF; "" = built-in defaults
 	SBI        string    // transport override ("" = config)
 	Out        io.Writer // status lines; nil = discard
-	// Restart restarts an NF that exits unexpectedly (with backoff).
+	// Restart restarts an NF that exits unexpectedly, after RestartBackoff
+	// doubled per failure in a row, at most MaxRestarts times in a row.
 	Restart bool
+	// MaxRestarts bounds the restarts of an NF that keeps failing: one
+	// that exits within a minute of its start that many times in a row
+	// will fail again (a port taken, a broken config), so it is given up
+	// on. 0 means 5.
+	MaxRestarts int
+	// RestartBackoff is the wait before the first restart (0 means 500 ms);
+	// it doubles with each failure in a row, up to 30 s.
+	RestartBackoff time.Duration
+	// NFs are the NFs this node may run (nil means config.Builtin, the NF
+	// table of nf/registry); cfg.NFs picks among them.
+	NFs config.Catalog
 	// Publish names this core's state in CurrentStateLink, so that
 	// `l25gc status` and `down` find it from any directory (`l25gc up`
 	// sets it; tests and benchmarks do not, so they never hide a user's core).
@@ -55,9 +69,15 @@ type Process struct {
 	SBIAddr     string `json:"sbi_addr"`
 	MetricsAddr string `json:"metrics_addr"`
 	Restarts    int    `json:"restarts"`
-	cmd         *exec.Cmd
-	starting    bool // Start has not seen it serve yet (guarded by Core.mu)
-	exited      chan struct{}
+	// GaveUp says the supervisor stopped restarting it (see Options.MaxRestarts).
+	GaveUp   bool `json:"gave_up,omitempty"`
+	cmd      *exec.Cmd
+	starting bool          // Start has not seen it serve yet (guarded by Core.mu)
+	decided  chan struct{} // closed when startNF is done with it (it served, or startNF handles its exit)
+	exited   chan struct{}
+	spawned  time.Time
+	failures int  // exits in a row, each soon after its start (guarded by Core.mu)
+	killed   bool // by the supervisor, when the onvm manager died (guarded by Core.mu)
 }
 
 // Core is a running node.
@@ -116,21 +136,24 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Core, error)
 			return nil, fmt.Errorf("node: %w", err)
 		}
 	}
+	if opts.NFs == nil {
+		opts.NFs = config.Builtin
+	}
+	if err := CheckPorts(cfg, opts.NFs); err != nil {
+		return nil, err
+	}
 	c := &Core{cfg: cfg, opts: opts, stop: make(chan struct{}), started: time.Now()}
 	if err := c.prepareSBI(); err != nil {
 		c.Stop()
 		return nil, err
 	}
-	for _, name := range config.AllNFs {
-		if !cfg.Runs(name) {
-			continue // another node of the core runs it
-		}
-		p, err := c.startNF(ctx, name)
+	for _, spec := range c.nfsHere() {
+		p, err := c.startNF(ctx, spec.Name)
 		if err != nil {
 			c.Stop()
 			return nil, err
 		}
-		fmt.Fprintf(opts.Out, "  %-5s up   pid %-7d sbi %-21s metrics %s\n", name, p.PID, p.SBIAddr, p.MetricsAddr)
+		fmt.Fprintf(opts.Out, "  %-5s up   pid %-7d sbi %-21s metrics %s\n", spec.Name, p.PID, p.SBIAddr, p.MetricsAddr)
 	}
 	if err := c.writeState(); err != nil {
 		c.Stop()
@@ -139,22 +162,24 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Core, error)
 	return c, nil
 }
 
-func (c *Core) addrs(name string) (sbiAddr, metricsAddr string) {
-	var n config.NF
-	switch name {
-	case "nrf":
-		n = c.cfg.NRF.NF
-	case "amf":
-		n = c.cfg.AMF.NF
-	case "ausf":
-		n = c.cfg.AUSF
-	case "udm":
-		n = c.cfg.UDM.NF
-	case "udr":
-		n = c.cfg.UDR.NF
-	case "pcf":
-		n = c.cfg.PCF
+// nfsHere are the NFs this node runs, in start order.
+func (c *Core) nfsHere() []config.NFSpec {
+	return runHere(c.cfg, c.opts.NFs)
+}
+
+func runHere(cfg *config.Config, cat config.Catalog) []config.NFSpec {
+	var here []config.NFSpec
+	for _, spec := range cat.StartOrder() {
+		if cfg.Runs(spec.Name) { // else another node of the core runs it
+			here = append(here, spec)
+		}
 	}
+	return here
+}
+
+func (c *Core) addrs(name string) (sbiAddr, metricsAddr string) {
+	spec, _ := c.opts.NFs.Lookup(name)
+	n := spec.PortsIn(c.cfg)
 	return c.cfg.Addr(n.SBIPort), c.cfg.Addr(n.MetricsPort)
 }
 
@@ -177,10 +202,16 @@ func (c *Core) startNF(ctx context.Context, name string) (*Process, error) {
 			c.mu.Lock()
 			p.starting = false
 			c.mu.Unlock()
+		}
+		close(p.decided)
+		if err == nil {
 			return p, nil
 		}
-		if !errors.Is(err, errExitedDuringStart) || attempt == startAttempts {
+		if !errors.Is(err, errExitedDuringStart) {
 			return nil, err
+		}
+		if attempt == startAttempts {
+			return nil, fmt.Errorf("%w%s", err, c.logTail(name))
 		}
 		fmt.Fprintf(c.opts.Out, "  %-5s %v; starting it again\n", name, err)
 		p, err = c.spawnStarting(name, p)
@@ -225,7 +256,8 @@ func (c *Core) spawnAs(name string, prev *Process) (*Process, error) {
 		return nil, fmt.Errorf("node: start %s: %w", name, err)
 	}
 	sbiAddr, metricsAddr := c.addrs(name)
-	p := &Process{Name: name, PID: cmd.Process.Pid, SBIAddr: sbiAddr, MetricsAddr: metricsAddr, cmd: cmd, exited: make(chan struct{})}
+	p := &Process{Name: name, PID: cmd.Process.Pid, SBIAddr: sbiAddr, MetricsAddr: metricsAddr, cmd: cmd,
+		exited: make(chan struct{}), decided: make(chan struct{}), spawned: time.Now()}
 	c.mu.Lock()
 	p.starting = c.startingNF == name
 	c.startingNF = ""
@@ -233,6 +265,7 @@ func (c *Core) spawnAs(name string, prev *Process) (*Process, error) {
 		c.procs = append(c.procs, p)
 	} else {
 		p.Restarts = prev.Restarts + 1
+		p.failures = prev.failures
 		c.replace(prev, p)
 	}
 	// Stop snapshots the NFs under mu after closing stop: a restart that
@@ -267,17 +300,19 @@ func (c *Core) watch(p *Process, errLog *os.File) {
 		return
 	default:
 	}
-	c.mu.Lock()
-	starting := p.starting
-	c.mu.Unlock()
-	if starting {
-		return // startNF saw it exit and decides
+	if c.startHandles(p) {
+		return
 	}
 	fmt.Fprintf(c.opts.Out, "  %-5s exited unexpectedly (%v); see %s\n", p.Name, err, filepath.Join(c.cfg.LogDir, p.Name+".log"))
 	if !c.opts.Restart {
 		return
 	}
-	backoff := time.Duration(min(p.Restarts+1, 10)) * 500 * time.Millisecond
+	backoff, ok := c.nextRestart(p)
+	if !ok {
+		c.giveUp(p, err)
+		return
+	}
+	fmt.Fprintf(c.opts.Out, "  %-5s restarting in %v\n", p.Name, backoff)
 	select {
 	case <-c.stop:
 		return
@@ -293,6 +328,26 @@ func (c *Core) watch(p *Process, errLog *os.File) {
 	}
 	fmt.Fprintf(c.opts.Out, "  %-5s restarted pid %d\n", np.Name, np.PID)
 	_ = c.writeState()
+}
+
+// startHandles reports whether startNF deals with p's exit: p exited before
+// startNF saw it serve. One that died just after its first health check is
+// an unexpected exit like any other, once startNF has seen it healthy.
+func (c *Core) startHandles(p *Process) bool {
+	c.mu.Lock()
+	starting := p.starting
+	c.mu.Unlock()
+	if !starting {
+		return false
+	}
+	select {
+	case <-p.decided:
+	case <-c.stop:
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return p.starting
 }
 
 // awaitPredecessors waits until the NFs started before p serve again, so
@@ -445,7 +500,7 @@ func (c *Core) writeState() error {
 	defer c.stateMu.Unlock()
 	c.mu.Lock()
 	st := State{SupervisorPID: os.Getpid(), ConfigPath: c.opts.ConfigPath, SBI: c.SBI(),
-		LogDir: c.cfg.LogDir, N2: c.cfg.AMF.NGAP.Addr, Started: c.started, NFs: c.procs, Manager: c.managerInfo}
+		LogDir: c.cfg.LogDir, N2: c.n2Addr(), Started: c.started, NFs: c.procs, Manager: c.managerInfo}
 	data, err := json.MarshalIndent(st, "", "  ")
 	c.mu.Unlock()
 	if err != nil {
@@ -462,6 +517,16 @@ func (c *Core) writeState() error {
 		c.publish()
 	}
 	return nil
+}
+
+// n2Addr is where this node's NF with an N2 socket (the AMF) serves gNBs.
+func (c *Core) n2Addr() string {
+	for _, s := range sockets(c.cfg, c.opts.NFs) {
+		if s.network == "n2" {
+			return s.addr
+		}
+	}
+	return ""
 }
 
 // publish points CurrentStateLink at this core's state (best effort: a

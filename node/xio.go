@@ -135,6 +135,11 @@ func (c *Core) killNFs() {
 	c.mu.Lock()
 	procs := append([]*Process(nil), c.procs...)
 	c.mu.Unlock()
+	c.mu.Lock()
+	for _, p := range procs {
+		p.killed = true // not the NF's failure: its restart starts a new streak
+	}
+	c.mu.Unlock()
 	for _, p := range procs {
 		_ = p.cmd.Process.Signal(syscall.SIGKILL)
 		<-p.exited

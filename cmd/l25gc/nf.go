@@ -5,30 +5,19 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 
-	"github.com/free5gc/openapi/models"
 	"github.com/spf13/cobra"
 
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/logging"
 	"github.com/l25gc/l25gc/nf"
+	"github.com/l25gc/l25gc/nf/registry"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/xio"
 	"github.com/l25gc/l25gc/xio/xiohttp"
 )
-
-// nfKind says how to build one network function and where it serves.
-type nfKind struct {
-	nfType models.NrfNfManagementNfType
-	port   func(*config.Config) config.NF
-	build  func(*nf.Env) (nf.Function, error)
-}
-
-// nfKinds is filled by nfs.go, one entry per NF package.
-var nfKinds = map[string]nfKind{}
 
 func newNFCmd() *cobra.Command {
 	var sbiFlag string
@@ -37,9 +26,9 @@ func newNFCmd() *cobra.Command {
 		Short: "run one network function in this process (used by `l25gc up`)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, ok := nfKinds[args[0]]
+			entry, ok := registry.Lookup(args[0])
 			if !ok {
-				return fmt.Errorf("unknown NF %q; known: %s", args[0], strings.Join(knownNFs(), ", "))
+				return fmt.Errorf("unknown NF %q; known: %s", args[0], strings.Join(registry.Names(), ", "))
 			}
 			cfg, err := loadConfig(cmd)
 			if err != nil {
@@ -48,23 +37,16 @@ func newNFCmd() *cobra.Command {
 			if sbiFlag != "" {
 				cfg.SBI.Transport = sbiFlag
 			}
-			return runNF(cfg, args[0], kind)
+			return runNF(cfg, entry)
 		},
 	}
 	cmd.Flags().StringVar(&sbiFlag, "sbi", "", "SBI transport: tcp, xio or xio-socket (default from config)")
 	return cmd
 }
 
-func knownNFs() []string {
-	names := make([]string, 0, len(nfKinds))
-	for n := range nfKinds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-func runNF(cfg *config.Config, name string, kind nfKind) error {
+// runNF builds the NF of entry and serves it until SIGTERM.
+func runNF(cfg *config.Config, entry registry.Entry) error {
+	name := entry.Name
 	level, err := logging.ParseLevel(cfg.LogLevel)
 	if err != nil {
 		return err
@@ -79,15 +61,15 @@ func runNF(cfg *config.Config, name string, kind nfKind) error {
 		log.Error("SBI transport", "err", err)
 		return err
 	}
-	env := nf.NewEnv(cfg, log, transport, kind.nfType)
-	f, err := kind.build(env)
+	env := nf.NewEnv(cfg, log, transport, entry.Type)
+	f, err := entry.New(env)
 	if err != nil {
 		log.Error("start", "err", err)
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ports := kind.port(cfg)
+	ports := entry.PortsIn(cfg)
 	if err := nf.Run(ctx, env, f, cfg.Addr(ports.SBIPort), nf.MetricsAddr(cfg, ports.MetricsPort)); err != nil {
 		log.Error("run", "err", err)
 		return fmt.Errorf("%s: %w", name, err)

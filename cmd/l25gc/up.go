@@ -105,8 +105,12 @@ func newStatusCmd() *cobra.Command {
 				return err
 			}
 			out := cmd.OutOrStdout()
+			n2 := st.N2
+			if n2 == "" {
+				n2 = "- (no AMF here)"
+			}
 			fmt.Fprintf(out, "supervisor pid %d, SBI %s, N2 %s, up since %s, logs in %s\n",
-				st.SupervisorPID, st.SBI, st.N2, st.Started.Format(time.RFC3339), st.LogDir)
+				st.SupervisorPID, st.SBI, n2, st.Started.Format(time.RFC3339), st.LogDir)
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NF\tPID\tSBI\tMETRICS\tRESTARTS\tHEALTH")
 			client := &http.Client{Timeout: time.Second}
@@ -119,6 +123,9 @@ func newStatusCmd() *cobra.Command {
 			}
 			for _, p := range st.NFs {
 				health := "down"
+				if p.GaveUp {
+					health = "gave-up" // the supervisor's console and the NF's logs say why
+				}
 				if node.Alive(p.PID) {
 					health = "unhealthy"
 					if node.Healthy(client, p.MetricsAddr) {

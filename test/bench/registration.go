@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -155,13 +154,12 @@ func (c *RunningCore) Stop() {
 	os.RemoveAll(c.dir)
 }
 
+// portsFree refuses a fresh core whose ports are taken (node.CheckPorts
+// names the port, its field and the core holding it), and says how to
+// benchmark a running core instead.
 func portsFree(cfg *config.Config) error {
-	for _, port := range []int{cfg.NRF.SBIPort, cfg.UDR.SBIPort, cfg.UDM.SBIPort, cfg.AUSF.SBIPort, cfg.PCF.SBIPort, cfg.AMF.SBIPort} {
-		ln, err := net.Listen("tcp", cfg.Addr(port))
-		if err != nil {
-			return fmt.Errorf("bench: port %d is busy: a core is running? Stop it (`l25gc down`) or point the benchmark at it with --amf", port)
-		}
-		ln.Close()
+	if err := node.CheckPorts(cfg, config.Builtin); err != nil {
+		return fmt.Errorf("bench: %w; or point the benchmark at the running core with --amf", err)
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/node"
 )
 
@@ -76,7 +79,7 @@ func TestUpStatusRansimDown(t *testing.T) {
 	if err != nil {
 		t.Fatalf("l25gc status from another directory: %v\n%s", err, status)
 	}
-	for _, nf := range []string{"onvm", "nrf", "udr", "udm", "ausf", "pcf", "amf"} {
+	for _, nf := range append([]string{"onvm"}, config.AllNFs...) {
 		if !rowSays(status, nf, "ok") {
 			t.Errorf("l25gc status: no healthy %s row:\n%s", nf, status)
 		}
@@ -220,5 +223,33 @@ func TestNFFailingItsFirstStartIsStartedAgain(t *testing.T) {
 	g := connectGNB(t, cfg)
 	if _, err := newUE(t, cfg, g, 0, "null").Register(procCtx(t)); err != nil {
 		t.Fatalf("registration after the AUSF's second start: %v", err)
+	}
+}
+
+// `l25gc up` while another program holds one of the node's ports refuses at
+// once with one line naming the port and its config field; no NF is
+// started, so none is restarted in a loop.
+func TestUpRefusesAPortInUse(t *testing.T) {
+	dir := t.TempDir()
+	cfg, cfgPath := coreConfig(t, dir, withSBI("tcp"))
+	held, err := net.Listen("tcp", cfg.Addr(cfg.UDM.MetricsPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a bound on a hang
+	defer cancel()
+	up := exec.CommandContext(ctx, binary, "up", "--config", cfgPath)
+	up.Env, up.Dir = append(os.Environ(), "L25GC_STATE_LINK="+filepath.Join(dir, "current.json")), dir
+	out, err := up.CombinedOutput()
+	if err == nil {
+		t.Fatalf("l25gc up started with a port taken:\n%s", out)
+	}
+	want := fmt.Sprintf("port %d (udm.metrics_port, tcp %s) is in use by another program", cfg.UDM.MetricsPort, cfg.Addr(cfg.UDM.MetricsPort))
+	if !strings.Contains(string(out), want) {
+		t.Errorf("l25gc up does not name the taken port and its field (%q):\n%s", want, out)
+	}
+	if started, _ := filepath.Glob(filepath.Join(cfg.LogDir, "*.stderr")); len(started) > 0 || strings.Contains(string(out), "exited") {
+		t.Errorf("l25gc up started NFs on a taken port (%v):\n%s", started, out)
 	}
 }

@@ -134,9 +134,12 @@ func usePortsNobodyUses(t *testing.T, cfg *config.Config) {
 			c.Close()
 		}
 	}()
-	for _, port := range []*int{&cfg.NRF.SBIPort, &cfg.NRF.MetricsPort, &cfg.UDR.SBIPort, &cfg.UDR.MetricsPort,
-		&cfg.UDM.SBIPort, &cfg.UDM.MetricsPort, &cfg.AUSF.SBIPort, &cfg.AUSF.MetricsPort,
-		&cfg.PCF.SBIPort, &cfg.PCF.MetricsPort, &cfg.AMF.SBIPort, &cfg.AMF.MetricsPort} {
+	var ports []*int
+	for _, spec := range config.Builtin {
+		nf := spec.PortsIn(cfg)
+		ports = append(ports, &nf.SBIPort, &nf.MetricsPort)
+	}
+	for _, port := range ports {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -154,12 +157,8 @@ func usePortsNobodyUses(t *testing.T, cfg *config.Config) {
 
 func requirePortsFree(t *testing.T, cfg *config.Config) {
 	t.Helper()
-	for _, port := range []int{cfg.NRF.SBIPort, cfg.AMF.SBIPort, cfg.UDR.SBIPort, cfg.UDM.SBIPort, cfg.AUSF.SBIPort, cfg.PCF.SBIPort} {
-		ln, err := net.Listen("tcp", cfg.Addr(port))
-		if err != nil {
-			t.Fatalf("port %d is busy (is another core running? `l25gc down`): %v", port, err)
-		}
-		ln.Close()
+	if err := node.CheckPorts(cfg, config.Builtin); err != nil {
+		t.Fatal(err)
 	}
 }
 

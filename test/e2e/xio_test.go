@@ -156,11 +156,10 @@ func discoverable(client *http.Client, cfg *config.Config) bool {
 func assertNFToNFOverXIOOnly(t *testing.T, cfg *config.Config) {
 	t.Helper()
 	xio := 0.0
-	for name, port := range map[string]int{"nrf": cfg.NRF.MetricsPort, "udr": cfg.UDR.MetricsPort,
-		"udm": cfg.UDM.MetricsPort, "ausf": cfg.AUSF.MetricsPort, "pcf": cfg.PCF.MetricsPort, "amf": cfg.AMF.MetricsPort} {
-		paths := sbiPaths(t, cfg, port)
+	for _, spec := range config.Builtin {
+		paths := sbiPaths(t, cfg, spec.PortsIn(cfg).MetricsPort)
 		if tcp, ok := paths["tcp"]; !ok || tcp != 0 {
-			t.Errorf("%s: SBI requests by path %v, want none over tcp", name, paths)
+			t.Errorf("%s: SBI requests by path %v, want none over tcp", spec.Name, paths)
 		}
 		xio += paths["xio"]
 	}

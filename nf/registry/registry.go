@@ -1,0 +1,97 @@
+// Package registry is the NF table: the one place that lists the network
+// functions of L25GC+. Adding an NF is one entry here (plus its typed config
+// section in package config when it has settings beyond its ports):
+// `l25gc nf NAME` builds it from the entry, and the config defaults and
+// validation, the supervisor's start and stop order (package node), `l25gc
+// status` and the README port table come from the entry's spec.
+//
+// Package config cannot import this one (every NF imports config), so it
+// holds a generated copy of the specs, config.Builtin; a test here fails
+// when the copy or the README drift, and `go generate ./nf/registry`
+// rewrites both.
+package registry
+
+//go:generate go test -run TestGeneratedCopiesMatchTheTable -update
+
+import (
+	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/n2"
+	"github.com/l25gc/l25gc/nf"
+	"github.com/l25gc/l25gc/nf/amf"
+	"github.com/l25gc/l25gc/nf/ausf"
+	"github.com/l25gc/l25gc/nf/nrf"
+	"github.com/l25gc/l25gc/nf/pcf"
+	"github.com/l25gc/l25gc/nf/udm"
+	"github.com/l25gc/l25gc/nf/udr"
+)
+
+// Entry is one network function: its spec and how to build it in an `l25gc
+// nf NAME` process. (An NF that is not a Go process, like the DPDK UPF-U
+// to come, will carry how to run it instead of New.)
+type Entry struct {
+	config.NFSpec
+	New func(*nf.Env) (nf.Function, error)
+}
+
+// Table lists the NFs in start order; After says what each needs serving
+// first (TS 23.501 6.2: every NF registers with the NRF; the AMF serves
+// gNBs only once AUSF, UDM and PCF answer).
+var Table = []Entry{
+	{config.NFSpec{Name: "nrf", Type: models.NrfNfManagementNfType_NRF,
+		Ports: config.NF{SBIPort: 29510, MetricsPort: 9510}},
+		func(e *nf.Env) (nf.Function, error) { return nrf.New(e) }},
+	{config.NFSpec{Name: "udr", Type: models.NrfNfManagementNfType_UDR,
+		Ports: config.NF{SBIPort: 29504, MetricsPort: 9504},
+		After: []string{"nrf"}},
+		func(e *nf.Env) (nf.Function, error) { return udr.New(e) }},
+	{config.NFSpec{Name: "udm", Type: models.NrfNfManagementNfType_UDM,
+		Ports: config.NF{SBIPort: 29503, MetricsPort: 9503},
+		After: []string{"nrf", "udr"}},
+		func(e *nf.Env) (nf.Function, error) { return udm.New(e) }},
+	{config.NFSpec{Name: "ausf", Type: models.NrfNfManagementNfType_AUSF,
+		Ports: config.NF{SBIPort: 29509, MetricsPort: 9509},
+		After: []string{"nrf", "udm"}},
+		func(e *nf.Env) (nf.Function, error) { return ausf.New(e) }},
+	{config.NFSpec{Name: "pcf", Type: models.NrfNfManagementNfType_PCF,
+		Ports: config.NF{SBIPort: 29507, MetricsPort: 9507},
+		After: []string{"nrf", "udr"}},
+		func(e *nf.Env) (nf.Function, error) { return pcf.New(e) }},
+	{config.NFSpec{Name: "amf", Type: models.NrfNfManagementNfType_AMF,
+		Ports: config.NF{SBIPort: 29518, MetricsPort: 9518},
+		// N2: NGAP over SCTP, TS 38.412 7.
+		Extra: []config.PortField{{Name: "N2", Addr: "amf.ngap.addr", Network: "n2", Transport: "amf.ngap.transport"}},
+		After: []string{"nrf", "ausf", "udm", "pcf"}},
+		func(e *nf.Env) (nf.Function, error) {
+			return amf.NewWithOptions(e, amf.Options{Listen: amf.AdaptListen(n2.Listen)})
+		}},
+}
+
+// Specs are the table's specs, what package config and node work from.
+func Specs() config.Catalog {
+	cat := make(config.Catalog, len(Table))
+	for i, e := range Table {
+		cat[i] = e.NFSpec
+	}
+	return cat
+}
+
+// Lookup finds the NF name.
+func Lookup(name string) (Entry, bool) {
+	for _, e := range Table {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// Names are the NFs of the table in its order.
+func Names() []string {
+	names := make([]string, len(Table))
+	for i, e := range Table {
+		names[i] = e.Name
+	}
+	return names
+}
