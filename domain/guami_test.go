@@ -1,0 +1,71 @@
+package domain
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/free5gc/aper"
+	"github.com/free5gc/openapi/models"
+)
+
+func TestParseGUAMI(t *testing.T) {
+	cases := []struct {
+		in      string
+		want    GUAMI
+		wantErr string
+	}{
+		// AMF ID cafe00: region ca, set 0xfe<<2 | 0 = 1016, pointer 0.
+		{"20893-cafe00", GUAMI{PLMN{"208", "93"}, AMFID{0xca, 1016, 0}}, ""},
+		{"20893-cafe3f", GUAMI{PLMN{"208", "93"}, AMFID{0xca, 1016, 63}}, ""},
+		{"208930-000040", GUAMI{PLMN{"208", "930"}, AMFID{0, 1, 0}}, ""},
+		{"20893cafe00", GUAMI{}, "want <MCC><MNC>-<AMF ID>"},
+		{"20893-cafe0", GUAMI{}, "6 hex digits"},
+	}
+	for _, c := range cases {
+		got, err := ParseGUAMI(c.in)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("ParseGUAMI(%q) error %v, want one naming %q", c.in, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != c.want || got.String() != c.in {
+			t.Errorf("ParseGUAMI(%q) = %+v (%s), %v; want %+v", c.in, got, got, err, c.want)
+		}
+	}
+	if _, err := NewAMFID(1, 1024, 0); err == nil {
+		t.Error("set ID 1024 accepted")
+	}
+	if _, err := NewAMFID(1, 1, 64); err == nil {
+		t.Error("pointer 64 accepted")
+	}
+}
+
+func TestGUAMIConversions(t *testing.T) {
+	g := GUAMI{PLMN{"208", "93"}, AMFID{RegionID: 0xca, SetID: 0x3fe, Pointer: 0x15}}
+	ng, err := g.ToNGAP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ng.AMFSetID.Value.BitLength != 10 || ng.AMFPointer.Value.BitLength != 6 {
+		t.Errorf("NGAP bit lengths %d %d", ng.AMFSetID.Value.BitLength, ng.AMFPointer.Value.BitLength)
+	}
+	if back, err := GUAMIFromNGAP(ng); err != nil || back != g {
+		t.Errorf("NGAP round trip = %+v, %v", back, err)
+	}
+	m := g.ToModel()
+	if back, err := GUAMIFromModel(&m); err != nil || back != g {
+		t.Errorf("model round trip = %+v, %v", back, err)
+	}
+	upper := models.Guami{PlmnId: &models.PlmnIdNid{Mcc: "208", Mnc: "93"}, AmfId: strings.ToUpper(m.AmfId)}
+	if !SameModelGUAMI(&m, &upper) || SameModelGUAMI(&m, nil) {
+		t.Error("SameModelGUAMI: case or nil handled wrong")
+	}
+	ng.AMFSetID.Value = aper.BitString{Bytes: []byte{1}, BitLength: 8}
+	if _, err := GUAMIFromNGAP(ng); err == nil {
+		t.Error("an 8-bit AMF Set ID accepted")
+	}
+	if _, err := (GUAMI{PLMN{"208", "93"}, AMFID{SetID: 1024}}).ToNGAP(); err == nil {
+		t.Error("ToNGAP of set ID 1024 accepted")
+	}
+}
