@@ -36,7 +36,7 @@ func (d DNN) Validate() error {
 	}
 	for _, label := range strings.Split(string(d), ".") {
 		if label == "" || len(label) > maxLabelOctets || strings.Trim(label, labelChars) != "" {
-			return fmt.Errorf("DNN %q is not a DNN (TS 23.003 9.1.1: labels of 1 to 63 letters, digits and hyphens)", string(d))
+			return fmt.Errorf("%q is not a DNN (TS 23.003 9.1.1: labels of 1 to 63 letters, digits and hyphens)", string(d))
 		}
 	}
 	return nil

@@ -22,7 +22,7 @@ const MaxTAC TAC = 0xFFFFFF
 func ParseTAC(s string) (TAC, error) {
 	b, err := hex.DecodeString(s)
 	if err != nil || len(b) != 3 {
-		return 0, fmt.Errorf("TAC %q: want 6 hex digits (TS 29.571 5.4.2, a 5GS TAC)", s)
+		return 0, fmt.Errorf("want 6 hex digits for a 5GS TAC (TS 29.571 5.4.2), got %q", s)
 	}
 	return TAC(b[0])<<16 | TAC(b[1])<<8 | TAC(b[2]), nil
 }
