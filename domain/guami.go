@@ -32,6 +32,25 @@ func ParseAMFID(s string) (AMFID, error) {
 	if err != nil || len(b) != 3 {
 		return AMFID{}, fmt.Errorf("AMF ID %q: want 6 hex digits (TS 29.571 5.4.2 AmfId)", s)
 	}
+	return AMFIDFromNAS(b)
+}
+
+// ToNAS gives the AMF ID's 3 octets as a 5G-GUTI carries them (TS 24.501
+// figure 9.11.3.4.1) and AmfId spells them in hex: the region, then the set
+// (10 bits) and the pointer (6 bits).
+func (a AMFID) ToNAS() ([3]byte, error) {
+	if err := a.Validate(); err != nil {
+		return [3]byte{}, err
+	}
+	sp := a.SetID<<6 | uint16(a.Pointer)
+	return [3]byte{a.RegionID, byte(sp >> 8), byte(sp)}, nil
+}
+
+// AMFIDFromNAS reads the 3 octets ToNAS gives.
+func AMFIDFromNAS(b []byte) (AMFID, error) {
+	if len(b) != 3 {
+		return AMFID{}, fmt.Errorf("AMF ID of %d octets, want 3", len(b))
+	}
 	return AMFID{RegionID: b[0], SetID: uint16(b[1])<<2 | uint16(b[2]>>6), Pointer: b[2] & 0x3F}, nil
 }
 
@@ -105,6 +124,33 @@ func (g GUAMI) Validate() error {
 		return err
 	}
 	return g.AMFID.Validate()
+}
+
+// ToNAS gives the 6 octets of the GUAMI inside a 5G-GUTI (TS 24.501
+// figure 9.11.3.4.1): the BCD PLMN, then the AMF ID.
+func (g GUAMI) ToNAS() ([]byte, error) {
+	p, err := g.PLMN.ToNAS()
+	if err != nil {
+		return nil, err
+	}
+	a, err := g.AMFID.ToNAS()
+	if err != nil {
+		return nil, err
+	}
+	return append(p[:], a[:]...), nil
+}
+
+// GUAMIFromNAS reads the 6 octets ToNAS gives.
+func GUAMIFromNAS(b []byte) (GUAMI, error) {
+	if len(b) != 6 {
+		return GUAMI{}, fmt.Errorf("GUAMI of %d octets, want 6", len(b))
+	}
+	p, err := PLMNFromNAS(b[:3])
+	if err != nil {
+		return GUAMI{}, err
+	}
+	a, err := AMFIDFromNAS(b[3:])
+	return GUAMI{PLMN: p, AMFID: a}, err
 }
 
 // ToModel gives the openapi Guami (TS 29.571 5.4.4.3).

@@ -33,6 +33,12 @@ func TestParseGUAMI(t *testing.T) {
 			t.Errorf("ParseGUAMI(%q) = %+v (%s), %v; want %+v", c.in, got, got, err, c.want)
 		}
 	}
+	// TS 38.413 9.3.3.12/9.3.3.19: the set's 10 and the pointer's 6 bits are
+	// left-aligned in their octets.
+	ng, err := GUAMI{PLMN{"208", "93"}, AMFID{0xCA, 0x3F8, 1}}.ToNGAP()
+	if err != nil || ng.AMFSetID.Value.Bytes[0] != 0xFE || ng.AMFSetID.Value.Bytes[1] != 0x00 || ng.AMFPointer.Value.Bytes[0] != 0x04 {
+		t.Errorf("NGAP bits %x %x, %v", ng.AMFSetID.Value.Bytes, ng.AMFPointer.Value.Bytes, err)
+	}
 	if _, err := NewAMFID(1, 1024, 0); err == nil {
 		t.Error("set ID 1024 accepted")
 	}
@@ -52,6 +58,16 @@ func TestGUAMIConversions(t *testing.T) {
 	}
 	if back, err := GUAMIFromNGAP(ng); err != nil || back != g {
 		t.Errorf("NGAP round trip = %+v, %v", back, err)
+	}
+	nas, err := g.ToNAS()
+	if err != nil || len(nas) != 6 || nas[3] != 0xca || nas[4] != 0xff || nas[5] != 0x95 {
+		t.Errorf("ToNAS = %x, %v; want the AMF ID octets ca ff 95", nas, err)
+	}
+	if back, err := GUAMIFromNAS(nas); err != nil || back != g {
+		t.Errorf("NAS round trip = %+v, %v", back, err)
+	}
+	if m := g.ToModel(); m.AmfId != "caff95" {
+		t.Errorf("AmfId %q, want caff95 (the NAS octets in hex)", m.AmfId)
 	}
 	m := g.ToModel()
 	if back, err := GUAMIFromModel(&m); err != nil || back != g {
