@@ -9,6 +9,7 @@ import (
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/nasx"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 )
@@ -51,7 +52,7 @@ type ueContext struct {
 	ranID int64
 	gnbID uint64
 	state State
-	tai   nasx.TAI
+	tai   domain.TAI
 
 	suci, supi, pei string
 	guti            *nasx.GUTI

@@ -67,7 +67,7 @@ func (n *NF) cleanupSBI(ue *ueContext) {
 	defer cancel()
 	n.deletePolicy(ue)
 	if ue.udmRegistered {
-		if err := n.opts.Consumer.DeregisterUECM(ctx, ue.supi, n.guami.Model()); err != nil {
+		if err := n.opts.Consumer.DeregisterUECM(ctx, ue.supi, n.guami.ToModel()); err != nil {
 			n.log.Warn("UECM purge", "supi", ue.supi, "err", err)
 		}
 		ue.udmRegistered = false

@@ -12,6 +12,7 @@ import (
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/nasx"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 	"github.com/l25gc/l25gc/sbi"
@@ -46,7 +47,7 @@ func parseRegistration(rr *nasMessage.RegistrationRequest) (registration, error)
 		return r, rejectRegistration(nasx.Cause5GSServicesNotAllowed, fmt.Errorf("registration type %d", r.regType))
 	}
 	if rr.RequestedNSSAI != nil {
-		if r.requested, err = nasx.DecodeNSSAI(rr.RequestedNSSAI.Buffer); err != nil {
+		if r.requested, err = nasx.NSSAIModels(rr.RequestedNSSAI.Buffer); err != nil {
 			return r, rejectRegistration(nasx.CauseSemanticallyIncorrect, err)
 		}
 	}
@@ -142,8 +143,7 @@ func (n *NF) adoptIdleIfVerified(ue *ueContext, g nasx.GUTI, raw []byte) (known,
 
 // assigned says whether g is a 5G-GUTI of this AMF (TS 23.003 2.10.1).
 func (n *NF) assigned(g nasx.GUTI) bool {
-	return g.MCC == n.guami.MCC && g.MNC == n.guami.MNC && g.RegionID == n.guami.RegionID &&
-		g.SetID == n.guami.SetID && g.Pointer == n.guami.Pointer
+	return g.GUAMI == n.guami
 }
 
 // adopt moves the 5GMM context of a parked UE onto this N2 connection.
@@ -184,7 +184,7 @@ func (n *NF) completeRegistration(ue *ueContext) (State, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), sbiTimeout)
 	defer cancel()
 	c := n.opts.Consumer
-	guami := n.guami.Model()
+	guami := n.guami.ToModel()
 	// Step 14a: Nudm_UECM_Registration.
 	err := c.RegisterUECM(ctx, ue.supi, models.Amf3GppAccessRegistration{AmfInstanceId: n.id,
 		DeregCallbackUri:       n.callbackURI("/namf-callback/v1/" + ue.supi + "/dereg-notify"),
@@ -202,7 +202,7 @@ func (n *NF) completeRegistration(ue *ueContext) (State, error) {
 	// Step 14c: Nudm_SDM_Subscribe; a failure does not stop registration.
 	if err := c.SubscribeSDM(ctx, ue.supi, models.SdmSubscription{NfInstanceId: n.id,
 		CallbackReference:     n.callbackURI("/namf-callback/v1/" + ue.supi + "/sdm-notify"),
-		MonitoredResourceUris: []string{ue.supi + "/am-data"}, PlmnId: &models.PlmnId{Mcc: n.guami.MCC, Mnc: n.guami.MNC}}); err != nil {
+		MonitoredResourceUris: []string{ue.supi + "/am-data"}, PlmnId: ptr(n.guami.PLMN.ToModel())}); err != nil {
 		n.log.Warn("SDM subscribe failed; continuing", "supi", ue.supi, "err", err)
 	}
 	ue.allowed = n.allowedNSSAI(ue.reg.requested, am.Nssai)
@@ -223,8 +223,7 @@ func (n *NF) completeRegistration(ue *ueContext) (State, error) {
 	}
 	if ue.guti == nil || ue.reg.regType == nasMessage.RegistrationType5GSInitialRegistration {
 		// TS 24.501 5.5.1.2.4: a new 5G-GUTI on initial registration.
-		ue.guti = &nasx.GUTI{MCC: n.guami.MCC, MNC: n.guami.MNC, RegionID: n.guami.RegionID,
-			SetID: n.guami.SetID, Pointer: n.guami.Pointer, TMSI: n.ues.allocTMSI()}
+		ue.guti = &nasx.GUTI{GUAMI: n.guami, TMSI: n.ues.allocTMSI()}
 	}
 	return n.acceptRegistration(ue)
 }
@@ -269,13 +268,12 @@ func (n *NF) peerError(err error) error {
 }
 
 func (n *NF) policyRequest(ue *ueContext) models.PcfAmPolicyControlPolicyAssociationRequest {
-	tai := models.Tai{PlmnId: &models.PlmnId{Mcc: ue.tai.MCC, Mnc: ue.tai.MNC}, Tac: fmt.Sprintf("%06x", ue.tai.TAC)}
 	return models.PcfAmPolicyControlPolicyAssociationRequest{
 		NotificationUri: n.callbackURI("/namf-callback/v1/am-policy/" + ue.supi),
 		Supi:            ue.supi, Pei: ue.pei, AccessType: models.AccessType__3_GPP_ACCESS, RatType: models.RatType_NR,
-		ServingPlmn: &models.PlmnIdNid{Mcc: n.guami.MCC, Mnc: n.guami.MNC},
-		UserLoc:     &models.UserLocation{NrLocation: &models.NrLocation{Tai: &tai}},
-		Guami:       ptr(n.guami.Model()),
+		ServingPlmn: ptr(n.guami.PLMN.ToModelNid()),
+		UserLoc:     &models.UserLocation{NrLocation: &models.NrLocation{Tai: ptr(ue.tai.ToModel())}},
+		Guami:       ptr(n.guami.ToModel()),
 	}
 }
 
@@ -308,7 +306,7 @@ func (n *NF) allowedNSSAI(requested []models.Snssai, sub *models.Nssai) []models
 
 func containsSNSSAI(list []models.Snssai, s models.Snssai) bool {
 	for _, x := range list {
-		if nasx.SameSNSSAI(x, s) {
+		if domain.SameModelSNSSAI(x, s) {
 			return true
 		}
 	}
@@ -316,11 +314,7 @@ func containsSNSSAI(list []models.Snssai, s models.Snssai) bool {
 }
 
 func (n *NF) servedSlices() []models.Snssai {
-	out := make([]models.Snssai, 0, len(n.cfg.SNSSAIs))
-	for _, s := range n.cfg.SNSSAIs {
-		out = append(out, models.Snssai{Sst: int32(s.SST), Sd: s.SD})
-	}
-	return out
+	return domain.SNSSAIsToModels(n.cfg.SNSSAIs)
 }
 
 // acceptRegistration sends Registration Accept (T3550): inside Initial
