@@ -65,6 +65,14 @@ func (a AMFID) String() string {
 	return fmt.Sprintf("%02x%04x", a.RegionID, a.SetID<<6|uint16(a.Pointer&0x3F))
 }
 
+// RegionIDString gives the AMF Region ID as the SBI's AmfRegionId, 2 hex
+// digits (TS 29.571 5.4.2), as an AMF's NRF profile lists it.
+func (a AMFID) RegionIDString() string { return fmt.Sprintf("%02x", a.RegionID) }
+
+// SetIDString gives the AMF Set ID as the SBI's AmfSetId, 3 hex digits
+// (TS 29.571 5.4.2).
+func (a AMFID) SetIDString() string { return fmt.Sprintf("%03x", a.SetID) }
+
 // ngapSetID and ngapPointer are the NGAP bit strings of the AMF Set ID and
 // AMF Pointer (TS 38.413 9.3.3.12, 9.3.3.19), left-aligned as APER wants.
 func ngapSetID(set uint16) ngapType.AMFSetID {

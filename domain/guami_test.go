@@ -73,6 +73,9 @@ func TestGUAMIConversions(t *testing.T) {
 	if back, err := GUAMIFromModel(&m); err != nil || back != g {
 		t.Errorf("model round trip = %+v, %v", back, err)
 	}
+	if g.AMFID.RegionIDString() != "ca" || g.AMFID.SetIDString() != "3fe" {
+		t.Errorf("AmfRegionId %s AmfSetId %s, want ca 3fe", g.AMFID.RegionIDString(), g.AMFID.SetIDString())
+	}
 	upper := models.Guami{PlmnId: &models.PlmnIdNid{Mcc: "208", Mnc: "93"}, AmfId: strings.ToUpper(m.AmfId)}
 	if !SameModelGUAMI(&m, &upper) || SameModelGUAMI(&m, nil) {
 		t.Error("SameModelGUAMI: case or nil handled wrong")

@@ -63,17 +63,26 @@ type SUPI string
 
 const imsiPrefix = "imsi-"
 
-// ParseSUPI checks an IMSI-based SUPI: "imsi-" and 6 to 15 digits (MCC,
-// MNC of at least 2, an MSIN of at least 1; TS 23.003 2.2).
+// ParseSUPI checks an IMSI-based SUPI: "imsi-" and an IMSI (CheckIMSI).
 func ParseSUPI(s string) (SUPI, error) {
 	digits, ok := strings.CutPrefix(s, imsiPrefix)
 	if !ok {
 		return "", fmt.Errorf("SUPI %q: want imsi-<IMSI digits> (TS 23.003 2.2A; other SUPI types are not served)", s)
 	}
-	if !isDigits(digits) || len(digits) < 6 || len(digits) > maxIMSIDigits {
-		return "", fmt.Errorf("SUPI %q: want imsi- and 6 to %d decimal digits (TS 23.003 2.2)", s, maxIMSIDigits)
+	if err := CheckIMSI(digits); err != nil {
+		return "", fmt.Errorf("SUPI %q: %w", s, err)
 	}
 	return SUPI(s), nil
+}
+
+// CheckIMSI checks IMSI digits whose MNC length is not known: 6 to 15
+// decimal digits, an MCC, an MNC of at least 2 and an MSIN of at least 1
+// (TS 23.003 2.2).
+func CheckIMSI(digits string) error {
+	if !isDigits(digits) || len(digits) < 6 || len(digits) > maxIMSIDigits {
+		return fmt.Errorf("IMSI %q: want 6 to %d decimal digits (TS 23.003 2.2)", digits, maxIMSIDigits)
+	}
+	return nil
 }
 
 // Validate says why s is not a SUPI this core serves, or nil.
