@@ -51,6 +51,18 @@ func (e ExtSNSSAI) Match(requested SNSSAI) bool {
 	return e.SNSSAI.Equal(requested)
 }
 
+// MatchModelSNSSAI is ExtSNSSAI.Match for the openapi forms, as NF
+// profiles (TS 29.510 NFProfile sNssais) and discovery queries carry them;
+// an entry or a request that is not valid matches nothing.
+func MatchModelSNSSAI(entry models.ExtSnssai, requested models.Snssai) bool {
+	e, err := ExtSNSSAIFromModel(entry)
+	if err != nil {
+		return false
+	}
+	r, err := SNSSAIFromModel(requested)
+	return err == nil && e.Match(r)
+}
+
 // sdValue is the 24-bit SD of s, NoSD when it has none.
 func sdValue(s SNSSAI) uint64 {
 	c := s.canonical()

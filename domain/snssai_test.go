@@ -110,6 +110,26 @@ func TestExtSNSSAIMatch(t *testing.T) {
 	}
 }
 
+func TestMatchModelSNSSAI(t *testing.T) {
+	for _, c := range []struct {
+		entry models.ExtSnssai
+		req   models.Snssai
+		want  bool
+	}{
+		{models.ExtSnssai{Sst: 1, Sd: "112233"}, models.Snssai{Sst: 1, Sd: "112233"}, true},
+		{models.ExtSnssai{Sst: 1, Sd: "112233"}, models.Snssai{Sst: 1}, false},
+		{models.ExtSnssai{Sst: 1}, models.Snssai{Sst: 1, Sd: "FFFFFF"}, true},
+		{models.ExtSnssai{Sst: 1, WildcardSd: true}, models.Snssai{Sst: 1, Sd: "abcdef"}, true},
+		{models.ExtSnssai{Sst: 1, SdRanges: []models.SdRange{{Start: "000000", End: "00ffff"}}}, models.Snssai{Sst: 1, Sd: "001234"}, true},
+		{models.ExtSnssai{Sst: 1, Sd: "11223"}, models.Snssai{Sst: 1, Sd: "11223"}, false}, // not an SD
+		{models.ExtSnssai{Sst: 1, WildcardSd: true}, models.Snssai{Sst: 1, Sd: "zz"}, false},
+	} {
+		if got := MatchModelSNSSAI(c.entry, c.req); got != c.want {
+			t.Errorf("%+v Match %+v = %v, want %v", c.entry, c.req, got, c.want)
+		}
+	}
+}
+
 func TestExtSNSSAIModelRoundTrip(t *testing.T) {
 	for _, e := range []ExtSNSSAI{
 		{SNSSAI: SNSSAI{SST: 1, SD: "010203"}},
