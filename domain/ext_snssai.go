@@ -76,15 +76,13 @@ func sdValue(s SNSSAI) uint64 {
 	return v
 }
 
-// Validate says why e is not a valid entry, or nil: the S-NSSAI, the ranges
-// (6 hex digits, start not after end), and a wildcard only without an SD or
-// ranges, since it already covers them (TS 29.571 SnssaiExtension).
+// Validate says why e is not a valid entry, or nil: the S-NSSAI and the
+// ranges (6 hex digits each, start not after end). A wildcard next to an
+// SD or ranges is let through: it covers them anyway, and a peer's profile
+// that says both still serves its SST.
 func (e ExtSNSSAI) Validate() error {
 	if err := e.SNSSAI.Validate(); err != nil {
 		return err
-	}
-	if e.WildcardSD && (e.HasSD() || len(e.SDRanges) > 0) {
-		return fmt.Errorf("S-NSSAI %s: wildcardSd comes without sd and sdRanges", e.SNSSAI)
 	}
 	for _, r := range e.SDRanges {
 		if CheckSD(r.Start) != nil || CheckSD(r.End) != nil || r.Start == "" || r.End == "" {
