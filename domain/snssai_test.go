@@ -120,6 +120,7 @@ func TestMatchModelSNSSAI(t *testing.T) {
 		{models.ExtSnssai{Sst: 1, Sd: "112233"}, models.Snssai{Sst: 1}, false},
 		{models.ExtSnssai{Sst: 1}, models.Snssai{Sst: 1, Sd: "FFFFFF"}, true},
 		{models.ExtSnssai{Sst: 1, WildcardSd: true}, models.Snssai{Sst: 1, Sd: "abcdef"}, true},
+		{models.ExtSnssai{Sst: 1, Sd: "010203", WildcardSd: true}, models.Snssai{Sst: 1, Sd: "abcdef"}, true},
 		{models.ExtSnssai{Sst: 1, SdRanges: []models.SdRange{{Start: "000000", End: "00ffff"}}}, models.Snssai{Sst: 1, Sd: "001234"}, true},
 		{models.ExtSnssai{Sst: 1, Sd: "11223"}, models.Snssai{Sst: 1, Sd: "11223"}, false}, // not an SD
 		{models.ExtSnssai{Sst: 1, WildcardSd: true}, models.Snssai{Sst: 1, Sd: "zz"}, false},
