@@ -3,7 +3,6 @@ package domain
 import (
 	"encoding/hex"
 	"fmt"
-	"strings"
 
 	"github.com/free5gc/aper"
 	"github.com/free5gc/ngap/ngapType"
@@ -108,19 +107,8 @@ type GUAMI struct {
 
 // ParseGUAMI reads "<MCC><MNC>-<AMF ID>", the form String writes, e.g. "20893-cafe00".
 func ParseGUAMI(s string) (GUAMI, error) {
-	plmn, amfID, ok := strings.Cut(s, "-")
-	if !ok {
-		return GUAMI{}, fmt.Errorf("GUAMI %q: want <MCC><MNC>-<AMF ID>, e.g. 20893-cafe00", s)
-	}
-	p, err := ParsePLMN(plmn)
-	if err != nil {
-		return GUAMI{}, fmt.Errorf("GUAMI %q: %w", s, err)
-	}
-	a, err := ParseAMFID(amfID)
-	if err != nil {
-		return GUAMI{}, fmt.Errorf("GUAMI %q: %w", s, err)
-	}
-	return GUAMI{PLMN: p, AMFID: a}, nil
+	p, a, err := parsePLMNAnd("GUAMI", "<AMF ID>, e.g. 20893-cafe00", s, ParseAMFID)
+	return GUAMI{PLMN: p, AMFID: a}, err
 }
 
 // String gives "<MCC><MNC>-<AMF ID>", the form ParseGUAMI reads.

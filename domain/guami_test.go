@@ -9,11 +9,7 @@ import (
 )
 
 func TestParseGUAMI(t *testing.T) {
-	cases := []struct {
-		in      string
-		want    GUAMI
-		wantErr string
-	}{
+	cases := []parseCase[GUAMI]{
 		// AMF ID cafe00: region ca, set 0xfe<<2 | 0 = 1016, pointer 0.
 		{"20893-cafe00", GUAMI{PLMN{"208", "93"}, AMFID{0xca, 1016, 0}}, ""},
 		{"20893-cafe3f", GUAMI{PLMN{"208", "93"}, AMFID{0xca, 1016, 63}}, ""},
@@ -21,18 +17,7 @@ func TestParseGUAMI(t *testing.T) {
 		{"20893cafe00", GUAMI{}, "want <MCC><MNC>-<AMF ID>"},
 		{"20893-cafe0", GUAMI{}, "6 hex digits"},
 	}
-	for _, c := range cases {
-		got, err := ParseGUAMI(c.in)
-		if c.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-				t.Errorf("ParseGUAMI(%q) error %v, want one naming %q", c.in, err, c.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != c.want || got.String() != c.in {
-			t.Errorf("ParseGUAMI(%q) = %+v (%s), %v; want %+v", c.in, got, got, err, c.want)
-		}
-	}
+	checkParse(t, "ParseGUAMI", ParseGUAMI, cases)
 	// TS 38.413 9.3.3.12/9.3.3.19: the set's 10 and the pointer's 6 bits are
 	// left-aligned in their octets.
 	ng, err := GUAMI{PLMN{"208", "93"}, AMFID{0xCA, 0x3F8, 1}}.ToNGAP()

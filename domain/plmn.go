@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/free5gc/aper"
 	"github.com/free5gc/ngap/ngapType"
@@ -145,6 +146,26 @@ func PLMNFromNGAP(x ngapType.PLMNIdentity) (PLMN, error) {
 		return PLMN{}, fmt.Errorf("PLMN identity of %d octets, want 3", len(x.Value))
 	}
 	return PLMNFromNAS(x.Value)
+}
+
+// parsePLMNAnd reads "<MCC><MNC>-<local part>", the text form of the
+// identifiers made of a PLMN and a part local to it (TAI, GUAMI), parsing
+// the local part with parseLocal; on error both results are zero.
+func parsePLMNAnd[T any](what, localForm, s string, parseLocal func(string) (T, error)) (PLMN, T, error) {
+	var zero T
+	plmn, local, ok := strings.Cut(s, "-")
+	if !ok {
+		return PLMN{}, zero, fmt.Errorf("%s %q: want <MCC><MNC>-%s", what, s, localForm)
+	}
+	p, err := ParsePLMN(plmn)
+	if err != nil {
+		return PLMN{}, zero, fmt.Errorf("%s %q: %w", what, s, err)
+	}
+	l, err := parseLocal(local)
+	if err != nil {
+		return PLMN{}, zero, fmt.Errorf("%s %q: %w", what, s, err)
+	}
+	return p, l, nil
 }
 
 func isDigits(s string) bool {

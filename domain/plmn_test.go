@@ -9,11 +9,7 @@ import (
 )
 
 func TestParsePLMN(t *testing.T) {
-	cases := []struct {
-		in      string
-		want    PLMN
-		wantErr string
-	}{
+	cases := []parseCase[PLMN]{
 		{"20893", PLMN{"208", "93"}, ""},
 		{"001001", PLMN{"001", "001"}, ""},
 		{"2089", PLMN{}, "5 or 6 digits"},
@@ -22,18 +18,7 @@ func TestParsePLMN(t *testing.T) {
 		{"208 9", PLMN{}, "MNC"},
 		{"", PLMN{}, "5 or 6 digits"},
 	}
-	for _, c := range cases {
-		got, err := ParsePLMN(c.in)
-		if c.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-				t.Errorf("ParsePLMN(%q) error %v, want one naming %q", c.in, err, c.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != c.want || got.String() != c.in {
-			t.Errorf("ParsePLMN(%q) = %+v, %v; want %+v and String %q", c.in, got, err, c.want, c.in)
-		}
-	}
+	checkParse(t, "ParsePLMN", ParsePLMN, cases)
 }
 
 // A 2-digit and a 3-digit MNC with the same value are two networks.
@@ -97,3 +82,36 @@ func TestPLMNRefusesBadForms(t *testing.T) {
 
 func first[T any](_ T, err error) error  { return err }
 func second[T any](_ T, err error) error { return err }
+
+// parseCase is one input of a parser's table test: what it reads as, or
+// words its error must contain.
+type parseCase[T comparable] struct {
+	in      string
+	want    T
+	wantErr string
+}
+
+// checkParse runs parse over cases; what it accepts must read back the same
+// from its String form.
+func checkParse[T interface {
+	comparable
+	String() string
+}](t *testing.T, name string, parse func(string) (T, error), cases []parseCase[T]) {
+	t.Helper()
+	for _, c := range cases {
+		got, err := parse(c.in)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("%s(%q) error %v, want one naming %q", name, c.in, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s(%q) = %+v, %v; want %+v", name, c.in, got, err, c.want)
+			continue
+		}
+		if back, err := parse(got.String()); err != nil || back != got {
+			t.Errorf("%s(%q): String %q reads back as %+v, %v", name, c.in, got.String(), back, err)
+		}
+	}
+}

@@ -2,18 +2,13 @@ package domain
 
 import (
 	"bytes"
-	"strings"
 	"testing"
 
 	"github.com/free5gc/openapi/models"
 )
 
 func TestParseSNSSAI(t *testing.T) {
-	cases := []struct {
-		in      string
-		want    SNSSAI
-		wantErr string
-	}{
+	cases := []parseCase[SNSSAI]{
 		{"1", SNSSAI{SST: 1}, ""},
 		{"1/010203", SNSSAI{SST: 1, SD: "010203"}, ""},
 		{"255/ABCDEF", SNSSAI{SST: 255, SD: "abcdef"}, ""},
@@ -26,21 +21,7 @@ func TestParseSNSSAI(t *testing.T) {
 		{"01", SNSSAI{}, "decimal"},
 		{"", SNSSAI{}, "decimal"},
 	}
-	for _, c := range cases {
-		got, err := ParseSNSSAI(c.in)
-		if c.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-				t.Errorf("ParseSNSSAI(%q) error %v, want one naming %q", c.in, err, c.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != c.want {
-			t.Errorf("ParseSNSSAI(%q) = %+v, %v; want %+v", c.in, got, err, c.want)
-		}
-		if back, err := ParseSNSSAI(got.String()); err != nil || back != got {
-			t.Errorf("%q: String %q does not read back", c.in, got.String())
-		}
-	}
+	checkParse(t, "ParseSNSSAI", ParseSNSSAI, cases)
 }
 
 // Equality is identity: SD absent == SD ffffff (TS 23.003 28.4.2), hex case
@@ -143,9 +124,9 @@ func TestExtSNSSAIModelRoundTrip(t *testing.T) {
 		}
 	}
 	for name, m := range map[string]models.ExtSnssai{
-		"range backwards":     {Sst: 1, SdRanges: []models.SdRange{{Start: "000010", End: "000001"}}},
-		"range not hex":       {Sst: 1, SdRanges: []models.SdRange{{Start: "00001", End: "zz"}}},
-		"SST 300":             {Sst: 300},
+		"range backwards": {Sst: 1, SdRanges: []models.SdRange{{Start: "000010", End: "000001"}}},
+		"range not hex":   {Sst: 1, SdRanges: []models.SdRange{{Start: "00001", End: "zz"}}},
+		"SST 300":         {Sst: 300},
 	} {
 		if _, err := ExtSNSSAIFromModel(m); err == nil {
 			t.Errorf("%s: accepted", name)

@@ -3,7 +3,6 @@ package domain
 import (
 	"encoding/hex"
 	"fmt"
-	"strings"
 
 	"github.com/free5gc/aper"
 	"github.com/free5gc/ngap/ngapType"
@@ -65,19 +64,8 @@ type TAI struct {
 
 // ParseTAI reads "<MCC><MNC>-<TAC>", the form String writes, e.g. "20893-000001".
 func ParseTAI(s string) (TAI, error) {
-	plmn, tac, ok := strings.Cut(s, "-")
-	if !ok {
-		return TAI{}, fmt.Errorf("TAI %q: want <MCC><MNC>-<TAC>, e.g. 20893-000001", s)
-	}
-	p, err := ParsePLMN(plmn)
-	if err != nil {
-		return TAI{}, fmt.Errorf("TAI %q: %w", s, err)
-	}
-	t, err := ParseTAC(tac)
-	if err != nil {
-		return TAI{}, fmt.Errorf("TAI %q: %w", s, err)
-	}
-	return TAI{PLMN: p, TAC: t}, nil
+	p, t, err := parsePLMNAnd("TAI", "<TAC>, e.g. 20893-000001", s, ParseTAC)
+	return TAI{PLMN: p, TAC: t}, err
 }
 
 // String gives "<MCC><MNC>-<TAC>", the form ParseTAI reads.

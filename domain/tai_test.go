@@ -2,18 +2,13 @@ package domain
 
 import (
 	"bytes"
-	"strings"
 	"testing"
 
 	"github.com/free5gc/openapi/models"
 )
 
 func TestParseTAI(t *testing.T) {
-	cases := []struct {
-		in      string
-		want    TAI
-		wantErr string
-	}{
+	cases := []parseCase[TAI]{
 		{"20893-000001", TAI{PLMN{"208", "93"}, 1}, ""},
 		{"310410-abcdef", TAI{PLMN{"310", "410"}, 0xabcdef}, ""},
 		{"20893", TAI{}, "want <MCC><MNC>-<TAC>"},
@@ -21,18 +16,7 @@ func TestParseTAI(t *testing.T) {
 		{"2089-000001", TAI{}, "5 or 6 digits"},
 		{"20893-00000g", TAI{}, "6 hex digits"},
 	}
-	for _, c := range cases {
-		got, err := ParseTAI(c.in)
-		if c.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-				t.Errorf("ParseTAI(%q) error %v, want one naming %q", c.in, err, c.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != c.want || got.String() != c.in {
-			t.Errorf("ParseTAI(%q) = %+v, %v; want %+v", c.in, got, err, c.want)
-		}
-	}
+	checkParse(t, "ParseTAI", ParseTAI, cases)
 	if (TAI{PLMN{"208", "93"}, 1}) == (TAI{PLMN{"208", "93"}, 2}) {
 		t.Error("TAIs of two TACs compare equal")
 	}
