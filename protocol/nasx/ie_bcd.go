@@ -2,6 +2,10 @@ package nasx
 
 import "fmt"
 
+// BCD digit strings of the mobile identities (SUCI routing indicator and
+// MSIN, IMEI): TS 24.008 10.5.1.4, TS 24.501 9.11.3.4. PLMN identities are
+// BCD too, but domain.PLMN packs those.
+
 func digits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
