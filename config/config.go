@@ -5,11 +5,12 @@
 package config
 
 import (
-	"fmt"
 	"net"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/l25gc/l25gc/domain"
 )
 
 // Config is the whole node: one PLMN, the NFs it runs, and their transports.
@@ -40,27 +41,13 @@ type Config struct {
 	Path string `yaml:"-"`
 }
 
-// PLMN is a PLMN identity as decimal digit strings.
-type PLMN struct {
-	MCC string `yaml:"mcc"`
-	MNC string `yaml:"mnc"`
-}
+// PLMN is the PLMN identity, written as mcc and mnc digit strings; its
+// rules (TS 23.003 2.2) are the domain package's.
+type PLMN = domain.PLMN
 
-// String gives the PLMN as MCC followed by MNC, e.g. "20893".
-func (p PLMN) String() string { return p.MCC + p.MNC }
-
-// SNSSAI is a slice: SST and optional SD as 6 hex digits (TS 23.003 28.4.2).
-type SNSSAI struct {
-	SST int    `yaml:"sst"`
-	SD  string `yaml:"sd,omitempty"`
-}
-
-func (s SNSSAI) String() string {
-	if s.SD == "" {
-		return strconv.Itoa(s.SST)
-	}
-	return fmt.Sprintf("%d/%s", s.SST, s.SD)
-}
+// SNSSAI is a slice, written as sst and an optional sd of 6 hex digits; its
+// rules (TS 23.003 28.4.2) are the domain package's.
+type SNSSAI = domain.SNSSAI
 
 // SBI says how NFs reach each other.
 type SBI struct {

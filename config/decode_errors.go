@@ -157,7 +157,7 @@ func want(goType string) string {
 		return "a number"
 	case strings.HasPrefix(goType, "[]"):
 		return "a list"
-	case strings.HasPrefix(goType, "map[") || strings.HasPrefix(goType, "config."):
+	case strings.HasPrefix(goType, "map[") || strings.HasPrefix(goType, "config.") || strings.HasPrefix(goType, "domain."):
 		return "a mapping"
 	}
 	return goType

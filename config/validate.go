@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/l25gc/l25gc/domain"
 )
 
 // validator collects every invalid field so a user fixes them in one pass.
@@ -33,13 +35,14 @@ func (c *Config) validate(file string, root *yaml.Node) error {
 // validateFor checks c for a node that may run the NFs of cat.
 func (c *Config) validateFor(cat Catalog, file string, root *yaml.Node) error {
 	v := &validator{file: file, root: root}
-	v.digits("plmn.mcc", c.PLMN.MCC, 3, 3)
-	v.digits("plmn.mnc", c.PLMN.MNC, 2, 3)
+	v.check("plmn.mcc", domain.CheckMCC(c.PLMN.MCC))
+	v.check("plmn.mnc", domain.CheckMNC(c.PLMN.MNC))
 	if len(c.TACs) == 0 {
 		v.fail("tacs", "at least one TAC is needed")
 	}
 	for i, tac := range c.TACs {
-		v.hex(fmt.Sprintf("tacs[%d]", i), tac, 3)
+		_, err := domain.ParseTAC(tac)
+		v.check(fmt.Sprintf("tacs[%d]", i), err)
 	}
 	if len(c.SNSSAIs) == 0 {
 		v.fail("snssais", "at least one S-NSSAI is needed")
@@ -240,16 +243,11 @@ func (v *validator) store(s *Store) {
 	}
 }
 
-// dnns: a DNN is an APN network identifier (TS 23.003 9A): dot-separated
-// labels of letters, digits and hyphens (9.1.1).
+// dnns: a DNN is an APN network identifier (TS 23.003 9A, 9.1.1).
 func (v *validator) dnns(f string, list []string) {
 	for i, dnn := range list {
-		for _, label := range strings.Split(dnn, ".") {
-			if label == "" || strings.Trim(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") != "" {
-				v.fail(fmt.Sprintf("%s[%d]", f, i), "%q is not a DNN (TS 23.003 9.1.1: labels of letters, digits and hyphens)", dnn)
-				break
-			}
-		}
+		_, err := domain.ParseDNN(dnn)
+		v.check(fmt.Sprintf("%s[%d]", f, i), err)
 	}
 }
 
@@ -340,13 +338,19 @@ func (v *validator) uniquePorts(cat Catalog, c *Config) {
 
 func (v *validator) snssais(f string, list []SNSSAI) {
 	for i, s := range list {
-		v.rangeInt(fmt.Sprintf("%s[%d].sst", f, i), s.SST, 0, 255)
-		switch {
-		case strings.EqualFold(s.SD, "ffffff"): // TS 23.003 28.4.2
-			v.fail(fmt.Sprintf("%s[%d].sd", f, i), "ffffff means no SD (TS 23.003 28.4.2): leave sd out")
-		case s.SD != "":
-			v.hex(fmt.Sprintf("%s[%d].sd", f, i), s.SD, 3)
+		v.check(fmt.Sprintf("%s[%d].sst", f, i), domain.CheckSST(s.SST))
+		if s.HasSD() || s.SD == "" {
+			v.check(fmt.Sprintf("%s[%d].sd", f, i), domain.CheckSD(s.SD))
+		} else { // TS 23.003 28.4.2: a file says "no SD" by leaving sd out
+			v.fail(fmt.Sprintf("%s[%d].sd", f, i), "%s means no SD (TS 23.003 28.4.2): leave sd out", s.SD)
 		}
+	}
+}
+
+// check reports err, the domain package's reason, at field.
+func (v *validator) check(field string, err error) {
+	if err != nil {
+		v.fail(field, "%v", err)
 	}
 }
 

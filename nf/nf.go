@@ -56,7 +56,7 @@ func NewEnv(cfg *config.Config, log *slog.Logger, t sbi.Transport, nfType models
 
 // PLMN is the node's PLMN as an openapi model.
 func (e *Env) PLMN() models.PlmnId {
-	return models.PlmnId{Mcc: e.Config.PLMN.MCC, Mnc: e.Config.PLMN.MNC}
+	return e.Config.PLMN.ToModel()
 }
 
 // Function is one network function.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/nf/udr/prov"
 )
 
@@ -66,7 +67,7 @@ func newSubscriberAddCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, v := range snssais {
-				n, err := prov.ParseSNSSAI(v)
+				n, err := domain.ParseSNSSAI(v)
 				if err != nil {
 					return fmt.Errorf("--snssai: %w", err)
 				}

@@ -27,9 +27,8 @@ import (
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/nf"
-	"github.com/l25gc/l25gc/protocol/nasx"
-	"github.com/l25gc/l25gc/protocol/ngapx"
 	"github.com/l25gc/l25gc/ratelimit"
 	"github.com/l25gc/l25gc/sbi"
 )
@@ -52,8 +51,8 @@ type NF struct {
 	log      *slog.Logger
 	opts     Options
 	id       string // NF instance id
-	guami    ngapx.GUAMI
-	tais     []nasx.TAI
+	guami    domain.GUAMI
+	tais     []domain.TAI
 	metrics  *metrics
 	disp     ratelimit.Dispatcher
 	machine  machine
@@ -80,14 +79,17 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	cfg := env.Config
 	n := &NF{env: env, cfg: cfg, log: env.Log.With("nf", "amf"), opts: o, id: newUUID(),
 		machine: newMachine(), ues: newUETable(), gnbs: map[uint64]*gnb{}}
-	n.guami = ngapx.GUAMI{MCC: cfg.PLMN.MCC, MNC: cfg.PLMN.MNC, RegionID: uint8(cfg.AMF.GUAMI.RegionID),
-		SetID: uint16(cfg.AMF.GUAMI.SetID), Pointer: uint8(cfg.AMF.GUAMI.Pointer)}
+	amfID, err := domain.NewAMFID(cfg.AMF.GUAMI.RegionID, cfg.AMF.GUAMI.SetID, cfg.AMF.GUAMI.Pointer)
+	if err != nil {
+		return nil, fmt.Errorf("amf: %w", err)
+	}
+	n.guami = domain.GUAMI{PLMN: cfg.PLMN, AMFID: amfID}
 	for _, s := range cfg.TACs {
-		tac, err := ngapx.ParseTACString(s)
+		tac, err := domain.ParseTAC(s)
 		if err != nil {
 			return nil, fmt.Errorf("amf: %w", err)
 		}
-		n.tais = append(n.tais, nasx.TAI{MCC: cfg.PLMN.MCC, MNC: cfg.PLMN.MNC, TAC: tac})
+		n.tais = append(n.tais, domain.TAI{PLMN: cfg.PLMN, TAC: tac})
 	}
 	if n.opts.Consumer == nil {
 		n.opts.Consumer = NewSBIConsumer(env.Client, env.NRF)
@@ -119,9 +121,9 @@ func (n *NF) Handler() http.Handler {
 func (n *NF) Profile() models.NrfNfManagementNfProfile {
 	p := sbi.Profile(n.id, models.NrfNfManagementNfType_AMF, n.cfg.AdvertisedIP(), n.cfg.AMF.SBIPort,
 		n.env.PLMN(), models.ServiceName_NAMF_COMM)
-	g := n.guami.Model()
-	p.AmfInfo = &models.NrfNfManagementAmfInfo{AmfSetId: fmt.Sprintf("%03x", n.guami.SetID),
-		AmfRegionId: fmt.Sprintf("%02x", n.guami.RegionID), GuamiList: []models.Guami{g}}
+	g := n.guami.ToModel()
+	p.AmfInfo = &models.NrfNfManagementAmfInfo{AmfSetId: n.guami.AMFID.SetIDString(),
+		AmfRegionId: n.guami.AMFID.RegionIDString(), GuamiList: []models.Guami{g}}
 	return p
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/nasx"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 	"github.com/l25gc/l25gc/security"
@@ -21,14 +22,14 @@ func TestInitialRegistrationWithSUCI(t *testing.T) {
 	ue := h.newUE(g, "0000000001", 1)
 	a := ue.register()
 
-	allowed, err := nasx.DecodeNSSAI(a.AllowedNSSAI.Buffer)
+	allowed, err := nasx.NSSAIModels(a.AllowedNSSAI.Buffer)
 	if err != nil || len(allowed) != 1 || allowed[0].Sst != 1 || allowed[0].Sd != "010203" {
 		t.Fatalf("allowed NSSAI %+v (requested 1/010203 and 9; only the first is subscribed and served)", allowed)
 	}
 	if a.TAIList == nil || a.T3512Value == nil {
 		t.Fatal("Registration Accept without TAI list or T3512")
 	}
-	if ue.guti.MCC != "208" || ue.guti.RegionID != 0xCA || ue.guti.SetID != 0x3F8 {
+	if ue.guti.GUAMI != testGUAMI {
 		t.Fatalf("GUTI %+v not of this AMF", ue.guti)
 	}
 	if len(h.peers.uecm) != 1 || len(h.peers.policies) != 1 {
@@ -173,7 +174,7 @@ func TestRegistrationWithKnownGUTISkipsAuthentication(t *testing.T) {
 func TestUnknownGUTIGetsIdentityRequest(t *testing.T) {
 	h, g := newSetUpHarness(t, nil)
 	ue := h.newUE(g, "0000000008", 1)
-	gb, _ := nasx.EncodeGUTI(nasx.GUTI{MCC: "208", MNC: "93", RegionID: 0xCA, SetID: 0x3F8, TMSI: 0xABCDEF})
+	gb, _ := nasx.EncodeGUTI(nasx.GUTI{GUAMI: testGUAMI, TMSI: 0xABCDEF})
 	g.send(initialUEMessage(t, ue.ranID, ue.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, gb)))
 	m := ue.dl("DownlinkNASTransport")
 	if m.IdentityRequest == nil || m.IdentityRequest.SpareHalfOctetAndIdentityType.GetTypeOfIdentity() != uint8(nasx.IdentitySUCI) {
@@ -285,8 +286,8 @@ func TestNGResetReleasesTheGNBsUEs(t *testing.T) {
 func TestRANConfigurationUpdate(t *testing.T) {
 	h, g := newSetUpHarness(t, nil)
 	update := func(mcc, mnc string, tac uint32) []byte {
-		return must2(t)(ngapx.BuildRANConfigurationUpdate(ngapx.GNB{MCC: mcc, MNC: mnc, Name: "gnb-renamed",
-			TACs: []uint32{tac}, SNSSAIs: []models.Snssai{{Sst: 1, Sd: "010203"}}}))
+		return must2(t)(ngapx.BuildRANConfigurationUpdate(ngapx.GNB{PLMN: domain.PLMN{MCC: mcc, MNC: mnc}, Name: "gnb-renamed",
+			TACs: []domain.TAC{domain.TAC(tac)}, SNSSAIs: []models.Snssai{{Sst: 1, Sd: "010203"}}}))
 	}
 	g.send(update("208", "93", 1))
 	g.expect("RANConfigurationUpdateAcknowledge")

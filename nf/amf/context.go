@@ -8,6 +8,7 @@ import (
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/nasx"
 )
 
@@ -49,7 +50,7 @@ type ueContext struct {
 	ranID int64
 	gnbID uint64
 	state State
-	tai   nasx.TAI
+	tai   domain.TAI
 
 	suci, supi, pei string
 	guti            *nasx.GUTI

@@ -22,7 +22,7 @@ var abba = []byte{0x00, 0x00}
 
 // servingNetworkName is the SN name of TS 24.501 9.12.1 ("5G:mnc093.mcc208.3gppnetwork.org").
 func (n *NF) servingNetworkName() string {
-	return security.ServingNetworkName(n.guami.MCC, n.guami.MNC)
+	return security.ServingNetworkName(n.guami.PLMN.MCC, n.guami.PLMN.MNC)
 }
 
 // startAuthentication asks the AUSF for a 5G-AKA vector (TS 23.502

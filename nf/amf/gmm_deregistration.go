@@ -76,7 +76,7 @@ func (n *NF) cleanupSBI(ue *ueContext) {
 func (n *NF) purgeUECM(supi string) {
 	ctx, cancel := context.WithTimeout(context.Background(), sbiTimeout)
 	defer cancel()
-	if err := n.opts.Consumer.DeregisterUECM(ctx, supi, n.guami.Model()); err != nil {
+	if err := n.opts.Consumer.DeregisterUECM(ctx, supi, n.guami.ToModel()); err != nil {
 		n.log.Warn("UECM purge", "supi", supi, "err", err)
 	}
 }

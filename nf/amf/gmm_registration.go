@@ -23,6 +23,7 @@ import (
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/nasx"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 	"github.com/l25gc/l25gc/sbi"
@@ -57,7 +58,7 @@ func parseRegistration(rr *nasMessage.RegistrationRequest) (registration, error)
 		return r, rejectRegistration(nasx.Cause5GSServicesNotAllowed, fmt.Errorf("registration type %d", r.regType))
 	}
 	if rr.RequestedNSSAI != nil {
-		if r.requested, err = nasx.DecodeNSSAI(rr.RequestedNSSAI.Buffer); err != nil {
+		if r.requested, err = nasx.NSSAIModels(rr.RequestedNSSAI.Buffer); err != nil {
 			return r, rejectRegistration(nasx.CauseSemanticallyIncorrect, err)
 		}
 	}
@@ -154,8 +155,7 @@ func (n *NF) adoptIdleIfVerified(ue *ueContext, g nasx.GUTI, raw []byte) (known,
 
 // assigned says whether g is a 5G-GUTI of this AMF (TS 23.003 2.10.1).
 func (n *NF) assigned(g nasx.GUTI) bool {
-	return g.MCC == n.guami.MCC && g.MNC == n.guami.MNC && g.RegionID == n.guami.RegionID &&
-		g.SetID == n.guami.SetID && g.Pointer == n.guami.Pointer
+	return g.GUAMI == n.guami
 }
 
 // adopt moves the 5GMM context of a parked UE onto this N2 connection.
@@ -199,14 +199,15 @@ func (n *NF) onIdentityResponse(ue *ueContext, in *input) (State, error) {
 // mobility subscription, Nudm_SDM_Subscribe (whose failure does not stop
 // registration). onUDMAnswer goes on.
 func (n *NF) completeRegistration(ue *ueContext) (State, error) {
-	c, supi, plmn, guami := n.opts.Consumer, ue.supi, n.env.PLMN(), n.guami.Model()
+	c, supi, plmn, guami := n.opts.Consumer, ue.supi, n.env.PLMN(), n.guami.ToModel()
+	// Step 14a: Nudm_UECM_Registration.
 	reg := models.Amf3GppAccessRegistration{AmfInstanceId: n.id,
 		DeregCallbackUri:       n.callbackURI("/namf-callback/v1/" + supi + "/dereg-notify"),
 		InitialRegistrationInd: ue.reg.regType == nasMessage.RegistrationType5GSInitialRegistration,
 		Guami:                  &guami, RatType: models.RatType_NR, Pei: ue.pei}
 	sub := models.SdmSubscription{NfInstanceId: n.id,
 		CallbackReference:     n.callbackURI("/namf-callback/v1/" + supi + "/sdm-notify"),
-		MonitoredResourceUris: []string{supi + "/am-data"}, PlmnId: &models.PlmnId{Mcc: n.guami.MCC, Mnc: n.guami.MNC}}
+		MonitoredResourceUris: []string{supi + "/am-data"}, PlmnId: ptr(n.guami.PLMN.ToModel())}
 	n.call(ue, EvUDMAnswer, func(ctx context.Context) sbiAnswer {
 		var a sbiAnswer
 		if a.err = c.RegisterUECM(ctx, supi, reg); a.err != nil {
@@ -283,8 +284,7 @@ func (n *NF) onPCFAnswer(ue *ueContext, in *input) (State, error) {
 // 5.5.1.2.4) and accepts.
 func (n *NF) assignGUTIAndAccept(ue *ueContext) (State, error) {
 	if ue.guti == nil || ue.reg.regType == nasMessage.RegistrationType5GSInitialRegistration {
-		ue.guti = &nasx.GUTI{MCC: n.guami.MCC, MNC: n.guami.MNC, RegionID: n.guami.RegionID,
-			SetID: n.guami.SetID, Pointer: n.guami.Pointer, TMSI: n.ues.allocTMSI()}
+		ue.guti = &nasx.GUTI{GUAMI: n.guami, TMSI: n.ues.allocTMSI()}
 	}
 	return n.acceptRegistration(ue)
 }
@@ -329,13 +329,12 @@ func (n *NF) peerError(err error) error {
 }
 
 func (n *NF) policyRequest(ue *ueContext) models.PcfAmPolicyControlPolicyAssociationRequest {
-	tai := models.Tai{PlmnId: &models.PlmnId{Mcc: ue.tai.MCC, Mnc: ue.tai.MNC}, Tac: fmt.Sprintf("%06x", ue.tai.TAC)}
 	return models.PcfAmPolicyControlPolicyAssociationRequest{
 		NotificationUri: n.callbackURI("/namf-callback/v1/am-policy/" + ue.supi),
 		Supi:            ue.supi, Pei: ue.pei, AccessType: models.AccessType__3_GPP_ACCESS, RatType: models.RatType_NR,
-		ServingPlmn: &models.PlmnIdNid{Mcc: n.guami.MCC, Mnc: n.guami.MNC},
-		UserLoc:     &models.UserLocation{NrLocation: &models.NrLocation{Tai: &tai}},
-		Guami:       ptr(n.guami.Model()),
+		ServingPlmn: ptr(n.guami.PLMN.ToModelNid()),
+		UserLoc:     &models.UserLocation{NrLocation: &models.NrLocation{Tai: ptr(ue.tai.ToModel())}},
+		Guami:       ptr(n.guami.ToModel()),
 	}
 }
 
@@ -368,7 +367,7 @@ func (n *NF) allowedNSSAI(requested []models.Snssai, sub *models.Nssai) []models
 
 func containsSNSSAI(list []models.Snssai, s models.Snssai) bool {
 	for _, x := range list {
-		if nasx.SameSNSSAI(x, s) {
+		if domain.SameModelSNSSAI(x, s) {
 			return true
 		}
 	}
@@ -376,11 +375,7 @@ func containsSNSSAI(list []models.Snssai, s models.Snssai) bool {
 }
 
 func (n *NF) servedSlices() []models.Snssai {
-	out := make([]models.Snssai, 0, len(n.cfg.SNSSAIs))
-	for _, s := range n.cfg.SNSSAIs {
-		out = append(out, models.Snssai{Sst: int32(s.SST), Sd: s.SD})
-	}
-	return out
+	return domain.SNSSAIsToModels(n.cfg.SNSSAIs)
 }
 
 // acceptRegistration sends Registration Accept (T3550): inside Initial

@@ -6,11 +6,13 @@ package amf
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/free5gc/ngap/ngapType"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 	"github.com/l25gc/l25gc/ratelimit"
 )
@@ -134,18 +136,9 @@ func (n *NF) onRANConfigurationUpdate(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Sum
 func (n *NF) servesAny(tas []ngapx.SupportedTA) bool {
 	for _, ta := range tas {
 		for _, p := range ta.PLMNs {
-			if n.servesTAI(p.MCC, p.MNC, ta.TAC) {
+			if slices.Contains(n.tais, domain.TAI{PLMN: p.PLMN, TAC: ta.TAC}) {
 				return true
 			}
-		}
-	}
-	return false
-}
-
-func (n *NF) servesTAI(mcc, mnc string, tac uint32) bool {
-	for _, t := range n.tais {
-		if t.MCC == mcc && t.MNC == mnc && t.TAC == tac {
-			return true
 		}
 	}
 	return false

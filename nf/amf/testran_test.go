@@ -15,6 +15,7 @@ import (
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/nasx"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 	"github.com/l25gc/l25gc/security"
@@ -23,12 +24,18 @@ import (
 // ---- gNB side: uplink NGAP ----
 
 func ngSetupRequest(t testing.TB, mcc, mnc string, tac uint32) []byte {
-	return must2(t)(ngapx.BuildNGSetupRequest(ngapx.GNB{MCC: mcc, MNC: mnc, ID: 1, TACs: []uint32{tac},
+	return must2(t)(ngapx.BuildNGSetupRequest(ngapx.GNB{PLMN: domain.PLMN{MCC: mcc, MNC: mnc}, ID: 1, TACs: []domain.TAC{domain.TAC(tac)},
 		SNSSAIs: []models.Snssai{{Sst: 1, Sd: "010203"}}}))
 }
 
 // testCell is where the test gNB's UEs are.
-var testCell = ngapx.Cell{TAI: nasx.TAI{MCC: "208", MNC: "93", TAC: 1}, CellID: 1}
+var testCell = ngapx.Cell{TAI: domain.TAI{PLMN: testPLMN, TAC: 1}, CellID: 1}
+
+// testPLMN and testGUAMI are the test config's PLMN and GUAMI (pointer 0).
+var (
+	testPLMN  = domain.PLMN{MCC: "208", MNC: "93"}
+	testGUAMI = domain.GUAMI{PLMN: testPLMN, AMFID: domain.AMFID{RegionID: 0xCA, SetID: 0x3F8}}
+)
 
 func initialUEMessage(t testing.TB, ranID int64, nasPDU []byte) []byte {
 	return must2(t)(ngapx.BuildInitialUEMessage(ranID, nasPDU, testCell, nil))

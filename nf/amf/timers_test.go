@@ -67,7 +67,7 @@ func TestT3570RetransmitsThenAborts(t *testing.T) {
 		c.AMF.NAS.MaxRetransmissions = 2
 	})
 	ue := h.newUE(g, "0000000032", 1)
-	unknown, _ := nasx.EncodeGUTI(nasx.GUTI{MCC: "208", MNC: "93", RegionID: 0xCA, SetID: 0x3F8, TMSI: 0xABCDEF})
+	unknown, _ := nasx.EncodeGUTI(nasx.GUTI{GUAMI: testGUAMI, TMSI: 0xABCDEF})
 	g.send(initialUEMessage(t, ue.ranID, ue.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, unknown)))
 	for i := 0; i < 3; i++ { // the first transmission and 2 retransmissions
 		if m := ue.dl("DownlinkNASTransport"); m.IdentityRequest == nil {

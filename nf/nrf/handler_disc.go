@@ -11,6 +11,7 @@ import (
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/sbi"
 )
 
@@ -112,14 +113,16 @@ func (q query) offersService(p *models.NrfNfManagementNfProfile) bool {
 }
 
 // servesSlice: a profile without sNssais serves every slice (TS 29.510
-// 6.1.6.2.2); otherwise one requested S-NSSAI must be among them.
+// 6.1.6.2.2); otherwise one of its entries must serve a requested S-NSSAI
+// (domain.MatchModelSNSSAI: wildcardSd and sdRanges as declared, an entry
+// without an SD only the SST-only slice).
 func (q query) servesSlice(p *models.NrfNfManagementNfProfile) bool {
 	if len(q.snssais) == 0 || len(p.SNssais) == 0 {
 		return true
 	}
 	for _, want := range q.snssais {
 		for _, have := range p.SNssais {
-			if have.Sst == want.Sst && (have.WildcardSd || strings.EqualFold(have.Sd, want.Sd)) {
+			if domain.MatchModelSNSSAI(have, want) {
 				return true
 			}
 		}

@@ -167,6 +167,10 @@ func TestDiscoveryFilters(t *testing.T) {
 			{url.Values{"target-nf-type": {"UDM"}, "service-names": {"nudm-uecm"}}, 0},
 			{url.Values{"target-nf-type": {"SMF"}, "snssais": {`[{"sst":1,"sd":"112233"}]`}}, 1},
 			{url.Values{"target-nf-type": {"SMF"}, "snssais": {`[{"sst":1,"sd":"010203"}]`}}, 0},
+			{url.Values{"target-nf-type": {"SMF"}, "snssais": {`[{"sst":1,"sd":"11223A"}]`}}, 0},
+			{url.Values{"target-nf-type": {"SMF"}, "snssais": {`[{"sst":1,"sd":"112233"},{"sst":2}]`}}, 1},
+			// An S-NSSAI without an SD is the SST-only slice, not any SD (TS 23.501 5.15.2.1).
+			{url.Values{"target-nf-type": {"SMF"}, "snssais": {`[{"sst":1}]`}}, 0},
 			{url.Values{"target-nf-type": {"UDM"}, "target-plmn-list": {`[{"mcc":"001","mnc":"01"}]`}}, 0},
 		}
 		for _, tc := range cases {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/sbi"
 )
 
@@ -31,12 +32,17 @@ func (n *NF) servingPLMN(w http.ResponseWriter, r *http.Request) (string, bool) 
 	if s == "" {
 		return n.env.Config.PLMN.String(), true
 	}
-	var p models.PlmnId
-	if err := json.Unmarshal([]byte(s), &p); err != nil || p.Mcc == "" || p.Mnc == "" {
+	var m models.PlmnId
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
 		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseInvalidQueryParam, "plmn-id "+s+" is not a PlmnId")
 		return "", false
 	}
-	return p.Mcc + p.Mnc, true
+	p, err := domain.PLMNFromModel(&m)
+	if err != nil {
+		sbi.WriteProblem(w, http.StatusBadRequest, "INVALID_QUERY_PARAM", "plmn-id "+s+": "+err.Error())
+		return "", false
+	}
+	return p.String(), true
 }
 
 // handleAMData is Nudm_SDM_Get of the access and mobility subscription data

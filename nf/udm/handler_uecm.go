@@ -6,10 +6,10 @@ package udm
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/sbi"
 )
 
@@ -25,8 +25,8 @@ func (n *NF) routeUECM(mux *http.ServeMux) {
 // answered 400.
 func supiParam(w http.ResponseWriter, r *http.Request, name string) (string, bool) {
 	supi := r.PathValue(name)
-	if !imsiPattern.MatchString(supi) {
-		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, name+" "+supi+" is not an IMSI-based SUPI (imsi-<digits>)")
+	if _, err := domain.ParseSUPI(supi); err != nil {
+		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, name+": "+err.Error())
 		return "", false
 	}
 	return supi, true
@@ -83,7 +83,7 @@ func (n *NF) handleUpdateAMF(w http.ResponseWriter, r *http.Request) {
 		sbi.WriteError(w, "UDR", err)
 		return
 	}
-	if !sameGUAMI(reg.Guami, mod.Guami) {
+	if !domain.SameModelGUAMI(reg.Guami, mod.Guami) {
 		sbi.WriteProblem(w, http.StatusForbidden, sbi.CauseInvalidGUAMI, "the GUAMI is not the registered AMF's")
 		return
 	}
@@ -123,13 +123,6 @@ func applyModification(reg *models.Amf3GppAccessRegistration, mod *models.Amf3Gp
 	if mod.BackupAmfInfo != nil {
 		reg.BackupAmfInfo = mod.BackupAmfInfo
 	}
-}
-
-func sameGUAMI(a, b *models.Guami) bool {
-	if a == nil || b == nil || a.PlmnId == nil || b.PlmnId == nil {
-		return a == b
-	}
-	return strings.EqualFold(a.AmfId, b.AmfId) && a.PlmnId.Mcc == b.PlmnId.Mcc && a.PlmnId.Mnc == b.PlmnId.Mnc
 }
 
 // handleGetAMF is Nudm_UECM_Get for 3GPP access (TS 29.503 5.3.2.5).

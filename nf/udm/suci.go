@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/security"
 )
@@ -61,8 +62,6 @@ func schemeName(s uint8) string {
 // scheme id>-<home network public key id>-<scheme output>.
 var suciPattern = regexp.MustCompile(`^suci-0-([0-9]{3})-([0-9]{2,3})-([0-9]{1,4})-([0-9]{1,2})-([0-9]{1,3})-([0-9a-fA-F]+)$`)
 
-var imsiPattern = regexp.MustCompile(`^imsi-[0-9]{5,15}$`)
-
 // msinPattern: an MSIN is 9 or 10 digits (TS 23.003 2.2); shorter ones are
 // allowed for test networks.
 var msinPattern = regexp.MustCompile(`^[0-9]{5,10}$`)
@@ -74,7 +73,7 @@ var msinPattern = regexp.MustCompile(`^[0-9]{5,10}$`)
 // key id or its MAC tag does not verify (concealed for another home
 // network key), 400 when it is not a SUPI or SUCI at all.
 func resolveSUPI(id string, keys security.HomeNetworkKeys) (string, error) {
-	if imsiPattern.MatchString(id) {
+	if _, err := domain.ParseSUPI(id); err == nil {
 		return id, nil
 	}
 	if !strings.HasPrefix(id, "suci-") {
@@ -92,7 +91,11 @@ func resolveSUPI(id string, keys security.HomeNetworkKeys) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "imsi-" + mcc + mnc + msin, nil
+	imsi := domain.IMSI{PLMN: domain.PLMN{MCC: mcc, MNC: mnc}, MSIN: msin}
+	if err := imsi.Validate(); err != nil {
+		return "", sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_INCORRECT", "SUCI %q: %v", id, err)
+	}
+	return imsi.SUPI().String(), nil
 }
 
 // deconceal returns the MSIN of a scheme output (TS 33.501 C.3.3).

@@ -42,18 +42,14 @@ func StorePath(cfg *config.Config) string {
 // DNNs, and a UE AMBR of 1 Gbps up, 2 Gbps down (free5GC's sample values).
 func defaultsOf(cfg *config.Config) prov.Defaults {
 	d := prov.Defaults{DNNs: append([]string(nil), cfg.DNNs...), AMBR: prov.AMBR{Uplink: "1 Gbps", Downlink: "2 Gbps"}}
-	for _, s := range cfg.SNSSAIs {
-		d.SNSSAIs = append(d.SNSSAIs, prov.SNSSAI{SST: s.SST, SD: s.SD})
-	}
+	d.SNSSAIs = append(d.SNSSAIs, cfg.SNSSAIs...)
 	return d
 }
 
 // rangeOf is a configured subscriber range in the provisioning API's shape.
 func rangeOf(r config.SubscriberRange) prov.Range {
 	s := prov.Subscriber{IMSI: r.IMSI, K: r.K, OPc: r.OPc, OP: r.OP, SQN: r.SQN, AMF: r.AMF, DNNs: r.DNNs}
-	for _, n := range r.SNSSAIs {
-		s.SNSSAIs = append(s.SNSSAIs, prov.SNSSAI{SST: n.SST, SD: n.SD})
-	}
+	s.SNSSAIs = append(s.SNSSAIs, r.SNSSAIs...)
 	return prov.Range{Subscriber: s, Count: r.Count}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/nf/udr/store"
 	"github.com/l25gc/l25gc/sbi"
 )
@@ -157,6 +158,10 @@ func (n *NF) getSMData(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("single-nssai"); v != "" {
 		snssai = new(models.Snssai)
 		if err := json.Unmarshal([]byte(v), snssai); err != nil {
+			sbi.WriteProblem(w, http.StatusBadRequest, causeInvalidQuery, "single-nssai: "+err.Error())
+			return
+		}
+		if _, err := domain.SNSSAIFromModel(*snssai); err != nil {
 			sbi.WriteProblem(w, http.StatusBadRequest, causeInvalidQuery, "single-nssai: "+err.Error())
 			return
 		}

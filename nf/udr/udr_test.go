@@ -200,6 +200,11 @@ func TestProvisionedAndPolicyData(t *testing.T) {
 		}
 		st, pd := srv.call(t, "GET", base+"sm-data?single-nssai=1-112233", "", nil)
 		wantProblem(t, "sm-data with a malformed single-nssai", st, pd, http.StatusBadRequest, causeInvalidQuery)
+		st, pd = srv.call(t, "GET", base+"sm-data?single-nssai="+url.QueryEscape(`{"sst":300}`), "", nil)
+		wantProblem(t, "sm-data with SST 300 (TS 23.003 28.4.2: one octet)", st, pd, http.StatusBadRequest, causeInvalidQuery)
+		if st, _ := srv.call(t, "GET", base+"sm-data?single-nssai="+url.QueryEscape(`{"sst":1}`), "", &sm); st != 200 || len(sm) != 0 {
+			t.Fatalf("sm-data of the SST-only slice = %d %+v, want none: an absent SD is no wildcard (TS 23.501 5.15.2.1)", st, sm)
+		}
 		var pol models.AmPolicyData
 		if st, _ := srv.call(t, "GET", srv.URL+DRBase+"/policy-data/ues/"+ue1+"/am-data", "", &pol); st != 200 || pol.SubscCats[0] != "free5gc" {
 			t.Fatalf("policy am-data = %d %+v", st, pol)

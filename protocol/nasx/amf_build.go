@@ -8,6 +8,8 @@ import (
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/nas/nasType"
 	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/domain"
 )
 
 // Downlink 5GMM builders of the AMF. Each returns the plain message; the AMF
@@ -38,7 +40,7 @@ func encode(m *nas.Message) ([]byte, error) {
 // RegistrationAccept carries what TS 24.501 5.5.1.2.4 sends on acceptance.
 type RegistrationAccept struct {
 	GUTI    *GUTI // nil: keep the UE's GUTI (no new one assigned)
-	TAIs    []TAI
+	TAIs    []domain.TAI
 	Allowed []models.Snssai
 	T3512   time.Duration
 }
@@ -62,7 +64,7 @@ func BuildRegistrationAccept(p RegistrationAccept) ([]byte, error) {
 		copy(a.GUTI5G.Octet[:], g)
 	}
 	if len(p.TAIs) > 0 {
-		tl, err := EncodeTAIList(p.TAIs)
+		tl, err := domain.TAIListToNAS(p.TAIs)
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +73,7 @@ func BuildRegistrationAccept(p RegistrationAccept) ([]byte, error) {
 		a.TAIList.Buffer = tl
 	}
 	if len(p.Allowed) > 0 {
-		ns, err := EncodeNSSAI(p.Allowed)
+		ns, err := nssaiOctets(p.Allowed)
 		if err != nil {
 			return nil, err
 		}

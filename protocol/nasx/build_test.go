@@ -10,6 +10,7 @@ import (
 	"github.com/free5gc/nas"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/internal/fuzzseed"
 )
 
@@ -18,11 +19,11 @@ var updateSeeds = flag.Bool("update-seeds", false, "rewrite testdata/fuzz/FuzzDe
 // samples are real messages from the builders: the fuzz seed corpus.
 func samples(t testing.TB) map[string][]byte {
 	must := fuzzseed.Must(t)
-	g := GUTI{MCC: "208", MNC: "93", RegionID: 0xCA, SetID: 0x3F8, TMSI: 1}
+	g := GUTI{GUAMI: testGUAMI(0), TMSI: 1}
 	suci, _ := EncodeSUCI("suci-0-208-93-0000-0-0-0000000001")
 	return map[string][]byte{
 		"registration-accept": must(BuildRegistrationAccept(RegistrationAccept{GUTI: &g,
-			TAIs: []TAI{{MCC: "208", MNC: "93", TAC: 1}}, Allowed: []models.Snssai{{Sst: 1, Sd: "010203"}}, T3512: time.Hour})),
+			TAIs: []domain.TAI{{PLMN: domain.PLMN{MCC: "208", MNC: "93"}, TAC: 1}}, Allowed: []models.Snssai{{Sst: 1, Sd: "010203"}}, T3512: time.Hour})),
 		"registration-reject":    must(BuildRegistrationReject(CauseIllegalUE)),
 		"authentication-request": must(BuildAuthenticationRequest(0, []byte{0, 0}, [16]byte{1}, [16]byte{2})),
 		"authentication-reject":  must(BuildAuthenticationReject()),

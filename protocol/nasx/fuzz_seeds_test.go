@@ -21,7 +21,7 @@ import (
 func uplinkSamples(t testing.TB) map[string][]byte {
 	must := fuzzseed.Must(t)
 	suci := must(EncodeSUCI("suci-0-208-93-0000-0-0-0000000001"))
-	guti := must(EncodeGUTI(GUTI{MCC: "208", MNC: "93", RegionID: 0xCA, SetID: 0x3F8, Pointer: 1, TMSI: 7}))
+	guti := must(EncodeGUTI(GUTI{GUAMI: testGUAMI(1), TMSI: 7}))
 	caps := []byte{0xE0, 0xE0}
 	requested := []models.Snssai{{Sst: 1, Sd: "010203"}, {Sst: 1, Sd: "112233"}}
 	full := must(BuildRegistrationRequest(RegistrationRequest{Type: nasMessage.RegistrationType5GSInitialRegistration,

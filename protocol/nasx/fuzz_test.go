@@ -21,7 +21,7 @@ func FuzzDecodeNAS(f *testing.F) {
 		}
 		if len(b) > 1 {
 			_, _ = ParseMobileIdentity(b[1:])
-			_, _ = DecodeNSSAI(b[1:])
+			_, _ = NSSAIModels(b[1:])
 		}
 	})
 }
@@ -42,7 +42,7 @@ func readUplink(b []byte) {
 			readSecurityCapability(SecurityCapability{Raw: append([]byte(nil), r.UESecurityCapability.Buffer...)})
 		}
 		if r.RequestedNSSAI != nil {
-			_, _ = DecodeNSSAI(r.RequestedNSSAI.Buffer)
+			_, _ = NSSAIModels(r.RequestedNSSAI.Buffer)
 		}
 	case m.IdentityResponse != nil:
 		readIdentity(m.IdentityResponse.MobileIdentity.Buffer)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/l25gc/l25gc/domain"
 )
 
 // IdentityType is the type of a 5GS mobile identity (TS 24.501 9.11.3.4).
@@ -33,11 +35,8 @@ func (t IdentityType) String() string {
 
 // GUTI is a 5G-GUTI: GUAMI plus 5G-TMSI (TS 23.003 2.10.1).
 type GUTI struct {
-	MCC, MNC string
-	RegionID uint8
-	SetID    uint16 // 10 bits
-	Pointer  uint8  // 6 bits
-	TMSI     uint32
+	GUAMI domain.GUAMI
+	TMSI  uint32
 }
 
 // STMSI is the 5G-S-TMSI: AMF Set ID, AMF Pointer, 5G-TMSI (TS 23.003 2.11).
@@ -48,7 +47,9 @@ type STMSI struct {
 }
 
 // STMSI is the short form of the GUTI.
-func (g GUTI) STMSI() STMSI { return STMSI{SetID: g.SetID, Pointer: g.Pointer, TMSI: g.TMSI} }
+func (g GUTI) STMSI() STMSI {
+	return STMSI{SetID: g.GUAMI.AMFID.SetID, Pointer: g.GUAMI.AMFID.Pointer, TMSI: g.TMSI}
+}
 
 // Identity is a decoded 5GS mobile identity; only the field of Type is set.
 type Identity struct {
@@ -97,7 +98,7 @@ func parseSUCI(b []byte) (string, error) {
 	if len(b) < 9 {
 		return "", errShort
 	}
-	mcc, mnc, err := DecodePLMN(b[1:4])
+	plmn, err := domain.PLMNFromNAS(b[1:4])
 	if err != nil {
 		return "", err
 	}
@@ -116,7 +117,7 @@ func parseSUCI(b []byte) (string, error) {
 	} else {
 		output = hex.EncodeToString(out)
 	}
-	return fmt.Sprintf("suci-0-%s-%s-%s-%d-%d-%s", mcc, mnc, ri, scheme, keyID, output), nil
+	return fmt.Sprintf("suci-0-%s-%s-%s-%d-%d-%s", plmn.MCC, plmn.MNC, ri, scheme, keyID, output), nil
 }
 
 // EncodeSUCI is the inverse of the SUCI string form: the mobile identity
@@ -126,9 +127,9 @@ func EncodeSUCI(suci string) ([]byte, error) {
 	if len(f) != 8 || f[0] != "suci" || f[1] != "0" {
 		return nil, fmt.Errorf("SUCI %q: want suci-0-mcc-mnc-routing-scheme-keyid-output", suci)
 	}
-	plmn, err := EncodePLMN(f[2], f[3])
+	plmn, err := domain.PLMN{MCC: f[2], MNC: f[3]}.ToNAS()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("SUCI %q: %w", suci, err)
 	}
 	ri, err := encodeBCD(f[4])
 	if err != nil || len(f[4]) > 4 {
@@ -156,40 +157,41 @@ func EncodeSUCI(suci string) ([]byte, error) {
 }
 
 // NullSchemeSUPI gives the SUPI (imsi-…) a null-scheme SUCI conceals in
-// clear (TS 33.501 6.12.2); ok is false for other schemes.
+// clear (TS 33.501 6.12.2): its MCC, MNC and MSIN (TS 23.003 2.2B); ok is
+// false for other schemes and for parts that make no IMSI.
 func NullSchemeSUPI(suci string) (string, bool) {
 	f := strings.Split(suci, "-")
 	if len(f) != 8 || f[5] != "0" {
 		return "", false
 	}
-	return "imsi-" + f[2] + f[3] + f[7], true
+	imsi := domain.IMSI{PLMN: domain.PLMN{MCC: f[2], MNC: f[3]}, MSIN: f[7]}
+	if imsi.Validate() != nil {
+		return "", false
+	}
+	return imsi.SUPI().String(), true
 }
 
 func parseGUTI(b []byte) (GUTI, error) {
 	if len(b) < 11 {
 		return GUTI{}, errShort
 	}
-	mcc, mnc, err := DecodePLMN(b[1:4])
+	g, err := domain.GUAMIFromNAS(b[1:7])
 	if err != nil {
 		return GUTI{}, err
 	}
-	sp := binary.BigEndian.Uint16(b[5:7])
-	return GUTI{MCC: mcc, MNC: mnc, RegionID: b[4], SetID: sp >> 6, Pointer: uint8(sp & 0x3F),
-		TMSI: binary.BigEndian.Uint32(b[7:11])}, nil
+	return GUTI{GUAMI: g, TMSI: binary.BigEndian.Uint32(b[7:11])}, nil
 }
 
 // EncodeGUTI gives the 11 value octets of a 5G-GUTI mobile identity
 // (TS 24.501 figure 9.11.3.4.1).
 func EncodeGUTI(g GUTI) ([]byte, error) {
-	plmn, err := EncodePLMN(g.MCC, g.MNC)
+	guami, err := g.GUAMI.ToNAS()
 	if err != nil {
 		return nil, err
 	}
 	b := make([]byte, 11)
 	b[0] = 0xF0 | byte(IdentityGUTI)
-	copy(b[1:4], plmn[:])
-	b[4] = g.RegionID
-	binary.BigEndian.PutUint16(b[5:7], g.SetID<<6|uint16(g.Pointer&0x3F))
+	copy(b[1:7], guami)
 	binary.BigEndian.PutUint32(b[7:11], g.TMSI)
 	return b, nil
 }
@@ -228,9 +230,4 @@ func parsePEI(b []byte, t IdentityType) (string, error) {
 		return "imeisv-" + s, nil
 	}
 	return "imei-" + s, nil
-}
-
-// GUAMIString is the GUAMI as an openapi AmfId (region, set, pointer as 6 hex).
-func GUAMIString(region uint8, set uint16, pointer uint8) string {
-	return fmt.Sprintf("%02x%04x", region, set<<6|uint16(pointer&0x3F))
 }

@@ -6,29 +6,9 @@ import (
 	"time"
 
 	"github.com/free5gc/openapi/models"
-)
 
-func TestPLMNRoundTrip(t *testing.T) {
-	for _, c := range []struct {
-		mcc, mnc string
-		want     []byte
-	}{
-		{"208", "93", []byte{0x02, 0xF8, 0x39}},
-		{"310", "410", []byte{0x13, 0x00, 0x14}},
-	} {
-		b, err := EncodePLMN(c.mcc, c.mnc)
-		if err != nil || !bytes.Equal(b[:], c.want) {
-			t.Fatalf("EncodePLMN(%s,%s) = %x, %v; want %x", c.mcc, c.mnc, b, err, c.want)
-		}
-		mcc, mnc, err := DecodePLMN(b[:])
-		if err != nil || mcc != c.mcc || mnc != c.mnc {
-			t.Fatalf("DecodePLMN(%x) = %s %s %v", b, mcc, mnc, err)
-		}
-	}
-	if _, _, err := DecodePLMN([]byte{0xAB, 0xF8, 0x39}); err == nil {
-		t.Fatal("non-BCD PLMN accepted")
-	}
-}
+	"github.com/l25gc/l25gc/domain"
+)
 
 // The SUCI string of TS 23.003 28.7.3: null scheme output is the MSIN digits.
 func TestSUCIString(t *testing.T) {
@@ -56,7 +36,7 @@ func TestSUCIString(t *testing.T) {
 }
 
 func TestGUTIAndSTMSI(t *testing.T) {
-	g := GUTI{MCC: "208", MNC: "93", RegionID: 0xCA, SetID: 0x3F8, Pointer: 1, TMSI: 0xdeadbeef}
+	g := GUTI{GUAMI: testGUAMI(1), TMSI: 0xdeadbeef}
 	b, err := EncodeGUTI(g)
 	if err != nil {
 		t.Fatal(err)
@@ -74,17 +54,22 @@ func TestGUTIAndSTMSI(t *testing.T) {
 	}
 }
 
+// testGUAMI is the GUAMI of the test AMF (region CA, set 3F8) with pointer.
+func testGUAMI(pointer uint8) domain.GUAMI {
+	return domain.GUAMI{PLMN: domain.PLMN{MCC: "208", MNC: "93"}, AMFID: domain.AMFID{RegionID: 0xCA, SetID: 0x3F8, Pointer: pointer}}
+}
+
 func TestNSSAI(t *testing.T) {
 	in := []models.Snssai{{Sst: 1, Sd: "010203"}, {Sst: 2}}
-	b, err := EncodeNSSAI(in)
+	b, err := nssaiOctets(in)
 	if err != nil || !bytes.Equal(b, []byte{4, 1, 1, 2, 3, 1, 2}) {
-		t.Fatalf("EncodeNSSAI = %x %v", b, err)
+		t.Fatalf("nssaiOctets = %x %v", b, err)
 	}
-	out, err := DecodeNSSAI(b)
-	if err != nil || len(out) != 2 || !SameSNSSAI(out[0], in[0]) || out[1].Sst != 2 {
-		t.Fatalf("DecodeNSSAI = %+v %v", out, err)
+	out, err := NSSAIModels(b)
+	if err != nil || len(out) != 2 || out[0] != in[0] || out[1] != in[1] {
+		t.Fatalf("NSSAIModels = %+v %v", out, err)
 	}
-	if _, err := DecodeNSSAI([]byte{9, 1}); err == nil {
+	if _, err := NSSAIModels([]byte{9, 1}); err == nil {
 		t.Fatal("overrun accepted")
 	}
 }

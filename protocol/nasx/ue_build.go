@@ -47,7 +47,7 @@ func BuildRegistrationRequest(p RegistrationRequest) ([]byte, error) {
 		r.UESecurityCapability.Buffer = p.SecurityCaps
 	}
 	if len(p.Requested) > 0 && !p.Cleartext {
-		ns, err := EncodeNSSAI(p.Requested)
+		ns, err := nssaiOctets(p.Requested)
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,8 @@ import (
 	"github.com/free5gc/aper"
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/domain"
 )
 
 // Builders of the NGAP messages the AMF sends. Criticalities follow the
@@ -42,7 +44,7 @@ func unsuccessful(code int64, present int) *ngapType.NGAPPDU {
 // Served is what the AMF announces in NG Setup Response (TS 38.413 9.2.6.2).
 type Served struct {
 	AMFName  string
-	GUAMI    GUAMI
+	GUAMI    domain.GUAMI
 	Capacity int64 // relative AMF capacity 0..255
 	SNSSAIs  []models.Snssai
 }
@@ -55,7 +57,7 @@ func BuildNGSetupResponse(s Served) ([]byte, error) {
 	}
 	slices := ngapType.SliceSupportList{}
 	for _, sn := range s.SNSSAIs {
-		n, err := SNSSAI(sn)
+		n, err := snssaiIE(sn)
 		if err != nil {
 			return nil, err
 		}
@@ -168,7 +170,7 @@ func BuildDownlinkNASTransport(amfUEID, ranUEID int64, nasPDU []byte) ([]byte, e
 // InitialContext is what Initial Context Setup Request carries (TS 38.413 9.2.2.1).
 type InitialContext struct {
 	AMFUEID, RANUEID int64
-	GUAMI            GUAMI
+	GUAMI            domain.GUAMI
 	Allowed          []models.Snssai
 	// NREncryption/NRIntegrity (and EUTRA*) are the 16-bit bitmaps of
 	// TS 38.413 9.3.1.86, e.g. from nasx.SecurityCapability.NRBits.
@@ -190,7 +192,7 @@ func BuildInitialContextSetupRequest(c InitialContext) ([]byte, error) {
 	}
 	allowed := ngapType.AllowedNSSAI{}
 	for _, s := range c.Allowed {
-		n, err := SNSSAI(s)
+		n, err := snssaiIE(s)
 		if err != nil {
 			return nil, err
 		}

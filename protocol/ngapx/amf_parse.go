@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/free5gc/ngap/ngapType"
-	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/nasx"
 )
 
@@ -16,21 +16,21 @@ var ErrMissingIE = errors.New("mandatory IE missing")
 
 // SupportedTA is one TA a gNB serves, with its broadcast PLMNs and slices.
 type SupportedTA struct {
-	TAC   uint32
+	TAC   domain.TAC
 	PLMNs []BroadcastPLMN
 }
 
 // BroadcastPLMN is a PLMN broadcast in a TA and the slices it supports there.
 type BroadcastPLMN struct {
-	MCC, MNC string
-	SNSSAIs  []models.Snssai
+	PLMN    domain.PLMN
+	SNSSAIs []domain.SNSSAI
 }
 
 // NGSetupRequest is the parsed NG Setup Request (TS 38.413 9.2.6.1).
 type NGSetupRequest struct {
 	GNBID   []byte // gNB ID bits, left-aligned
 	GNBBits uint64
-	PLMN    nasx.TAI // MCC/MNC of the Global RAN Node ID (TAC unused)
+	PLMN    domain.PLMN // of the Global RAN Node ID
 	Name    string
 	TAs     []SupportedTA
 }
@@ -71,11 +71,11 @@ func (r *NGSetupRequest) readNodeID(n *ngapType.GlobalRANNodeID) error {
 	if n.Present != ngapType.GlobalRANNodeIDPresentGlobalGNBID || g == nil || g.GNBID.GNBID == nil {
 		return errors.New("NG Setup Request: only gNB RAN nodes are supported")
 	}
-	mcc, mnc, err := DecodePLMN(g.PLMNIdentity)
+	p, err := domain.PLMNFromNGAP(g.PLMNIdentity)
 	if err != nil {
 		return err
 	}
-	r.PLMN = nasx.TAI{MCC: mcc, MNC: mnc}
+	r.PLMN = p
 	r.GNBID, r.GNBBits = g.GNBID.GNBID.Bytes, g.GNBID.GNBID.BitLength
 	return nil
 }
@@ -111,19 +111,19 @@ func ParseRANConfigurationUpdate(pdu *ngapType.NGAPPDU) (RANConfigurationUpdate,
 func parseSupportedTAs(l *ngapType.SupportedTAList) ([]SupportedTA, error) {
 	var out []SupportedTA
 	for _, item := range l.List {
-		tac, err := DecodeTAC(item.TAC)
+		tac, err := domain.TACFromNGAP(item.TAC)
 		if err != nil {
 			return nil, err
 		}
 		ta := SupportedTA{TAC: tac}
 		for _, bp := range item.BroadcastPLMNList.List {
-			mcc, mnc, err := DecodePLMN(bp.PLMNIdentity)
+			plmn, err := domain.PLMNFromNGAP(bp.PLMNIdentity)
 			if err != nil {
 				return nil, err
 			}
-			p := BroadcastPLMN{MCC: mcc, MNC: mnc}
+			p := BroadcastPLMN{PLMN: plmn}
 			for _, s := range bp.TAISliceSupportList.List {
-				sn, err := DecodeSNSSAI(s.SNSSAI)
+				sn, err := domain.SNSSAIFromNGAP(s.SNSSAI)
 				if err != nil {
 					return nil, err
 				}
@@ -140,7 +140,7 @@ func parseSupportedTAs(l *ngapType.SupportedTAList) ([]SupportedTA, error) {
 type InitialUEMessage struct {
 	RANUEID int64
 	NASPDU  []byte
-	TAI     nasx.TAI
+	TAI     domain.TAI
 	STMSI   *nasx.STMSI
 }
 
@@ -163,7 +163,7 @@ func ParseInitialUEMessage(pdu *ngapType.NGAPPDU) (InitialUEMessage, error) {
 			if nr == nil {
 				return out, errors.New("Initial UE Message: only NR user location is supported")
 			}
-			tai, err := DecodeTAI(nr.TAI)
+			tai, err := domain.TAIFromNGAP(nr.TAI)
 			if err != nil {
 				return out, err
 			}

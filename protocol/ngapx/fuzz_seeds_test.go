@@ -8,6 +8,7 @@ import (
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/internal/fuzzseed"
 	"github.com/l25gc/l25gc/protocol/nasx"
 )
@@ -18,9 +19,9 @@ import (
 // than only the downlink messages of samples.
 func uplinkSamples(t testing.TB) map[string][]byte {
 	must := fuzzseed.Must(t)
-	cell := Cell{TAI: nasx.TAI{MCC: "208", MNC: "93", TAC: 1}, CellID: 0x123}
+	cell := Cell{TAI: domain.TAI{PLMN: domain.PLMN{MCC: "208", MNC: "93"}, TAC: 1}, CellID: 0x123}
 	suci := must(nasx.EncodeSUCI("suci-0-208-93-0000-0-0-0000000001"))
-	guti := must(nasx.EncodeGUTI(nasx.GUTI{MCC: "208", MNC: "93", RegionID: 0xCA, SetID: 0x3F8, Pointer: 1, TMSI: 7}))
+	guti := must(nasx.EncodeGUTI(nasx.GUTI{GUAMI: testGUAMI, TMSI: 7}))
 	initial := must(nasx.BuildRegistrationRequest(nasx.RegistrationRequest{Type: nasMessage.RegistrationType5GSInitialRegistration,
 		NgKSI: 7, Identity: suci, SecurityCaps: []byte{0xE0, 0xE0}, Cleartext: true}))
 	byGUTI := must(nasx.BuildRegistrationRequest(nasx.RegistrationRequest{Type: nasMessage.RegistrationType5GSMobilityRegistrationUpdating,
@@ -30,9 +31,9 @@ func uplinkSamples(t testing.TB) map[string][]byte {
 		"initial-ue-message":       must(BuildInitialUEMessage(2, initial, cell, nil)),
 		"initial-ue-message-stmsi": must(BuildInitialUEMessage(3, byGUTI, cell, &stmsi)),
 		"uplink-nas-transport":     must(BuildUplinkNASTransport(1, 2, must(nasx.BuildAuthenticationResponse(make([]byte, 16))), cell)),
-		"ng-setup-request-named": must(BuildNGSetupRequest(GNB{MCC: "208", MNC: "93", ID: 1, Name: "gnb-1", TACs: []uint32{1, 2},
+		"ng-setup-request-named": must(BuildNGSetupRequest(GNB{PLMN: domain.PLMN{MCC: "208", MNC: "93"}, ID: 1, Name: "gnb-1", TACs: []domain.TAC{1, 2},
 			SNSSAIs: []models.Snssai{{Sst: 1, Sd: "010203"}, {Sst: 2}}})),
-		"ran-configuration-update": must(BuildRANConfigurationUpdate(GNB{MCC: "208", MNC: "93", ID: 1, Name: "gnb-1", TACs: []uint32{1},
+		"ran-configuration-update": must(BuildRANConfigurationUpdate(GNB{PLMN: domain.PLMN{MCC: "208", MNC: "93"}, ID: 1, Name: "gnb-1", TACs: []domain.TAC{1},
 			SNSSAIs: []models.Snssai{{Sst: 1, Sd: "010203"}}})),
 		"ng-reset":                       must(BuildNGReset(CauseMisc(ngapType.CauseMiscPresentOmIntervention))),
 		"ng-reset-partial":               testNGResetPartial(t),

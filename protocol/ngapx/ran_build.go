@@ -5,6 +5,7 @@ import (
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/nasx"
 )
 
@@ -14,12 +15,12 @@ import (
 // Cell is where a gNB's UEs are: the TAI and NR cell identity carried in
 // User Location Information (TS 38.413 9.3.1.16).
 type Cell struct {
-	TAI    nasx.TAI
+	TAI    domain.TAI
 	CellID uint64 // 36-bit NR Cell Identity
 }
 
 func (c Cell) userLocation() (*ngapType.UserLocationInformation, error) {
-	tai, err := TAI(c.TAI)
+	tai, err := c.TAI.ToNGAP()
 	if err != nil {
 		return nil, err
 	}
@@ -32,16 +33,16 @@ func (c Cell) userLocation() (*ngapType.UserLocationInformation, error) {
 
 // GNB is what NG Setup Request announces (TS 38.413 9.2.6.1).
 type GNB struct {
-	MCC, MNC string
-	ID       uint32 // gNB ID, 22..32 bits; sent as 24 bits here
-	Name     string
-	TACs     []uint32
-	SNSSAIs  []models.Snssai
+	PLMN    domain.PLMN
+	ID      uint32 // gNB ID, 22..32 bits; sent as 24 bits here
+	Name    string
+	TACs    []domain.TAC
+	SNSSAIs []models.Snssai
 }
 
 // BuildNGSetupRequest builds NG Setup Request (TS 38.413 8.7.1.2).
 func BuildNGSetupRequest(g GNB) ([]byte, error) {
-	plmn, err := PLMN(g.MCC, g.MNC)
+	plmn, err := g.PLMN.ToNGAP()
 	if err != nil {
 		return nil, err
 	}
@@ -73,21 +74,25 @@ func BuildNGSetupRequest(g GNB) ([]byte, error) {
 // supportedTAs is the Supported TA List of g: each TAC broadcasts g's PLMN
 // with all of g's slices (TS 38.413 9.3.1.97).
 func (g GNB) supportedTAs() (*ngapType.SupportedTAList, error) {
-	plmn, err := PLMN(g.MCC, g.MNC)
+	plmn, err := g.PLMN.ToNGAP()
 	if err != nil {
 		return nil, err
 	}
 	slices := ngapType.SliceSupportList{}
 	for _, s := range g.SNSSAIs {
-		n, err := SNSSAI(s)
+		n, err := snssaiIE(s)
 		if err != nil {
 			return nil, err
 		}
 		slices.List = append(slices.List, ngapType.SliceSupportItem{SNSSAI: n})
 	}
 	tas := &ngapType.SupportedTAList{}
-	for _, tac := range g.TACs {
-		tas.List = append(tas.List, ngapType.SupportedTAItem{TAC: TAC(tac), BroadcastPLMNList: ngapType.BroadcastPLMNList{
+	for _, t := range g.TACs {
+		tac, err := t.ToNGAP()
+		if err != nil {
+			return nil, err
+		}
+		tas.List = append(tas.List, ngapType.SupportedTAItem{TAC: tac, BroadcastPLMNList: ngapType.BroadcastPLMNList{
 			List: []ngapType.BroadcastPLMNItem{{PLMNIdentity: plmn, TAISliceSupportList: slices}}}})
 	}
 	return tas, nil

@@ -12,9 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/free5gc/openapi/models"
-
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/nf/udr/prov"
 	"github.com/l25gc/l25gc/node"
 	"github.com/l25gc/l25gc/sbi"
@@ -217,15 +216,11 @@ func registrationRuns(ctx context.Context, o RegistrationOptions, amf, mode stri
 
 // GNBConfig is a simulated gNB in the node's PLMN and tracking area.
 func GNBConfig(cfg *config.Config, amf, transport string) ransim.GNBConfig {
-	var slices []models.Snssai
-	for _, s := range cfg.SNSSAIs {
-		slices = append(slices, models.Snssai{Sst: int32(s.SST), Sd: s.SD})
-	}
-	var tac uint64
+	var tac domain.TAC
 	if len(cfg.TACs) > 0 {
-		tac, _ = strconv.ParseUint(cfg.TACs[0], 16, 32)
+		tac, _ = domain.ParseTAC(cfg.TACs[0]) // the config loader checked it
 	}
-	return ransim.GNBConfig{AMF: amf, Transport: transport, MCC: cfg.PLMN.MCC, MNC: cfg.PLMN.MNC, TAC: uint32(tac), ID: 1, SNSSAIs: slices}
+	return ransim.GNBConfig{AMF: amf, Transport: transport, PLMN: cfg.PLMN, TAC: tac, ID: 1, SNSSAIs: domain.SNSSAIsToModels(cfg.SNSSAIs)}
 }
 
 // FleetFor takes the keys of the config's first subscriber range and the
@@ -292,9 +287,7 @@ func provision(ctx context.Context, o RegistrationOptions, total int) error {
 	r := o.Config.Subscribers[0]
 	base := "http://" + o.Config.AdvertisedAddr(o.Config.UDR.SBIPort)
 	sub := prov.Subscriber{IMSI: o.FirstIMSI, K: r.K, OPc: r.OPc, OP: r.OP, SQN: r.SQN, AMF: r.AMF, DNNs: r.DNNs}
-	for _, s := range r.SNSSAIs {
-		sub.SNSSAIs = append(sub.SNSSAIs, prov.SNSSAI{SST: s.SST, SD: s.SD})
-	}
+	sub.SNSSAIs = append(sub.SNSSAIs, r.SNSSAIs...)
 	res, err := prov.NewClient(base, sbi.NewTCP().RoundTripper()).AddRange(ctx, prov.Range{Subscriber: sub, Count: total})
 	if err != nil {
 		return fmt.Errorf("bench: provisioning %d subscribers at %s: %w", total, base, err)

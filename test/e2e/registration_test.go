@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/nf/udr/prov"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/test/bench"
@@ -62,7 +63,7 @@ func TestUERegistersDeregistersAndReturnsWithItsGUTI(t *testing.T) {
 			t.Fatalf("initial registration: %v", err)
 		}
 		first := ue.GUTI()
-		if first == nil || first.MCC != "208" || first.MNC != "93" {
+		if first == nil || first.GUAMI.PLMN != (domain.PLMN{MCC: "208", MNC: "93"}) {
 			t.Fatalf("Registration Accept 5G-GUTI %+v, want one in PLMN 208/93", first)
 		}
 		if len(ue.Allowed) == 0 {

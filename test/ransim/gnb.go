@@ -15,8 +15,8 @@ import (
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/n2"
-	"github.com/l25gc/l25gc/protocol/nasx"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 )
 
@@ -24,8 +24,8 @@ import (
 type GNBConfig struct {
 	AMF       string // AMF N2 address, host:port
 	Transport string // N2 transport: kernel, udp or auto
-	MCC, MNC  string
-	TAC       uint32
+	PLMN      domain.PLMN
+	TAC       domain.TAC
 	ID        uint32
 	SNSSAIs   []models.Snssai
 	Log       *slog.Logger // nil: discard
@@ -69,7 +69,7 @@ func Connect(ctx context.Context, cfg GNBConfig) (*GNB, error) {
 		return nil, err
 	}
 	g := &GNB{cfg: cfg, conn: conn, Transport: picked, log: cfg.Log,
-		cell:  ngapx.Cell{TAI: nasx.TAI{MCC: cfg.MCC, MNC: cfg.MNC, TAC: cfg.TAC}, CellID: uint64(cfg.ID) << 12},
+		cell:  ngapx.Cell{TAI: domain.TAI{PLMN: cfg.PLMN, TAC: cfg.TAC}, CellID: uint64(cfg.ID) << 12},
 		byRAN: map[int64]*UE{}, setup: make(chan ngapx.Summary, 1), ranConfig: make(chan ngapx.Summary, 1), resetAck: make(chan struct{}, 1), done: make(chan struct{})}
 	go g.readLoop()
 	if err := g.ngSetup(ctx); err != nil {
@@ -81,8 +81,8 @@ func Connect(ctx context.Context, cfg GNBConfig) (*GNB, error) {
 
 // announced is what the gNB tells the AMF about itself.
 func (g *GNB) announced() ngapx.GNB {
-	return ngapx.GNB{MCC: g.cfg.MCC, MNC: g.cfg.MNC, ID: g.cfg.ID,
-		Name: fmt.Sprintf("l25gc-ransim-%d", g.cfg.ID), TACs: []uint32{g.cfg.TAC}, SNSSAIs: g.cfg.SNSSAIs}
+	return ngapx.GNB{PLMN: g.cfg.PLMN, ID: g.cfg.ID,
+		Name: fmt.Sprintf("l25gc-ransim-%d", g.cfg.ID), TACs: []domain.TAC{g.cfg.TAC}, SNSSAIs: g.cfg.SNSSAIs}
 }
 
 func (g *GNB) ngSetup(ctx context.Context) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/nasx"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 	"github.com/l25gc/l25gc/security"
@@ -66,8 +67,7 @@ type UE struct {
 	sub     Subscriber
 	supi    string // imsi-…
 	conceal Concealment
-	mcc     string
-	mnc     string
+	plmn    domain.PLMN // the serving network, whose MNC length splits the IMSI
 
 	ranID     atomic.Int64 // 0 while CM-IDLE
 	amfID     atomic.Int64
@@ -97,7 +97,7 @@ type UE struct {
 
 // NewUE puts a UE under this gNB; it is switched off until Register.
 func (g *GNB) NewUE(sub Subscriber, c Concealment) *UE {
-	u := &UE{g: g, sub: sub, supi: "imsi-" + sub.IMSI, conceal: c, mcc: g.cfg.MCC, mnc: g.cfg.MNC,
+	u := &UE{g: g, sub: sub, supi: "imsi-" + sub.IMSI, conceal: c, plmn: g.cfg.PLMN,
 		inbox: make(chan downlink, 64), ngKSI: 7, sqnMS: make([]byte, 6), requested: g.cfg.SNSSAIs}
 	if len(sub.SQN) == 6 {
 		u.sqnMS = append([]byte(nil), sub.SQN...)
@@ -209,7 +209,11 @@ func (u *UE) identity() ([]byte, error) {
 
 // suci conceals the MSIN afresh (a new ephemeral key every time, TS 33.501 6.12.2).
 func (u *UE) suci() ([]byte, error) {
-	msin := u.sub.IMSI[len(u.mcc)+len(u.mnc):]
+	imsi, err := domain.ParseIMSI(u.sub.IMSI, len(u.plmn.MNC))
+	if err != nil {
+		return nil, err
+	}
+	msin := imsi.MSIN
 	out, err := security.ConcealSUCI(u.conceal.Scheme, u.conceal.HNPublic, msin, nil)
 	if err != nil {
 		return nil, err
@@ -218,7 +222,7 @@ func (u *UE) suci() ([]byte, error) {
 	if u.conceal.Scheme != security.SchemeNull {
 		output = hex.EncodeToString(out)
 	}
-	return nasx.EncodeSUCI(fmt.Sprintf("suci-0-%s-%s-0000-%d-%d-%s", u.mcc, u.mnc, u.conceal.Scheme, u.conceal.KeyID, output))
+	return nasx.EncodeSUCI(fmt.Sprintf("suci-0-%s-%s-0000-%d-%d-%s", imsi.PLMN.MCC, imsi.PLMN.MNC, u.conceal.Scheme, u.conceal.KeyID, output))
 }
 
 // onCommon handles what any procedure may meet: identification,
@@ -273,7 +277,7 @@ func (u *UE) onAuthenticationRequest(r *nasMessage.AuthenticationRequest) error 
 		return err
 	}
 	u.sqnMS = aka.SQN
-	sn := security.ServingNetworkName(u.mcc, u.mnc)
+	sn := security.ServingNetworkName(u.plmn.MCC, u.plmn.MNC)
 	kseaf := security.KSEAF(security.KAUSF(aka.CK, aka.IK, sn, aka.SQNXorAK), sn)
 	u.pendingKAMF = security.KAMF(kseaf, u.sub.IMSI, r.ABBA.GetABBAContents())
 	u.pendingKSI = r.SpareHalfOctetAndNgksi.GetNasKeySetIdentifiler()
@@ -316,7 +320,7 @@ func (u *UE) onRegistrationAccept(a *nasMessage.RegistrationAccept) error {
 		u.guti = &g
 	}
 	if a.AllowedNSSAI != nil {
-		allowed, err := nasx.DecodeNSSAI(a.AllowedNSSAI.Buffer)
+		allowed, err := nasx.NSSAIModels(a.AllowedNSSAI.Buffer)
 		if err != nil {
 			return fmt.Errorf("Registration Accept: allowed NSSAI: %w", err)
 		}

@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/l25gc/l25gc/domain"
 )
 
 // BasePath is where the UDR serves the provisioning API.
@@ -40,40 +42,9 @@ type Subscriber struct {
 	AMBR    *AMBR    `json:"ambr,omitempty"`
 }
 
-// SNSSAI is a slice: SST and optional SD as 6 hex digits (TS 23.003 28.4.2).
-type SNSSAI struct {
-	SST int    `json:"sst"`
-	SD  string `json:"sd,omitempty"`
-}
-
-// String gives "1/010203" or "1".
-func (s SNSSAI) String() string {
-	if s.SD == "" {
-		return strconv.Itoa(s.SST)
-	}
-	return fmt.Sprintf("%d/%s", s.SST, s.SD)
-}
-
-// ParseSNSSAI reads "1/010203" or "1".
-func ParseSNSSAI(v string) (SNSSAI, error) {
-	sst, sd, _ := strings.Cut(v, "/")
-	n, err := strconv.Atoi(sst)
-	s := SNSSAI{SST: n, SD: strings.ToLower(sd)}
-	if err != nil {
-		return s, fmt.Errorf("S-NSSAI %q: SST is not a number", v)
-	}
-	return s, s.check()
-}
-
-func (s SNSSAI) check() error {
-	if s.SST < 0 || s.SST > 255 {
-		return fmt.Errorf("S-NSSAI %s: SST must be 0..255", s)
-	}
-	if s.SD != "" && !isHex(s.SD, 3) {
-		return fmt.Errorf("S-NSSAI %s: SD must be 6 hex digits", s)
-	}
-	return nil
-}
+// SNSSAI is a slice, {"sst": 1, "sd": "010203"} in JSON; its rules are the
+// domain package's (TS 23.003 28.4.2).
+type SNSSAI = domain.SNSSAI
 
 // AMBR is the subscribed UE aggregate maximum bit rate, e.g. "1 Gbps"
 // (TS 29.571 5.5.2 BitRate).
@@ -142,8 +113,8 @@ func (s Subscriber) WithDefaults(d Defaults) Subscriber {
 
 // Validate says what is wrong with a completed subscriber, naming the field.
 func (s Subscriber) Validate() error {
-	if !isDigits(s.IMSI, 6, 15) {
-		return fmt.Errorf("imsi %q: must be 6 to 15 digits (TS 23.003 2.2)", s.IMSI)
+	if err := domain.CheckIMSI(s.IMSI); err != nil {
+		return fmt.Errorf("imsi: %w", err)
 	}
 	if !isHex(s.K, 16) {
 		return fmt.Errorf("k: must be 32 hex digits")
@@ -168,13 +139,13 @@ func (s Subscriber) Validate() error {
 		return fmt.Errorf("snssais: at least one S-NSSAI is needed")
 	}
 	for _, n := range s.SNSSAIs {
-		if err := n.check(); err != nil {
+		if err := n.Validate(); err != nil {
 			return fmt.Errorf("snssais: %w", err)
 		}
 	}
 	for _, d := range s.DNNs {
-		if d == "" || strings.ContainsAny(d, " /") {
-			return fmt.Errorf("dnns: %q is not a DNN (TS 23.003 9.1)", d)
+		if _, err := domain.ParseDNN(d); err != nil {
+			return fmt.Errorf("dnns: %w", err)
 		}
 	}
 	return nil
@@ -185,8 +156,8 @@ func (r Range) IMSIs() ([]string, error) {
 	if r.Count < 1 || r.Count > 10_000_000 {
 		return nil, fmt.Errorf("count %d: must be 1 to 10000000", r.Count)
 	}
-	if !isDigits(r.IMSI, 6, 15) {
-		return nil, fmt.Errorf("imsi %q: must be 6 to 15 digits", r.IMSI)
+	if err := domain.CheckIMSI(r.IMSI); err != nil {
+		return nil, fmt.Errorf("imsi: %w", err)
 	}
 	first, _ := strconv.ParseUint(r.IMSI, 10, 64)
 	width := len(r.IMSI)
@@ -199,18 +170,6 @@ func (r Range) IMSIs() ([]string, error) {
 		out[i] = fmt.Sprintf("%0*d", width, first+uint64(i))
 	}
 	return out, nil
-}
-
-func isDigits(s string, minLen, maxLen int) bool {
-	if len(s) < minLen || len(s) > maxLen {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // isHex says whether s is exactly n bytes in hex.

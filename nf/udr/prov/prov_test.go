@@ -8,7 +8,7 @@ import (
 	"github.com/l25gc/l25gc/security"
 )
 
-var defaults = Defaults{SNSSAIs: []SNSSAI{{1, "010203"}, {1, "112233"}}, DNNs: []string{"internet"}}
+var defaults = Defaults{SNSSAIs: []SNSSAI{{SST: 1, SD: "010203"}, {SST: 1, SD: "112233"}}, DNNs: []string{"internet"}}
 
 func TestValidateNamesTheField(t *testing.T) {
 	good := Subscriber{IMSI: "208930000000001", K: strings.Repeat("ab", 16), OPc: strings.Repeat("cd", 16)}.WithDefaults(defaults)
@@ -30,20 +30,6 @@ func TestValidateNamesTheField(t *testing.T) {
 		breakIt(&s)
 		if err := s.Validate(); err == nil || !strings.HasPrefix(err.Error(), field) {
 			t.Errorf("broken %s: error %v, want one starting with %q", field, err, field)
-		}
-	}
-}
-
-func TestParseSNSSAI(t *testing.T) {
-	if s, err := ParseSNSSAI("1/01020A"); err != nil || s != (SNSSAI{1, "01020a"}) {
-		t.Fatalf("ParseSNSSAI(1/01020A) = %v, %v", s, err)
-	}
-	if s, err := ParseSNSSAI("2"); err != nil || s.String() != "2" {
-		t.Fatalf("ParseSNSSAI(2) = %v, %v", s, err)
-	}
-	for _, bad := range []string{"x/010203", "1/0102", "256"} {
-		if _, err := ParseSNSSAI(bad); err == nil {
-			t.Errorf("ParseSNSSAI(%q) accepted", bad)
 		}
 	}
 }

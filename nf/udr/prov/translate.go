@@ -4,10 +4,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/nf/udr/store"
 	"github.com/l25gc/l25gc/security"
 )
@@ -63,10 +63,7 @@ func template(s Subscriber, plmn string) (*recordTemplate, error) {
 	if err != nil {
 		return nil, err
 	}
-	snssais := make([]models.Snssai, len(s.SNSSAIs))
-	for i, n := range s.SNSSAIs {
-		snssais[i] = models.Snssai{Sst: int32(n.SST), Sd: n.SD}
-	}
+	snssais := domain.SNSSAIsToModels(s.SNSSAIs)
 	ambr := AMBR{Uplink: "1 Gbps", Downlink: "2 Gbps"}
 	if s.AMBR != nil {
 		ambr = *s.AMBR
@@ -168,7 +165,11 @@ func FromRecord(r *store.Subscriber) Subscriber {
 			list = n.DefaultSingleNssais
 		}
 		for _, x := range list {
-			s.SNSSAIs = append(s.SNSSAIs, SNSSAI{SST: int(x.Sst), SD: strings.ToLower(x.Sd)})
+			n, err := domain.SNSSAIFromModel(x)
+			if err != nil { // shown as stored: the record is another tool's
+				n = SNSSAI{SST: int(x.Sst), SD: x.Sd}
+			}
+			s.SNSSAIs = append(s.SNSSAIs, n)
 		}
 	}
 	s.DNNs = dnnsOf(r.SM)

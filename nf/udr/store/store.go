@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/domain"
 )
 
 // ErrNotFound says the UE (or the requested data set of it) is not stored.
@@ -133,34 +135,32 @@ func isHex(c rune) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
-// MatchSNSSAI says whether the stored slice s is the requested one; an SD
-// absent from the request matches any SD (free5GC's UDR filters the same way).
-func MatchSNSSAI(s *models.Snssai, want *models.Snssai) bool {
-	if want == nil {
-		return true
-	}
-	if s == nil || s.Sst != want.Sst {
-		return false
-	}
-	return want.Sd == "" || strings.EqualFold(s.Sd, want.Sd)
-}
-
-// FilterSM keeps the SM data sets of the requested slice that configure dnn
-// (when dnn is not empty).
+// FilterSM keeps the SM data sets of the requested slice (all when snssai
+// is nil) that configure dnn (when dnn is not empty). Slices and DNNs match
+// by the domain rules: a request without an SD asks for the slice without
+// an SD, not for every SD of the SST (domain.SNSSAI.Equal, TS 23.501
+// 5.15.2.1), and a configured wildcard DNN serves every DNN (domain.DNN.Match).
 func FilterSM(all []models.SessionManagementSubscriptionData, snssai *models.Snssai, dnn string) []models.SessionManagementSubscriptionData {
 	out := make([]models.SessionManagementSubscriptionData, 0, len(all))
 	for _, sm := range all {
-		if !MatchSNSSAI(sm.SingleNssai, snssai) {
+		if snssai != nil && (sm.SingleNssai == nil || !domain.SameModelSNSSAI(*sm.SingleNssai, *snssai)) {
 			continue
 		}
-		if dnn != "" {
-			if _, ok := sm.DnnConfigurations[dnn]; !ok {
-				continue
-			}
+		if dnn != "" && !configuresDNN(sm.DnnConfigurations, domain.DNN(dnn)) {
+			continue
 		}
 		out = append(out, sm)
 	}
 	return out
+}
+
+func configuresDNN(confs map[string]models.DnnConfiguration, dnn domain.DNN) bool {
+	for configured := range confs {
+		if domain.DNN(configured).Match(dnn) {
+			return true
+		}
+	}
+	return false
 }
 
 // SetSQNIn returns a copy of a with SQN replaced, leaving a untouched: stores
