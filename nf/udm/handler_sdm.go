@@ -39,7 +39,7 @@ func (n *NF) servingPLMN(w http.ResponseWriter, r *http.Request) (string, bool) 
 	}
 	p, err := domain.PLMNFromModel(&m)
 	if err != nil {
-		sbi.WriteProblem(w, http.StatusBadRequest, "INVALID_QUERY_PARAM", "plmn-id "+s+": "+err.Error())
+		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseInvalidQueryParam, "plmn-id "+s+": "+err.Error())
 		return "", false
 	}
 	return p.String(), true
