@@ -26,7 +26,7 @@ func Default() *Config {
 		LogLevel: "info",
 		NFs:      append([]string(nil), AllNFs...),
 		SBI:      SBI{Transport: "xio", BindIP: "127.0.0.1"},
-		NRF:      NRF{NF: NF{SBIPort: 29510, MetricsPort: 9510}, ValidityPeriod: time.Hour},
+		NRF:      NRF{NF: NF{SBIPort: 29510, MetricsPort: 9510}, ValidityPeriod: time.Hour, HeartbeatTimer: 10 * time.Second},
 		AMF: AMF{
 			NF:    NF{SBIPort: 29518, MetricsPort: 9518},
 			Name:  "l25gc-amf",

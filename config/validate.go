@@ -46,6 +46,7 @@ func (c *Config) validate(file string, root *yaml.Node) error {
 	v.sbi(c)
 	v.nf("nrf", c.NRF.NF)
 	v.validityPeriod("nrf.validity_period", c.NRF.ValidityPeriod)
+	v.heartbeatTimer("nrf.heartbeat_timer", c.NRF.HeartbeatTimer)
 	v.nf("amf", c.AMF.NF)
 	v.nf("ausf", c.AUSF)
 	v.nf("udm", c.UDM.NF)
@@ -253,6 +254,21 @@ func (v *validator) validityPeriod(field string, d time.Duration) {
 		v.fail(field, "must be at most %v (an int32 of seconds), got %v", most, d)
 	case d%time.Second != 0:
 		v.fail(field, "must be whole seconds (TS 29.510 validityPeriod), got %v", d)
+	}
+}
+
+// heartbeatTimer: the NRF assigns it as whole seconds in an int32
+// (TS 29.510 6.1.6.2.2 heartBeatTimer); 0 would mean no heartbeats, and a
+// dead NF would then stay discoverable.
+func (v *validator) heartbeatTimer(field string, d time.Duration) {
+	const most = math.MaxInt32 * time.Second
+	switch {
+	case d < time.Second:
+		v.fail(field, "must be at least 1s (NFs send a heartbeat that often), got %v", d)
+	case d > most:
+		v.fail(field, "must be at most %v (an int32 of seconds), got %v", most, d)
+	case d%time.Second != 0:
+		v.fail(field, "must be whole seconds (TS 29.510 heartBeatTimer), got %v", d)
 	}
 }
 
