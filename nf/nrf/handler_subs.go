@@ -147,17 +147,21 @@ func (s *subscriptions) notify(ev models.NotificationEventType, p *models.NrfNfM
 	if s.client == nil {
 		return
 	}
+	for _, sub := range s.wanting(ev, p) {
+		sub.push(nd, s)
+	}
+}
+
+func (s *subscriptions) wanting(ev models.NotificationEventType, p *models.NrfNfManagementNfProfile) []*subscriber {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	var to []*subscriber
 	for _, sub := range s.byID {
 		if wants(sub.data, ev, p) {
 			to = append(to, sub)
 		}
 	}
-	s.mu.Unlock()
-	for _, sub := range to {
-		sub.push(nd, s)
-	}
+	return to
 }
 
 // wants says whether a subscription covers ev about p: the events asked
