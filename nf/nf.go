@@ -147,12 +147,17 @@ func apiRoot(p models.NrfNfManagementNfProfile) string {
 }
 
 // withNFStatusNotify serves the NRF's status notifications (TS 29.510
-// 5.2.2.6) next to the NF's own services: one endpoint every NF has.
+// 5.2.2.6) next to the NF's own services: one endpoint every NF has. A
+// path test rather than a second ServeMux: every request passes here.
 func withNFStatusNotify(h http.Handler, nrf *sbi.NRFClient) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("POST "+sbi.NFStatusNotifyPath, nrf.NotifyHandler())
-	mux.Handle("/", h)
-	return mux
+	notify := nrf.NotifyHandler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == sbi.NFStatusNotifyPath && r.Method == http.MethodPost {
+			notify.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func shutdown(env *Env, srv sbi.Server, metrics *http.Server) {

@@ -45,6 +45,7 @@ type NRFClient struct {
 type cachedSearch struct {
 	q        Query
 	profiles []models.NrfNfDiscoveryNfProfile
+	fetched  time.Time
 	expires  time.Time
 }
 
@@ -162,7 +163,8 @@ func (n *NRFClient) search(ctx context.Context, q Query, key string) ([]models.N
 	validity := time.Duration(res.ValidityPeriod) * time.Second
 	if validity > 0 {
 		n.mu.Lock()
-		n.cache[key] = &cachedSearch{q: q, profiles: res.NfInstances, expires: n.now().Add(validity)}
+		now := n.now()
+		n.cache[key] = &cachedSearch{q: q, profiles: res.NfInstances, fetched: now, expires: now.Add(validity)}
 		n.mu.Unlock()
 	}
 	return res.NfInstances, nil

@@ -20,12 +20,17 @@ import (
 // An instance a call could not reach (Failover) is skipped until the NRF
 // speaks of it again (an NFStatusNotify registering it anew) or until
 // two heartbeat periods passed: by then the NRF has suspended a dead NF
-// and told us, so one still listed was only briefly unreachable.
+// and told us, so one still listed was only briefly unreachable. When
+// every instance known failed, the NRF is asked once more (a new one may
+// have come); when it names no other, the instance that failed longest
+// ago is tried: a transient failure of a live instance (a reset
+// connection) must not leave its consumers with none.
 
 // candidate is one instance offering the selected service.
 type candidate struct {
 	id, base                 string
 	priority, capacity, load int32
+	failedAt                 time.Time // zero unless a call to it failed lately
 }
 
 // choice remembers which search an authority was picked from, so that a
@@ -46,87 +51,109 @@ func (n *NRFClient) ServiceURI(ctx context.Context, target models.NrfNfManagemen
 }
 
 // Select discovers q and returns the base URI of the best instance
-// offering q's first service. When every instance known failed, it asks
-// the NRF again; when the NRF still lists only those, it tries them anyway.
+// offering q's first service.
 func (n *NRFClient) Select(ctx context.Context, q Query) (string, error) {
+	return n.selectExcept(ctx, q, "")
+}
+
+// selectExcept selects among the instances but except (an instance id).
+func (n *NRFClient) selectExcept(ctx context.Context, q Query, except string) (string, error) {
 	if q.service() == "" {
 		return "", fmt.Errorf("discover %s: the query names no service", q.Target)
 	}
-	profiles, err := n.Search(ctx, q)
-	if err != nil {
-		return "", err
-	}
 	key := n.queryKey(q)
-	if base, ok := n.pick(q, key, profiles, true); ok {
-		return base, nil
+	for refreshed := false; ; refreshed = true {
+		profiles, err := n.Search(ctx, q)
+		if err != nil {
+			return "", err
+		}
+		base, stale := n.pick(q, key, profiles, except)
+		if base != "" {
+			return base, nil
+		}
+		if !stale || refreshed {
+			return "", fmt.Errorf("discover %s: no instance offers %s", q.Target, q.service())
+		}
+		n.mu.Lock()
+		delete(n.cache, key)
+		n.mu.Unlock()
 	}
-	n.mu.Lock()
-	delete(n.cache, key)
-	n.mu.Unlock()
-	if profiles, err = n.Search(ctx, q); err != nil {
-		return "", err
-	}
-	if base, ok := n.pick(q, key, profiles, true); ok {
-		return base, nil
-	}
-	if base, ok := n.pick(q, key, profiles, false); ok {
-		return base, nil
-	}
-	return "", fmt.Errorf("discover %s: no instance offers %s", q.Target, q.service())
 }
 
-// pick ranks profiles and takes the next of the best equal ones.
-func (n *NRFClient) pick(q Query, key string, profiles []models.NrfNfDiscoveryNfProfile, skipFailed bool) (string, bool) {
+// pick takes the next of the best equal instances that did not fail; when
+// none is left it says whether the cached answer is stale (ask the NRF
+// again) or takes the one that failed longest ago.
+func (n *NRFClient) pick(q Query, key string, profiles []models.NrfNfDiscoveryNfProfile, except string) (base string, stale bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	ranked := n.rank(profiles, q.service(), skipFailed)
-	if len(ranked) == 0 {
-		return "", false
+	healthy, failed := n.rank(profiles, q.service(), except)
+	if len(healthy) == 0 {
+		sort.SliceStable(failed, func(i, j int) bool { return failed[i].failedAt.Before(failed[j].failedAt) })
+		// A cached answer emptied by notifications, or older than the
+		// last failure, is worth asking the NRF again.
+		if c, ok := n.cache[key]; ok && (len(failed) == 0 || c.fetched.Before(failed[len(failed)-1].failedAt)) {
+			return "", true
+		}
+		if len(failed) == 0 {
+			return "", false
+		}
+		return n.chose(q, key, failed[0]), false
 	}
 	ties := 1
-	for ties < len(ranked) && sameRank(ranked[ties], ranked[0]) {
+	for ties < len(healthy) && sameRank(healthy[ties], healthy[0]) {
 		ties++
 	}
-	c := ranked[n.turn[key]%uint64(ties)]
+	c := healthy[n.turn[key]%uint64(ties)]
 	n.turn[key]++
-	if u, err := url.Parse(c.base); err == nil {
-		n.chosen[u.Host] = choice{q: q, key: key, base: c.base, id: c.id}
-	}
-	return c.base, true
+	return n.chose(q, key, c), false
 }
 
-// rank orders the instances offering service best first; n.mu held.
-func (n *NRFClient) rank(profiles []models.NrfNfDiscoveryNfProfile, service models.ServiceName, skipFailed bool) []candidate {
-	out := make([]candidate, 0, len(profiles))
+// chose remembers where c was picked from, for Failover; n.mu held.
+func (n *NRFClient) chose(q Query, key string, c candidate) string {
+	n.chosen[authorityOf(c.base)] = choice{q: q, key: key, base: c.base, id: c.id}
+	return c.base
+}
+
+// rank orders the instances offering service best first, the ones that
+// failed lately apart; n.mu held.
+func (n *NRFClient) rank(profiles []models.NrfNfDiscoveryNfProfile, service models.ServiceName, except string) (healthy, failed []candidate) {
+	healthy = make([]candidate, 0, len(profiles))
 	for i := range profiles {
 		p := &profiles[i]
-		if skipFailed && n.stillFailed(p.NfInstanceId) {
+		if p.NfInstanceId == except && except != "" {
 			continue
 		}
-		if c, ok := candidateOf(p, service); ok {
-			out = append(out, c)
+		c, ok := candidateOf(p, service)
+		if !ok {
+			continue
 		}
+		if at, ok := n.stillFailed(p.NfInstanceId); ok {
+			c.failedAt = at
+			failed = append(failed, c)
+			continue
+		}
+		healthy = append(healthy, c)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return better(out[i], out[j]) })
-	return out
+	sort.SliceStable(healthy, func(i, j int) bool { return better(healthy[i], healthy[j]) })
+	return healthy, failed
 }
 
-// stillFailed says whether a call to id failed within two heartbeat
+// stillFailed says when a call to id failed, if within two heartbeat
 // periods; n.mu held.
-func (n *NRFClient) stillFailed(id string) bool {
+func (n *NRFClient) stillFailed(id string) (time.Time, bool) {
 	at, ok := n.failed[id]
 	if !ok {
-		return false
+		return at, false
 	}
 	hb := n.heartbeat
 	if hb <= 0 {
 		hb = defaultHeartbeat
 	}
 	if n.now().Sub(at) < 2*hb {
-		return true
+		return at, true
 	}
 	delete(n.failed, id)
-	return false
+	return time.Time{}, false
 }
 
 // candidateOf reads where and how well p offers service.
@@ -170,6 +197,17 @@ func sameRank(a, b candidate) bool {
 	return a.priority == b.priority && a.capacity == b.capacity && a.load == b.load
 }
 
+// authorityOf is the host:port of a base URI (scheme://host:port[/path]),
+// as url.URL.Host has it; cheaper than url.Parse on every selection.
+func authorityOf(base string) string {
+	_, rest, ok := strings.Cut(base, "://")
+	if !ok {
+		return ""
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	return host
+}
+
 // Failover is told that a request to rawURL failed at the transport level
 // (no answer: refused, reset, timed out). It marks the instance serving
 // there failed and returns rawURL moved to the next instance of the search
@@ -189,7 +227,7 @@ func (n *NRFClient) Failover(ctx context.Context, rawURL string) (string, bool) 
 	if !ok {
 		return "", false
 	}
-	next, err := n.Select(ctx, ch.q)
+	next, err := n.selectExcept(ctx, ch.q, ch.id)
 	if err != nil || next == ch.base {
 		return "", false
 	}

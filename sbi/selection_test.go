@@ -392,3 +392,46 @@ func TestKeepAliveSendsHeartbeatsUntilCancelled(t *testing.T) {
 	}
 	n.KeepAlive(ctx, func(err error) { t.Errorf("heartbeat failed: %v", err) }) // cancelled: returns
 }
+
+// A live instance whose connection once broke (a transient failure) is not
+// lost when the other instance is dead: calls reach it through the other's
+// failure, and then go to it first.
+func TestATransientFailureDoesNotLoseTheLastLiveInstance(t *testing.T) {
+	tr := sbi.NewTCP()
+	var served atomic.Int32
+	live := sbitest.Serve(t, tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	dead := sbitest.Unserved(t, tr)
+	fake := newScriptedNRF(func(url.Values) []models.NrfNfDiscoveryNfProfile {
+		return []models.NrfNfDiscoveryNfProfile{udm("dead", dead, 1, 0, 0), udm("live", live, 1, 0, 0)}
+	})
+	c := sbitest.Client(tr)
+	n := sbi.NewNRFClient(c, sbitest.Serve(t, tr, fake), models.NrfNfManagementNfType_AMF)
+	c.FailOverWith(n)
+	ctx := context.Background()
+	for range 2 { // both instances picked once, so both can fail over
+		if _, err := n.Select(ctx, uecm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := n.Failover(ctx, dead+"/x"); !ok {
+		t.Fatal("no failover from the dead instance")
+	}
+	if _, ok := n.Failover(ctx, live+"/x"); !ok { // the live one's connection broke once
+		t.Fatal("no failover from the live instance")
+	}
+	for i := range 4 {
+		base, err := n.Select(ctx, uecm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Do(ctx, http.MethodGet, base+"/nudm-uecm/v1/x", nil, nil); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if served.Load() != 4 {
+		t.Fatalf("the live instance served %d of 4 calls", served.Load())
+	}
+}

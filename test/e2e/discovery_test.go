@@ -35,17 +35,25 @@ const heartbeat = 2 * time.Second
 // periods; a replacement started later is discovered and used by the
 // running consumers.
 //
-// The SBI is TCP: a second UDM over X-IO would need its own X-IO service
-// address on the core's manager, which a multi-node core gets from a
-// second manager, not from one more NF process beside the core's.
+// The SBI is TCP. The extra UDM could not use the core's X-IO as one more
+// NF process (it would need an X-IO service address of its own on the
+// core's manager, which a multi-node core gets from a second manager).
+// With the core's own NFs over X-IO (this function with mode "xio") it passes the
+// failover but shows message-level X-IO requests between live NFs (UDM to
+// UDR, AMF to UDM) ending in EOF now and then under this load, which no
+// failover can hide with one UDR: an X-IO matter, left out of this test.
 func TestKilledUDMIsDroppedAndItsReplacementUsed(t *testing.T) {
+	killedUDMIsDroppedAndItsReplacementUsed(t, "tcp")
+}
+
+func killedUDMIsDroppedAndItsReplacementUsed(t *testing.T, mode string) {
 	dir := t.TempDir()
 	for _, sub := range []string{"core", "extra"} {
 		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cfg, path := coreConfig(t, filepath.Join(dir, "core"), withSBI("tcp", func(c *config.Config) {
+	cfg, path := coreConfig(t, filepath.Join(dir, "core"), withSBI(mode, func(c *config.Config) {
 		c.NRF.HeartbeatTimer = heartbeat
 	}))
 	startCore(t, cfg, path)
@@ -112,6 +120,7 @@ type waveResult struct {
 func checkWaves(t *testing.T, waves <-chan waveResult, killedAt time.Time) {
 	t.Helper()
 	var during, after, failedDuring int
+	var reasons []string
 	for w := range waves {
 		if w.err != nil {
 			t.Fatalf("registration wave: %v", w.err)
@@ -119,6 +128,7 @@ func checkWaves(t *testing.T, waves <-chan waveResult, killedAt time.Time) {
 		if w.start.Before(killedAt.Add(heartbeat)) {
 			during++
 			failedDuring += w.out.Failed
+			reasons = append(reasons, w.out.Errors...)
 			continue
 		}
 		after++
@@ -127,7 +137,7 @@ func checkWaves(t *testing.T, waves <-chan waveResult, killedAt time.Time) {
 				w.start.Sub(killedAt).Round(time.Millisecond), w.out.Failed, len(w.out.Latencies)+w.out.Failed, w.out.Errors)
 		}
 	}
-	t.Logf("waves within a heartbeat period of the kill: %d (%d registrations failed); after: %d", during, failedDuring, after)
+	t.Logf("waves within a heartbeat period of the kill: %d (%d registrations failed %v); after: %d", during, failedDuring, reasons, after)
 	if after == 0 {
 		t.Fatal("no registration wave ran after the first heartbeat period")
 	}
