@@ -35,13 +35,12 @@ const heartbeat = 2 * time.Second
 // periods; a replacement started later is discovered and used by the
 // running consumers.
 //
-// The SBI is TCP. The extra UDM could not use the core's X-IO as one more
-// NF process (it would need an X-IO service address of its own on the
-// core's manager, which a multi-node core gets from a second manager).
-// With the core's own NFs over X-IO (this function with mode "xio") it passes the
-// failover but shows message-level X-IO requests between live NFs (UDM to
-// UDR, AMF to UDM) ending in EOF now and then under this load, which no
-// failover can hide with one UDR: an X-IO matter, left out of this test.
+// The SBI is TCP. The extra UDM runs outside the core's supervisor (so
+// that it stays dead), and node keeps the core's X-IO prefix to itself.
+// With the core's own NFs over X-IO (this function with mode "xio") the
+// failover holds, but message-level X-IO requests between live NFs (UDM to
+// UDR, AMF to UDM) now and then end in EOF under this load after the kill,
+// which no failover hides with one UDR: an X-IO matter, left out here.
 func TestKilledUDMIsDroppedAndItsReplacementUsed(t *testing.T) {
 	killedUDMIsDroppedAndItsReplacementUsed(t, "tcp")
 }
