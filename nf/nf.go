@@ -127,6 +127,9 @@ func register(ctx context.Context, env *Env, profile models.NrfNfManagementNfPro
 	regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	err := env.NRF.Register(regCtx, profile)
 	cancel()
+	if err != nil && ctx.Err() != nil {
+		return nil // told to stop while registering: a stop, not a failure
+	}
 	if err != nil {
 		return err
 	}

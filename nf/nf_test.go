@@ -65,6 +65,21 @@ func (f *fakeNRF) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// withNRF serves nrf over TCP until the test ends and returns the default
+// config pointing at it.
+func withNRF(t *testing.T, nrf http.Handler) *config.Config {
+	t.Helper()
+	srv, err := sbi.NewTCP().Serve("127.0.0.1:0", nrf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	cfg := config.Default()
+	_, port, _ := net.SplitHostPort(srv.Addr())
+	cfg.NRF.SBIPort, _ = strconv.Atoi(port)
+	return cfg
+}
+
 type function struct {
 	profile models.NrfNfManagementNfProfile
 }
@@ -79,14 +94,7 @@ func (function) Stop(context.Context)                       {}
 // transport which peers share the node.
 func TestNFOnANodeRegistersItsLocalityAndLocatesPeers(t *testing.T) {
 	nrf := &fakeNRF{registered: make(chan models.NrfNfManagementNfProfile, 1)}
-	srv, err := sbi.NewTCP().Serve("127.0.0.1:0", nrf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown(context.Background())
-	cfg := config.Default()
-	_, port, _ := net.SplitHostPort(srv.Addr())
-	cfg.NRF.SBIPort, _ = strconv.Atoi(port)
+	cfg := withNRF(t, nrf)
 
 	tr := &nodeTCP{TCP: sbi.NewTCP()}
 	env := nf.NewEnv(cfg, logging.Discard(), tr, models.NrfNfManagementNfType_AUSF)
@@ -181,14 +189,7 @@ func await(t *testing.T, ch <-chan string, what string) string {
 // notifications at the URI it subscribed with (5.2.2.5, 5.2.2.6).
 func TestNFSendsHeartbeatsAndServesStatusNotifications(t *testing.T) {
 	nrf := &lifecycleNRF{heartbeats: make(chan string, 16), subscriptions: make(chan string, 1)}
-	srv, err := sbi.NewTCP().Serve("127.0.0.1:0", nrf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown(context.Background())
-	cfg := config.Default()
-	_, port, _ := net.SplitHostPort(srv.Addr())
-	cfg.NRF.SBIPort, _ = strconv.Atoi(port)
+	cfg := withNRF(t, nrf)
 	env := nf.NewEnv(cfg, logging.Discard(), sbi.NewTCP(), models.NrfNfManagementNfType_AUSF)
 	sbiPort := freePort(t)
 	profile := sbi.Profile("a1", models.NrfNfManagementNfType_AUSF, "127.0.0.1", sbiPort, env.PLMN(), models.ServiceName_NAUSF_AUTH)
@@ -214,7 +215,7 @@ func TestNFSendsHeartbeatsAndServesStatusNotifications(t *testing.T) {
 		t.Fatalf("subscribed with notification URI %s", uri)
 	}
 	nd := models.NrfNfManagementNotificationData{Event: models.NotificationEventType_DEREGISTERED,
-		NfInstanceUri: "http://127.0.0.1:" + port + sbi.NFManagementPath + "udm-1"}
+		NfInstanceUri: cfg.NRFURI() + sbi.NFManagementPath + "udm-1"}
 	if _, err := env.Client.Do(context.Background(), http.MethodPost, uri, nd, nil); err != nil {
 		t.Fatalf("notification to the NF: %v", err)
 	}

@@ -174,21 +174,35 @@ func TestEqualInstancesTakeTurns(t *testing.T) {
 	}
 }
 
+// peers are two equal UDMs, one live (it echoes the request) and one dead,
+// and an NRF client (whose SBI client fails over) that discovers them.
+type peers struct {
+	live, dead string
+	served     atomic.Int32 // requests the live one served
+	n          *sbi.NRFClient
+	c          *sbi.Client
+}
+
+func liveAndDead(t *testing.T, tr sbi.Transport) *peers {
+	p := &peers{dead: sbitest.Unserved(t, tr)}
+	p.live = sbitest.Serve(t, tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.served.Add(1)
+		body, _ := io.ReadAll(r.Body)
+		sbi.WriteJSON(w, http.StatusOK, map[string]string{"echo": string(body), "path": r.URL.Path})
+	}))
+	fake := newScriptedNRF(func(url.Values) []models.NrfNfDiscoveryNfProfile {
+		return []models.NrfNfDiscoveryNfProfile{udm("dead", p.dead, 1, 0, 0), udm("live", p.live, 1, 0, 0)}
+	})
+	p.c = sbitest.Client(tr)
+	p.n = sbi.NewNRFClient(p.c, sbitest.Serve(t, tr, fake), models.NrfNfManagementNfType_AMF)
+	p.c.FailOverWith(p.n)
+	return p
+}
+
 func TestCallsFailOverToALiveInstance(t *testing.T) {
 	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
-		var served atomic.Int32
-		live := sbitest.Serve(t, tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			served.Add(1)
-			body, _ := io.ReadAll(r.Body)
-			sbi.WriteJSON(w, http.StatusOK, map[string]string{"echo": string(body), "path": r.URL.Path})
-		}))
-		dead := sbitest.Unserved(t, tr)
-		fake := newScriptedNRF(func(url.Values) []models.NrfNfDiscoveryNfProfile {
-			return []models.NrfNfDiscoveryNfProfile{udm("dead", dead, 1, 0, 0), udm("live", live, 1, 0, 0)}
-		})
-		c := sbitest.Client(tr)
-		n := sbi.NewNRFClient(c, sbitest.Serve(t, tr, fake), models.NrfNfManagementNfType_AMF)
-		c.FailOverWith(n)
+		p := liveAndDead(t, tr)
+		n, c, dead, served := p.n, p.c, p.dead, &p.served
 
 		for i := range 6 {
 			base, err := n.Select(context.Background(), uecm)
@@ -397,19 +411,8 @@ func TestKeepAliveSendsHeartbeatsUntilCancelled(t *testing.T) {
 // lost when the other instance is dead: calls reach it through the other's
 // failure, and then go to it first.
 func TestATransientFailureDoesNotLoseTheLastLiveInstance(t *testing.T) {
-	tr := sbi.NewTCP()
-	var served atomic.Int32
-	live := sbitest.Serve(t, tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		served.Add(1)
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	dead := sbitest.Unserved(t, tr)
-	fake := newScriptedNRF(func(url.Values) []models.NrfNfDiscoveryNfProfile {
-		return []models.NrfNfDiscoveryNfProfile{udm("dead", dead, 1, 0, 0), udm("live", live, 1, 0, 0)}
-	})
-	c := sbitest.Client(tr)
-	n := sbi.NewNRFClient(c, sbitest.Serve(t, tr, fake), models.NrfNfManagementNfType_AMF)
-	c.FailOverWith(n)
+	p := liveAndDead(t, sbi.NewTCP())
+	n, c, live, dead, served := p.n, p.c, p.live, p.dead, &p.served
 	ctx := context.Background()
 	for range 2 { // both instances picked once, so both can fail over
 		if _, err := n.Select(ctx, uecm); err != nil {
