@@ -80,7 +80,7 @@ func (c *Client) Do(ctx context.Context, method, url string, in, out any) (http.
 }
 
 // contentType of a request body: JSON Patch documents have their own
-// (RFC 6902 6; TS 29.500 5.4 for PATCH).
+// (RFC 6902 6).
 func contentType(in any) []string {
 	if _, ok := in.([]models.PatchItem); ok {
 		return hdrJSONPatch

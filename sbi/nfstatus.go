@@ -15,18 +15,18 @@ import (
 // or was suspended is dropped from the discovery cache at once and a new
 // one is found without waiting for the cache to expire.
 
-// SubscriptionsPath is the NFStatusSubscribe collection (TS 29.510 6.1.3.4).
+// SubscriptionsPath is the NFStatusSubscribe collection (TS 29.510 6.1.3).
 const SubscriptionsPath = "/nnrf-nfm/v1/subscriptions"
 
 // NFStatusNotifyPath is where every NF (nf.Run) serves the NRF's
 // notifications; the NRF learns it from the subscription (TS 29.510
-// 6.1.5.2, nfStatusNotificationUri).
+// 6.1.5, nfStatusNotificationUri).
 const NFStatusNotifyPath = "/callback/nnrf-nfm/v1/nf-status"
 
-// subscription is the SubscriptionData of TS 29.510 6.1.6.2.16 with what
+// subscription is the SubscriptionData of TS 29.510 6.1.6.2 with what
 // this client sends. models.SubscrCond is the union of every condition
 // with empty members that would encode as present, so the one condition
-// used (NfTypeCond, 6.1.6.2.18) has its own type.
+// used (NfTypeCond) has its own type.
 type subscription struct {
 	NfStatusNotificationUri string                         `json:"nfStatusNotificationUri"`
 	ReqNfInstanceId         string                         `json:"reqNfInstanceId,omitempty"`
@@ -40,7 +40,7 @@ type nfTypeCond struct {
 	NfType models.NrfNfManagementNfType `json:"nfType"`
 }
 
-// notificationData is NotificationData (TS 29.510 6.1.6.2.17) as read
+// notificationData is NotificationData (TS 29.510 6.1.6.2) as read
 // here: models.ChangeItem types newValue as an object, so a changed
 // nfStatus (a string) would not decode.
 type notificationData struct {
@@ -50,7 +50,7 @@ type notificationData struct {
 	ProfileChanges []changeItem                     `json:"profileChanges,omitempty"`
 }
 
-// changeItem is ChangeItem (TS 29.571 5.2.4.21) with any newValue.
+// changeItem is ChangeItem (TS 29.571) with any newValue.
 type changeItem struct {
 	Op       string `json:"op"`
 	Path     string `json:"path"`
@@ -95,7 +95,7 @@ func (n *NRFClient) NotifyHandler() http.Handler {
 		if !DecodeJSON(w, r, &nd) {
 			return
 		}
-		id := path.Base(nd.NfInstanceUri) // TS 29.510 6.1.6.2.17: .../nf-instances/{nfInstanceID}
+		id := path.Base(nd.NfInstanceUri) // .../nf-instances/{nfInstanceID}
 		if nd.NfInstanceUri == "" || id == "." || id == "/" {
 			WriteProblem(w, http.StatusBadRequest, "MANDATORY_IE_MISSING", "nfInstanceUri")
 			return

@@ -278,7 +278,7 @@ func (q query) servesPLMN(p *models.NrfNfManagementNfProfile) bool {
 }
 
 // servesDNN: an SMF or UPF listing DNNs per slice (smfInfo, upfInfo,
-// TS 29.510 6.1.6.2.11, 6.1.6.2.12) serves those; a profile listing none
+// TS 29.510 6.1.6.2) serves those; a profile listing none
 // does not restrict the DNN.
 func (q query) servesDNN(p *models.NrfNfManagementNfProfile) bool {
 	if q.dnn == "" {

@@ -1,7 +1,7 @@
 package nrf
 
 // NFStatusSubscribe / NFStatusUnsubscribe / NFStatusNotify (TS 29.510
-// 5.2.2.5, 5.2.2.7, 5.2.2.6; resources of 6.1.3.4, 6.1.3.5, 6.1.5.2).
+// 5.2.2.5, 5.2.2.7, 5.2.2.6; resources of 6.1.3, callbacks of 6.1.5).
 
 import (
 	"context"
@@ -60,7 +60,7 @@ func (n *NF) handleUnsubscribe(w http.ResponseWriter, r *http.Request) {
 
 // notify tells every subscriber whose condition p meets about ev
 // (TS 29.510 5.2.2.6). The profile goes along except for a
-// deregistration (6.1.6.2.17: nfProfile for NF_REGISTERED and
+// deregistration (6.1.6.2 NotificationData: nfProfile for NF_REGISTERED and
 // NF_PROFILE_CHANGED).
 func (n *NF) notify(ev models.NotificationEventType, p models.NrfNfManagementNfProfile) {
 	nd := models.NrfNfManagementNotificationData{Event: ev,
@@ -165,7 +165,7 @@ func (s *subscriptions) wanting(ev models.NotificationEventType, p *models.NrfNf
 }
 
 // wants says whether a subscription covers ev about p: the events asked
-// for (all when none listed) and the condition (TS 29.510 6.1.6.2.16
+// for (all when none listed) and the condition (TS 29.510 6.1.6.2
 // subscrCond: NfTypeCond, NfInstanceIdCond, ServiceNameCond; none = every
 // NF instance).
 func wants(sd models.NrfNfManagementSubscriptionData, ev models.NotificationEventType, p *models.NrfNfManagementNfProfile) bool {
