@@ -343,3 +343,27 @@ func TestDiscoveryRefusesWhatItCannotHonour(t *testing.T) {
 func (s *subscriptions) wantedBy(ev models.NotificationEventType, p *models.NrfNfManagementNfProfile) int {
 	return len(s.wanting(ev, p))
 }
+
+// An NF whose profile the NRF no longer has (the NRF restarted, or removed
+// it) learns so from its heartbeat's 404 and registers again.
+func TestHeartbeatOfAnUnknownInstanceRegistersAgain(t *testing.T) {
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		cn := newClockedNRF(t, tr)
+		nfc := sbi.NewNRFClient(sbitest.Client(tr), cn.base, models.NrfNfManagementNfType_UDM)
+		p := udmProfile()
+		ctx := context.Background()
+		if err := nfc.Register(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if nfc.HeartbeatPeriod() != 4*time.Second {
+			t.Fatalf("heartbeat period %v, want the NRF's 4s", nfc.HeartbeatPeriod())
+		}
+		cn.reg.remove(p.NfInstanceId) // as after an NRF restart
+		if err := nfc.Heartbeat(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := cn.status(t, p.NfInstanceId); got != "REGISTERED" {
+			t.Fatalf("after the heartbeat's 404 the profile is %q, want registered again", got)
+		}
+	})
+}
