@@ -81,10 +81,14 @@ type NF struct {
 
 // NRF is the repository function; ValidityPeriod is what discovery results
 // promise (TS 29.510 6.2.6.2.3 validityPeriod, whole seconds, at least 1 s),
-// and consumers cache for that long.
+// and consumers cache for that long. HeartbeatTimer is the heartBeatTimer
+// it assigns every NF at registration (TS 29.510 5.2.2.3.2, whole
+// seconds): NFs send a heartbeat that often, and one silent for longer
+// (plus a grace of half a period) is SUSPENDED and no longer discovered.
 type NRF struct {
 	NF             `yaml:",inline"`
 	ValidityPeriod time.Duration `yaml:"validity_period"`
+	HeartbeatTimer time.Duration `yaml:"heartbeat_timer"`
 }
 
 // AMF configures the access and mobility function.

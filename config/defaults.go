@@ -40,7 +40,7 @@ func defaultSections() *Config {
 		LogDir:   "run/log",
 		LogLevel: "info",
 		SBI:      SBI{Transport: "xio", BindIP: "127.0.0.1"},
-		NRF:      NRF{ValidityPeriod: time.Hour},
+		NRF:      NRF{ValidityPeriod: time.Hour, HeartbeatTimer: 10 * time.Second},
 		AMF: AMF{
 			Name:  "l25gc-amf",
 			GUAMI: GUAMI{RegionID: 0xCA, SetID: 0x3F8, Pointer: 0},

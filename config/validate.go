@@ -61,6 +61,7 @@ func (c *Config) validateFor(cat Catalog, file string, root *yaml.Node) error {
 		v.nf(s.Name, *s.PortsIn(c))
 	}
 	v.validityPeriod("nrf.validity_period", c.NRF.ValidityPeriod)
+	v.heartbeatTimer("nrf.heartbeat_timer", c.NRF.HeartbeatTimer)
 	v.uniquePorts(cat, c)
 	v.amf(&c.AMF)
 	v.udm(&c.UDM)
@@ -255,14 +256,27 @@ func (v *validator) dnns(f string, list []string) {
 // (TS 29.510 6.2.6.2.3 validityPeriod); under 1 s it is sent as 0 and the
 // NRF client (sbi.NRFClient) then never caches, one NRF query per UE.
 func (v *validator) validityPeriod(field string, d time.Duration) {
+	v.int32Seconds(field, d, "discovery results are cached that long", "TS 29.510 validityPeriod")
+}
+
+// heartbeatTimer: the NRF assigns it as whole seconds in an int32
+// (TS 29.510 6.1.6.2.2 heartBeatTimer); 0 would mean no heartbeats, and a
+// dead NF would then stay discoverable.
+func (v *validator) heartbeatTimer(field string, d time.Duration) {
+	v.int32Seconds(field, d, "NFs send a heartbeat that often", "TS 29.510 heartBeatTimer")
+}
+
+// int32Seconds checks a duration sent as whole seconds in an int32, at
+// least one: why says what the second means, attr which attribute carries it.
+func (v *validator) int32Seconds(field string, d time.Duration, why, attr string) {
 	const most = math.MaxInt32 * time.Second
 	switch {
 	case d < time.Second:
-		v.fail(field, "must be at least 1s (discovery results are cached that long), got %v", d)
+		v.fail(field, "must be at least 1s (%s), got %v", why, d)
 	case d > most:
 		v.fail(field, "must be at most %v (an int32 of seconds), got %v", most, d)
 	case d%time.Second != 0:
-		v.fail(field, "must be whole seconds (TS 29.510 validityPeriod), got %v", d)
+		v.fail(field, "must be whole seconds (%s), got %v", attr, d)
 	}
 }
 

@@ -22,6 +22,8 @@ func TestValidateRefusesNonsense(t *testing.T) {
 		{"validity period zero", "nrf: {validity_period: 0s}\n", "node.yaml:1: nrf.validity_period: must be at least 1s"},
 		{"validity period under a second", "nrf:\n  validity_period: 500ms\n", "node.yaml:2: nrf.validity_period: must be at least 1s"},
 		{"validity period not whole seconds", "nrf:\n  validity_period: 1500ms\n", "node.yaml:2: nrf.validity_period: must be whole seconds"},
+		{"heartbeat timer zero", "nrf: {heartbeat_timer: 0s}\n", "node.yaml:1: nrf.heartbeat_timer: must be at least 1s"},
+		{"heartbeat timer not whole seconds", "nrf:\n  heartbeat_timer: 2500ms\n", "node.yaml:2: nrf.heartbeat_timer: must be whole seconds"},
 		{"validity period beyond int32 seconds", "nrf:\n  validity_period: 1000000h\n", "node.yaml:2: nrf.validity_period: must be at most"},
 		{"metrics port zero", "amf:\n  metrics_port: 0\n", "node.yaml:2: amf.metrics_port: must be in 1..65535, got 0"},
 		{"sbi port zero", "udr:\n  sbi_port: 0\n", "node.yaml:2: udr.sbi_port: must be in 1..65535, got 0"},
@@ -72,6 +74,7 @@ func TestValidateRefusesNonsense(t *testing.T) {
 func TestValidateAcceptsEdges(t *testing.T) {
 	for name, yaml := range map[string]string{
 		"validity period of one second": "nrf: {validity_period: 1s}\n",
+		"heartbeat timer of one second": "nrf: {heartbeat_timer: 1s}\n",
 		"T3512 deactivated":             "amf:\n  nas:\n    t3512: 0s\n",
 		"range up to the last MSIN":     subscriberRange("208939999999990", 10),
 		"IPv6 N2 address":               "amf:\n  ngap:\n    addr: \"[::1]:38412\"\n",

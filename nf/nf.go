@@ -44,6 +44,9 @@ func NewEnv(cfg *config.Config, log *slog.Logger, t sbi.Transport, nfType models
 	m := sbi.NewMetrics(reg)
 	c := sbi.NewClient(t.RoundTripper(), m)
 	nrf := sbi.NewNRFClient(c, cfg.NRFURI(), nfType)
+	// A request to a discovered peer that does not answer moves on to the
+	// next instance of its service (sbi.NRFClient.Failover).
+	c.FailOverWith(nrf)
 	// Over X-IO in a core that may span nodes, discoveries say which peers
 	// share this node (their profiles' locality): X-IO to those, TCP to
 	// the rest.
@@ -76,7 +79,7 @@ type Function interface {
 // with the NRF, and blocks until ctx ends; then it deregisters and stops.
 func Run(ctx context.Context, env *Env, f Function, sbiAddr, metricsAddr string) error {
 	TuneGC()
-	srv, err := env.Transport.Serve(sbiAddr, sbi.Handler(f.Handler(), env.Metrics, env.Log))
+	srv, err := env.Transport.Serve(sbiAddr, sbi.Handler(withNFStatusNotify(f.Handler(), env.NRF), env.Metrics, env.Log))
 	if err != nil {
 		return err
 	}
@@ -100,14 +103,9 @@ func Run(ctx context.Context, env *Env, f Function, sbiAddr, metricsAddr string)
 		profile.Locality = nt.Locality() // TS 29.510 6.1.6.2.2: peers on this node find it so
 	}
 	if profile.NfInstanceId != "" {
-		regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := env.NRF.Register(regCtx, profile)
-		cancel()
-		if err != nil {
+		if err := register(ctx, env, profile); err != nil {
 			return err
 		}
-		env.Log.Info("registered with NRF", "nfInstanceId", profile.NfInstanceId, "nrf", env.Config.NRFURI(),
-			"locality", profile.Locality)
 		defer func() {
 			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
@@ -117,6 +115,52 @@ func Run(ctx context.Context, env *Env, f Function, sbiAddr, metricsAddr string)
 	<-ctx.Done()
 	env.Log.Info("stopping")
 	return nil
+}
+
+// register registers the NF with the NRF, subscribing to the peers it will
+// discover at its own notification endpoint, and keeps the registration
+// alive with heartbeats until ctx ends (TS 29.510 5.2.2.2, 5.2.2.3.2, 5.2.2.5).
+func register(ctx context.Context, env *Env, profile models.NrfNfManagementNfProfile) error {
+	if base := apiRoot(profile); base != "" {
+		env.NRF.NotifyAt(base + sbi.NFStatusNotifyPath)
+	}
+	regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err := env.NRF.Register(regCtx, profile)
+	cancel()
+	if err != nil && ctx.Err() != nil {
+		return nil // told to stop while registering: a stop, not a failure
+	}
+	if err != nil {
+		return err
+	}
+	env.Log.Info("registered with NRF", "nfInstanceId", profile.NfInstanceId, "nrf", env.Config.NRFURI(),
+		"locality", profile.Locality, "heartbeat", env.NRF.HeartbeatPeriod())
+	go env.NRF.KeepAlive(ctx, func(err error) { env.Log.Warn("NRF heartbeat", "err", err) })
+	return nil
+}
+
+// apiRoot is where the NF serves its SBI, from its profile's services.
+func apiRoot(p models.NrfNfManagementNfProfile) string {
+	for _, s := range p.NfServices {
+		if s.ApiPrefix != "" {
+			return s.ApiPrefix
+		}
+	}
+	return ""
+}
+
+// withNFStatusNotify serves the NRF's status notifications (TS 29.510
+// 5.2.2.6) next to the NF's own services: one endpoint every NF has. A
+// path test rather than a second ServeMux: every request passes here.
+func withNFStatusNotify(h http.Handler, nrf *sbi.NRFClient) http.Handler {
+	notify := nrf.NotifyHandler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == sbi.NFStatusNotifyPath && r.Method == http.MethodPost {
+			notify.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func shutdown(env *Env, srv sbi.Server, metrics *http.Server) {

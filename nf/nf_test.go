@@ -65,6 +65,21 @@ func (f *fakeNRF) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// withNRF serves nrf over TCP until the test ends and returns the default
+// config pointing at it.
+func withNRF(t *testing.T, nrf http.Handler) *config.Config {
+	t.Helper()
+	srv, err := sbi.NewTCP().Serve("127.0.0.1:0", nrf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	cfg := config.Default()
+	_, port, _ := net.SplitHostPort(srv.Addr())
+	cfg.NRF.SBIPort, _ = strconv.Atoi(port)
+	return cfg
+}
+
 type function struct {
 	profile models.NrfNfManagementNfProfile
 }
@@ -79,14 +94,7 @@ func (function) Stop(context.Context)                       {}
 // transport which peers share the node.
 func TestNFOnANodeRegistersItsLocalityAndLocatesPeers(t *testing.T) {
 	nrf := &fakeNRF{registered: make(chan models.NrfNfManagementNfProfile, 1)}
-	srv, err := sbi.NewTCP().Serve("127.0.0.1:0", nrf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown(context.Background())
-	cfg := config.Default()
-	_, port, _ := net.SplitHostPort(srv.Addr())
-	cfg.NRF.SBIPort, _ = strconv.Atoi(port)
+	cfg := withNRF(t, nrf)
 
 	tr := &nodeTCP{TCP: sbi.NewTCP()}
 	env := nf.NewEnv(cfg, logging.Discard(), tr, models.NrfNfManagementNfType_AUSF)
@@ -120,5 +128,95 @@ func TestNFOnANodeRegistersItsLocalityAndLocatesPeers(t *testing.T) {
 	defer tr.mu.Unlock()
 	if len(tr.peers) != 2 || !tr.peers["127.0.0.1:1001"] || tr.peers["127.0.0.1:1002"] {
 		t.Fatalf("peers located %v, want 127.0.0.1:1001 here and 127.0.0.1:1002 elsewhere", tr.peers)
+	}
+}
+
+// lifecycleNRF assigns a one-second heartbeat, answers discovery with no
+// one and passes on the heartbeats and subscriptions it receives.
+type lifecycleNRF struct {
+	heartbeats    chan string
+	subscriptions chan string
+}
+
+func (f *lifecycleNRF) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodPut:
+		var p models.NrfNfManagementNfProfile
+		if !sbi.DecodeJSON(w, r, &p) {
+			return
+		}
+		p.HeartBeatTimer = 1
+		sbi.WriteJSON(w, http.StatusCreated, p)
+	case r.Method == http.MethodPatch:
+		f.heartbeats <- r.URL.Path
+		w.WriteHeader(http.StatusNoContent)
+	case r.Method == http.MethodPost && r.URL.Path == sbi.SubscriptionsPath:
+		var sub struct{ NfStatusNotificationUri string }
+		if !sbi.DecodeJSON(w, r, &sub) {
+			return
+		}
+		f.subscriptions <- sub.NfStatusNotificationUri
+		sbi.WriteJSON(w, http.StatusCreated, sub)
+	case r.Method == http.MethodGet:
+		sbi.WriteJSON(w, http.StatusOK, models.SearchResult{ValidityPeriod: 60})
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func await(t *testing.T, ch <-chan string, what string) string {
+	t.Helper()
+	select {
+	case s := <-ch:
+		return s
+	case <-time.After(10 * time.Second): // a bound on a hang
+		t.Fatalf("no %s", what)
+	}
+	return ""
+}
+
+// Every NF sends heartbeats at the period the NRF assigned (TS 29.510
+// 5.2.2.3.2), subscribes to the types it discovers and serves the NRF's
+// notifications at the URI it subscribed with (5.2.2.5, 5.2.2.6).
+func TestNFSendsHeartbeatsAndServesStatusNotifications(t *testing.T) {
+	nrf := &lifecycleNRF{heartbeats: make(chan string, 16), subscriptions: make(chan string, 1)}
+	cfg := withNRF(t, nrf)
+	env := nf.NewEnv(cfg, logging.Discard(), sbi.NewTCP(), models.NrfNfManagementNfType_AUSF)
+	sbiPort := freePort(t)
+	profile := sbi.Profile("a1", models.NrfNfManagementNfType_AUSF, "127.0.0.1", sbiPort, env.PLMN(), models.ServiceName_NAUSF_AUTH)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- nf.Run(ctx, env, function{profile}, net.JoinHostPort("127.0.0.1", strconv.Itoa(sbiPort)), "")
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+		env.Client.HTTP().CloseIdleConnections()
+	}()
+
+	if path := await(t, nrf.heartbeats, "heartbeat"); path != sbi.NFManagementPath+"a1" {
+		t.Fatalf("heartbeat to %s", path)
+	}
+	_, _ = env.NRF.Discover(context.Background(), models.NrfNfManagementNfType_UDM)
+	uri := await(t, nrf.subscriptions, "subscription")
+	if uri != "http://127.0.0.1:"+strconv.Itoa(sbiPort)+sbi.NFStatusNotifyPath {
+		t.Fatalf("subscribed with notification URI %s", uri)
+	}
+	nd := models.NrfNfManagementNotificationData{Event: models.NotificationEventType_DEREGISTERED,
+		NfInstanceUri: cfg.NRFURI() + sbi.NFManagementPath + "udm-1"}
+	if _, err := env.Client.Do(context.Background(), http.MethodPost, uri, nd, nil); err != nil {
+		t.Fatalf("notification to the NF: %v", err)
 	}
 }

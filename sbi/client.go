@@ -8,13 +8,25 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/free5gc/openapi/models"
 )
 
 // Client sends JSON SBI requests over a Transport's RoundTripper.
 type Client struct {
-	hc      *http.Client
-	metrics *Metrics
+	hc       *http.Client
+	metrics  *Metrics
+	failover Failoverer // moves a request whose peer did not answer; may be nil
 }
+
+// Failoverer moves a request that failed at the transport level to
+// another instance of the same NF service (NRFClient.Failover).
+type Failoverer interface {
+	Failover(ctx context.Context, rawURL string) (string, bool)
+}
+
+// maxFailovers bounds how many other instances one request tries.
+const maxFailovers = 3
 
 // RequestTimeout bounds one SBI request whose context allows longer.
 const RequestTimeout = 10 * time.Second
@@ -31,57 +43,96 @@ func NewClient(rt http.RoundTripper, m *Metrics) *Client {
 	return &Client{hc: &http.Client{Transport: rt}, metrics: m}
 }
 
+// FailOverWith has requests that get no answer from a discovered peer
+// retried at the next instance f names. Call it before the first request.
+func (c *Client) FailOverWith(f Failoverer) { c.failover = f }
+
 // HTTP exposes the underlying client, for NF code that builds its own requests.
 func (c *Client) HTTP() *http.Client { return c.hc }
 
 // Do sends in (JSON, unless nil) to url and decodes a 2xx answer into out
 // (unless nil). A non-2xx answer returns a *ProblemError. The response
-// headers are returned for Location and friends.
+// headers are returned for Location and friends. When the peer does not
+// answer at all and the client fails over, the request goes to the next
+// instance of the peer's service. A peer that died after reading the
+// request may have acted on it; the next one then acts again, which the
+// SBI operations used (creations and replacements) tolerate.
 func (c *Client) Do(ctx context.Context, method, url string, in, out any) (http.Header, error) {
-	var body io.Reader
+	var body []byte
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
 			return nil, fmt.Errorf("sbi %s %s: encode: %w", method, url, err)
 		}
-		body = bytes.NewReader(b)
+		body = b
 	}
+	for attempt := 0; ; attempt++ {
+		h, answered, err := c.once(ctx, method, url, body, contentType(in), out)
+		if err == nil || answered || c.failover == nil || ctx.Err() != nil || attempt == maxFailovers {
+			return h, err
+		}
+		next, ok := c.failover.Failover(ctx, url)
+		if !ok {
+			return h, err
+		}
+		url = next
+	}
+}
+
+// contentType of a request body: JSON Patch documents have their own
+// (RFC 6902 6).
+func contentType(in any) []string {
+	if _, ok := in.([]models.PatchItem); ok {
+		return hdrJSONPatch
+	}
+	return hdrJSON
+}
+
+var hdrJSONPatch = []string{"application/json-patch+json"}
+
+// once sends one request; answered says the peer sent a response (so the
+// error, if any, is its answer, not the transport's).
+func (c *Client) once(ctx context.Context, method, url string, body []byte, ctype []string, out any) (http.Header, bool, error) {
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) > requestTimeout {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, requestTimeout)
 		defer cancel()
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url, body)
-	if err != nil {
-		return nil, fmt.Errorf("sbi %s %s: %w", method, url, err)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
 	}
-	if in != nil {
-		req.Header["Content-Type"] = hdrJSON
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return nil, true, fmt.Errorf("sbi %s %s: %w", method, url, err)
+	}
+	if body != nil {
+		req.Header["Content-Type"] = ctype
 	}
 	req.Header["Accept"] = hdrAccept
 	start := time.Now()
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		c.observe(req, 0, start)
-		return nil, fmt.Errorf("sbi %s %s: %w", method, url, err)
+		return nil, false, fmt.Errorf("sbi %s %s: %w", method, url, err)
 	}
 	defer resp.Body.Close()
 	c.observe(req, resp.StatusCode, start)
 	data, err := readBody(resp.Body, resp.ContentLength)
 	if err != nil {
-		return resp.Header, fmt.Errorf("sbi %s %s: read: %w", method, url, err)
+		return resp.Header, true, fmt.Errorf("sbi %s %s: read: %w", method, url, err)
 	}
 	if resp.StatusCode/100 != 2 {
 		pe := &ProblemError{Status: resp.StatusCode}
 		_ = json.Unmarshal(data, &pe.Problem) // a bare status is still an answer
-		return resp.Header, pe
+		return resp.Header, true, pe
 	}
 	if out != nil && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {
-			return resp.Header, fmt.Errorf("sbi %s %s: decode answer: %w", method, url, err)
+			return resp.Header, true, fmt.Errorf("sbi %s %s: decode answer: %w", method, url, err)
 		}
 	}
-	return resp.Header, nil
+	return resp.Header, true, nil
 }
 
 func (c *Client) observe(req *http.Request, status int, start time.Time) {

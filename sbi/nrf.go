@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -19,9 +18,11 @@ const (
 	NFDiscoveryPath  = "/nnrf-disc/v1/nf-instances"
 )
 
-// NRFClient registers an NF with the NRF and discovers its peers, caching each
-// discovery for the validity period the NRF promised: one lookup per NF type,
-// not one per UE.
+// NRFClient registers an NF with the NRF, keeps its registration alive and
+// discovers its peers. Each discovery is cached under its whole query for
+// the validity period the NRF promised (one lookup per query, not one per
+// UE); among the instances found, Select picks one per call and Failover
+// moves a call to the next one when an instance stops answering.
 type NRFClient struct {
 	client   *Client
 	nrfURI   string
@@ -29,17 +30,26 @@ type NRFClient struct {
 	now      func() time.Time
 	locate   NodeTransport // told where discovered peers are; may be nil
 
-	mu    sync.Mutex
-	cache map[models.NrfNfManagementNfType]cachedSearch
-	group map[models.NrfNfManagementNfType]*inflight
+	mu         sync.Mutex
+	cache      map[string]*cachedSearch // by query key (queryKey)
+	group      map[string]*inflight
+	turn       map[string]uint64    // round robin among equal instances, by query key
+	failed     map[string]time.Time // instance id -> when a call to it failed
+	chosen     map[string]choice    // authority -> the search it was picked from
+	self       models.NrfNfManagementNfProfile
+	heartbeat  time.Duration // heartBeatTimer the NRF assigned (TS 29.510 6.1.6.2.2)
+	notifyURI  string        // where the NRF sends NFStatusNotify; "" = no subscriptions
+	subscribed map[models.NrfNfManagementNfType]bool
 }
 
 type cachedSearch struct {
+	q        Query
 	profiles []models.NrfNfDiscoveryNfProfile
+	fetched  time.Time
 	expires  time.Time
 }
 
-// inflight lets concurrent discoveries of one NF type share one NRF request.
+// inflight lets concurrent discoveries of one query share one NRF request.
 type inflight struct {
 	done chan struct{}
 	res  []models.NrfNfDiscoveryNfProfile
@@ -50,18 +60,22 @@ type inflight struct {
 func NewNRFClient(c *Client, nrfURI string, selfType models.NrfNfManagementNfType) *NRFClient {
 	return &NRFClient{
 		client: c, nrfURI: nrfURI, selfType: selfType, now: time.Now,
-		cache: map[models.NrfNfManagementNfType]cachedSearch{},
-		group: map[models.NrfNfManagementNfType]*inflight{},
+		cache: map[string]*cachedSearch{}, group: map[string]*inflight{}, turn: map[string]uint64{},
+		failed: map[string]time.Time{}, chosen: map[string]choice{},
+		subscribed: map[models.NrfNfManagementNfType]bool{},
 	}
 }
 
 // Register puts the profile (TS 29.510 5.2.2.2), retrying while the NRF is
-// still starting, until ctx ends.
+// still starting, until ctx ends. It keeps the heartBeatTimer the NRF
+// assigned in its answer (5.2.2.2.2) for KeepAlive.
 func (n *NRFClient) Register(ctx context.Context, p models.NrfNfManagementNfProfile) error {
 	u := n.nrfURI + NFManagementPath + p.NfInstanceId
 	for {
-		_, err := n.client.Do(ctx, "PUT", u, p, nil)
+		var assigned models.NrfNfManagementNfProfile
+		_, err := n.client.Do(ctx, "PUT", u, p, &assigned)
 		if err == nil {
+			n.registered(p, assigned.HeartBeatTimer)
 			return nil
 		}
 		var pe *ProblemError
@@ -76,6 +90,18 @@ func (n *NRFClient) Register(ctx context.Context, p models.NrfNfManagementNfProf
 	}
 }
 
+// registered records the registration. A registration may follow an NRF
+// restart (KeepAlive's 404): that NRF knows no subscription and its
+// discoveries may differ, so both start afresh.
+func (n *NRFClient) registered(p models.NrfNfManagementNfProfile, heartbeatSeconds int32) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.self = p
+	n.heartbeat = time.Duration(heartbeatSeconds) * time.Second
+	clear(n.subscribed)
+	clear(n.cache)
+}
+
 // Deregister removes the NF instance (TS 29.510 5.2.2.4).
 func (n *NRFClient) Deregister(ctx context.Context, instanceID string) error {
 	_, err := n.client.Do(ctx, "DELETE", n.nrfURI+NFManagementPath+instanceID, nil, nil)
@@ -84,12 +110,20 @@ func (n *NRFClient) Deregister(ctx context.Context, instanceID string) error {
 
 // Discover returns the registered NFs of the target type (TS 29.510 5.3.2.2).
 func (n *NRFClient) Discover(ctx context.Context, target models.NrfNfManagementNfType) ([]models.NrfNfDiscoveryNfProfile, error) {
+	return n.Search(ctx, Query{Target: target})
+}
+
+// Search returns the NF instances answering q (TS 29.510 5.3.2.2), from
+// the cache while the NRF's validity period lasts; concurrent searches of
+// one query share one NRF request.
+func (n *NRFClient) Search(ctx context.Context, q Query) ([]models.NrfNfDiscoveryNfProfile, error) {
+	key := n.queryKey(q)
 	n.mu.Lock()
-	if c, ok := n.cache[target]; ok && n.now().Before(c.expires) {
+	if c, ok := n.cache[key]; ok && n.now().Before(c.expires) {
 		n.mu.Unlock()
 		return c.profiles, nil
 	}
-	if f, ok := n.group[target]; ok {
+	if f, ok := n.group[key]; ok {
 		n.mu.Unlock()
 		select {
 		case <-f.done:
@@ -99,25 +133,29 @@ func (n *NRFClient) Discover(ctx context.Context, target models.NrfNfManagementN
 		}
 	}
 	f := &inflight{done: make(chan struct{})}
-	n.group[target] = f
+	n.group[key] = f
 	n.mu.Unlock()
 
-	f.res, f.err = n.search(ctx, target)
+	f.res, f.err = n.search(ctx, q, key)
 	n.mu.Lock()
-	delete(n.group, target)
+	delete(n.group, key)
 	n.mu.Unlock()
 	close(f.done)
 	return f.res, f.err
 }
 
-func (n *NRFClient) search(ctx context.Context, target models.NrfNfManagementNfType) ([]models.NrfNfDiscoveryNfProfile, error) {
-	q := url.Values{"target-nf-type": {string(target)}, "requester-nf-type": {string(n.selfType)}}
+// queryKey is the cache key of q: its whole query string, whose
+// parameters url.Values.Encode sorts.
+func (n *NRFClient) queryKey(q Query) string { return q.values(n.selfType).Encode() }
+
+func (n *NRFClient) search(ctx context.Context, q Query, key string) ([]models.NrfNfDiscoveryNfProfile, error) {
 	var res models.SearchResult
-	if _, err := n.client.Do(ctx, "GET", n.nrfURI+NFDiscoveryPath+"?"+q.Encode(), nil, &res); err != nil {
-		return nil, fmt.Errorf("discover %s: %w", target, err)
+	if _, err := n.client.Do(ctx, "GET", n.nrfURI+NFDiscoveryPath+"?"+key, nil, &res); err != nil {
+		return nil, fmt.Errorf("discover %s: %w", q.Target, err)
 	}
+	n.subscribe(ctx, q.Target)
 	if len(res.NfInstances) == 0 {
-		return nil, fmt.Errorf("discover %s: no instance registered", target)
+		return nil, fmt.Errorf("discover %s: no instance registered", q.Target)
 	}
 	if n.locate != nil {
 		locatePeers(n.locate, res.NfInstances)
@@ -125,32 +163,27 @@ func (n *NRFClient) search(ctx context.Context, target models.NrfNfManagementNfT
 	validity := time.Duration(res.ValidityPeriod) * time.Second
 	if validity > 0 {
 		n.mu.Lock()
-		n.cache[target] = cachedSearch{profiles: res.NfInstances, expires: n.now().Add(validity)}
+		now := n.now()
+		n.cache[key] = &cachedSearch{q: q, profiles: res.NfInstances, fetched: now, expires: now.Add(validity)}
 		n.mu.Unlock()
 	}
 	return res.NfInstances, nil
 }
 
-// Forget drops the cached discovery of target, e.g. after its NF stopped answering.
+// Forget drops the cached discoveries of target, e.g. after its NF stopped answering.
 func (n *NRFClient) Forget(target models.NrfNfManagementNfType) {
 	n.mu.Lock()
-	delete(n.cache, target)
-	n.mu.Unlock()
+	defer n.mu.Unlock()
+	n.forgetType(target)
 }
 
-// ServiceURI discovers target and returns the base URI (scheme://host:port) of
-// the first instance offering service.
-func (n *NRFClient) ServiceURI(ctx context.Context, target models.NrfNfManagementNfType, service models.ServiceName) (string, error) {
-	profiles, err := n.Discover(ctx, target)
-	if err != nil {
-		return "", err
-	}
-	for _, p := range profiles {
-		if uri, ok := ServiceBaseURI(p, service); ok {
-			return uri, nil
+// forgetType drops every cached search for target; n.mu held.
+func (n *NRFClient) forgetType(target models.NrfNfManagementNfType) {
+	for key, c := range n.cache {
+		if c.q.Target == target {
+			delete(n.cache, key)
 		}
 	}
-	return "", fmt.Errorf("discover %s: no instance offers %s", target, service)
 }
 
 // ServiceBaseURI picks where a discovered profile offers service: its

@@ -16,7 +16,6 @@ package amf
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -77,7 +76,10 @@ func New(env *nf.Env) (*NF, error) { return NewWithOptions(env, Options{}) }
 // NewWithOptions builds the AMF with some seams replaced (tests, X-IO).
 func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	cfg := env.Config
-	n := &NF{env: env, cfg: cfg, log: env.Log.With("nf", "amf"), opts: o, id: newUUID(),
+	// A stable id, like every NF's: a restarted AMF replaces its profile at
+	// the NRF instead of leaving a stale one (sbi.InstanceID).
+	id := sbi.InstanceID(models.NrfNfManagementNfType_AMF, cfg.AdvertisedAddr(cfg.AMF.SBIPort))
+	n := &NF{env: env, cfg: cfg, log: env.Log.With("nf", "amf"), opts: o, id: id,
 		machine: newMachine(), ues: newUETable(), gnbs: map[uint64]*gnb{}}
 	amfID, err := domain.NewAMFID(cfg.AMF.GUAMI.RegionID, cfg.AMF.GUAMI.SetID, cfg.AMF.GUAMI.Pointer)
 	if err != nil {
@@ -280,10 +282,3 @@ func addrString(c Conn) string {
 	return ""
 }
 
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0F | 0x40 // version 4 (RFC 9562)
-	b[8] = b[8]&0x3F | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}

@@ -4,29 +4,36 @@ import (
 	"encoding/json"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/free5gc/openapi/models"
 )
 
-// registry holds the registered NF profiles by instance id. Profiles are
-// stored and handed out by value copies of the top-level struct; nested
-// slices are never mutated after storing, so readers may share them.
+// registry holds the registered NF profiles by instance id, and when each
+// was last heard of (registration or heartbeat, TS 29.510 5.2.2.3.2).
+// Profiles are stored and handed out by value copies of the top-level
+// struct; nested slices are never mutated after storing, so readers may
+// share them.
 type registry struct {
 	mu       sync.RWMutex
 	profiles map[string]models.NrfNfManagementNfProfile
+	seen     map[string]time.Time
 }
 
 func newRegistry() *registry {
-	return &registry{profiles: map[string]models.NrfNfManagementNfProfile{}}
+	return &registry{profiles: map[string]models.NrfNfManagementNfProfile{}, seen: map[string]time.Time{}}
 }
 
-// put stores p and says whether it replaced an earlier registration.
-func (r *registry) put(p models.NrfNfManagementNfProfile) (replaced bool) {
+// put stores p, heard of at now, and returns the profile it replaced.
+func (r *registry) put(p models.NrfNfManagementNfProfile, now time.Time) (old *models.NrfNfManagementNfProfile) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, replaced = r.profiles[p.NfInstanceId]
+	if prev, ok := r.profiles[p.NfInstanceId]; ok {
+		old = &prev
+	}
 	r.profiles[p.NfInstanceId] = p
-	return replaced
+	r.seen[p.NfInstanceId] = now
+	return old
 }
 
 func (r *registry) get(id string) (models.NrfNfManagementNfProfile, bool) {
@@ -36,28 +43,55 @@ func (r *registry) get(id string) (models.NrfNfManagementNfProfile, bool) {
 	return p, ok
 }
 
-// update applies f to the stored profile under the lock; f returns an error
-// to leave the profile unchanged.
-func (r *registry) update(id string, f func(*models.NrfNfManagementNfProfile) error) (found bool, err error) {
+// update applies f to the stored profile under the lock and counts as
+// hearing of the NF at now; f returns an error to leave the profile
+// unchanged. It returns the profile before and after.
+func (r *registry) update(id string, now time.Time, f func(*models.NrfNfManagementNfProfile) error) (before, after models.NrfNfManagementNfProfile, found bool, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	before, found = r.profiles[id]
+	if !found {
+		return before, before, false, nil
+	}
+	after = before
+	if err := f(&after); err != nil {
+		return before, before, true, err
+	}
+	r.profiles[id] = after
+	r.seen[id] = now
+	return before, after, true, nil
+}
+
+// remove deletes the instance and returns its profile.
+func (r *registry) remove(id string) (models.NrfNfManagementNfProfile, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p, ok := r.profiles[id]
-	if !ok {
-		return false, nil
-	}
-	if err := f(&p); err != nil {
-		return true, err
-	}
-	r.profiles[id] = p
-	return true, nil
+	delete(r.profiles, id)
+	delete(r.seen, id)
+	return p, ok
 }
 
-func (r *registry) remove(id string) bool {
+// suspendSilent marks SUSPENDED every REGISTERED instance not heard of
+// within its heartbeat period plus grace (TS 29.510 5.2.2.3.2), and
+// returns the profiles it suspended.
+func (r *registry) suspendSilent(now time.Time, grace func(period time.Duration) time.Duration) []models.NrfNfManagementNfProfile {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, ok := r.profiles[id]
-	delete(r.profiles, id)
-	return ok
+	var out []models.NrfNfManagementNfProfile
+	for id, p := range r.profiles {
+		period := time.Duration(p.HeartBeatTimer) * time.Second
+		if p.NfStatus != models.NrfNfManagementNfStatus_REGISTERED || period <= 0 {
+			continue
+		}
+		if now.Sub(r.seen[id]) <= period+grace(period) {
+			continue
+		}
+		p.NfStatus = models.NrfNfManagementNfStatus_SUSPENDED
+		r.profiles[id] = p
+		out = append(out, p)
+	}
+	return out
 }
 
 // match returns the profiles keep accepts, in instance id order so that

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/free5gc/openapi/models"
 
@@ -16,6 +17,8 @@ import (
 // handleRegister is NFRegister / NFUpdate by complete replacement
 // (TS 29.510 5.2.2.2, 5.2.2.3.1): 201 when the instance is new, 200 when it
 // replaces an earlier profile (a restarted NF re-registering under its id).
+// The answer carries the heartBeatTimer the NRF assigns (5.2.2.2.2: the
+// NRF may override the NF's proposal); subscribers learn of the change.
 func (n *NF) handleRegister(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("nfInstanceID")
 	var p models.NrfNfManagementNfProfile
@@ -26,12 +29,15 @@ func (n *NF) handleRegister(w http.ResponseWriter, r *http.Request) {
 		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseInvalidMsgFormat, err.Error())
 		return
 	}
-	if n.reg.put(p) {
-		n.log.Info("NF re-registered", "nfInstanceId", id, "nfType", p.NfType)
+	p.HeartBeatTimer = int32(n.heartbeat / time.Second)
+	if old := n.reg.put(p, n.now()); old != nil {
+		n.log.Info("NF re-registered", "nfInstanceId", id, "nfType", p.NfType, "was", old.NfStatus)
+		n.notify(models.NotificationEventType_PROFILE_CHANGED, p)
 		sbi.WriteJSON(w, http.StatusOK, p)
 		return
 	}
 	n.log.Info("NF registered", "nfInstanceId", id, "nfType", p.NfType)
+	n.notify(models.NotificationEventType_REGISTERED, p)
 	w.Header().Set("Location", sbi.ResourceURI(r, sbi.NFManagementPath+id))
 	sbi.WriteJSON(w, http.StatusCreated, p)
 }
@@ -73,16 +79,23 @@ func (n *NF) handleGetInstance(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleUpdate is NFUpdate by JSON Patch (RFC 6902), used as the heartbeat
-// (TS 29.510 5.2.2.3.2): only nfStatus and load may change this way.
+// (TS 29.510 5.2.2.3.2): only nfStatus and load may change this way. Every
+// accepted patch counts as a heartbeat; a change of nfStatus (e.g. a
+// suspended NF heard of again) is notified. 404 for an instance the NRF
+// does not know tells the NF to register again.
 func (n *NF) handleUpdate(w http.ResponseWriter, r *http.Request) {
 	var patch []models.PatchItem
 	if !sbi.DecodeJSON(w, r, &patch) {
 		return
 	}
 	var rejected *patchError
-	found, err := n.reg.update(r.PathValue("nfInstanceID"), func(p *models.NrfNfManagementNfProfile) error {
+	before, after, found, err := n.reg.update(r.PathValue("nfInstanceID"), n.now(), func(p *models.NrfNfManagementNfProfile) error {
 		return applyPatch(p, patch)
 	})
+	if err == nil && before.NfStatus != after.NfStatus {
+		n.log.Info("NF status changed", "nfInstanceId", after.NfInstanceId, "from", before.NfStatus, "to", after.NfStatus)
+		n.notify(models.NotificationEventType_PROFILE_CHANGED, after)
+	}
 	switch {
 	case !found:
 		sbi.WriteProblem(w, http.StatusNotFound, sbi.CauseResourceNotFound, "no NF instance "+r.PathValue("nfInstanceID"))
@@ -131,11 +144,14 @@ func applyPatch(p *models.NrfNfManagementNfProfile, patch []models.PatchItem) er
 // handleDeregister is NFDeregister (TS 29.510 5.2.2.4).
 func (n *NF) handleDeregister(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("nfInstanceID")
-	if !n.reg.remove(id) {
+	p, ok := n.reg.remove(id)
+	if !ok {
 		sbi.WriteProblem(w, http.StatusNotFound, sbi.CauseResourceNotFound, "no NF instance "+id)
 		return
 	}
 	n.log.Info("NF deregistered", "nfInstanceId", id)
+	n.subs.removeOf(id) // TS 29.510 5.2.2.4: its subscriptions end with it
+	n.notify(models.NotificationEventType_DEREGISTERED, p)
 	w.WriteHeader(http.StatusNoContent)
 }
 

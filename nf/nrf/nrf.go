@@ -1,12 +1,14 @@
 // Package nrf is the network repository function of L25GC+ (TS 29.510):
-// NFManagement (register, heartbeat, deregister, list) and NFDiscovery over
-// an in-memory registry. The NRF does not register with itself.
+// NFManagement (register, heartbeat, deregister, list, status
+// subscriptions and notifications) and NFDiscovery over an in-memory
+// registry. The NRF does not register with itself.
 package nrf
 
 import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/free5gc/openapi/models"
@@ -16,15 +18,24 @@ import (
 
 // NF is the NRF.
 type NF struct {
-	env      *nf.Env
-	log      *slog.Logger
-	validity time.Duration
-	reg      *registry
+	env       *nf.Env
+	log       *slog.Logger
+	validity  time.Duration
+	heartbeat time.Duration // heartBeatTimer assigned to every NF
+	now       func() time.Time
+	reg       *registry
+	subs      *subscriptions
+
+	stopSweep context.CancelFunc
+	swept     sync.WaitGroup
 }
 
 // New builds the NRF from its environment.
 func New(env *nf.Env) (*NF, error) {
-	return &NF{env: env, log: env.Log.With("nf", "nrf"), validity: env.Config.NRF.ValidityPeriod, reg: newRegistry()}, nil
+	n := &NF{env: env, log: env.Log.With("nf", "nrf"), validity: env.Config.NRF.ValidityPeriod,
+		heartbeat: env.Config.NRF.HeartbeatTimer, now: time.Now, reg: newRegistry()}
+	n.subs = newSubscriptions(env.Client, n.log)
+	return n, nil
 }
 
 // Handler serves Nnrf_NFManagement and Nnrf_NFDiscovery (TS 29.510 6.1.3, 6.2.3).
@@ -35,6 +46,8 @@ func (n *NF) Handler() http.Handler {
 	mux.HandleFunc("PATCH /nnrf-nfm/v1/nf-instances/{nfInstanceID}", n.handleUpdate)
 	mux.HandleFunc("DELETE /nnrf-nfm/v1/nf-instances/{nfInstanceID}", n.handleDeregister)
 	mux.HandleFunc("GET /nnrf-nfm/v1/nf-instances", n.handleList)
+	mux.HandleFunc("POST /nnrf-nfm/v1/subscriptions", n.handleSubscribe)
+	mux.HandleFunc("DELETE /nnrf-nfm/v1/subscriptions/{subscriptionID}", n.handleUnsubscribe)
 	mux.HandleFunc("GET /nnrf-disc/v1/nf-instances", n.handleDiscover)
 	return mux
 }
@@ -46,8 +59,21 @@ func (n *NF) Profile() models.NrfNfManagementNfProfile {
 		NfStatus: models.NrfNfManagementNfStatus_REGISTERED}
 }
 
-// Start has nothing to run in the background.
-func (n *NF) Start(context.Context) error { return nil }
+// Start watches the heartbeats (heartbeat.go).
+func (n *NF) Start(ctx context.Context) error {
+	ctx, n.stopSweep = context.WithCancel(ctx)
+	n.swept.Add(1)
+	go func() {
+		defer n.swept.Done()
+		n.watchHeartbeats(ctx)
+	}()
+	return nil
+}
 
-// Stop has nothing to stop.
-func (n *NF) Stop(context.Context) {}
+// Stop ends the heartbeat watch.
+func (n *NF) Stop(context.Context) {
+	if n.stopSweep != nil {
+		n.stopSweep()
+		n.swept.Wait()
+	}
+}

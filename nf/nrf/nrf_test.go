@@ -23,7 +23,7 @@ func newNRF(t *testing.T, tr sbi.Transport) (string, *sbi.Client) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.NRF.ValidityPeriod = 90 * time.Second
-	n, err := New(&nf.Env{Config: cfg, Log: logging.Discard()})
+	n, err := New(&nf.Env{Config: cfg, Log: logging.Discard(), Client: sbitest.Client(tr)})
 	if err != nil {
 		t.Fatal(err)
 	}

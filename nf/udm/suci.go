@@ -93,7 +93,7 @@ func resolveSUPI(id string, keys security.HomeNetworkKeys) (string, error) {
 	}
 	imsi := domain.IMSI{PLMN: domain.PLMN{MCC: mcc, MNC: mnc}, MSIN: msin}
 	if err := imsi.Validate(); err != nil {
-		return "", sbi.Rejectf(http.StatusBadRequest, "MANDATORY_IE_INCORRECT", "SUCI %q: %v", id, err)
+		return "", sbi.Rejectf(http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, "SUCI %q: %v", id, err)
 	}
 	return imsi.SUPI().String(), nil
 }
