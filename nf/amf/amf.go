@@ -281,4 +281,3 @@ func addrString(c Conn) string {
 	}
 	return ""
 }
-
