@@ -10,6 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pion/sctp"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func listenTest(t *testing.T) Listener {
@@ -172,5 +175,32 @@ func TestAutoPicksWhatTheHostHas(t *testing.T) {
 		if _, _, err := Listen(Kernel, "127.0.0.1:0"); err == nil {
 			t.Fatal("kernel listen succeeded on a host without SCTP")
 		}
+	}
+}
+
+func TestUDPDropsAndCountsDataThatIsNotNGAP(t *testing.T) {
+	m := NewMetrics(prometheus.NewRegistry())
+	ln, _, err := Options{Metrics: m}.Listen(UDP, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	client, server := dialTest(t, ln)
+	a := client.(*assocConn).a
+	s, err := a.OpenStream(1, sctp.PayloadTypeWebRTCBinary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteSCTP([]byte("not ngap"), sctp.PayloadTypeWebRTCBinary); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.WriteMsg([]byte("ngap"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if pdu, _, err := server.ReadMsg(); err != nil || string(pdu) != "ngap" {
+		t.Fatalf("got %q, %v; want the NGAP message only", pdu, err)
+	}
+	if got := discarded(t, m, DiscardPPID); got != 1 {
+		t.Fatalf("l25gc_n2_discarded_total{reason=ppid} = %v, want 1", got)
 	}
 }

@@ -37,6 +37,7 @@ func sctpConfig(nc net.Conn, name string) sctp.Config {
 // UDP address (RFC 6951 5.2: the UDP port pair identifies the association).
 type udpListener struct {
 	pc       *net.UDPConn
+	opts     Options
 	accepted chan Conn
 	done     chan struct{}
 
@@ -45,7 +46,7 @@ type udpListener struct {
 	once  sync.Once
 }
 
-func listenUDP(addr string) (Listener, error) {
+func listenUDP(addr string, o Options) (Listener, error) {
 	ua, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("n2: %w", err)
@@ -56,7 +57,7 @@ func listenUDP(addr string) (Listener, error) {
 	}
 	_ = pc.SetReadBuffer(8 << 20)
 	_ = pc.SetWriteBuffer(8 << 20)
-	l := &udpListener{pc: pc, accepted: make(chan Conn, 64), done: make(chan struct{}), peers: map[string]*peerConn{}}
+	l := &udpListener{pc: pc, opts: o, accepted: make(chan Conn, 64), done: make(chan struct{}), peers: map[string]*peerConn{}}
 	go l.readLoop()
 	return l, nil
 }
@@ -103,7 +104,7 @@ func (l *udpListener) handshake(p *peerConn) {
 		p.Close() // garbage, or a peer that never completed the handshake
 		return
 	}
-	c := newAssocConn(assoc, p)
+	c := newAssocConn(assoc, p, l.opts)
 	select {
 	case l.accepted <- c:
 	case <-l.done:
@@ -196,7 +197,7 @@ func (p *peerConn) SetReadDeadline(time.Time) error  { return nil }
 func (p *peerConn) SetWriteDeadline(time.Time) error { return nil }
 
 // dialUDP runs the client side over a connected UDP socket.
-func dialUDP(ctx context.Context, addr string) (Conn, error) {
+func dialUDP(ctx context.Context, addr string, o Options) (Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "udp", addr)
 	if err != nil {
@@ -221,7 +222,7 @@ func dialUDP(ctx context.Context, addr string) (Conn, error) {
 			nc.Close()
 			return nil, fmt.Errorf("n2: SCTP association with %s: %w", addr, r.err)
 		}
-		return newAssocConn(r.a, nc), nil
+		return newAssocConn(r.a, nc, o), nil
 	case <-ctx.Done():
 		nc.Close()
 		return nil, fmt.Errorf("n2: SCTP association with %s: %w", addr, ctx.Err())
@@ -254,6 +255,8 @@ type assocConn struct {
 	once      sync.Once
 	closeOnce sync.Once
 
+	metrics *Metrics
+
 	mu      sync.Mutex
 	streams map[uint16]*sctp.Stream
 	err     error
@@ -264,8 +267,8 @@ type message struct {
 	stream uint16
 }
 
-func newAssocConn(a *sctp.Association, nc net.Conn) *assocConn {
-	c := &assocConn{a: a, nc: nc, msgs: make(chan message, 1024), done: make(chan struct{}), streams: map[uint16]*sctp.Stream{}}
+func newAssocConn(a *sctp.Association, nc net.Conn, o Options) *assocConn {
+	c := &assocConn{a: a, nc: nc, metrics: o.Metrics, msgs: make(chan message, 1024), done: make(chan struct{}), streams: map[uint16]*sctp.Stream{}}
 	go c.acceptLoop()
 	return c
 }
@@ -296,10 +299,14 @@ func (c *assocConn) adopt(s *sctp.Stream) *sctp.Stream {
 func (c *assocConn) readStream(s *sctp.Stream) {
 	buf := make([]byte, maxDatagram)
 	for {
-		n, _, err := s.ReadSCTP(buf)
+		n, ppi, err := s.ReadSCTP(buf)
 		if err != nil {
 			c.fail(io.EOF)
 			return
+		}
+		if ppi != sctp.PayloadProtocolIdentifier(PPIDNGAP) { // not NGAP: TS 38.412 7
+			c.metrics.discard(DiscardPPID)
+			continue
 		}
 		select {
 		case c.msgs <- message{pdu: append([]byte(nil), buf[:n]...), stream: s.StreamIdentifier()}:

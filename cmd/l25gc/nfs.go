@@ -33,6 +33,6 @@ func init() {
 	nfKinds["amf"] = nfKind{models.NrfNfManagementNfType_AMF,
 		func(c *config.Config) config.NF { return c.AMF.NF },
 		func(e *nf.Env) (nf.Function, error) {
-			return amf.NewWithOptions(e, amf.Options{Listen: amf.AdaptListen(n2.Listen)})
+			return amf.NewWithOptions(e, amf.Options{Listen: amf.AdaptListen(n2.Options{Metrics: n2.NewMetrics(e.Registry)}.Listen)})
 		}}
 }
