@@ -3,6 +3,7 @@ package n2
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -202,5 +203,46 @@ func TestUDPDropsAndCountsDataThatIsNotNGAP(t *testing.T) {
 	}
 	if got := discarded(t, m, DiscardPPID); got != 1 {
 		t.Fatalf("l25gc_n2_discarded_total{reason=ppid} = %v, want 1", got)
+	}
+}
+
+// acceptOne returns the next association the listener accepts.
+func acceptOne(t *testing.T, ln Listener) Conn {
+	t.Helper()
+	got := make(chan Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			got <- c
+		}
+	}()
+	select {
+	case c := <-got:
+		t.Cleanup(func() { c.Close() })
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("no association accepted")
+		return nil
+	}
+}
+
+// A kernel gNB asking for 2 outbound and 2 inbound streams gets downlink on
+// streams 0 and 1 only: it discards DATA on any other (RFC 4960 6.5).
+func TestUDPSendsOnlyOnGrantedStreams(t *testing.T) {
+	ln := listenTest(t)
+	gnb := dialRaw(t, ln.Addr(), nil)
+	gnb.associate(2, 2)
+	server := acceptOne(t, ln)
+	if got := server.Streams(); got != 2 {
+		t.Fatalf("Streams() = %d on an association granting 2", got)
+	}
+	if err := server.WriteMsg([]byte("ngap"), 2); err == nil {
+		t.Fatal("WriteMsg on stream 2 of 2 succeeded")
+	}
+	if err := server.WriteMsg([]byte("ngap"), 1); err != nil {
+		t.Fatal(err)
+	}
+	_, data := gnb.readUntil(0)
+	if stream := binary.BigEndian.Uint16(data.value[4:]); stream != 1 {
+		t.Fatalf("DATA on stream %d, want 1", stream)
 	}
 }

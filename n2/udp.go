@@ -16,7 +16,7 @@ import (
 
 // Tunables of the user-space transport.
 const (
-	udpStreams       = 32               // streams used for UE-associated signalling
+	udpStreams       = 32               // most streams we send on, even if more were negotiated
 	peerQueue        = 4096             // datagrams buffered per association before drops (SCTP retransmits)
 	handshakeTimeout = 10 * time.Second // a peer that sends no valid INIT is forgotten
 	maxDatagram      = 64 * 1024
@@ -104,7 +104,7 @@ func (l *udpListener) handshake(p *peerConn) {
 		p.Close() // garbage, or a peer that never completed the handshake
 		return
 	}
-	c := newAssocConn(assoc, p, l.opts)
+	c := newAssocConn(assoc, p, &p.neg, l.opts)
 	select {
 	case l.accepted <- c:
 	case <-l.done:
@@ -148,6 +148,7 @@ type peerConn struct {
 	closed  chan struct{}
 	once    sync.Once
 	onClose func()
+	neg     negotiation
 }
 
 func newPeerConn(pc *net.UDPConn, remote *net.UDPAddr, onClose func()) *peerConn {
@@ -165,6 +166,7 @@ func (p *peerConn) deliver(pkt []byte) {
 func (p *peerConn) Read(b []byte) (int, error) {
 	select {
 	case pkt := <-p.in:
+		p.neg.received(pkt)
 		return copy(b, pkt), nil
 	case <-p.closed:
 		return 0, io.EOF
@@ -177,6 +179,7 @@ func (p *peerConn) Write(b []byte) (int, error) {
 		return 0, net.ErrClosed
 	default:
 	}
+	p.neg.sent(b)
 	return p.pc.WriteToUDP(b, p.remote)
 }
 
@@ -212,8 +215,9 @@ func dialUDP(ctx context.Context, addr string, o Options) (Conn, error) {
 		err error
 	}
 	done := make(chan result, 1)
+	neg := &negotiation{}
 	go func() {
-		a, err := sctp.Client(sctpConfig(&refusalTolerantConn{Conn: nc}, "gnb"))
+		a, err := sctp.Client(sctpConfig(&observedConn{&refusalTolerantConn{Conn: nc}, neg}, "gnb"))
 		done <- result{a, err}
 	}()
 	select {
@@ -222,7 +226,7 @@ func dialUDP(ctx context.Context, addr string, o Options) (Conn, error) {
 			nc.Close()
 			return nil, fmt.Errorf("n2: SCTP association with %s: %w", addr, r.err)
 		}
-		return newAssocConn(r.a, nc, o), nil
+		return newAssocConn(r.a, nc, neg, o), nil
 	case <-ctx.Done():
 		nc.Close()
 		return nil, fmt.Errorf("n2: SCTP association with %s: %w", addr, ctx.Err())
@@ -256,6 +260,7 @@ type assocConn struct {
 	closeOnce sync.Once
 
 	metrics *Metrics
+	neg     *negotiation
 
 	mu      sync.Mutex
 	streams map[uint16]*sctp.Stream
@@ -267,8 +272,8 @@ type message struct {
 	stream uint16
 }
 
-func newAssocConn(a *sctp.Association, nc net.Conn, o Options) *assocConn {
-	c := &assocConn{a: a, nc: nc, metrics: o.Metrics, msgs: make(chan message, 1024), done: make(chan struct{}), streams: map[uint16]*sctp.Stream{}}
+func newAssocConn(a *sctp.Association, nc net.Conn, neg *negotiation, o Options) *assocConn {
+	c := &assocConn{a: a, nc: nc, neg: neg, metrics: o.Metrics, msgs: make(chan message, 1024), done: make(chan struct{}), streams: map[uint16]*sctp.Stream{}}
 	go c.acceptLoop()
 	return c
 }
@@ -348,6 +353,9 @@ func (c *assocConn) WriteMsg(pdu []byte, stream uint16) error {
 		return net.ErrClosed
 	default:
 	}
+	if n := c.Streams(); stream >= n { // the peer would discard it (RFC 4960 6.5)
+		return fmt.Errorf("n2: stream %d not granted: the association has %d outbound streams", stream, n)
+	}
 	s, err := c.a.OpenStream(stream, sctp.PayloadProtocolIdentifier(PPIDNGAP))
 	if err != nil {
 		return fmt.Errorf("n2: stream %d: %w", stream, err)
@@ -382,4 +390,9 @@ func (c *assocConn) Close() error {
 
 func (c *assocConn) LocalAddr() net.Addr  { return c.nc.LocalAddr() }
 func (c *assocConn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }
-func (c *assocConn) Streams() uint16      { return udpStreams }
+
+// Streams is the outbound stream count the handshake granted (capped at
+// udpStreams): a peer discards DATA on a stream it did not grant
+// (RFC 4960 6.5), so callers keep to 0..Streams()-1, stream 0 for
+// non-UE-associated signalling (TS 38.412 7).
+func (c *assocConn) Streams() uint16 { return c.neg.outboundStreams() }
