@@ -246,3 +246,66 @@ func TestUDPSendsOnlyOnGrantedStreams(t *testing.T) {
 		t.Fatalf("DATA on stream %d, want 1", stream)
 	}
 }
+
+// readEnd waits for the association's reader to see it end.
+func readEnd(t *testing.T, c Conn) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		for {
+			if _, _, err := c.ReadMsg(); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("the association never ended")
+		return nil
+	}
+}
+
+// A gNB that restarts on the same address and port gets a new association
+// (RFC 4960 5.2.2, 5.2.4), and the old one ends so its UEs are released.
+func TestUDPPeerRestartingOnTheSamePortGetsANewAssociation(t *testing.T) {
+	ln := listenTest(t)
+	before := dialRaw(t, ln.Addr(), nil)
+	before.associate(2, 2)
+	old := acceptOne(t, ln)
+
+	local := before.conn.LocalAddr().(*net.UDPAddr)
+	before.conn.Close() // the gNB dies without SHUTDOWN and comes back
+	after := dialRaw(t, ln.Addr(), local)
+	after.tag = before.tag + 1
+	after.associate(2, 2)
+	fresh := acceptOne(t, ln)
+
+	if err := readEnd(t, old); !errors.Is(err, io.EOF) {
+		t.Fatalf("old association ended with %v, want io.EOF", err)
+	}
+	after.sendData(1, []byte("ng setup again"))
+	if pdu, stream, err := fresh.ReadMsg(); err != nil || string(pdu) != "ng setup again" || stream != 1 {
+		t.Fatalf("new association: %q on %d, %v", pdu, stream, err)
+	}
+}
+
+// An INIT forged with a live peer's address gets an INIT ACK the real peer
+// ignores; the live association keeps serving (RFC 4960 5.2.2).
+func TestUDPStrayInitLeavesTheAssociationServing(t *testing.T) {
+	ln := listenTest(t)
+	gnb := dialRaw(t, ln.Addr(), nil)
+	gnb.associate(2, 2)
+	server := acceptOne(t, ln)
+	gnb.send(0, sctpChunk(chunkInit, 0, initValue(gnb.tag+7, 2, 2, 1)))
+	_, ack := gnb.readUntil(chunkInitAck)
+	if tag := binary.BigEndian.Uint32(ack.value); tag == gnb.peerTag {
+		t.Fatal("the INIT ACK to an unexpected INIT reuses the association's tag (RFC 4960 5.2.2 wants a new one)")
+	}
+	gnb.sendData(1, []byte("still here"))
+	if pdu, _, err := server.ReadMsg(); err != nil || string(pdu) != "still here" {
+		t.Fatalf("after a stray INIT: %q, %v", pdu, err)
+	}
+}

@@ -42,8 +42,15 @@ type udpListener struct {
 	done     chan struct{}
 
 	mu    sync.Mutex
-	peers map[string]*peerConn
+	peers map[string]*remote
 	once  sync.Once
+}
+
+// remote is what one remote address has: its association and, while that
+// peer may be restarting, the handshake of a replacement (RFC 4960 5.2.2).
+type remote struct {
+	current   *peerConn
+	candidate *peerConn
 }
 
 func listenUDP(addr string, o Options) (Listener, error) {
@@ -57,7 +64,7 @@ func listenUDP(addr string, o Options) (Listener, error) {
 	}
 	_ = pc.SetReadBuffer(8 << 20)
 	_ = pc.SetWriteBuffer(8 << 20)
-	l := &udpListener{pc: pc, opts: o, accepted: make(chan Conn, 64), done: make(chan struct{}), peers: map[string]*peerConn{}}
+	l := &udpListener{pc: pc, opts: o, accepted: make(chan Conn, 64), done: make(chan struct{}), peers: map[string]*remote{}}
 	go l.readLoop()
 	return l, nil
 }
@@ -72,32 +79,74 @@ func (l *udpListener) readLoop() {
 			}
 			continue // e.g. ICMP port unreachable surfaced on Linux: not fatal
 		}
-		l.peerFor(from).deliver(append([]byte(nil), buf[:n]...))
+		pkt := append([]byte(nil), buf[:n]...)
+		l.route(from, pkt).deliver(pkt)
 	}
 }
 
-// peerFor finds or creates the association of a remote address; a new one
-// waits for the peer's INIT in the background.
-func (l *udpListener) peerFor(from *net.UDPAddr) *peerConn {
+// route picks the association a packet from a remote address belongs to,
+// creating one (which waits for the peer's INIT in the background) for a
+// new address.
+//
+// An INIT for an established association is a peer that restarted on the
+// same address and port, or a stale or forged INIT. RFC 4960 5.2.2 answers
+// it with an INIT ACK carrying a new tag, and 5.2.4 restarts the association
+// only when the peer echoes that cookie, which a forger cannot. So the INIT
+// goes to a separate candidate association; packets with the candidate's
+// tag follow it; the old association ends only when the candidate is up.
+func (l *udpListener) route(from *net.UDPAddr, pkt []byte) *peerConn {
 	key := from.String()
+	info, ok := parsePacket(pkt)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if p, ok := l.peers[key]; ok {
-		return p
+	r := l.peers[key]
+	if r == nil {
+		r = &remote{}
+		l.peers[key] = r
 	}
-	p := newPeerConn(l.pc, from, func() { l.forget(key) })
-	l.peers[key] = p
-	go l.handshake(p)
+	switch {
+	case r.current == nil:
+		r.current = l.startHandshake(key, from)
+		return r.current
+	case ok && info.first == chunkInit && r.current.established():
+		if r.candidate == nil {
+			r.candidate = l.startHandshake(key, from)
+		}
+		return r.candidate
+	case ok && r.candidate != nil && info.vtag != 0 && info.vtag == r.candidate.neg.tag():
+		return r.candidate
+	}
+	return r.current
+}
+
+// startHandshake runs a new association's handshake; the caller holds l.mu.
+func (l *udpListener) startHandshake(key string, from *net.UDPAddr) *peerConn {
+	p := newPeerConn(l.pc, from, nil)
+	p.onClose = func() { l.forget(key, p) }
+	go l.handshake(key, p)
 	return p
 }
 
-func (l *udpListener) forget(key string) {
+// forget drops a closed association from its address.
+func (l *udpListener) forget(key string, p *peerConn) {
 	l.mu.Lock()
-	delete(l.peers, key)
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	r := l.peers[key]
+	if r == nil {
+		return
+	}
+	if r.candidate == p {
+		r.candidate = nil
+	}
+	if r.current == p {
+		r.current = nil
+	}
+	if r.current == nil && r.candidate == nil {
+		delete(l.peers, key)
+	}
 }
 
-func (l *udpListener) handshake(p *peerConn) {
+func (l *udpListener) handshake(key string, p *peerConn) {
 	timer := time.AfterFunc(handshakeTimeout, func() { p.Close() })
 	assoc, err := sctp.Server(sctpConfig(p, "amf"))
 	if !timer.Stop() || err != nil {
@@ -105,11 +154,31 @@ func (l *udpListener) handshake(p *peerConn) {
 		return
 	}
 	c := newAssocConn(assoc, p, &p.neg, l.opts)
+	if old := l.establish(key, p, c); old != nil {
+		old.endRestarted() // its UEs go with it: the AMF sees the association end
+	}
 	select {
 	case l.accepted <- c:
 	case <-l.done:
 		c.Close()
 	}
+}
+
+// establish records an association as up; when it replaces one of a
+// restarted peer (RFC 4960 5.2.4 action A), it returns the old one.
+func (l *udpListener) establish(key string, p *peerConn, c *assocConn) (old *assocConn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p.assoc = c
+	r := l.peers[key]
+	if r == nil || r.candidate != p {
+		return nil
+	}
+	if r.current != nil {
+		old = r.current.assoc
+	}
+	r.current, r.candidate = p, nil
+	return old
 }
 
 func (l *udpListener) Accept() (Conn, error) {
@@ -126,8 +195,12 @@ func (l *udpListener) Close() error {
 		close(l.done)
 		l.mu.Lock()
 		peers := make([]*peerConn, 0, len(l.peers))
-		for _, p := range l.peers {
-			peers = append(peers, p)
+		for _, r := range l.peers {
+			for _, p := range []*peerConn{r.current, r.candidate} {
+				if p != nil {
+					peers = append(peers, p)
+				}
+			}
 		}
 		l.mu.Unlock()
 		for _, p := range peers { // outside the lock: Close calls forget
@@ -149,11 +222,16 @@ type peerConn struct {
 	once    sync.Once
 	onClose func()
 	neg     negotiation
+	assoc   *assocConn // once the handshake is done; guarded by the listener's mu
 }
 
 func newPeerConn(pc *net.UDPConn, remote *net.UDPAddr, onClose func()) *peerConn {
 	return &peerConn{pc: pc, remote: remote, in: make(chan []byte, peerQueue), closed: make(chan struct{}), onClose: onClose}
 }
+
+// established reports whether the handshake completed; the caller holds
+// the listener's mu.
+func (p *peerConn) established() bool { return p.assoc != nil }
 
 func (p *peerConn) deliver(pkt []byte) {
 	select {
@@ -386,6 +464,22 @@ func (c *assocConn) Close() error {
 	err := c.a.Close()
 	c.nc.Close()
 	return err
+}
+
+// errPeerRestarted ends the association of a peer that restarted.
+var errPeerRestarted = fmt.Errorf("n2: the peer restarted and set up a new association (RFC 4960 5.2.4): %w", io.EOF)
+
+// endRestarted drops the association without SHUTDOWN: the peer no
+// longer knows it and would discard anything sent with its old tag.
+func (c *assocConn) endRestarted() {
+	first := false
+	c.closeOnce.Do(func() { first = true })
+	if !first {
+		return
+	}
+	c.fail(errPeerRestarted)
+	c.a.Close()
+	c.nc.Close()
 }
 
 func (c *assocConn) LocalAddr() net.Addr  { return c.nc.LocalAddr() }
