@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"net"
 	"syscall"
+	"time"
 )
 
 // NGAP over SCTP, TS 38.412 7.
@@ -59,6 +60,31 @@ const (
 type Options struct {
 	// Metrics counts DATA chunks dropped instead of handed up (nil: not counted).
 	Metrics *Metrics
+	// HeartbeatInterval is RFC 4960 HB.interval for the udp transport (0:
+	// DefaultHeartbeatInterval, negative: no heartbeats). The kernel
+	// transport uses the kernel's (sysctl net.sctp.hb_interval).
+	HeartbeatInterval time.Duration
+	// PathMaxRetrans is how many heartbeats in a row may go unanswered
+	// before the association is declared failed (0: DefaultPathMaxRetrans).
+	PathMaxRetrans int
+}
+
+// RFC 4960 15 protocol parameters: a silent peer is given up on after about
+// (PathMaxRetrans+1) x HeartbeatInterval, three minutes, like kernel SCTP.
+const (
+	DefaultHeartbeatInterval = 30 * time.Second
+	DefaultPathMaxRetrans    = 5
+)
+
+func (o Options) heartbeat() (interval time.Duration, maxRetrans int) {
+	interval, maxRetrans = o.HeartbeatInterval, o.PathMaxRetrans
+	if interval == 0 {
+		interval = DefaultHeartbeatInterval
+	}
+	if maxRetrans <= 0 {
+		maxRetrans = DefaultPathMaxRetrans
+	}
+	return interval, maxRetrans
 }
 
 // Listen opens an N2 listener on addr with the named transport and returns

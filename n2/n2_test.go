@@ -309,3 +309,70 @@ func TestUDPStrayInitLeavesTheAssociationServing(t *testing.T) {
 		t.Fatalf("after a stray INIT: %q, %v", pdu, err)
 	}
 }
+
+func listenWith(t *testing.T, o Options) Listener {
+	t.Helper()
+	ln, _, err := o.Listen(UDP, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln
+}
+
+// A gNB that dies without a word is found out by heartbeats (RFC 4960 8.3)
+// and its association ends, so the AMF removes the gNB and its UEs.
+func TestUDPSilentPeerIsDeclaredFailed(t *testing.T) {
+	ln := listenWith(t, Options{HeartbeatInterval: 20 * time.Millisecond, PathMaxRetrans: 2})
+	gnb := dialRaw(t, ln.Addr(), nil)
+	gnb.associate(2, 2)
+	server := acceptOne(t, ln)
+	gnb.conn.Close() // from now on nothing answers
+	if err := readEnd(t, server); !errors.Is(err, errPeerUnreachable) {
+		t.Fatalf("association ended with %v, want %v", err, errPeerUnreachable)
+	}
+}
+
+// A peer that answers heartbeats keeps its association however often it is
+// probed, and every HEARTBEAT carries its Heartbeat Info.
+func TestUDPAnsweredHeartbeatsKeepTheAssociation(t *testing.T) {
+	ln := listenWith(t, Options{HeartbeatInterval: 10 * time.Millisecond, PathMaxRetrans: 1})
+	gnb := dialRaw(t, ln.Addr(), nil)
+	gnb.associate(2, 2)
+	server := acceptOne(t, ln)
+	gnb.answerHeartbeats(6)
+	gnb.sendData(1, []byte("alive"))
+	if pdu, _, err := server.ReadMsg(); err != nil || string(pdu) != "alive" {
+		t.Fatalf("after heartbeats: %q, %v", pdu, err)
+	}
+}
+
+// Our own client answers the AMF's heartbeats too.
+func TestUDPClientAnswersHeartbeats(t *testing.T) {
+	ln := listenWith(t, Options{HeartbeatInterval: 10 * time.Millisecond, PathMaxRetrans: 1})
+	client, server := dialTest(t, ln)
+	neg := server.(*assocConn).neg
+	for deadline := time.Now().Add(10 * time.Second); neg.heartbeatAcks.Load() < 5; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d HEARTBEAT ACKs seen", neg.heartbeatAcks.Load())
+		}
+	}
+	if err := client.WriteMsg([]byte("alive"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if pdu, _, err := server.ReadMsg(); err != nil || string(pdu) != "alive" {
+		t.Fatalf("after heartbeats: %q, %v", pdu, err)
+	}
+}
+
+// pion's bare RTT-probe HEARTBEAT never reaches the wire.
+func TestBareHeartbeatIsNotSent(t *testing.T) {
+	var n negotiation
+	bare := append(make([]byte, commonHeaderLen), sctpChunk(chunkHeartbeat, 0, nil)...)
+	if n.sent(bare) {
+		t.Fatal("a HEARTBEAT without Heartbeat Info would be sent")
+	}
+	if !n.sent(n.heartbeatPacketFor(t)) {
+		t.Fatal("our own HEARTBEAT would not be sent")
+	}
+}

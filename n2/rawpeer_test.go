@@ -22,8 +22,6 @@ type rawPeer struct {
 
 const rawPeerPort = 38412 // SCTP ports inside the UDP payload
 
-var crc32c = crc32.MakeTable(crc32.Castagnoli)
-
 func dialRaw(t *testing.T, server net.Addr, local *net.UDPAddr) *rawPeer {
 	t.Helper()
 	c, err := net.DialUDP("udp", local, server.(*net.UDPAddr))
@@ -146,4 +144,27 @@ func (r *rawPeer) sendData(stream uint16, pdu []byte) {
 	binary.BigEndian.PutUint32(v[8:], PPIDNGAP)
 	r.tsn++
 	r.send(r.peerTag, sctpChunk(0, 0x03, append(v, pdu...))) // B and E: one whole message
+}
+
+// answerHeartbeats answers n HEARTBEATs as a kernel peer would, failing on
+// one without Heartbeat Info (Linux ABORTs the association on those).
+func (r *rawPeer) answerHeartbeats(n int) {
+	r.t.Helper()
+	for i := 0; i < n; i++ {
+		_, hb := r.readUntil(chunkHeartbeat)
+		if len(hb.value) < 4 || binary.BigEndian.Uint16(hb.value) != 1 {
+			r.t.Fatalf("HEARTBEAT without Heartbeat Info (RFC 4960 3.3.5): % x", hb.value)
+		}
+		r.send(r.peerTag, sctpChunk(chunkHeartbeatAck, 0, hb.value))
+	}
+}
+
+// heartbeatPacketFor builds a HEARTBEAT as if a handshake had happened.
+func (n *negotiation) heartbeatPacketFor(t *testing.T) []byte {
+	n.peerTag, n.peerSrcPort, n.peerDstPort = 7, rawPeerPort, rawPeerPort
+	pkt := n.heartbeatPacket(time.Now())
+	if pkt == nil {
+		t.Fatal("no HEARTBEAT built")
+	}
+	return pkt
 }

@@ -2,9 +2,13 @@ package n2
 
 import (
 	"encoding/binary"
+	"hash/crc32"
 	"sync"
 	"sync/atomic"
+	"time"
 )
+
+var crc32c = crc32.MakeTable(crc32.Castagnoli) // RFC 4960 6.8
 
 // What the user-space transport needs to know of the SCTP packets pion
 // exchanges but does not expose: the stream counts each side announced, our
@@ -14,6 +18,7 @@ import (
 const (
 	chunkInit         = 1
 	chunkInitAck      = 2
+	chunkHeartbeat    = 4
 	chunkHeartbeatAck = 5
 	chunkCookieEcho   = 10
 )
@@ -27,6 +32,9 @@ type packetInfo struct {
 	init      initInfo
 	hasInit   bool // first chunk is INIT or INIT ACK, with its fixed parameters
 	heartbeat bool // carries a HEARTBEAT ACK
+	// bareHeartbeat: a HEARTBEAT without its mandatory Heartbeat Info
+	// (RFC 4960 3.3.5), which pion v1.11.0 sends as an RTT probe.
+	bareHeartbeat bool
 }
 
 // initInfo is the fixed part of INIT and INIT ACK (RFC 4960 3.3.2, 3.3.3).
@@ -56,8 +64,11 @@ func parsePacket(b []byte) (p packetInfo, ok bool) {
 				outbound: binary.BigEndian.Uint16(v[8:10]), inbound: binary.BigEndian.Uint16(v[10:12])}
 			p.hasInit = true
 		}
-		if typ == chunkHeartbeatAck {
+		switch {
+		case typ == chunkHeartbeatAck:
 			p.heartbeat = true
+		case typ == chunkHeartbeat && length < 8:
+			p.bareHeartbeat = true
 		}
 		off += (length + 3) &^ 3 // chunks are padded to 4 bytes
 	}
@@ -70,18 +81,28 @@ type negotiation struct {
 	ourOS    uint16 // OS in the INIT or INIT ACK we sent
 	peerMIS  uint16 // MIS in the INIT or INIT ACK the peer sent
 	localTag uint32 // our Initiate Tag: the peer's packets carry it
+	peerTag  uint32 // the peer's Initiate Tag: ours carry it
+	// SCTP ports of the peer's packets (inside the UDP payload)
+	peerSrcPort, peerDstPort uint16
 
 	heartbeatAcks atomic.Uint64
 }
 
-func (n *negotiation) sent(pkt []byte) {
+// sent notes an outgoing packet and says whether to send it at all: a bare
+// HEARTBEAT is not, since Linux ABORTs the association on it (its
+// sctp_sf_beat_8_3 checks the chunk length), and our own heartbeats do the
+// probing.
+func (n *negotiation) sent(pkt []byte) (send bool) {
 	p, ok := parsePacket(pkt)
-	if !ok || !p.hasInit {
-		return
+	if ok && p.bareHeartbeat {
+		return false
 	}
-	n.mu.Lock()
-	n.ourOS, n.localTag = p.init.outbound, p.init.tag
-	n.mu.Unlock()
+	if ok && p.hasInit {
+		n.mu.Lock()
+		n.ourOS, n.localTag = p.init.outbound, p.init.tag
+		n.mu.Unlock()
+	}
+	return true
 }
 
 func (n *negotiation) received(pkt []byte) {
@@ -94,9 +115,35 @@ func (n *negotiation) received(pkt []byte) {
 	}
 	if p.hasInit {
 		n.mu.Lock()
-		n.peerMIS = p.init.inbound
+		n.peerMIS, n.peerTag = p.init.inbound, p.init.tag
+		n.peerSrcPort = binary.BigEndian.Uint16(pkt[0:2])
+		n.peerDstPort = binary.BigEndian.Uint16(pkt[2:4])
 		n.mu.Unlock()
 	}
+}
+
+// heartbeatPacket is a HEARTBEAT (RFC 4960 3.3.5) whose Heartbeat Info
+// (parameter type 1) is the send time, the 8-byte form pion's HEARTBEAT ACK
+// handler reads as an RTT sample. It is nil before the handshake.
+func (n *negotiation) heartbeatPacket(now time.Time) []byte {
+	n.mu.Lock()
+	tag, src, dst := n.peerTag, n.peerDstPort, n.peerSrcPort
+	n.mu.Unlock()
+	if tag == 0 {
+		return nil
+	}
+	b := make([]byte, commonHeaderLen+16)
+	binary.BigEndian.PutUint16(b[0:], src)
+	binary.BigEndian.PutUint16(b[2:], dst)
+	binary.BigEndian.PutUint32(b[4:], tag)
+	c := b[commonHeaderLen:]
+	c[0] = chunkHeartbeat
+	binary.BigEndian.PutUint16(c[2:], 16)
+	binary.BigEndian.PutUint16(c[4:], 1) // Heartbeat Info
+	binary.BigEndian.PutUint16(c[6:], 12)
+	binary.BigEndian.PutUint64(c[8:], uint64(now.UnixNano()))
+	binary.LittleEndian.PutUint32(b[8:], crc32.Checksum(b, crc32c)) // RFC 4960 6.8
+	return b
 }
 
 // outboundStreams is how many streams we may send on: no more than we
@@ -130,6 +177,8 @@ func (o *observedConn) Read(b []byte) (int, error) {
 }
 
 func (o *observedConn) Write(b []byte) (int, error) {
-	o.neg.sent(b)
+	if !o.neg.sent(b) {
+		return len(b), nil
+	}
 	return o.refusalTolerantConn.Write(b)
 }

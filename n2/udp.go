@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"sync"
@@ -155,7 +156,7 @@ func (l *udpListener) handshake(key string, p *peerConn) {
 	}
 	c := newAssocConn(assoc, p, &p.neg, l.opts)
 	if old := l.establish(key, p, c); old != nil {
-		old.endRestarted() // its UEs go with it: the AMF sees the association end
+		old.drop(errPeerRestarted) // its UEs go with it: the AMF sees the association end
 	}
 	select {
 	case l.accepted <- c:
@@ -257,7 +258,9 @@ func (p *peerConn) Write(b []byte) (int, error) {
 		return 0, net.ErrClosed
 	default:
 	}
-	p.neg.sent(b)
+	if !p.neg.sent(b) {
+		return len(b), nil
+	}
 	return p.pc.WriteToUDP(b, p.remote)
 }
 
@@ -353,7 +356,52 @@ type message struct {
 func newAssocConn(a *sctp.Association, nc net.Conn, neg *negotiation, o Options) *assocConn {
 	c := &assocConn{a: a, nc: nc, neg: neg, metrics: o.Metrics, msgs: make(chan message, 1024), done: make(chan struct{}), streams: map[uint16]*sctp.Stream{}}
 	go c.acceptLoop()
+	if interval, maxRetrans := o.heartbeat(); interval > 0 {
+		go c.heartbeat(interval, maxRetrans)
+	}
 	return c
+}
+
+// errPeerUnreachable ends an association whose peer stopped answering.
+var errPeerUnreachable = errors.New("n2: the peer stopped answering heartbeats (RFC 4960 8.3): association failed")
+
+// heartbeat probes the peer every interval (RFC 4960 8.3) and counts the
+// HEARTBEATs that went unanswered in a row; past maxRetrans the only path
+// of this single-homed association is down, so the association has failed
+// (8.2, 8.1) and the reader sees it end. We build the HEARTBEAT ourselves:
+// pion v1.11.0 sends it without the mandatory Heartbeat Info (RFC 4960
+// 3.3.5), which Linux answers with an ABORT.
+func (c *assocConn) heartbeat(interval time.Duration, maxRetrans int) {
+	timer := time.NewTimer(jittered(interval))
+	defer timer.Stop()
+	acked, unanswered, probing := c.neg.heartbeatAcks.Load(), 0, false
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-timer.C:
+		}
+		if now := c.neg.heartbeatAcks.Load(); now != acked {
+			acked, unanswered = now, 0
+		} else if probing {
+			unanswered++
+		}
+		if unanswered > maxRetrans {
+			c.drop(errPeerUnreachable)
+			return
+		}
+		if pkt := c.neg.heartbeatPacket(time.Now()); pkt != nil {
+			_, _ = c.nc.Write(pkt)
+			probing = true
+		}
+		timer.Reset(jittered(interval))
+	}
+}
+
+// jittered spreads heartbeats by +-25% so associations set up together
+// do not probe together (RFC 4960 8.3 jitters too).
+func jittered(d time.Duration) time.Duration {
+	return d*3/4 + rand.N(d/2+1)
 }
 
 func (c *assocConn) acceptLoop() {
@@ -469,15 +517,15 @@ func (c *assocConn) Close() error {
 // errPeerRestarted ends the association of a peer that restarted.
 var errPeerRestarted = fmt.Errorf("n2: the peer restarted and set up a new association (RFC 4960 5.2.4): %w", io.EOF)
 
-// endRestarted drops the association without SHUTDOWN: the peer no
-// longer knows it and would discard anything sent with its old tag.
-func (c *assocConn) endRestarted() {
+// drop ends the association without SHUTDOWN, for a peer that would never
+// answer it: one that restarted (and discards our old tag) or is gone.
+func (c *assocConn) drop(why error) {
 	first := false
 	c.closeOnce.Do(func() { first = true })
 	if !first {
 		return
 	}
-	c.fail(errPeerRestarted)
+	c.fail(why)
 	c.a.Close()
 	c.nc.Close()
 }
