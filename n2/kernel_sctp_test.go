@@ -1,0 +1,198 @@
+package n2
+
+import (
+	"encoding/binary"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ishidawataru/sctp"
+)
+
+// These tests need a kernel with SCTP. This build host has none; test/vm
+// runs them in a VM whose kernel has it, as root (for the capture).
+
+func needKernelSCTP(t *testing.T) {
+	t.Helper()
+	if !KernelSCTPAvailable() {
+		t.Skip("no kernel SCTP on this host: test/vm runs these tests in a VM that has it")
+	}
+}
+
+// dataChunk is what the wire says of one DATA chunk (RFC 4960 3.3.1).
+type dataChunk struct {
+	stream uint16
+	ppid   uint32
+}
+
+// capture records the DATA chunks of every SCTP packet on the host, through
+// a raw IP socket for protocol 132, which gets a copy of each packet.
+type capture struct {
+	conn *net.IPConn
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	data []dataChunk
+}
+
+func startCapture(t *testing.T) *capture {
+	t.Helper()
+	c, err := net.ListenIP("ip4:132", &net.IPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatalf("raw SCTP capture (needs root): %v", err)
+	}
+	cp := &capture{conn: c}
+	cp.wg.Add(1)
+	go cp.run()
+	return cp
+}
+
+func (cp *capture) run() {
+	defer cp.wg.Done()
+	buf := make([]byte, 1<<16)
+	for {
+		n, _, err := cp.conn.ReadFrom(buf)
+		if err != nil {
+			return
+		}
+		pkt := buf[:n]
+		for off := commonHeaderLen; off+4 <= len(pkt); {
+			l := int(binary.BigEndian.Uint16(pkt[off+2:]))
+			if l < 4 || off+l > len(pkt) {
+				break
+			}
+			if pkt[off] == 0 && l >= 16 {
+				v := pkt[off+4:]
+				cp.mu.Lock()
+				cp.data = append(cp.data, dataChunk{stream: binary.BigEndian.Uint16(v[4:]), ppid: binary.BigEndian.Uint32(v[8:])})
+				cp.mu.Unlock()
+			}
+			off += (l + 3) &^ 3
+		}
+	}
+}
+
+// waitFor returns once n DATA chunks were captured.
+func (cp *capture) waitFor(t *testing.T, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		cp.mu.Lock()
+		got := len(cp.data)
+		cp.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("captured %d DATA chunks, want %d", got, n)
+		}
+	}
+}
+
+func (cp *capture) stop() []dataChunk {
+	cp.conn.Close()
+	cp.wg.Wait()
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return cp.data
+}
+
+func kernelPair(t *testing.T, clientStreams uint16) (client, server Conn) {
+	t.Helper()
+	ln, _, err := Listen(Kernel, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	accepted := make(chan Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	raddr, err := sctp.ResolveSCTPAddr("sctp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sctp.DialSCTPExt("sctp", nil, raddr, sctp.InitMsg{NumOstreams: clientStreams, MaxInstreams: clientStreams})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := newKernelConn(c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case server = <-accepted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no association accepted")
+	}
+	t.Cleanup(func() { kc.Close(); server.Close() })
+	return kc, server
+}
+
+// TS 38.412 7: every DATA chunk of NGAP carries PPID 60 and a stream the
+// association granted, in both directions.
+func TestKernelSCTPCarriesPPID60OnGrantedStreams(t *testing.T) {
+	needKernelSCTP(t)
+	cp := startCapture(t)
+	client, server := kernelPair(t, 2)
+	if got := server.Streams(); got != 2 {
+		t.Fatalf("AMF side Streams() = %d with a gNB granting 2", got)
+	}
+	for i := 0; i < 4; i++ {
+		stream := uint16(i) % server.Streams()
+		if err := client.WriteMsg([]byte("uplink"), stream); err != nil {
+			t.Fatal(err)
+		}
+		if pdu, got, err := server.ReadMsg(); err != nil || string(pdu) != "uplink" || got != stream {
+			t.Fatalf("uplink: %q on %d, %v", pdu, got, err)
+		}
+		if err := server.WriteMsg([]byte("downlink"), stream); err != nil {
+			t.Fatal(err)
+		}
+		if pdu, got, err := client.ReadMsg(); err != nil || string(pdu) != "downlink" || got != stream {
+			t.Fatalf("downlink: %q on %d, %v", pdu, got, err)
+		}
+	}
+	cp.waitFor(t, 8)
+	data := cp.stop()
+	for _, d := range data {
+		if d.ppid != PPIDNGAP || d.stream >= 2 {
+			t.Fatalf("DATA chunk with PPID %d (0x%08x) on stream %d; want PPID 60 on stream 0 or 1", d.ppid, d.ppid, d.stream)
+		}
+	}
+	t.Logf("%d DATA chunks on the wire, all PPID 60 on granted streams", len(data))
+}
+
+// A DATA chunk with another PPID is counted and not handed up as NGAP.
+func TestKernelSCTPDropsDataWithAnotherPPID(t *testing.T) {
+	needKernelSCTP(t)
+	client, server := kernelPair(t, 4)
+	raw := client.(*kernelConn).c
+	if _, err := raw.SCTPWrite([]byte("m3ua"), &sctp.SndRcvInfo{Stream: 1, PPID: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.WriteMsg([]byte("ngap"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if pdu, _, err := server.ReadMsg(); err != nil || string(pdu) != "ngap" {
+		t.Fatalf("got %q, %v; want the NGAP message only", pdu, err)
+	}
+}
+
+// The kernel ends the association of a gNB that closes; the AMF's reader sees it.
+func TestKernelSCTPPeerCloseEndsTheAssociation(t *testing.T) {
+	needKernelSCTP(t)
+	client, server := kernelPair(t, 4)
+	client.Close()
+	done := make(chan error, 1)
+	go func() { _, _, err := server.ReadMsg(); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("ReadMsg returned no error after the peer closed")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the association never ended")
+	}
+}
