@@ -5,8 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/n2"
 )
 
 // The n2 package's tests, run in the VM, exercise the kernel SCTP transport
@@ -44,4 +48,104 @@ func TestN2UnitTestsPassOverKernelSCTP(t *testing.T) {
 			t.Logf("kernel SCTP (%s): %s", img.Release, strings.TrimSpace(line))
 		}
 	}
+}
+
+// The whole core with amf.ngap.transport kernel, and the simulator over
+// kernel SCTP, register UEs inside the VM.
+func TestCoreRegistersUEsOverKernelSCTP(t *testing.T) {
+	img := Prepare(t)
+	bin := l25gcBinary(t)
+	files, err := WithLibs("/usr/local/bin/l25gc", bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.SBI.Transport = "tcp" // no hugepages in the VM
+	cfg.AMF.NGAP.Transport = n2.Kernel
+	cfg.DataDir, cfg.LogDir = "/root/data", "/root/log"
+	cfgPath := filepath.Join(t.TempDir(), "l25gc.yaml")
+	if err := cfg.Save(cfgPath); err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, File{Path: "/root/l25gc.yaml", Src: cfgPath},
+		File{Path: "/usr/local/bin/sctpcap", Src: buildStatic(t, "./test/vm/sctpcap")})
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	res, err := img.Run(ctx, files, coreScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 {
+		t.Fatalf("core + simulator over kernel SCTP in the VM exited %d:\n%s", res.ExitCode, res.Output)
+	}
+	if !strings.Contains(res.Output, "over kernel, NG Setup done") {
+		t.Fatalf("the simulator did not say it used kernel SCTP:\n%s", res.Output)
+	}
+	if ok, failed := registrations(res.Output); ok != 5 || failed != 0 {
+		t.Fatalf("%d UEs registered, %d failed; want 5 and 0:\n%s", ok, failed, res.Output)
+	}
+	if !strings.Contains(res.Output, "0 with a PPID other than 60, 0 on a stream not granted") {
+		t.Fatalf("the capture in the VM found bad DATA chunks:\n%s", res.Output)
+	}
+	t.Logf("kernel SCTP (%s), in the VM:\n%s", img.Release, res.Output)
+}
+
+// coreScript starts the core, waits for it, registers UEs, stops it.
+const coreScript = `export HOME=/root PATH=/usr/local/bin:$PATH
+l25gc up --config l25gc.yaml >up.log 2>&1 &
+i=0
+until grep -q "L25GC+ is up" up.log; do
+	i=$((i+1)); [ $i -gt 240 ] && { echo "core not up"; cat up.log; exit 97; }
+	sleep 1
+done
+sctpcap >cap.log 2>&1 &
+cap=$!
+until grep -q listening cap.log; do sleep 1; done
+l25gc ransim --config l25gc.yaml --n2 kernel --ues 5 --concurrency 5
+rc=$?
+l25gc down >/dev/null 2>&1
+kill $cap; wait $cap; caprc=$?
+cat cap.log
+[ $rc = 0 ] || { cat up.log; tail -n 40 log/amf.log; }
+[ $rc = 0 ] && rc=$caprc
+exit $rc`
+
+// registrations reads the OK and FAILED columns of ransim's registration row.
+func registrations(out string) (ok, failed int) {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 6 && f[0] == "registration" {
+			ok, _ = strconv.Atoi(f[4])
+			failed, _ = strconv.Atoi(f[5])
+		}
+	}
+	return ok, failed
+}
+
+// buildStatic builds a Go package of this repository into a static binary.
+func buildStatic(t *testing.T, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	build := exec.Command("go", "build", "-o", bin, pkg)
+	build.Dir = RepoRoot()
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return bin
+}
+
+// l25gcBinary is $L25GC_BIN, or l25gc built for this test.
+func l25gcBinary(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("L25GC_BIN"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(t.TempDir(), "l25gc")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/l25gc")
+	build.Dir = RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/l25gc: %v\n%s", err, out)
+	}
+	return bin
 }
