@@ -45,6 +45,14 @@ func listenKernel(addr string, o Options) (Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("n2: listen %s: %w", addr, err)
 	}
+	rc, err := ln.SyscallConn()
+	if err == nil {
+		err = kernelHeartbeat(rc, o)
+	}
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	return &kernelListener{ln: ln, opts: o}, nil
 }
 
@@ -70,6 +78,14 @@ func dialKernel(ctx context.Context, addr string, o Options) (Conn, error) {
 	c, err := sctp.DialSCTPExt("sctp", nil, raddr, sctp.InitMsg{NumOstreams: kernelStreams, MaxInstreams: kernelStreams})
 	if err != nil {
 		return nil, fmt.Errorf("n2: dial %s: %w", addr, err)
+	}
+	rc, err := c.SyscallConn()
+	if err == nil {
+		err = kernelHeartbeat(rc, o)
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
 	}
 	return newKernelConn(c, o)
 }

@@ -3,6 +3,7 @@ package n2
 import (
 	"encoding/binary"
 	"net"
+	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -98,7 +99,12 @@ func (cp *capture) stop() []dataChunk {
 
 func kernelPair(t *testing.T, clientStreams uint16) (client, server Conn) {
 	t.Helper()
-	ln, _, err := Listen(Kernel, "127.0.0.1:0")
+	return kernelPairWith(t, clientStreams, Options{})
+}
+
+func kernelPairWith(t *testing.T, clientStreams uint16, o Options) (client, server Conn) {
+	t.Helper()
+	ln, _, err := o.Listen(Kernel, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,5 +200,45 @@ func TestKernelSCTPPeerCloseEndsTheAssociation(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the association never ended")
+	}
+}
+
+// HB.interval and Path.Max.Retrans given in Options reach the associations
+// the kernel accepts.
+func TestKernelSCTPAppliesHeartbeatOptions(t *testing.T) {
+	needKernelSCTP(t)
+	_, server := kernelPairWith(t, 4, Options{HeartbeatInterval: 1500 * time.Millisecond, PathMaxRetrans: 2})
+	rc, err := server.(*kernelConn).c.(*sctp.SCTPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	interval, maxRetrans, err := kernelHeartbeatParams(rc)
+	if err != nil || interval != 1500*time.Millisecond || maxRetrans != 2 {
+		t.Fatalf("accepted association: HB.interval %v, Path.Max.Retrans %d, %v; want 1.5s and 2", interval, maxRetrans, err)
+	}
+}
+
+// A peer that falls silent (here: loopback down, so no HEARTBEAT arrives)
+// ends the association through the kernel's heartbeats.
+func TestKernelSCTPSilentPeerEndsTheAssociation(t *testing.T) {
+	needKernelSCTP(t)
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("no ip command to take loopback down")
+	}
+	_, server := kernelPairWith(t, 4, Options{HeartbeatInterval: 200 * time.Millisecond, PathMaxRetrans: 1})
+	if out, err := exec.Command("ip", "link", "set", "lo", "down").CombinedOutput(); err != nil {
+		t.Skipf("cannot take loopback down (not in the VM?): %v %s", err, out)
+	}
+	defer exec.Command("ip", "link", "set", "lo", "up").Run()
+	done := make(chan error, 1)
+	go func() { _, _, err := server.ReadMsg(); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("ReadMsg returned no error for a failed association")
+		}
+		t.Logf("silent peer: association ended with %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the association of a silent peer never ended")
 	}
 }

@@ -60,12 +60,13 @@ const (
 type Options struct {
 	// Metrics counts DATA chunks dropped instead of handed up (nil: not counted).
 	Metrics *Metrics
-	// HeartbeatInterval is RFC 4960 HB.interval for the udp transport (0:
-	// DefaultHeartbeatInterval, negative: no heartbeats). The kernel
-	// transport uses the kernel's (sysctl net.sctp.hb_interval).
+	// HeartbeatInterval is RFC 4960 HB.interval (0: DefaultHeartbeatInterval
+	// over udp and the kernel's sysctl net.sctp.hb_interval over kernel;
+	// negative: no heartbeats).
 	HeartbeatInterval time.Duration
 	// PathMaxRetrans is how many heartbeats in a row may go unanswered
-	// before the association is declared failed (0: DefaultPathMaxRetrans).
+	// before the association is declared failed (0: DefaultPathMaxRetrans,
+	// over kernel sysctl net.sctp.path_max_retrans).
 	PathMaxRetrans int
 }
 

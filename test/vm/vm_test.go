@@ -38,13 +38,15 @@ func TestN2UnitTestsPassOverKernelSCTP(t *testing.T) {
 		"TestKernelSCTPCarriesPPID60OnGrantedStreams",
 		"TestKernelSCTPDropsDataWithAnotherPPID",
 		"TestKernelSCTPPeerCloseEndsTheAssociation",
+		"TestKernelSCTPAppliesHeartbeatOptions",
+		"TestKernelSCTPSilentPeerEndsTheAssociation",
 	} {
 		if !strings.Contains(res.Output, "--- PASS: "+name) {
 			t.Errorf("%s did not pass over kernel SCTP in the VM:\n%s", name, res.Output)
 		}
 	}
 	for _, line := range strings.Split(res.Output, "\n") {
-		if strings.Contains(line, "all PPID 60") {
+		if strings.Contains(line, "all PPID 60") || strings.Contains(line, "silent peer:") {
 			t.Logf("kernel SCTP (%s): %s", img.Release, strings.TrimSpace(line))
 		}
 	}
