@@ -376,3 +376,19 @@ func TestBareHeartbeatIsNotSent(t *testing.T) {
 		t.Fatal("our own HEARTBEAT would not be sent")
 	}
 }
+
+// A Linux gNB's INIT carries parameters pion rejects whole INITs for
+// (Supported Address Types, its addresses); the AMF still answers it.
+func TestUDPAcceptsTheINITOfALinuxGNB(t *testing.T) {
+	ln := listenTest(t)
+	gnb := dialRaw(t, ln.Addr(), nil)
+	gnb.associate(10, 65535, linuxInitParams()...)
+	server := acceptOne(t, ln)
+	gnb.sendData(1, []byte("ng setup"))
+	if pdu, _, err := server.ReadMsg(); err != nil || string(pdu) != "ng setup" {
+		t.Fatalf("%q, %v", pdu, err)
+	}
+	if got := server.Streams(); got != 10 {
+		t.Fatalf("Streams() = %d; the gNB offered 10 outbound, 65535 inbound", got)
+	}
+}

@@ -109,9 +109,13 @@ func initValue(tag uint32, os, mis uint16, tsn uint32) []byte {
 
 // associate runs the four-way handshake (RFC 4960 5.1) announcing os
 // outbound and mis inbound streams.
-func (r *rawPeer) associate(os, mis uint16) {
+func (r *rawPeer) associate(os, mis uint16, params ...[]byte) {
 	r.t.Helper()
-	r.send(0, sctpChunk(chunkInit, 0, initValue(r.tag, os, mis, r.tsn)))
+	init := initValue(r.tag, os, mis, r.tsn)
+	for _, p := range params {
+		init = append(init, p...)
+	}
+	r.send(0, sctpChunk(chunkInit, 0, init))
 	_, ack := r.readUntil(chunkInitAck)
 	r.peerTag = binary.BigEndian.Uint32(ack.value[0:])
 	r.peer = initInfo{tag: r.peerTag, outbound: binary.BigEndian.Uint16(ack.value[8:]), inbound: binary.BigEndian.Uint16(ack.value[10:])}
@@ -167,4 +171,27 @@ func (n *negotiation) heartbeatPacketFor(t *testing.T) []byte {
 		t.Fatal("no HEARTBEAT built")
 	}
 	return pkt
+}
+
+// sctpParam encodes one parameter, padded to 4 bytes (RFC 4960 3.2.1).
+func sctpParam(typ uint16, value []byte) []byte {
+	b := make([]byte, 4, 4+len(value)+3)
+	binary.BigEndian.PutUint16(b[0:], typ)
+	binary.BigEndian.PutUint16(b[2:], uint16(4+len(value)))
+	b = append(b, value...)
+	for len(b)%4 != 0 {
+		b = append(b, 0)
+	}
+	return b
+}
+
+// linuxInitParams are what Linux puts in an INIT (RFC 4960 3.3.2): its
+// addresses, Supported Address Types (IPv4), ECN and Forward-TSN.
+func linuxInitParams() [][]byte {
+	return [][]byte{
+		sctpParam(5, []byte{10, 0, 0, 1}), // IPv4 Address
+		sctpParam(12, []byte{0, 5}),       // Supported Address Types: IPv4
+		sctpParam(0x8000, nil),            // ECN Capable
+		sctpParam(0xc000, nil),            // Forward-TSN Supported
+	}
 }

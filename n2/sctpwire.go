@@ -182,3 +182,60 @@ func (o *observedConn) Write(b []byte) (int, error) {
 	}
 	return o.refusalTolerantConn.Write(b)
 }
+
+// stripInitParams removes from an INIT the RFC 4960 parameters pion
+// v1.11.0 does not know and therefore, their type's top bits being 00,
+// rejects the whole INIT for (3.2.1): IPv4 and IPv6 Address (5, 6), Cookie
+// Preservative (9), Host Name Address (11) and Supported Address Types
+// (12). Linux puts Supported Address Types in every INIT, and its addresses
+// when bound to several. Over UDP we answer the packet's source only, so
+// dropping them loses nothing. Anything else, or a packet whose checksum is
+// wrong, is returned unchanged.
+func stripInitParams(pkt []byte) []byte {
+	const fixed = commonHeaderLen + 4 + 16 // common header, chunk header, INIT's fixed part
+	if len(pkt) < fixed || pkt[commonHeaderLen] != chunkInit || !checksumOK(pkt) {
+		return pkt
+	}
+	chunkLen := int(binary.BigEndian.Uint16(pkt[commonHeaderLen+2:]))
+	if chunkLen < fixed-commonHeaderLen || commonHeaderLen+chunkLen > len(pkt) {
+		return pkt
+	}
+	out := append([]byte(nil), pkt[:fixed]...)
+	end, lastPad, stripped := commonHeaderLen+chunkLen, 0, false
+	for off := fixed; off+4 <= end; {
+		typ, l := binary.BigEndian.Uint16(pkt[off:]), int(binary.BigEndian.Uint16(pkt[off+2:]))
+		if l < 4 || off+l > end {
+			return pkt
+		}
+		padded := min((l+3)&^3, end-off)
+		switch typ {
+		case 5, 6, 9, 11, 12:
+			stripped = true
+		default:
+			out = append(out, pkt[off:off+padded]...)
+			for len(out)%4 != 0 {
+				out = append(out, 0)
+			}
+			lastPad = (l+3)&^3 - l
+		}
+		off += (l + 3) &^ 3
+	}
+	if !stripped {
+		return pkt
+	}
+	if len(out) == fixed {
+		lastPad = 0
+	}
+	binary.BigEndian.PutUint16(out[commonHeaderLen+2:], uint16(len(out)-commonHeaderLen-lastPad))
+	binary.LittleEndian.PutUint32(out[8:], 0)
+	binary.LittleEndian.PutUint32(out[8:], crc32.Checksum(out, crc32c))
+	return out
+}
+
+// checksumOK verifies the CRC32c of RFC 4960 6.8.
+func checksumOK(pkt []byte) bool {
+	want := binary.LittleEndian.Uint32(pkt[8:])
+	b := append([]byte(nil), pkt...)
+	binary.LittleEndian.PutUint32(b[8:], 0)
+	return crc32.Checksum(b, crc32c) == want
+}

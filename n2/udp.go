@@ -246,7 +246,7 @@ func (p *peerConn) Read(b []byte) (int, error) {
 	select {
 	case pkt := <-p.in:
 		p.neg.received(pkt)
-		return copy(b, pkt), nil
+		return copy(b, stripInitParams(pkt)), nil
 	case <-p.closed:
 		return 0, io.EOF
 	}
