@@ -2,8 +2,11 @@ package n2
 
 import (
 	"encoding/binary"
+	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -241,4 +244,72 @@ func TestKernelSCTPSilentPeerEndsTheAssociation(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("the association of a silent peer never ended")
 	}
+}
+
+// encapsulateInUDP makes this kernel's SCTP speak RFC 6951 to UDP port
+// remote (Linux net.sctp.udp_port and encap_port) until the test ends.
+func encapsulateInUDP(t *testing.T, remote int) {
+	t.Helper()
+	set := func(name string, v int) error {
+		return os.WriteFile("/proc/sys/net/sctp/"+name, []byte(strconv.Itoa(v)), 0o644)
+	}
+	if err := set("udp_port", 9899); err != nil {
+		t.Skipf("cannot turn on SCTP over UDP (not root in the VM?): %v", err)
+	}
+	if err := set("encap_port", remote); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = set("encap_port", 0); _ = set("udp_port", 0) })
+}
+
+// A strict peer, kernel SCTP over UDP granting 2 streams each way, gets
+// everything the AMF's udp transport sends: it discards DATA on streams it
+// did not grant (RFC 4960 6.5), so the AMF must keep to 0 and 1.
+func TestKernelPeerOverUDPGetsDownlinkOnEveryUsableStream(t *testing.T) {
+	needKernelSCTP(t)
+	ln := listenTest(t)
+	port := ln.Addr().(*net.UDPAddr).Port
+	encapsulateInUDP(t, port)
+	raddr, err := sctp.ResolveSCTPAddr("sctp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sctp.DialSCTPExt("sctp", nil, raddr, sctp.InitMsg{NumOstreams: 2, MaxInstreams: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gnb, err := newKernelConn(c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gnb.Close()
+	if err := gnb.WriteMsg([]byte("ng setup"), 0); err != nil {
+		t.Fatal(err)
+	}
+	amf := acceptOne(t, ln)
+	if pdu, _, err := amf.ReadMsg(); err != nil || string(pdu) != "ng setup" {
+		t.Fatalf("uplink over UDP: %q, %v", pdu, err)
+	}
+	for stream := uint16(0); stream < amf.Streams(); stream++ {
+		if err := amf.WriteMsg([]byte("downlink"), stream); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan error, 1)
+		go func() {
+			pdu, s, err := gnb.ReadMsg()
+			if err == nil && (string(pdu) != "downlink" || s != stream) {
+				err = fmt.Errorf("%q on stream %d", pdu, s)
+			}
+			got <- err
+		}()
+		select {
+		case err := <-got:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("downlink on stream %d of %d never reached the kernel peer (it discards ungranted streams)", stream, amf.Streams())
+		}
+	}
+	t.Logf("kernel peer over UDP: downlink on all %d usable streams arrived", amf.Streams())
 }

@@ -40,13 +40,14 @@ func TestN2UnitTestsPassOverKernelSCTP(t *testing.T) {
 		"TestKernelSCTPPeerCloseEndsTheAssociation",
 		"TestKernelSCTPAppliesHeartbeatOptions",
 		"TestKernelSCTPSilentPeerEndsTheAssociation",
+		"TestKernelPeerOverUDPGetsDownlinkOnEveryUsableStream",
 	} {
 		if !strings.Contains(res.Output, "--- PASS: "+name) {
 			t.Errorf("%s did not pass over kernel SCTP in the VM:\n%s", name, res.Output)
 		}
 	}
 	for _, line := range strings.Split(res.Output, "\n") {
-		if strings.Contains(line, "all PPID 60") || strings.Contains(line, "silent peer:") {
+		if strings.Contains(line, "all PPID 60") || strings.Contains(line, "silent peer:") || strings.Contains(line, "usable streams") {
 			t.Logf("kernel SCTP (%s): %s", img.Release, strings.TrimSpace(line))
 		}
 	}
