@@ -392,3 +392,27 @@ func TestUDPAcceptsTheINITOfALinuxGNB(t *testing.T) {
 		t.Fatalf("Streams() = %d; the gNB offered 10 outbound, 65535 inbound", got)
 	}
 }
+
+// Linux sends every encapsulated association from its one tunnelling port
+// (RFC 6951 5.1, net.sctp.udp_port): two gNB associations from one host
+// share a UDP address and differ in SCTP ports, and both must be served.
+func TestUDPAssociationsSharingAUDPAddressAreKeptApart(t *testing.T) {
+	ln := listenTest(t)
+	first := dialRaw(t, ln.Addr(), nil)
+	first.associate(2, 2)
+	s1 := acceptOne(t, ln)
+	second := *first // same UDP socket, another SCTP port and tag
+	second.port, second.tag, second.tsn = rawPeerPort+1, first.tag+1, 5000
+	second.associate(2, 2)
+	s2 := acceptOne(t, ln)
+	second.sendData(1, []byte("second"))
+	first.sendData(1, []byte("first"))
+	for _, c := range []struct {
+		conn Conn
+		want string
+	}{{s1, "first"}, {s2, "second"}} {
+		if pdu, _, err := c.conn.ReadMsg(); err != nil || string(pdu) != c.want {
+			t.Fatalf("got %q, %v; want %q", pdu, err, c.want)
+		}
+	}
+}

@@ -18,6 +18,7 @@ type rawPeer struct {
 	peerTag uint32 // the AMF's, from its INIT ACK
 	tsn     uint32
 	peer    initInfo // the AMF's INIT ACK
+	port    uint16   // our SCTP port
 }
 
 const rawPeerPort = 38412 // SCTP ports inside the UDP payload
@@ -29,7 +30,7 @@ func dialRaw(t *testing.T, server net.Addr, local *net.UDPAddr) *rawPeer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return &rawPeer{t: t, conn: c, tag: uint32(time.Now().UnixNano()) | 1, tsn: 1000}
+	return &rawPeer{t: t, conn: c, tag: uint32(time.Now().UnixNano()) | 1, tsn: 1000, port: rawPeerPort}
 }
 
 // sctpChunk encodes one chunk, padded to 4 bytes (RFC 4960 3.2).
@@ -47,7 +48,7 @@ func sctpChunk(typ, flags uint8, value []byte) []byte {
 // send puts chunks in one packet with the CRC32c of RFC 4960 6.8.
 func (r *rawPeer) send(vtag uint32, chunks ...[]byte) {
 	b := make([]byte, commonHeaderLen)
-	binary.BigEndian.PutUint16(b[0:], rawPeerPort)
+	binary.BigEndian.PutUint16(b[0:], r.port)
 	binary.BigEndian.PutUint16(b[2:], rawPeerPort)
 	binary.BigEndian.PutUint32(b[4:], vtag)
 	for _, c := range chunks {

@@ -2,11 +2,13 @@ package n2
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"os"
 	"sync"
 	"time"
@@ -34,8 +36,10 @@ func sctpConfig(nc net.Conn, name string) sctp.Config {
 	return sctp.Config{NetConn: nc, LoggerFactory: quietLogs(), Name: name, MaxReceiveBufferSize: 4 << 20}
 }
 
-// udpListener demultiplexes one UDP socket into one association per remote
-// UDP address (RFC 6951 5.2: the UDP port pair identifies the association).
+// udpListener demultiplexes one UDP socket into associations by remote UDP
+// address and the peer's SCTP port: a Linux host sends all its encapsulated
+// associations from one UDP port (RFC 6951 5.1, net.sctp.udp_port), so the
+// UDP address alone does not tell its gNBs apart.
 type udpListener struct {
 	pc       *net.UDPConn
 	opts     Options
@@ -43,12 +47,19 @@ type udpListener struct {
 	done     chan struct{}
 
 	mu    sync.Mutex
-	peers map[string]*remote
+	peers map[endpoint]*remote
 	once  sync.Once
 }
 
-// remote is what one remote address has: its association and, while that
-// peer may be restarting, the handshake of a replacement (RFC 4960 5.2.2).
+// endpoint names a remote SCTP endpoint over UDP.
+type endpoint struct {
+	udp      netip.AddrPort
+	sctpPort uint16
+}
+
+// remote is what one remote endpoint (UDP address, SCTP port) has: its
+// association and, while that peer may be restarting, the handshake of a
+// replacement (RFC 4960 5.2.2).
 type remote struct {
 	current   *peerConn
 	candidate *peerConn
@@ -65,7 +76,7 @@ func listenUDP(addr string, o Options) (Listener, error) {
 	}
 	_ = pc.SetReadBuffer(8 << 20)
 	_ = pc.SetWriteBuffer(8 << 20)
-	l := &udpListener{pc: pc, opts: o, accepted: make(chan Conn, 64), done: make(chan struct{}), peers: map[string]*remote{}}
+	l := &udpListener{pc: pc, opts: o, accepted: make(chan Conn, 64), done: make(chan struct{}), peers: map[endpoint]*remote{}}
 	go l.readLoop()
 	return l, nil
 }
@@ -96,8 +107,11 @@ func (l *udpListener) readLoop() {
 // goes to a separate candidate association; packets with the candidate's
 // tag follow it; the old association ends only when the candidate is up.
 func (l *udpListener) route(from *net.UDPAddr, pkt []byte) *peerConn {
-	key := from.String()
 	info, ok := parsePacket(pkt)
+	key := endpoint{udp: from.AddrPort()}
+	if len(pkt) >= 2 {
+		key.sctpPort = binary.BigEndian.Uint16(pkt) // the peer's SCTP source port
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.peers[key]
@@ -121,7 +135,7 @@ func (l *udpListener) route(from *net.UDPAddr, pkt []byte) *peerConn {
 }
 
 // startHandshake runs a new association's handshake; the caller holds l.mu.
-func (l *udpListener) startHandshake(key string, from *net.UDPAddr) *peerConn {
+func (l *udpListener) startHandshake(key endpoint, from *net.UDPAddr) *peerConn {
 	p := newPeerConn(l.pc, from, nil)
 	p.onClose = func() { l.forget(key, p) }
 	go l.handshake(key, p)
@@ -129,7 +143,7 @@ func (l *udpListener) startHandshake(key string, from *net.UDPAddr) *peerConn {
 }
 
 // forget drops a closed association from its address.
-func (l *udpListener) forget(key string, p *peerConn) {
+func (l *udpListener) forget(key endpoint, p *peerConn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.peers[key]
@@ -147,7 +161,7 @@ func (l *udpListener) forget(key string, p *peerConn) {
 	}
 }
 
-func (l *udpListener) handshake(key string, p *peerConn) {
+func (l *udpListener) handshake(key endpoint, p *peerConn) {
 	timer := time.AfterFunc(handshakeTimeout, func() { p.Close() })
 	assoc, err := sctp.Server(sctpConfig(p, "amf"))
 	if !timer.Stop() || err != nil {
@@ -167,7 +181,7 @@ func (l *udpListener) handshake(key string, p *peerConn) {
 
 // establish records an association as up; when it replaces one of a
 // restarted peer (RFC 4960 5.2.4 action A), it returns the old one.
-func (l *udpListener) establish(key string, p *peerConn, c *assocConn) (old *assocConn) {
+func (l *udpListener) establish(key endpoint, p *peerConn, c *assocConn) (old *assocConn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p.assoc = c
