@@ -2,11 +2,13 @@ package vm
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/l25gc/l25gc/config"
@@ -169,17 +171,43 @@ func buildStatic(t *testing.T, pkg string) string {
 	return bin
 }
 
-// l25gcBinary is $L25GC_BIN, or l25gc built for this test.
+// l25gcBinary is $L25GC_BIN, or l25gc built once for this package's tests.
 func l25gcBinary(t *testing.T) string {
 	t.Helper()
 	if bin := os.Getenv("L25GC_BIN"); bin != "" {
 		return bin
 	}
-	bin := filepath.Join(t.TempDir(), "l25gc")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/l25gc")
-	build.Dir = RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/l25gc: %v\n%s", err, out)
+	built.once.Do(func() {
+		bin := filepath.Join(built.dir, "l25gc")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/l25gc")
+		build.Dir = RepoRoot()
+		out, err := build.CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("go build ./cmd/l25gc: %v\n%s", err, out)
+		}
+		built.path = bin
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.path
+}
+
+// built is the l25gc the tests share, in a directory TestMain removes.
+var built struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "l25gc-vm-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	built.dir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
