@@ -96,6 +96,9 @@ type kernelConn struct {
 	buf     []byte
 	streams uint16
 	metrics *Metrics
+	// Read at set-up: the library asks the closed socket otherwise, and the
+	// log line of an ended association printed an empty address.
+	local, remote net.Addr
 }
 
 func newKernelConn(c *sctp.SCTPConn, o Options) (*kernelConn, error) {
@@ -108,7 +111,8 @@ func newKernelConn(c *sctp.SCTPConn, o Options) (*kernelConn, error) {
 	if st, err := c.GetStatus(); err == nil && st.Ostreams > 0 {
 		streams = st.Ostreams
 	}
-	return &kernelConn{c: c, buf: make([]byte, 64*1024), streams: streams, metrics: o.Metrics}, nil
+	return &kernelConn{c: c, buf: make([]byte, 64*1024), streams: streams, metrics: o.Metrics,
+		local: c.LocalAddr(), remote: c.RemoteAddr()}, nil
 }
 
 func (k *kernelConn) ReadMsg() ([]byte, uint16, error) {
@@ -136,6 +140,6 @@ func (k *kernelConn) WriteMsg(pdu []byte, stream uint16) error {
 }
 
 func (k *kernelConn) Close() error         { return k.c.Close() }
-func (k *kernelConn) LocalAddr() net.Addr  { return k.c.LocalAddr() }
-func (k *kernelConn) RemoteAddr() net.Addr { return k.c.RemoteAddr() }
+func (k *kernelConn) LocalAddr() net.Addr  { return k.local }
+func (k *kernelConn) RemoteAddr() net.Addr { return k.remote }
 func (k *kernelConn) Streams() uint16      { return k.streams }

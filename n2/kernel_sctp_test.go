@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -203,6 +204,10 @@ func TestKernelSCTPPeerCloseEndsTheAssociation(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the association never ended")
+	}
+	server.Close()
+	if a := server.RemoteAddr(); a == nil || !strings.Contains(a.String(), "127.0.0.1:") {
+		t.Fatalf("remote address after the end: %v; the AMF logs it", a)
 	}
 }
 
