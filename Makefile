@@ -16,7 +16,7 @@ TESTTAGS := l25gc_testhooks
 
 PREFIX  ?= /usr/local
 
-.PHONY: all deps build run test unit e2e fuzz vet clean install uninstall
+.PHONY: all deps build run test unit e2e fuzz vet vm clean install uninstall
 
 all: build
 
@@ -40,6 +40,10 @@ vet:
 # Unit and integration tests of every package except the end-to-end suite.
 unit:
 	$(GO) test -race -count=1 -tags $(TESTTAGS) $$($(GO) list ./... | grep -v /test/e2e)
+
+# Only the tests that boot a VM whose kernel has SCTP (make unit runs them too).
+vm: deps
+	$(GO) test -count=1 -v ./test/vm/...
 
 # The whole core as separate processes, driven by the simulator.
 e2e: build

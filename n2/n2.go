@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"net"
 	"syscall"
+	"time"
 )
 
 // NGAP over SCTP, TS 38.412 7.
@@ -55,33 +56,75 @@ const (
 	Auto   = "auto"
 )
 
+// Options tune the transports; the zero value gives the defaults.
+type Options struct {
+	// Metrics counts DATA chunks dropped instead of handed up (nil: not counted).
+	Metrics *Metrics
+	// HeartbeatInterval is RFC 4960 HB.interval (0: DefaultHeartbeatInterval
+	// over udp and the kernel's sysctl net.sctp.hb_interval over kernel;
+	// negative: no heartbeats).
+	HeartbeatInterval time.Duration
+	// PathMaxRetrans is how many heartbeats in a row may go unanswered
+	// before the association is declared failed (0: DefaultPathMaxRetrans,
+	// over kernel sysctl net.sctp.path_max_retrans).
+	PathMaxRetrans int
+}
+
+// RFC 4960 15 protocol parameters: a silent peer is given up on after about
+// (PathMaxRetrans+1) x HeartbeatInterval, three minutes, like kernel SCTP.
+const (
+	DefaultHeartbeatInterval = 30 * time.Second
+	DefaultPathMaxRetrans    = 5
+)
+
+func (o Options) heartbeat() (interval time.Duration, maxRetrans int) {
+	interval, maxRetrans = o.HeartbeatInterval, o.PathMaxRetrans
+	if interval == 0 {
+		interval = DefaultHeartbeatInterval
+	}
+	if maxRetrans <= 0 {
+		maxRetrans = DefaultPathMaxRetrans
+	}
+	return interval, maxRetrans
+}
+
 // Listen opens an N2 listener on addr with the named transport and returns
 // the transport actually used.
 func Listen(transport, addr string) (Listener, string, error) {
+	return Options{}.Listen(transport, addr)
+}
+
+// Listen is the package Listen with these options; it fits amf.AdaptListen.
+func (o Options) Listen(transport, addr string) (Listener, string, error) {
 	picked, err := pick(transport)
 	if err != nil {
 		return nil, "", err
 	}
 	var ln Listener
 	if picked == Kernel {
-		ln, err = listenKernel(addr)
+		ln, err = listenKernel(addr, o)
 	} else {
-		ln, err = listenUDP(addr)
+		ln, err = listenUDP(addr, o)
 	}
 	return ln, picked, err
 }
 
 // Dial connects to an AMF at addr with the named transport.
 func Dial(ctx context.Context, transport, addr string) (Conn, string, error) {
+	return Options{}.Dial(ctx, transport, addr)
+}
+
+// Dial is the package Dial with these options.
+func (o Options) Dial(ctx context.Context, transport, addr string) (Conn, string, error) {
 	picked, err := pick(transport)
 	if err != nil {
 		return nil, "", err
 	}
 	var c Conn
 	if picked == Kernel {
-		c, err = dialKernel(ctx, addr)
+		c, err = dialKernel(ctx, addr, o)
 	} else {
-		c, err = dialUDP(ctx, addr)
+		c, err = dialUDP(ctx, addr, o)
 	}
 	return c, picked, err
 }

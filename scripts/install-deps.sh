@@ -5,7 +5,8 @@ set -euo pipefail
 
 need_pkgs=()
 have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in pkg-config libdpdk-dev tshark iproute2 procps; do
+# qemu-system-x86 and busybox-static boot the VM whose kernel has SCTP (test/vm).
+for p in pkg-config libdpdk-dev tshark iproute2 procps qemu-system-x86 busybox-static; do
 	have "$p" || need_pkgs+=("$p")
 done
 
