@@ -64,7 +64,7 @@ var Table = []Entry{
 		Extra: []config.PortField{{Name: "N2", Addr: "amf.ngap.addr", Network: "n2", Transport: "amf.ngap.transport"}},
 		After: []string{"nrf", "ausf", "udm", "pcf"}},
 		func(e *nf.Env) (nf.Function, error) {
-			return amf.NewWithOptions(e, amf.Options{Listen: amf.AdaptListen(n2.Listen)})
+			return amf.NewWithOptions(e, amf.Options{Listen: amf.AdaptListen(n2.Options{Metrics: n2.NewMetrics(e.Registry)}.Listen)})
 		}},
 }
 
