@@ -9,10 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/l25gc/l25gc/internal/testio"
 
 	"github.com/l25gc/l25gc/config"
 )
@@ -201,7 +202,7 @@ func TestNFAddedThroughTheTableIsConfiguredValidatedStartedAndStopped(t *testing
 		t.Fatalf("a node running the fake: %v", err)
 	}
 
-	var out syncBuffer
+	var out testio.SyncBuffer
 	core, err := Start(t.Context(), cfg, Options{Binary: os.Args[0], ConfigPath: path, Out: &out, NFs: cat})
 	if err != nil {
 		t.Fatalf("start: %v\n%s", err, out.String())
@@ -225,7 +226,7 @@ func TestNFAddedThroughTheTableIsConfiguredValidatedStartedAndStopped(t *testing
 // with back-off, and then given up on with its last words on the console.
 func TestNFThatKeepsFailingIsGivenUp(t *testing.T) {
 	cfg, path := nodeConfig(t, flakyName)
-	var out syncBuffer
+	var out testio.SyncBuffer
 	core, err := Start(t.Context(), cfg, Options{Binary: os.Args[0], ConfigPath: path, Out: &out, NFs: withFake(),
 		Restart: true, MaxRestarts: 3, RestartBackoff: time.Millisecond})
 	if err != nil {
@@ -320,23 +321,4 @@ func TestCheckPortsNamesTheTakenPortAndItsHolder(t *testing.T) {
 	if err := CheckPorts(cfg, cat); err == nil || !strings.Contains(err.Error(), "(amf.ngap.addr, n2 "+cfg.AMF.NGAP.Addr+")") {
 		t.Errorf("N2 port taken: %v", err)
 	}
-}
-
-// syncBuffer is the supervisor's console, written by its watchers while
-// the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
 }

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/l25gc/l25gc/internal/testio"
+
 	"github.com/l25gc/l25gc/xio"
 	"github.com/l25gc/l25gc/xio/xioproc"
 )
@@ -268,7 +270,7 @@ func TestLockOfStoppedHolderTimesOut(t *testing.T) {
 func TestKilledMidDequeueBuffersReturn(t *testing.T) {
 	base := settledPool(t)
 	addr := uniqueAddr(t)
-	out := &syncBuffer{}
+	out := &testio.SyncBuffer{}
 	p := startCaptured(t, "stealer", out, "XIO_PEER_ADDR="+addr, "XIO_STEAL_N=14")
 	defer p.Kill()
 	c := dial(t, addr)
@@ -341,10 +343,10 @@ func TestDialKilledUnreapedNFIsRefused(t *testing.T) {
 // the node restarts X-IO (node.watchManager).
 func TestWedgedRingStopsManagerWithReason(t *testing.T) {
 	mgr := startPrivateManager(t)
-	survived := &syncBuffer{}
+	survived := &testio.SyncBuffer{}
 	survivor := startCaptured(t, "survivor", survived, mgr.env(), "XIO_PEER_ADDR=survivor")
 	defer survivor.Kill()
-	w := startCaptured(t, "wedger", &syncBuffer{}, mgr.env())
+	w := startCaptured(t, "wedger", &testio.SyncBuffer{}, mgr.env())
 	w.Kill()
 	select {
 	case <-mgr.Exited():
@@ -371,11 +373,11 @@ func TestWedgedRingStopsManagerWithReason(t *testing.T) {
 func TestKillsUnderLoad(t *testing.T) {
 	mgr := startPrivateManager(t)
 	addr := "kill-sink"
-	sink := startCaptured(t, "peer", &syncBuffer{}, mgr.env(), "XIO_PEER_ADDR="+addr)
+	sink := startCaptured(t, "peer", &testio.SyncBuffer{}, mgr.env(), "XIO_PEER_ADDR="+addr)
 	defer sink.Kill()
 	kills := 0
 	for i := 0; i < 12 && !mgr.exited(); i++ {
-		loader := startCaptured(t, "loader", &syncBuffer{}, mgr.env(), "XIO_PEER_ADDR="+addr)
+		loader := startCaptured(t, "loader", &testio.SyncBuffer{}, mgr.env(), "XIO_PEER_ADDR="+addr)
 		time.Sleep(time.Duration(10+rand.Intn(50)) * time.Millisecond)
 		loader.Kill()
 		kills++
@@ -388,7 +390,7 @@ func TestKillsUnderLoad(t *testing.T) {
 		t.Logf("after %d kills a ring was wedged; the manager said so and exited:\n%s", kills, mgr.out.String())
 		return
 	}
-	out := &syncBuffer{}
+	out := &testio.SyncBuffer{}
 	prober, err := startProber(mgr, out, addr)
 	if err != nil {
 		if mgr.exited() && strings.Contains(mgr.out.String(), "is wedged") {
@@ -403,7 +405,7 @@ func TestKillsUnderLoad(t *testing.T) {
 	t.Logf("%d NFs killed under load; the survivors work and every buffer came back", kills)
 }
 
-func startProber(mgr *privateManager, out *syncBuffer, addr string) (*xioproc.Proc, error) {
+func startProber(mgr *privateManager, out *testio.SyncBuffer, addr string) (*xioproc.Proc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err

@@ -3,43 +3,25 @@
 package xio_test
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/l25gc/l25gc/internal/testio"
+
 	"github.com/l25gc/l25gc/xio"
 	"github.com/l25gc/l25gc/xio/xioproc"
 )
 
-// syncBuffer collects a child's output while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // startCaptured starts role with env added, its stdout after Ready and its
 // stderr copied into out (and stderr also to ours).
-func startCaptured(t *testing.T, role string, out *syncBuffer, env ...string) *xioproc.Proc {
+func startCaptured(t *testing.T, role string, out *testio.SyncBuffer, env ...string) *xioproc.Proc {
 	t.Helper()
 	return startInto(t, role, out, &teeWriter{out, os.Stderr}, env...)
 }
@@ -77,7 +59,7 @@ var privateManagers atomic.Int64
 type privateManager struct {
 	*xioproc.Proc
 	prefix string
-	out    *syncBuffer
+	out    *testio.SyncBuffer
 }
 
 // env is what a child needs to attach to this manager.
@@ -89,7 +71,7 @@ func startPrivateManager(t *testing.T) *privateManager {
 		t.Fatal(err)
 	}
 	prefix := xioproc.PrefixForNth(os.Getpid(), int(privateManagers.Add(1)))
-	out := &syncBuffer{}
+	out := &testio.SyncBuffer{}
 	m := &privateManager{prefix: prefix, out: out}
 	// Its last words are the test's to check (and shown if it fails).
 	m.Proc = startInto(t, xioproc.RoleManager, out, out, m.env())
@@ -117,7 +99,7 @@ func (m *privateManager) exited() bool {
 }
 
 // waitOutput waits until out contains want.
-func waitOutput(t *testing.T, out *syncBuffer, want string, within time.Duration) {
+func waitOutput(t *testing.T, out *testio.SyncBuffer, want string, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for !strings.Contains(out.String(), want) {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -10,10 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/l25gc/l25gc/internal/testio"
 
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/node"
@@ -39,7 +39,7 @@ func TestUpStatusRansimDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	upExited := make(chan error, 1)
-	var upOut syncBuffer
+	var upOut testio.SyncBuffer
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -143,7 +143,7 @@ func TestUpWithoutXIOFallsBackToTCP(t *testing.T) {
 	env := append(os.Environ(), "L25GC_STATE_LINK="+filepath.Join(dir, "current.json"))
 	up := exec.Command("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", binary, "up", "--config", cfgPath)
 	up.Env, up.Dir = env, dir
-	var out syncBuffer
+	var out testio.SyncBuffer
 	up.Stdout, up.Stderr = &out, &out
 	if err := up.Start(); err != nil {
 		t.Fatal(err)
@@ -177,24 +177,6 @@ func TestUpWithoutXIOFallsBackToTCP(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer a child process writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // An NF that exits before it serves (here: the AUSF's first start fails,
 // as a DPDK secondary does when its fresh address space has the shared
 // memory's address taken) is started again; the core comes up and serves.
@@ -209,7 +191,7 @@ func TestNFFailingItsFirstStartIsStartedAgain(t *testing.T) {
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var out syncBuffer
+	var out testio.SyncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	core, err := node.Start(ctx, cfg, node.Options{Binary: wrapper, ConfigPath: cfgPath, Out: &out})
