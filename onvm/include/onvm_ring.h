@@ -100,6 +100,19 @@ static inline void onvm_ring_cons_publish_head(struct rte_ring *r)
 			 __ATOMIC_RELEASE);
 }
 
+#ifdef L25GC_TESTHOOKS
+/* Run between onvm_ring_wedged's reads of the head and of the tail; NULL
+ * unless a test armed it (xio/testhooks.c). Test builds only. */
+extern void (*xio_test_wedge_check_hook)(const struct rte_ring *r);
+#define ONVM_WEDGE_CHECK_HOOK(r)                                        \
+	do {                                                            \
+		if (__builtin_expect(xio_test_wedge_check_hook != NULL, 0)) \
+			xio_test_wedge_check_hook(r);                   \
+	} while (0)
+#else
+#define ONVM_WEDGE_CHECK_HOOK(r) ((void)0)
+#endif
+
 /* onvm_ring_wedged says whether r's producers are stuck behind an enqueue
  * that never finished (its process died between moving the head and the
  * tail): then the head runs ahead of the tail, and past htd_max every
@@ -109,6 +122,7 @@ static inline int onvm_ring_wedged(const struct rte_ring *r)
 {
 	union __rte_ring_rts_poscnt h, t;
 	h.raw = __atomic_load_n(&r->rts_prod.head.raw, __ATOMIC_RELAXED);
+	ONVM_WEDGE_CHECK_HOOK(r);
 	t.raw = __atomic_load_n(&r->rts_prod.tail.raw, __ATOMIC_RELAXED);
 	return h.val.pos - t.val.pos > r->rts_prod.htd_max / 2;
 }
