@@ -136,3 +136,24 @@ func TestBlockedReadersHoldNoThreads(t *testing.T) {
 	}
 	t.Logf("%d threads with 2000 blocked readers (%d before)", n, before)
 }
+
+// A sender refuses a ring whose producer head runs far ahead of its tail
+// (a sender killed inside an enqueue wedged it) and reads the head before
+// the tail. Between the two reads other senders may finish whole
+// deliveries (the checking thread preempted on a busy node), so the tail
+// read can be past the head read: the ring is live and the write must go
+// through. Before the fix the unsigned head-tail distance wrapped, the
+// write failed with ENOTRECOVERABLE, and the xiohttp server whose response
+// it was closed the conn, so its client read EOF.
+func TestWriteOvertakenInTheWedgeCheckGoesThrough(t *testing.T) {
+	_, c, s := connectedPair(t)
+	xio.ArmRingOvertakeForTest()
+	msg := []byte("a response to a live peer")
+	if _, err := s.Write(msg); err != nil {
+		t.Fatalf("write to a live peer whose ring another sender filled meanwhile: %v", err)
+	}
+	got := make([]byte, len(msg))
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != string(msg) {
+		t.Fatalf("read %q, %v; want %q", got, err, msg)
+	}
+}

@@ -20,6 +20,7 @@
 
 void (*xio_send_hook)(uint32_t c, uint32_t gen, uint32_t side, unsigned chunk);
 int xio_take_paused;
+void (*xio_test_wedge_check_hook)(const struct rte_ring *r);
 
 /* xio_test_hold_buffers takes n buffers and never returns them, as a
  * process that dies while filling buffers would; tests use it to check the
@@ -226,4 +227,33 @@ int xio_test_half_deliver(uint32_t slot)
 uint32_t xio_test_queued(uint32_t slot)
 {
 	return slot < ONVM_MAX_NF ? __atomic_load_n(&xio_view()->shm->nf[slot].queued, __ATOMIC_RELAXED) : 0;
+}
+
+static const struct rte_ring *overtaken;
+
+/* overtake_hook plays, once, another sender whose whole delivery to the
+ * armed ring (a WAKE, enqueued and published) runs between a wedge check's
+ * read of the head and its read of the tail, as when the checking thread
+ * is preempted there on a busy machine. */
+static void overtake_hook(const struct rte_ring *r)
+{
+	const struct rte_ring *want = r;
+	if (r == NULL || !__atomic_compare_exchange_n(&overtaken, &want, NULL, 0, __ATOMIC_ACQ_REL,
+						      __ATOMIC_RELAXED))
+		return;
+	struct onvm_view *v = xio_view();
+	struct onvm_msg *m = onvm_ctl_alloc(v);
+	if (m == NULL)
+		return;
+	m->type = ONVM_MSG_WAKE;
+	__atomic_store_n(&m->own, ONVM_OWN(ONVM_BUF_INRING, v->self, v->self), __ATOMIC_RELEASE);
+	if (rte_ring_enqueue(v->rx[v->self], m) != 0)
+		onvm_msg_free(v, m);
+}
+
+void xio_test_arm_overtake(void)
+{
+	struct onvm_view *v = xio_view();
+	xio_test_wedge_check_hook = overtake_hook;
+	__atomic_store_n(&overtaken, v->rx[v->self], __ATOMIC_RELEASE);
 }

@@ -184,3 +184,9 @@ func QueuedForTest(addr string) int {
 	}
 	return int(C.xio_test_queued(C.uint32_t(slot)))
 }
+
+// ArmRingOvertakeForTest makes the next delivery to this process's own
+// ring be overtaken, once: between its wedge check's read of the ring's
+// head and its read of the tail, another sender's whole delivery to the
+// ring runs, as when the checking thread is preempted there.
+func ArmRingOvertakeForTest() { C.xio_test_arm_overtake() }

@@ -100,17 +100,38 @@ static inline void onvm_ring_cons_publish_head(struct rte_ring *r)
 			 __ATOMIC_RELEASE);
 }
 
+#ifdef L25GC_TESTHOOKS
+/* Run between onvm_ring_wedged's reads of the head and of the tail; NULL
+ * unless a test armed it (xio/testhooks.c). Test builds only. */
+extern void (*xio_test_wedge_check_hook)(const struct rte_ring *r);
+#define ONVM_WEDGE_CHECK_HOOK(r)                                        \
+	do {                                                            \
+		if (__builtin_expect(xio_test_wedge_check_hook != NULL, 0)) \
+			xio_test_wedge_check_hook(r);                   \
+	} while (0)
+#else
+#define ONVM_WEDGE_CHECK_HOOK(r) ((void)0)
+#endif
+
 /* onvm_ring_wedged says whether r's producers are stuck behind an enqueue
  * that never finished (its process died between moving the head and the
  * tail): then the head runs ahead of the tail, and past htd_max every
  * enqueue would spin inside DPDK forever. Half of htd_max is far beyond what
- * concurrent live enqueues reach, so an error is returned instead. */
+ * concurrent live enqueues reach, so an error is returned instead.
+ *
+ * The two words are not read at one instant: other senders may begin and
+ * finish whole enqueues between the reads (this thread preempted there on a
+ * busy node), so the tail read can be past the head read. The head is read
+ * first (acquire: the tail is read after it) and the distance is signed, so
+ * it is never more than the true distance when the head was read, and a
+ * tail ahead is a live ring, not a wrapped unsigned distance of ~2^32. */
 static inline int onvm_ring_wedged(const struct rte_ring *r)
 {
 	union __rte_ring_rts_poscnt h, t;
-	h.raw = __atomic_load_n(&r->rts_prod.head.raw, __ATOMIC_RELAXED);
+	h.raw = __atomic_load_n(&r->rts_prod.head.raw, __ATOMIC_ACQUIRE);
+	ONVM_WEDGE_CHECK_HOOK(r);
 	t.raw = __atomic_load_n(&r->rts_prod.tail.raw, __ATOMIC_RELAXED);
-	return h.val.pos - t.val.pos > r->rts_prod.htd_max / 2;
+	return (int32_t)(h.val.pos - t.val.pos) > (int32_t)(r->rts_prod.htd_max / 2);
 }
 
 #ifdef L25GC_TESTHOOKS
