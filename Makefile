@@ -13,6 +13,12 @@ FUZZTIME ?= 10s
 # hooks in xio/stack.c) is built only with this tag. Tests set it; `make
 # build` never does, so bin/l25gc carries none of it.
 TESTTAGS := l25gc_testhooks
+# Go's build cache keys a cgo package by its own files, not by the headers it
+# includes from onvm/include (the shared-memory header tree): a digest of
+# them in the C flags makes every make target rebuild xio and onvm when a
+# shared header changes, instead of linking a stale object.
+SHM_DIGEST := $(shell cat onvm/include/*.h | sha256sum | cut -c1-16)
+export CGO_CFLAGS := -O2 -g -DL25GC_SHM_DIGEST=$(SHM_DIGEST)
 
 PREFIX  ?= /usr/local
 
