@@ -52,6 +52,8 @@ func uplinkSamples(t testing.TB) map[string][]byte {
 		"deregistration-request":              must(BuildDeregistrationRequest(false, 1, guti)),
 		"deregistration-request-switch-off":   must(BuildDeregistrationRequest(true, 1, guti)),
 		"status-from-ue":                      must(BuildStatus(CauseMessageNotCompatibleWithState)),
+		"ul-nas-transport-pdu-session": must(BuildULNASTransport(ULNASTransport{PayloadType: PayloadN1SMInformation,
+			Payload: must(BuildPDUSessionEstablishmentRequest(1, 1)), PDUSessionID: 1, RequestType: RequestInitial, DNN: "internet"})),
 	}
 }
 
