@@ -7,7 +7,6 @@ import (
 
 	"github.com/free5gc/nas"
 	"github.com/free5gc/nas/nasMessage"
-	"github.com/free5gc/nas/nasType"
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/protocol/internal/fuzzseed"
@@ -58,25 +57,13 @@ func uplinkSamples(t testing.TB) map[string][]byte {
 }
 
 // testSecurityModeCompleteWithIMEISV is Security Mode Complete with the
-// IMEISV the AMF asks for (TS 24.501 8.2.26.2); the simulator sends none.
+// IMEISV the AMF asks for (TS 24.501 8.2.26.2).
 func testSecurityModeCompleteWithIMEISV(t testing.TB, imeisv string, container []byte) []byte {
-	digits, err := encodeBCD(imeisv[1:])
+	b, err := BuildSecurityModeCompleteWithIMEISV(container, imeisv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// TS 24.501 figure 9.11.3.4.3: digit 1, odd/even (0: 16 digits), type.
-	value := append([]byte{(imeisv[0]-'0')<<4 | byte(IdentityIMEISV)}, digits...)
-	m := newGmm(nas.MsgTypeSecurityModeComplete)
-	s := nasMessage.NewSecurityModeComplete(0)
-	ueHeader(&s.ExtendedProtocolDiscriminator, &s.SpareHalfOctetAndSecurityHeaderType, &s.SecurityModeCompleteMessageIdentity, nas.MsgTypeSecurityModeComplete)
-	s.IMEISV = nasType.NewIMEISV(nasMessage.SecurityModeCompleteIMEISVType)
-	s.IMEISV.SetLen(uint16(len(value)))
-	copy(s.IMEISV.Octet[:], value)
-	s.NASMessageContainer = nasType.NewNASMessageContainer(nasMessage.SecurityModeCompleteNASMessageContainerType)
-	s.NASMessageContainer.SetLen(uint16(len(container)))
-	s.NASMessageContainer.Buffer = container
-	m.SecurityModeComplete = s
-	return mustEncodeNAS(t, m)
+	return b
 }
 
 // testSecurityModeReject is the UE's Security Mode Reject (TS 24.501 8.2.27).

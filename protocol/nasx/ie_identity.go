@@ -214,6 +214,20 @@ func EncodeSTMSI(s STMSI) []byte {
 	return b
 }
 
+// EncodeIMEISV encodes a 16-digit IMEISV as a 5GS mobile identity
+// (TS 24.501 figure 9.11.3.4.3): digit 1 beside the odd/even bit (even) and
+// the type, then the other digits in BCD.
+func EncodeIMEISV(imeisv string) ([]byte, error) {
+	if len(imeisv) != 16 || !digits(imeisv) {
+		return nil, fmt.Errorf("IMEISV %q: want 16 digits", imeisv)
+	}
+	rest, err := encodeBCD(imeisv[1:])
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte{(imeisv[0]-'0')<<4 | byte(IdentityIMEISV)}, rest...), nil
+}
+
 // parsePEI decodes an IMEI/IMEISV: the first digit sits in the high nibble
 // of octet 1, next to the odd/even bit (TS 24.501 figure 9.11.3.4.3).
 func parsePEI(b []byte, t IdentityType) (string, error) {

@@ -116,3 +116,17 @@ func TestNetworkNameRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestIMEISVRoundTrip(t *testing.T) {
+	b, err := EncodeIMEISV("4370816125816151")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := ParseMobileIdentity(b)
+	if err != nil || id.Type != IdentityIMEISV || id.PEI != "imeisv-4370816125816151" {
+		t.Fatalf("IMEISV read back as %+v, %v", id, err)
+	}
+	if _, err := EncodeIMEISV("43708161258161"); err == nil {
+		t.Fatal("a 14-digit IMEISV was encoded")
+	}
+}

@@ -1,10 +1,14 @@
 package nasx
 
 import (
+	"fmt"
+
 	"github.com/free5gc/nas"
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/nas/nasType"
 	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/domain"
 )
 
 // Uplink 5GMM builders of the UE side (the simulator in test/ransim and the
@@ -26,6 +30,13 @@ type RegistrationRequest struct {
 	Identity     []byte
 	SecurityCaps []byte          // UE security capability value (9.11.3.54)
 	Requested    []models.Snssai // requested NSSAI; omitted when empty
+	// Capability5GMM is the 5GMM capability value (9.11.3.1), which a UE
+	// includes in initial registration and mobility registration updating
+	// (5.5.1.2.2, 5.5.1.3.2); nil leaves the IE out.
+	Capability5GMM []byte
+	// LastVisited is the last visited registered TAI (9.11.3.8), included
+	// when the UE holds a valid one (5.5.1.2.2, 5.5.1.3.2).
+	LastVisited *domain.TAI
 	// Cleartext leaves out the IEs that TS 24.501 4.4.6 keeps out of an
 	// initial message sent without a security context.
 	Cleartext bool
@@ -46,7 +57,20 @@ func BuildRegistrationRequest(p RegistrationRequest) ([]byte, error) {
 		r.UESecurityCapability.SetLen(uint8(len(p.SecurityCaps)))
 		r.UESecurityCapability.Buffer = p.SecurityCaps
 	}
-	if len(p.Requested) > 0 && !p.Cleartext {
+	if p.Cleartext {
+		// TS 24.501 4.4.6: the rest waits for the NAS message container.
+		m.RegistrationRequest = r
+		return encode(m)
+	}
+	if len(p.Capability5GMM) > 0 {
+		if len(p.Capability5GMM) > 13 {
+			return nil, fmt.Errorf("5GMM capability of %d octets: want 1-13", len(p.Capability5GMM))
+		}
+		r.Capability5GMM = nasType.NewCapability5GMM(nasMessage.RegistrationRequestCapability5GMMType)
+		r.Capability5GMM.SetLen(uint8(len(p.Capability5GMM)))
+		copy(r.Capability5GMM.Octet[:], p.Capability5GMM)
+	}
+	if len(p.Requested) > 0 {
 		ns, err := nssaiOctets(p.Requested)
 		if err != nil {
 			return nil, err
@@ -54,6 +78,14 @@ func BuildRegistrationRequest(p RegistrationRequest) ([]byte, error) {
 		r.RequestedNSSAI = nasType.NewRequestedNSSAI(nasMessage.RegistrationRequestRequestedNSSAIType)
 		r.RequestedNSSAI.SetLen(uint8(len(ns)))
 		r.RequestedNSSAI.Buffer = ns
+	}
+	if p.LastVisited != nil {
+		tai, err := p.LastVisited.ToNAS()
+		if err != nil {
+			return nil, err
+		}
+		r.LastVisitedRegisteredTAI = nasType.NewLastVisitedRegisteredTAI(nasMessage.RegistrationRequestLastVisitedRegisteredTAIType)
+		copy(r.LastVisitedRegisteredTAI.Octet[:], tai)
 	}
 	m.RegistrationRequest = r
 	return encode(m)
@@ -104,9 +136,25 @@ func BuildAuthenticationFailure(cause uint8, auts []byte) ([]byte, error) {
 // 8.2.26), carrying the whole initial message when the network asked for
 // it or the initial message was cut to cleartext IEs (4.4.6).
 func BuildSecurityModeComplete(container []byte) ([]byte, error) {
+	return BuildSecurityModeCompleteWithIMEISV(container, "")
+}
+
+// BuildSecurityModeCompleteWithIMEISV is Security Mode Complete with the
+// UE's IMEISV (16 digits), which the UE includes when the command requested
+// it (TS 24.501 5.4.2.3, 8.2.26.2); "" leaves the IE out.
+func BuildSecurityModeCompleteWithIMEISV(container []byte, imeisv string) ([]byte, error) {
 	m := newGmm(nas.MsgTypeSecurityModeComplete)
 	s := nasMessage.NewSecurityModeComplete(0)
 	ueHeader(&s.ExtendedProtocolDiscriminator, &s.SpareHalfOctetAndSecurityHeaderType, &s.SecurityModeCompleteMessageIdentity, nas.MsgTypeSecurityModeComplete)
+	if imeisv != "" {
+		v, err := EncodeIMEISV(imeisv)
+		if err != nil {
+			return nil, err
+		}
+		s.IMEISV = nasType.NewIMEISV(nasMessage.SecurityModeCompleteIMEISVType)
+		s.IMEISV.SetLen(uint16(len(v)))
+		copy(s.IMEISV.Octet[:], v)
+	}
 	if container != nil {
 		s.NASMessageContainer = nasType.NewNASMessageContainer(nasMessage.SecurityModeCompleteNASMessageContainerType)
 		s.NASMessageContainer.SetLen(uint16(len(container)))

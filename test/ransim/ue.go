@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -61,6 +62,19 @@ type downlink struct {
 // ueSecurityCaps: 5G-EA0..EA2 and 5G-IA0..IA2 (TS 24.501 9.11.3.54).
 var ueSecurityCaps = []byte{0xE0, 0xE0}
 
+// ue5GMMCapability is an NR-only UE's 5GMM capability (TS 24.501
+// 9.11.3.1): no S1 mode, no HO attach, no LPP. A UE includes the IE in
+// initial and mobility registration (5.5.1.2.2, 5.5.1.3.2); cores reject a
+// request without it (free5GC: #111).
+var ue5GMMCapability = []byte{0x00}
+
+// imeisvOf is the simulated UE's IMEISV (TS 23.003 6.2.2): 14 digits taken
+// from the IMSI, so each UE has its own, and software version 01.
+func imeisvOf(imsi string) string {
+	d := fmt.Sprintf("%014s", imsi)
+	return strings.ReplaceAll(d[len(d)-14:], " ", "0") + "01"
+}
+
 // UE is one UE behind a gNB. Its methods run one procedure at a time.
 type UE struct {
 	g       *GNB
@@ -79,6 +93,9 @@ type UE struct {
 	ngKSI uint8                // its key set identifier; 7: no key
 	sqnMS []byte               // highest SQN accepted (TS 33.102 C.1)
 	guti  *nasx.GUTI
+	// lastTAI is the last visited registered TAI (TS 24.501 9.11.3.8): the
+	// TAI of the cell the last Registration Accept came through.
+	lastTAI *domain.TAI
 
 	// the 5G AKA run of this registration, until Security Mode Command takes it into use
 	pendingKAMF  []byte
@@ -115,6 +132,14 @@ func (u *UE) GUTI() *nasx.GUTI { return u.guti }
 // ForgetGUTI makes the next registration identify the UE by SUCI again.
 func (u *UE) ForgetGUTI() { u.guti, u.sec, u.ngKSI = nil, nil, 7 }
 
+// took notes the AMF UE NGAP ID a downlink names.
+func (u *UE) took(d downlink) downlink {
+	if d.amfID >= 0 && !d.released {
+		u.amfID.Store(d.amfID)
+	}
+	return d
+}
+
 func (u *UE) deliver(d downlink) {
 	select {
 	case u.inbox <- d:
@@ -123,13 +148,17 @@ func (u *UE) deliver(d downlink) {
 	}
 }
 
+// next returns the UE's next downlink event. What arrived before the
+// association ended is still delivered.
 func (u *UE) next(ctx context.Context) (downlink, error) {
 	select {
 	case d := <-u.inbox:
-		if d.amfID >= 0 && !d.released {
-			u.amfID.Store(d.amfID)
-		}
-		return d, nil
+		return u.took(d), nil
+	default:
+	}
+	select {
+	case d := <-u.inbox:
+		return u.took(d), nil
 	case <-u.g.done:
 		return downlink{}, fmt.Errorf("N2 association ended: %v", u.g.readErr)
 	case <-ctx.Done():
@@ -160,13 +189,12 @@ func (u *UE) register(ctx context.Context, regType uint8) (time.Duration, error)
 	if err != nil {
 		return 0, err
 	}
-	full, err := nasx.BuildRegistrationRequest(nasx.RegistrationRequest{Type: regType, NgKSI: u.ngKSI,
-		Identity: identity, SecurityCaps: ueSecurityCaps, Requested: u.requested})
+	full, err := nasx.BuildRegistrationRequest(u.registrationRequest(regType, identity))
 	if err != nil {
 		return 0, err
 	}
-	initial := full
-	if u.sec == nil {
+	initial, cleartext := full, u.sec == nil
+	if cleartext {
 		// TS 24.501 4.4.6: without a security context only cleartext IEs go
 		// in the clear; the whole message follows in Security Mode Complete.
 		if initial, err = nasx.BuildRegistrationRequest(nasx.RegistrationRequest{Type: regType, NgKSI: u.ngKSI,
@@ -190,7 +218,7 @@ func (u *UE) register(ctx context.Context, regType uint8) (time.Duration, error)
 		case nas.MsgTypeRegistrationReject:
 			return 0, &RejectError{Message: "Registration Reject", Cause: m.RegistrationReject.Cause5GMM.GetCauseValue()}
 		case nas.MsgTypeSecurityModeCommand:
-			err = u.onSecurityModeCommand(m, full)
+			err = u.onSecurityModeCommand(m, full, cleartext)
 		default:
 			err = u.onCommon(m)
 		}
@@ -198,6 +226,20 @@ func (u *UE) register(ctx context.Context, regType uint8) (time.Duration, error)
 			return 0, fmt.Errorf("registration of %s: %w", u.supi, err)
 		}
 	}
+}
+
+// registrationRequest is what a UE puts in a Registration Request
+// (TS 24.501 5.5.1.2.2, 5.5.1.3.2): its identity, security capability and
+// requested NSSAI, its 5GMM capability (initial and mobility registration)
+// and the last visited registered TAI when it holds one. No UE status IE: it
+// is for UEs supporting S1 mode, and this one does not.
+func (u *UE) registrationRequest(regType uint8, identity []byte) nasx.RegistrationRequest {
+	r := nasx.RegistrationRequest{Type: regType, NgKSI: u.ngKSI, Identity: identity, SecurityCaps: ueSecurityCaps,
+		Requested: u.requested, LastVisited: u.lastTAI}
+	if regType != nasMessage.RegistrationType5GSPeriodicRegistrationUpdating {
+		r.Capability5GMM = ue5GMMCapability
+	}
+	return r
 }
 
 func (u *UE) identity() ([]byte, error) {
@@ -297,15 +339,26 @@ type smcContext struct {
 }
 
 // onSecurityModeCommand takes the context the command verified under into
-// use (TS 24.501 5.4.2.3) and answers with the whole initial message.
-func (u *UE) onSecurityModeCommand(m *nas.Message, full []byte) error {
+// use (TS 24.501 5.4.2.3) and answers Security Mode Complete: with the
+// IMEISV when the command asks for it, and with the whole initial message
+// when that went out with cleartext IEs only or the network asks for it
+// again (RINMR) (4.4.6).
+func (u *UE) onSecurityModeCommand(m *nas.Message, full []byte, cleartext bool) error {
 	c := m.SecurityModeCommand
 	if !bytes.Equal(c.ReplayedUESecurityCapabilities.Buffer, ueSecurityCaps) {
 		// TS 24.501 5.4.2.5: Security Mode Reject, cause 23
 		return u.sendUplink(nasx.BuildStatus(nasMessage.Cause5GMMUESecurityCapabilitiesMismatch))
 	}
 	u.sec, u.kamf, u.ngKSI = u.smc.sec, u.smc.kamf, u.smc.ngKSI
-	return u.sendUplink(nasx.BuildSecurityModeComplete(full))
+	var container []byte
+	if cleartext || c.Additional5GSecurityInformation != nil && c.Additional5GSecurityInformation.GetRINMR() == 1 {
+		container = full
+	}
+	imeisv := ""
+	if c.IMEISVRequest != nil && c.IMEISVRequest.GetIMEISVRequestValue() == nasMessage.IMEISVRequested {
+		imeisv = imeisvOf(u.sub.IMSI)
+	}
+	return u.sendUplink(nasx.BuildSecurityModeCompleteWithIMEISV(container, imeisv))
 }
 
 // onRegistrationAccept keeps the 5G-GUTI and allowed NSSAI and completes
@@ -326,6 +379,8 @@ func (u *UE) onRegistrationAccept(a *nasMessage.RegistrationAccept) error {
 		}
 		u.Allowed = allowed
 	}
+	tai := u.g.cell.TAI
+	u.lastTAI = &tai
 	if a.GUTI5G == nil {
 		return nil // nothing to acknowledge
 	}
