@@ -430,6 +430,63 @@ func (u *UE) Deregister(ctx context.Context, switchOff bool) (time.Duration, err
 	}
 }
 
+// NotForwardedError is the AMF sending a 5GSM message back in DL NAS
+// Transport because it could not forward it (TS 24.501 5.4.5.2.5), e.g.
+// #90 "payload was not forwarded" from a core without an SMF.
+type NotForwardedError struct {
+	Cause        uint8
+	PDUSessionID uint8
+	Payload      []byte // the 5GSM message as the UE sent it
+}
+
+func (e *NotForwardedError) Error() string {
+	return fmt.Sprintf("5GSM message of PDU session %d not forwarded (5GMM cause %d)", e.PDUSessionID, e.Cause)
+}
+
+// RequestPDUSession sends PDU Session Establishment Request (TS 24.501
+// 6.4.1.2) for an IPv4 session on dnn in UL NAS Transport, request type
+// "initial request" (5.4.5.2.2), and returns the 5GSM message of the DL NAS
+// Transport that answers it; *NotForwardedError when the AMF sends the
+// request back.
+func (u *UE) RequestPDUSession(ctx context.Context, sessionID uint8, dnn string) ([]byte, error) {
+	if u.sec == nil || u.ranID.Load() == 0 {
+		return nil, errors.New("PDU session: the UE is not registered and connected")
+	}
+	sm, err := nasx.BuildPDUSessionEstablishmentRequest(sessionID, 1)
+	if err != nil {
+		return nil, err
+	}
+	var slice *models.Snssai
+	if len(u.Allowed) > 0 {
+		slice = &u.Allowed[0]
+	}
+	if err := u.sendUplink(nasx.BuildULNASTransport(nasx.ULNASTransport{PayloadType: nasx.PayloadN1SMInformation,
+		Payload: sm, PDUSessionID: sessionID, RequestType: nasx.RequestInitial, SNSSAI: slice, DNN: dnn})); err != nil {
+		return nil, err
+	}
+	for {
+		m, err := u.nextNAS(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("PDU session %d of %s: %w", sessionID, u.supi, err)
+		}
+		d := m.DLNASTransport
+		if d == nil {
+			if err := u.onCommon(m); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if d.Cause5GMM != nil {
+			e := &NotForwardedError{Cause: d.Cause5GMM.GetCauseValue(), Payload: d.GetPayloadContainerContents()}
+			if d.PduSessionID2Value != nil {
+				e.PDUSessionID = d.GetPduSessionID2Value()
+			}
+			return nil, e
+		}
+		return d.GetPayloadContainerContents(), nil
+	}
+}
+
 // AwaitConfigurationUpdate waits for a Configuration Update Command
 // (TS 24.501 5.4.4), which follows Registration Complete.
 func (u *UE) AwaitConfigurationUpdate(ctx context.Context) error {
