@@ -47,7 +47,7 @@ func uplinkSamples(t testing.TB) map[string][]byte {
 		"security-mode-reject":                testSecurityModeReject(t, CauseUESecurityCapMismatch),
 		"registration-complete":               must(BuildRegistrationComplete()),
 		"registration-complete-ciphered":      must(ciphered.Protect(must(BuildRegistrationComplete()), security.IntegrityProtectedAndCiphered)),
-		"configuration-update-complete":       testConfigurationUpdateComplete(t),
+		"configuration-update-complete":       must(BuildConfigurationUpdateComplete()),
 		"deregistration-request":              must(BuildDeregistrationRequest(false, 1, guti)),
 		"deregistration-request-switch-off":   must(BuildDeregistrationRequest(true, 1, guti)),
 		"status-from-ue":                      must(BuildStatus(CauseMessageNotCompatibleWithState)),
@@ -73,16 +73,6 @@ func testSecurityModeReject(t testing.TB, cause uint8) []byte {
 	ueHeader(&r.ExtendedProtocolDiscriminator, &r.SpareHalfOctetAndSecurityHeaderType, &r.SecurityModeRejectMessageIdentity, nas.MsgTypeSecurityModeReject)
 	r.Cause5GMM.SetCauseValue(cause)
 	m.SecurityModeReject = r
-	return mustEncodeNAS(t, m)
-}
-
-// testConfigurationUpdateComplete is Configuration Update Complete
-// (TS 24.501 8.2.20); the simulator does not acknowledge the command.
-func testConfigurationUpdateComplete(t testing.TB) []byte {
-	m := newGmm(nas.MsgTypeConfigurationUpdateComplete)
-	c := nasMessage.NewConfigurationUpdateComplete(0)
-	ueHeader(&c.ExtendedProtocolDiscriminator, &c.SpareHalfOctetAndSecurityHeaderType, &c.ConfigurationUpdateCompleteMessageIdentity, nas.MsgTypeConfigurationUpdateComplete)
-	m.ConfigurationUpdateComplete = c
 	return mustEncodeNAS(t, m)
 }
 

@@ -173,6 +173,18 @@ func BuildRegistrationComplete() ([]byte, error) {
 	return encode(m)
 }
 
+// BuildConfigurationUpdateComplete builds Configuration Update Complete
+// (TS 24.501 8.2.20), the UE's acknowledgement of a command that asked for
+// one (5.4.4.3).
+func BuildConfigurationUpdateComplete() ([]byte, error) {
+	m := newGmm(nas.MsgTypeConfigurationUpdateComplete)
+	c := nasMessage.NewConfigurationUpdateComplete(0)
+	ueHeader(&c.ExtendedProtocolDiscriminator, &c.SpareHalfOctetAndSecurityHeaderType, &c.ConfigurationUpdateCompleteMessageIdentity,
+		nas.MsgTypeConfigurationUpdateComplete)
+	m.ConfigurationUpdateComplete = c
+	return encode(m)
+}
+
 // BuildDeregistrationRequest builds Deregistration Request, UE originating
 // (TS 24.501 8.2.11), for 3GPP access; switchOff says the UE is powering
 // down and expects no answer (5.5.2.2.1).

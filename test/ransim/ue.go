@@ -283,15 +283,41 @@ func (u *UE) onCommon(m *nas.Message) error {
 		u.ForgetGUTI()
 		return &RejectError{Message: "Authentication Reject"}
 	case nas.MsgTypeConfigurationUpdateCommand:
-		if c := m.ConfigurationUpdateCommand; c.FullNameForNetwork != nil {
-			u.NetworkName = nasx.DecodeNetworkName(c.FullNameForNetwork.Buffer)
-		}
+		return u.onConfigurationUpdate(m.ConfigurationUpdateCommand)
 	case nas.MsgTypeStatus5GMM:
 		u.g.log.Info("5GMM Status from the AMF", "supi", u.supi, "cause", m.Status5GMM.Cause5GMM.GetCauseValue())
 	default:
 		u.g.log.Debug("unexpected 5GMM message", "supi", u.supi, "type", nasx.MessageName(m.GmmHeader.GetMessageType()))
 	}
 	return nil
+}
+
+// onConfigurationUpdate takes what a Configuration Update Command changes
+// (network name, 5G-GUTI, allowed NSSAI) and acknowledges it when the
+// network asks (TS 24.501 5.4.4.3).
+func (u *UE) onConfigurationUpdate(c *nasMessage.ConfigurationUpdateCommand) error {
+	if c.FullNameForNetwork != nil {
+		u.NetworkName = nasx.DecodeNetworkName(c.FullNameForNetwork.Buffer)
+	}
+	if c.GUTI5G != nil {
+		id, err := nasx.ParseMobileIdentity(c.GUTI5G.Octet[:c.GUTI5G.GetLen()])
+		if err != nil {
+			return fmt.Errorf("Configuration Update Command: 5G-GUTI: %w", err)
+		}
+		g := id.GUTI
+		u.guti = &g
+	}
+	if c.AllowedNSSAI != nil {
+		allowed, err := nasx.NSSAIModels(c.AllowedNSSAI.Buffer)
+		if err != nil {
+			return fmt.Errorf("Configuration Update Command: allowed NSSAI: %w", err)
+		}
+		u.Allowed = allowed
+	}
+	if c.ConfigurationUpdateIndication == nil || c.ConfigurationUpdateIndication.GetACK() != 1 {
+		return nil
+	}
+	return u.sendUplink(nasx.BuildConfigurationUpdateComplete())
 }
 
 // onAuthenticationRequest is the USIM and ME of 5G AKA (TS 33.501 6.1.3.2

@@ -16,6 +16,7 @@ import (
 
 	"github.com/free5gc/nas"
 	"github.com/free5gc/nas/nasMessage"
+	"github.com/free5gc/nas/nasType"
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
 
@@ -449,5 +450,62 @@ func TestShutdownWaitsForTheAMFsLastMessages(t *testing.T) {
 	}
 	if err := ue.AwaitConfigurationUpdate(context.Background()); err != nil || ue.NetworkName != "L25GC+" {
 		t.Fatalf("the UE did not get the Configuration Update Command: %v (network name %q)", err, ue.NetworkName)
+	}
+}
+
+// configurationUpdateCommand is a command asking for acknowledgement and
+// assigning a new 5G-GUTI (TS 24.501 8.2.19), the way some cores send it.
+func configurationUpdateCommand(t *testing.T, guti nasx.GUTI) []byte {
+	g, err := nasx.EncodeGUTI(guti)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nas.NewMessage()
+	m.GmmMessage = nas.NewGmmMessage()
+	m.GmmHeader.SetExtendedProtocolDiscriminator(nasMessage.Epd5GSMobilityManagementMessage)
+	m.GmmHeader.SetMessageType(nas.MsgTypeConfigurationUpdateCommand)
+	c := nasMessage.NewConfigurationUpdateCommand(0)
+	c.ExtendedProtocolDiscriminator.SetExtendedProtocolDiscriminator(nasMessage.Epd5GSMobilityManagementMessage)
+	c.ConfigurationUpdateCommandMessageIdentity.SetMessageType(nas.MsgTypeConfigurationUpdateCommand)
+	c.ConfigurationUpdateIndication = nasType.NewConfigurationUpdateIndication(nasMessage.ConfigurationUpdateCommandConfigurationUpdateIndicationType)
+	c.ConfigurationUpdateIndication.SetACK(1)
+	c.GUTI5G = nasType.NewGUTI5G(nasMessage.ConfigurationUpdateCommandGUTI5GType)
+	c.GUTI5G.SetLen(uint16(len(g)))
+	copy(c.GUTI5G.Octet[:], g)
+	m.ConfigurationUpdateCommand = c
+	b, err := m.PlainNasEncode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TS 24.501 5.4.4.3: a UE acknowledges a Configuration Update Command that
+// asks for it and takes the new 5G-GUTI.
+func TestConfigurationUpdateIsAcknowledgedWhenAsked(t *testing.T) {
+	g, amf := connectScripted(t)
+	k, _ := hex.DecodeString("8baf473f2f8fd09487cccbd7097c6862")
+	opc, _ := hex.DecodeString("8e27b6af0e692e750f32667a3b14605d")
+	const imsi = "208930000000003"
+	ue := g.NewUE(Subscriber{IMSI: imsi, K: k, OPc: opc}, Concealment{Scheme: security.SchemeNull})
+	done := make(chan error, 1)
+	go func() { _, err := ue.Register(context.Background()); done <- err }()
+	ranID := amf.initialRegistrationRequest()
+	amf.authenticate(ranID, k, opc, imsi)
+	amf.securityMode(ranID, imsi)
+	amf.accept(ranID)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- ue.AwaitConfigurationUpdate(context.Background()) }()
+	amf.nasDown(ranID, configurationUpdateCommand(t, nasx.GUTI{GUAMI: testGUAMI, TMSI: 9}))
+	if m := amf.uplinkNAS(); m.ConfigurationUpdateComplete == nil {
+		t.Fatalf("message type %d, want Configuration Update Complete", m.GmmHeader.GetMessageType())
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if ue.GUTI() == nil || ue.GUTI().TMSI != 9 {
+		t.Fatalf("5G-GUTI %+v, want the one the command assigned", ue.GUTI())
 	}
 }
