@@ -38,8 +38,13 @@ type RegistrationRequest struct {
 	// when the UE holds a valid one (5.5.1.2.2, 5.5.1.3.2).
 	LastVisited *domain.TAI
 	// Cleartext leaves out the IEs that TS 24.501 4.4.6 keeps out of an
-	// initial message sent without a security context.
+	// initial message: all of them without a security context; with one,
+	// they travel ciphered in Container.
 	Cleartext bool
+	// Container is the NAS message container value (9.11.3.33) of a
+	// cleartext initial message sent with a security context: the whole
+	// message, ciphered (4.4.6). nil leaves the IE out.
+	Container []byte
 }
 
 // BuildRegistrationRequest builds Registration Request (TS 24.501 8.2.6).
@@ -58,7 +63,13 @@ func BuildRegistrationRequest(p RegistrationRequest) ([]byte, error) {
 		r.UESecurityCapability.Buffer = p.SecurityCaps
 	}
 	if p.Cleartext {
-		// TS 24.501 4.4.6: the rest waits for the NAS message container.
+		// TS 24.501 4.4.6: the rest is in the NAS message container, now
+		// (with a security context) or in Security Mode Complete.
+		if p.Container != nil {
+			r.NASMessageContainer = nasType.NewNASMessageContainer(nasMessage.RegistrationRequestNASMessageContainerType)
+			r.NASMessageContainer.SetLen(uint16(len(p.Container)))
+			r.NASMessageContainer.Buffer = p.Container
+		}
 		m.RegistrationRequest = r
 		return encode(m)
 	}

@@ -193,14 +193,10 @@ func (u *UE) register(ctx context.Context, regType uint8) (time.Duration, error)
 	if err != nil {
 		return 0, err
 	}
-	initial, cleartext := full, u.sec == nil
-	if cleartext {
-		// TS 24.501 4.4.6: without a security context only cleartext IEs go
-		// in the clear; the whole message follows in Security Mode Complete.
-		if initial, err = nasx.BuildRegistrationRequest(nasx.RegistrationRequest{Type: regType, NgKSI: u.ngKSI,
-			Identity: identity, SecurityCaps: ueSecurityCaps, Cleartext: true}); err != nil {
-			return 0, err
-		}
+	cleartext := u.sec == nil
+	initial, err := u.initialRequest(regType, identity, full)
+	if err != nil {
+		return 0, err
 	}
 	u.lastRAND = nil
 	start := time.Now()
@@ -226,6 +222,23 @@ func (u *UE) register(ctx context.Context, regType uint8) (time.Duration, error)
 			return 0, fmt.Errorf("registration of %s: %w", u.supi, err)
 		}
 	}
+}
+
+// initialRequest is the Registration Request as the initial message carries
+// it (TS 24.501 4.4.6): only the cleartext IEs; with a security context the
+// whole request follows ciphered in the NAS message container (and the
+// message is integrity protected by sendInitial), without one it follows
+// in Security Mode Complete.
+func (u *UE) initialRequest(regType uint8, identity, full []byte) ([]byte, error) {
+	r := nasx.RegistrationRequest{Type: regType, NgKSI: u.ngKSI, Identity: identity, SecurityCaps: ueSecurityCaps, Cleartext: true}
+	if u.sec != nil {
+		c, err := u.sec.CipherContainer(full)
+		if err != nil {
+			return nil, err
+		}
+		r.Container = c
+	}
+	return nasx.BuildRegistrationRequest(r)
 }
 
 // registrationRequest is what a UE puts in a Registration Request

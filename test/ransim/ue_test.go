@@ -246,21 +246,54 @@ func TestSimulatorSendsWhatARealUEAndGNBSend(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A later registration names where the UE was registered (9.11.3.8).
-	b, err := nasx.BuildRegistrationRequest(ue.registrationRequest(nasMessage.RegistrationType5GSMobilityRegistrationUpdating, []byte{0xf2}))
+	// A later registration, under the UE's context: cleartext IEs, the
+	// whole request ciphered in the NAS message container (4.4.6), naming
+	// where the UE was registered (9.11.3.8).
+	identity, err := nasx.EncodeGUTI(*ue.GUTI())
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := nasx.Decode(b)
+	mobility := uint8(nasMessage.RegistrationType5GSMobilityRegistrationUpdating)
+	full, err := nasx.BuildRegistrationRequest(ue.registrationRequest(mobility, identity))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lv := m.RegistrationRequest.LastVisitedRegisteredTAI; lv == nil || lv.Octet != [6]byte{0x02, 0xf8, 0x39, 0, 0, 1} {
+	initial, err := ue.initialRequest(mobility, identity, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdu, err := ue.sec.Protect(initial, nas.SecurityHeaderTypeIntegrityProtected)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _, err := amf.sec.Unprotect(pdu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outer := decodeRegistration(t, plain)
+	if outer.Capability5GMM != nil || outer.RequestedNSSAI != nil || outer.NASMessageContainer == nil {
+		t.Fatal("initial message under a context: want cleartext IEs and a NAS message container (TS 24.501 4.4.6)")
+	}
+	inner, err := amf.sec.DecipherContainer(outer.NASMessageContainer.Buffer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := decodeRegistration(t, inner)
+	if lv := r.LastVisitedRegisteredTAI; lv == nil || lv.Octet != [6]byte{0x02, 0xf8, 0x39, 0, 0, 1} {
 		t.Fatalf("mobility registration: last visited registered TAI %+v, want 208/93 TAC 1", lv)
 	}
-	if m.RegistrationRequest.Capability5GMM == nil {
-		t.Fatal("mobility registration without 5GMM capability (TS 24.501 5.5.1.3.2)")
+	if r.Capability5GMM == nil || r.RequestedNSSAI == nil {
+		t.Fatal("mobility registration without 5GMM capability or requested NSSAI (TS 24.501 5.5.1.3.2)")
 	}
+}
+
+func decodeRegistration(t *testing.T, b []byte) *nasMessage.RegistrationRequest {
+	t.Helper()
+	m, err := nasx.Decode(b)
+	if err != nil || m.RegistrationRequest == nil {
+		t.Fatalf("want a Registration Request: %v", err)
+	}
+	return m.RegistrationRequest
 }
 
 // initialRegistrationRequest reads Initial UE Message: NGAP IEs of TS 38.413
