@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/free5gc/nas"
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/openapi/models"
 
@@ -44,7 +43,7 @@ func uplinkSamples(t testing.TB) map[string][]byte {
 		"security-mode-complete":              smc,
 		"security-mode-complete-imeisv":       testSecurityModeCompleteWithIMEISV(t, "4370816125816151", full),
 		"security-mode-complete-protected":    must(clear.Protect(smc, security.IntegrityProtectedCipheredNewCtx)),
-		"security-mode-reject":                testSecurityModeReject(t, CauseUESecurityCapMismatch),
+		"security-mode-reject":                must(BuildSecurityModeReject(CauseUESecurityCapMismatch)),
 		"registration-complete":               must(BuildRegistrationComplete()),
 		"registration-complete-ciphered":      must(ciphered.Protect(must(BuildRegistrationComplete()), security.IntegrityProtectedAndCiphered)),
 		"configuration-update-complete":       must(BuildConfigurationUpdateComplete()),
@@ -60,25 +59,6 @@ func uplinkSamples(t testing.TB) map[string][]byte {
 // IMEISV the AMF asks for (TS 24.501 8.2.26.2).
 func testSecurityModeCompleteWithIMEISV(t testing.TB, imeisv string, container []byte) []byte {
 	b, err := BuildSecurityModeCompleteWithIMEISV(container, imeisv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// testSecurityModeReject is the UE's Security Mode Reject (TS 24.501 8.2.27).
-func testSecurityModeReject(t testing.TB, cause uint8) []byte {
-	m := newGmm(nas.MsgTypeSecurityModeReject)
-	r := nasMessage.NewSecurityModeReject(0)
-	ueHeader(&r.ExtendedProtocolDiscriminator, &r.SpareHalfOctetAndSecurityHeaderType, &r.SecurityModeRejectMessageIdentity, nas.MsgTypeSecurityModeReject)
-	r.Cause5GMM.SetCauseValue(cause)
-	m.SecurityModeReject = r
-	return mustEncodeNAS(t, m)
-}
-
-func mustEncodeNAS(t testing.TB, m *nas.Message) []byte {
-	t.Helper()
-	b, err := encode(m)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,4 +129,11 @@ func TestIMEISVRoundTrip(t *testing.T) {
 	if _, err := EncodeIMEISV("43708161258161"); err == nil {
 		t.Fatal("a 14-digit IMEISV was encoded")
 	}
+	b, err = EncodePEI(IdentityIMEI, "437081612581612")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := ParseMobileIdentity(b); err != nil || id.Type != IdentityIMEI || id.PEI != "imei-437081612581612" {
+		t.Fatalf("IMEI read back as %+v, %v", id, err)
+	}
 }

@@ -175,6 +175,18 @@ func BuildSecurityModeCompleteWithIMEISV(container []byte, imeisv string) ([]byt
 	return encode(m)
 }
 
+// BuildSecurityModeReject builds Security Mode Reject (TS 24.501 8.2.27),
+// e.g. with #23 when the replayed UE security capabilities do not match
+// the UE's (5.4.2.5).
+func BuildSecurityModeReject(cause uint8) ([]byte, error) {
+	m := newGmm(nas.MsgTypeSecurityModeReject)
+	r := nasMessage.NewSecurityModeReject(0)
+	ueHeader(&r.ExtendedProtocolDiscriminator, &r.SpareHalfOctetAndSecurityHeaderType, &r.SecurityModeRejectMessageIdentity, nas.MsgTypeSecurityModeReject)
+	r.Cause5GMM.SetCauseValue(cause)
+	m.SecurityModeReject = r
+	return encode(m)
+}
+
 // BuildRegistrationComplete builds Registration Complete (TS 24.501 8.2.8).
 func BuildRegistrationComplete() ([]byte, error) {
 	m := newGmm(nas.MsgTypeRegistrationComplete)

@@ -68,11 +68,37 @@ var ueSecurityCaps = []byte{0xE0, 0xE0}
 // request without it (free5GC: #111).
 var ue5GMMCapability = []byte{0x00}
 
-// imeisvOf is the simulated UE's IMEISV (TS 23.003 6.2.2): 14 digits taken
-// from the IMSI, so each UE has its own, and software version 01.
-func imeisvOf(imsi string) string {
-	d := fmt.Sprintf("%014s", imsi)
-	return strings.ReplaceAll(d[len(d)-14:], " ", "0") + "01"
+// imeisvOf is the simulated UE's IMEISV (TS 23.003 6.2.2): TAC and serial
+// number, 14 digits taken from the IMSI so each UE has its own, and
+// software version 01.
+func imeisvOf(imsi string) string { return peiDigits(imsi) + "01" }
+
+// imeiOf is the simulated UE's IMEI (TS 23.003 6.2.1): the same 14 digits
+// and the Luhn check digit of annex B.
+func imeiOf(imsi string) string {
+	d := peiDigits(imsi)
+	return d + string('0'+luhn(d))
+}
+
+func peiDigits(imsi string) string {
+	d := strings.Repeat("0", 14) + imsi
+	return d[len(d)-14:]
+}
+
+// luhn is the check digit of TS 23.003 annex B: double every second digit
+// from the right of the 14, sum the digits, and take what reaches a ten.
+func luhn(d string) byte {
+	sum := 0
+	for i := len(d) - 1; i >= 0; i-- {
+		v := int(d[i] - '0')
+		if (len(d)-1-i)%2 == 0 {
+			if v *= 2; v > 9 {
+				v -= 9
+			}
+		}
+		sum += v
+	}
+	return byte((10 - sum%10) % 10)
 }
 
 // UE is one UE behind a gNB. Its methods run one procedure at a time.
@@ -285,7 +311,7 @@ func (u *UE) suci() ([]byte, error) {
 func (u *UE) onCommon(m *nas.Message) error {
 	switch m.GmmHeader.GetMessageType() {
 	case nas.MsgTypeIdentityRequest:
-		id, err := u.suci()
+		id, err := u.identityOfType(nasx.IdentityType(m.IdentityRequest.SpareHalfOctetAndIdentityType.GetTypeOfIdentity()))
 		if err != nil {
 			return err
 		}
@@ -303,6 +329,21 @@ func (u *UE) onCommon(m *nas.Message) error {
 		u.g.log.Debug("unexpected 5GMM message", "supi", u.supi, "type", nasx.MessageName(m.GmmHeader.GetMessageType()))
 	}
 	return nil
+}
+
+// identityOfType is the identity an Identity Request asks for (TS 24.501
+// 5.4.3.3): a fresh SUCI, the IMEI or the IMEISV; "no identity" for the
+// types a UE on 3GPP access does not have (MAC, EUI-64).
+func (u *UE) identityOfType(t nasx.IdentityType) ([]byte, error) {
+	switch t {
+	case nasx.IdentitySUCI:
+		return u.suci()
+	case nasx.IdentityIMEI:
+		return nasx.EncodePEI(nasx.IdentityIMEI, imeiOf(u.sub.IMSI))
+	case nasx.IdentityIMEISV:
+		return nasx.EncodePEI(nasx.IdentityIMEISV, imeisvOf(u.sub.IMSI))
+	}
+	return []byte{byte(nasx.IdentityNone)}, nil
 }
 
 // onConfigurationUpdate takes what a Configuration Update Command changes
@@ -385,8 +426,8 @@ type smcContext struct {
 func (u *UE) onSecurityModeCommand(m *nas.Message, full []byte, cleartext bool) error {
 	c := m.SecurityModeCommand
 	if !bytes.Equal(c.ReplayedUESecurityCapabilities.Buffer, ueSecurityCaps) {
-		// TS 24.501 5.4.2.5: Security Mode Reject, cause 23
-		return u.sendUplink(nasx.BuildStatus(nasMessage.Cause5GMMUESecurityCapabilitiesMismatch))
+		// TS 24.501 5.4.2.5: Security Mode Reject #23, under the old context.
+		return u.sendUplink(nasx.BuildSecurityModeReject(nasMessage.Cause5GMMUESecurityCapabilitiesMismatch))
 	}
 	u.sec, u.kamf, u.ngKSI = u.smc.sec, u.smc.kamf, u.smc.ngKSI
 	var container []byte

@@ -239,6 +239,21 @@ func TestSimulatorSendsWhatARealUEAndGNBSend(t *testing.T) {
 	go func() { _, err := ue.Register(context.Background()); done <- err }()
 
 	ranID := amf.initialRegistrationRequest()
+	// TS 24.501 5.4.3.3: the identity asked for.
+	for _, want := range []struct {
+		typ nasx.IdentityType
+		pei string
+	}{{nasx.IdentityIMEI, "imei-" + imeiOf(imsi)}, {nasx.IdentityIMEISV, "imeisv-" + imeisvOf(imsi)}, {nasx.IdentitySUCI, ""}} {
+		amf.nasDown(ranID, amf.built(nasx.BuildIdentityRequest(want.typ)))
+		r := amf.uplinkNAS().IdentityResponse
+		if r == nil {
+			t.Fatalf("want Identity Response for %s", want.typ)
+		}
+		id, err := nasx.ParseMobileIdentity(r.MobileIdentity.Buffer)
+		if err != nil || id.Type != want.typ || id.PEI != want.pei {
+			t.Fatalf("Identity Response for %s: %+v, %v", want.typ, id, err)
+		}
+	}
 	amf.authenticate(ranID, k, opc, imsi)
 	amf.securityMode(ranID, imsi)
 	amf.accept(ranID)
@@ -540,5 +555,41 @@ func TestConfigurationUpdateIsAcknowledgedWhenAsked(t *testing.T) {
 	}
 	if ue.GUTI() == nil || ue.GUTI().TMSI != 9 {
 		t.Fatalf("5G-GUTI %+v, want the one the command assigned", ue.GUTI())
+	}
+}
+
+// The check digit of TS 23.003 annex B, on a published example IMEI
+// (490154203237518).
+func TestIMEICheckDigit(t *testing.T) {
+	if d := luhn("49015420323751"); d != 8 {
+		t.Fatalf("check digit %d, want 8", d)
+	}
+	if imei := imeiOf("208930000000001"); len(imei) != 15 || imei[:14] != "08930000000001" {
+		t.Fatalf("IMEI %q", imei)
+	}
+}
+
+// TS 24.501 5.4.2.5: replayed UE security capabilities that are not the
+// UE's get Security Mode Reject #23, not the command's new context.
+func TestMismatchedCapabilitiesGetSecurityModeReject(t *testing.T) {
+	g, amf := connectScripted(t)
+	k, _ := hex.DecodeString("8baf473f2f8fd09487cccbd7097c6862")
+	opc, _ := hex.DecodeString("8e27b6af0e692e750f32667a3b14605d")
+	const imsi = "208930000000004"
+	ue := g.NewUE(Subscriber{IMSI: imsi, K: k, OPc: opc}, Concealment{Scheme: security.SchemeNull})
+	go func() { _, _ = ue.Register(context.Background()) }()
+	ranID := amf.initialRegistrationRequest()
+	amf.authenticate(ranID, k, opc, imsi)
+	smc := amf.built(nasx.BuildSecurityModeCommand(nasx.SecurityModeCommand{IA: security.NIA2, EA: security.NEA2, NgKSI: 1,
+		ReplayedUECap: nasx.SecurityCapability{Raw: []byte{0xF0, 0xF0}}}))
+	pdu, err := amf.sec.Protect(smc, nas.SecurityHeaderTypeIntegrityProtectedWithNew5gNasSecurityContext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	amf.send(ngapx.BuildDownlinkNASTransport(testAMFUEID, ranID, pdu))
+	amf.sec = nil // the UE rejects the context: its answer is plain
+	r := amf.uplinkNAS().SecurityModeReject
+	if r == nil || r.Cause5GMM.GetCauseValue() != nasx.CauseUESecurityCapMismatch {
+		t.Fatalf("want Security Mode Reject #23, got %+v", r)
 	}
 }
