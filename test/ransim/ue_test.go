@@ -227,16 +227,42 @@ func connectScripted(t *testing.T) (*GNB, *scriptedAMF) {
 
 var testGUAMI = domain.GUAMI{PLMN: testPLMN, AMFID: domain.AMFID{RegionID: 0xCA, SetID: 0x3F8}}
 
+// The USIM keys of the test UEs (the config's default subscriber range).
+var (
+	testK, _   = hex.DecodeString("8baf473f2f8fd09487cccbd7097c6862")
+	testOPc, _ = hex.DecodeString("8e27b6af0e692e750f32667a3b14605d")
+)
+
+// startRegistration puts a UE with imsi under g and starts its initial
+// registration; done receives Register's result.
+func startRegistration(g *GNB, imsi string) (ue *UE, done chan error) {
+	ue = g.NewUE(Subscriber{IMSI: imsi, K: testK, OPc: testOPc}, Concealment{Scheme: security.SchemeNull})
+	done = make(chan error, 1)
+	go func() { _, err := ue.Register(context.Background()); done <- err }()
+	return ue, done
+}
+
+// register runs a whole initial registration of imsi with the checks of
+// each step, and returns the UE and its RAN UE NGAP ID.
+func (a *scriptedAMF) register(g *GNB, imsi string) (*UE, int64) {
+	a.t.Helper()
+	ue, done := startRegistration(g, imsi)
+	ranID := a.initialRegistrationRequest()
+	a.authenticate(ranID, imsi)
+	a.securityMode(ranID, imsi)
+	a.accept(ranID)
+	if err := <-done; err != nil {
+		a.t.Fatal(err)
+	}
+	return ue, ranID
+}
+
 // TS 24.501 5.5.1.2.2, 4.4.6, 5.4.2.3 and TS 38.413 8.6.1, 8.3.1: an
 // initial registration as a real UE and gNB send it, message by message.
 func TestSimulatorSendsWhatARealUEAndGNBSend(t *testing.T) {
 	g, amf := connectScripted(t)
-	k, _ := hex.DecodeString("8baf473f2f8fd09487cccbd7097c6862")
-	opc, _ := hex.DecodeString("8e27b6af0e692e750f32667a3b14605d")
 	const imsi = "208930000000001"
-	ue := g.NewUE(Subscriber{IMSI: imsi, K: k, OPc: opc}, Concealment{Scheme: security.SchemeNull})
-	done := make(chan error, 1)
-	go func() { _, err := ue.Register(context.Background()); done <- err }()
+	ue, done := startRegistration(g, imsi)
 
 	ranID := amf.initialRegistrationRequest()
 	// TS 24.501 5.4.3.3: the identity asked for.
@@ -254,7 +280,7 @@ func TestSimulatorSendsWhatARealUEAndGNBSend(t *testing.T) {
 			t.Fatalf("Identity Response for %s: %+v, %v", want.typ, id, err)
 		}
 	}
-	amf.authenticate(ranID, k, opc, imsi)
+	amf.authenticate(ranID, imsi)
 	amf.securityMode(ranID, imsi)
 	amf.accept(ranID)
 	if err := <-done; err != nil {
@@ -363,10 +389,10 @@ func (a *scriptedAMF) initialRegistrationRequest() int64 {
 }
 
 // authenticate runs 5G AKA as the AUSF and AMF would and checks RES*.
-func (a *scriptedAMF) authenticate(ranID int64, k, opc []byte, imsi string) {
+func (a *scriptedAMF) authenticate(ranID int64, imsi string) {
 	t := a.t
 	sn := security.ServingNetworkName("208", "93")
-	av, err := security.GenerateAuthVector(k, opc, []byte{0, 0, 0, 0, 0, 0x21}, []byte{0x80, 0}, nil, sn)
+	av, err := security.GenerateAuthVector(testK, testOPc, []byte{0, 0, 0, 0, 0, 0x21}, []byte{0x80, 0}, nil, sn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,19 +485,7 @@ func (a *scriptedAMF) accept(ranID int64) {
 // releases the UE and closes the association only after the release.
 func TestShutdownWaitsForTheAMFsLastMessages(t *testing.T) {
 	g, amf := connectScripted(t)
-	k, _ := hex.DecodeString("8baf473f2f8fd09487cccbd7097c6862")
-	opc, _ := hex.DecodeString("8e27b6af0e692e750f32667a3b14605d")
-	const imsi = "208930000000002"
-	ue := g.NewUE(Subscriber{IMSI: imsi, K: k, OPc: opc}, Concealment{Scheme: security.SchemeNull})
-	done := make(chan error, 1)
-	go func() { _, err := ue.Register(context.Background()); done <- err }()
-	ranID := amf.initialRegistrationRequest()
-	amf.authenticate(ranID, k, opc, imsi)
-	amf.securityMode(ranID, imsi)
-	amf.accept(ranID)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	ue, ranID := amf.register(g, "208930000000002")
 
 	shut := make(chan error, 1)
 	go func() { shut <- g.Shutdown(context.Background()) }()
@@ -532,19 +546,8 @@ func configurationUpdateCommand(t *testing.T, guti nasx.GUTI) []byte {
 // asks for it and takes the new 5G-GUTI.
 func TestConfigurationUpdateIsAcknowledgedWhenAsked(t *testing.T) {
 	g, amf := connectScripted(t)
-	k, _ := hex.DecodeString("8baf473f2f8fd09487cccbd7097c6862")
-	opc, _ := hex.DecodeString("8e27b6af0e692e750f32667a3b14605d")
-	const imsi = "208930000000003"
-	ue := g.NewUE(Subscriber{IMSI: imsi, K: k, OPc: opc}, Concealment{Scheme: security.SchemeNull})
+	ue, ranID := amf.register(g, "208930000000003")
 	done := make(chan error, 1)
-	go func() { _, err := ue.Register(context.Background()); done <- err }()
-	ranID := amf.initialRegistrationRequest()
-	amf.authenticate(ranID, k, opc, imsi)
-	amf.securityMode(ranID, imsi)
-	amf.accept(ranID)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
 	go func() { done <- ue.AwaitConfigurationUpdate(context.Background()) }()
 	amf.nasDown(ranID, configurationUpdateCommand(t, nasx.GUTI{GUAMI: testGUAMI, TMSI: 9}))
 	if m := amf.uplinkNAS(); m.ConfigurationUpdateComplete == nil {
@@ -573,13 +576,10 @@ func TestIMEICheckDigit(t *testing.T) {
 // UE's get Security Mode Reject #23, not the command's new context.
 func TestMismatchedCapabilitiesGetSecurityModeReject(t *testing.T) {
 	g, amf := connectScripted(t)
-	k, _ := hex.DecodeString("8baf473f2f8fd09487cccbd7097c6862")
-	opc, _ := hex.DecodeString("8e27b6af0e692e750f32667a3b14605d")
 	const imsi = "208930000000004"
-	ue := g.NewUE(Subscriber{IMSI: imsi, K: k, OPc: opc}, Concealment{Scheme: security.SchemeNull})
-	go func() { _, _ = ue.Register(context.Background()) }()
+	startRegistration(g, imsi)
 	ranID := amf.initialRegistrationRequest()
-	amf.authenticate(ranID, k, opc, imsi)
+	amf.authenticate(ranID, imsi)
 	smc := amf.built(nasx.BuildSecurityModeCommand(nasx.SecurityModeCommand{IA: security.NIA2, EA: security.NEA2, NgKSI: 1,
 		ReplayedUECap: nasx.SecurityCapability{Raw: []byte{0xF0, 0xF0}}}))
 	pdu, err := amf.sec.Protect(smc, nas.SecurityHeaderTypeIntegrityProtectedWithNew5gNasSecurityContext)
