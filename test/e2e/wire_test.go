@@ -65,6 +65,7 @@ func TestRegistrationOnTheWireIsWhatTSharkExpects(t *testing.T) {
 		code(ngapType.ProcedureCodeUplinkNASTransport),   // Security Mode Complete
 		code(ngapType.ProcedureCodeInitialContextSetup),  // Registration Accept
 		code(ngapType.ProcedureCodeInitialContextSetup),  // response
+		code(ngapType.ProcedureCodeUERadioCapabilityInfoIndication),
 		code(ngapType.ProcedureCodeUplinkNASTransport),   // Registration Complete
 		code(ngapType.ProcedureCodeDownlinkNASTransport), // Configuration Update Command
 		code(ngapType.ProcedureCodeUplinkNASTransport),   // UL NAS Transport: PDU Session Establishment Request

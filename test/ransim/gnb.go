@@ -340,6 +340,11 @@ func (g *GNB) handle(b []byte) {
 		// The gNB sets up AS security and answers before the UE gets the
 		// NAS PDU over RRC (TS 23.502 4.2.2.2.2 steps 21-22).
 		g.send(s.AMFUEID, s.RANUEID, ngapx.BuildInitialContextSetupResponse)
+		// Then it has asked the UE for its radio capability over RRC and
+		// hands it to the AMF to keep (TS 38.413 8.14.1).
+		g.send(s.AMFUEID, s.RANUEID, func(amfID, ranID int64) ([]byte, error) {
+			return ngapx.BuildUERadioCapabilityInfoIndication(amfID, ranID, ueRadioCapability)
+		})
 	case ngapType.ProcedureCodeUEContextRelease:
 		g.send(s.AMFUEID, ue.ranID.Load(), ngapx.BuildUEContextReleaseComplete)
 		g.detach(ue.ranID.Load())
@@ -348,6 +353,14 @@ func (g *GNB) handle(b []byte) {
 	}
 	ue.deliver(downlink{amfID: s.AMFUEID, name: s.Name, nas: s.NASPDU, cause: s.Cause})
 }
+
+// ueRadioCapability is the UERadioAccessCapabilityInformation message of
+// TS 38.331 10.2.2 (UPER) a gNB puts in UE Radio Capability (TS 38.413
+// 9.3.1.74): criticalExtensions c1, ueRadioAccessCapabilityInformation,
+// no nonCriticalExtension, and a ue-RadioAccessCapabilityInfo of one octet
+// holding an empty UE-CapabilityRAT-ContainerList. The AMF keeps it as an
+// opaque container.
+var ueRadioCapability = []byte{0x00, 0x08, 0x00}
 
 func (g *GNB) send(amfID, ranID int64, build func(int64, int64) ([]byte, error)) {
 	b, err := build(amfID, ranID)

@@ -475,6 +475,17 @@ func (a *scriptedAMF) accept(ranID int64) {
 	a.send(ngapx.BuildInitialContextSetupRequest(ngapx.InitialContext{AMFUEID: testAMFUEID, RANUEID: ranID, GUAMI: testGUAMI,
 		Allowed: []models.Snssai{testSlice}, NREncryption: [2]byte{0xC0}, NRIntegrity: [2]byte{0xC0}, KgNB: make([]byte, 32), NASPDU: pdu}))
 	a.next("InitialContextSetupResponse")
+	// TS 38.413 8.14.1: then the UE's radio capability, for the AMF to keep.
+	ind := a.next("UERadioCapabilityInfoIndication").InitiatingMessage.Value.UERadioCapabilityInfoIndication
+	var capability []byte
+	for _, ie := range ind.ProtocolIEs.List {
+		if ie.Value.UERadioCapability != nil {
+			capability = ie.Value.UERadioCapability.Value
+		}
+	}
+	if len(capability) == 0 {
+		t.Fatal("UE Radio Capability Info Indication without UE Radio Capability")
+	}
 	if m := a.uplinkNAS(); m.RegistrationComplete == nil {
 		t.Fatalf("message type %d, want Registration Complete", m.GmmHeader.GetMessageType())
 	}
