@@ -21,7 +21,9 @@ func ParseLevel(name string) (slog.Level, error) {
 	return l, nil
 }
 
-// New returns a logger writing text lines to w, tagged with component.
+// New returns a logger writing text lines to w, tagged with component. It is
+// the one place that sets the nf attribute: an NF logs on the logger its
+// process made (nf.Env.Log) as it is, or every line says nf= twice.
 func New(w io.Writer, level slog.Level, component string) *slog.Logger {
 	h := slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})
 	return slog.New(h).With("nf", component)

@@ -1,6 +1,9 @@
 package security
 
-import "sync"
+import (
+	"errors"
+	"sync"
+)
 
 // NASContext is one side's 5G NAS security context in use: the keys and
 // algorithms, the COUNT of the next message sent, and the tracked COUNT of
@@ -93,4 +96,35 @@ func (c *NASContext) ResumeCounts(nextSend, nextReceive uint32) {
 	defer c.mu.Unlock()
 	c.sendNext = nextSend
 	c.received = NewReceiveCount(nextReceive)
+}
+
+// CipherContainer ciphers the value of the NAS message container of an
+// initial message with the COUNT the next protected message (the initial
+// message carrying it) will have, without advancing it (TS 24.501 4.4.6,
+// TS 33.501 6.4.6).
+func (c *NASContext) CipherContainer(plain []byte) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := clone(plain)
+	if err := nasCipher(c.keys, c.sendNext, bearer3GPP, c.send, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// DecipherContainer deciphers the NAS message container of the initial
+// message last accepted by Unprotect (or a verification advancing the
+// received COUNT), with that message's COUNT (TS 24.501 4.4.6).
+func (c *NASContext) DecipherContainer(ciphered []byte) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	count, ok := c.received.Last()
+	if !ok {
+		return nil, errors.New("NAS: no message received under this context")
+	}
+	out := clone(ciphered)
+	if err := nasCipher(c.keys, count, bearer3GPP, 1-c.send, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

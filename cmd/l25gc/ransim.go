@@ -55,7 +55,16 @@ func newRansimCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer g.Close()
+			// The run ends after the AMF's last messages to its UEs (e.g. the
+			// Configuration Update Command after Registration Complete,
+			// TS 24.501 5.4.4): the gNB releases its UEs before it closes.
+			defer func() {
+				sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := g.Shutdown(sctx); err != nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), err)
+				}
+			}()
 			fmt.Fprintf(out, "gNB connected to %s over %s, NG Setup done\n", amf, g.Transport)
 			fleet, err := bench.FleetFor(cfg, imsi, scheme)
 			if err != nil {

@@ -79,7 +79,7 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	// A stable id, like every NF's: a restarted AMF replaces its profile at
 	// the NRF instead of leaving a stale one (sbi.InstanceID).
 	id := sbi.InstanceID(models.NrfNfManagementNfType_AMF, cfg.AdvertisedAddr(cfg.AMF.SBIPort))
-	n := &NF{env: env, cfg: cfg, log: env.Log.With("nf", "amf"), opts: o, id: id,
+	n := &NF{env: env, cfg: cfg, log: env.Log, opts: o, id: id,
 		machine: newMachine(), ues: newUETable(), gnbs: map[uint64]*gnb{}}
 	amfID, err := domain.NewAMFID(cfg.AMF.GUAMI.RegionID, cfg.AMF.GUAMI.SetID, cfg.AMF.GUAMI.Pointer)
 	if err != nil {

@@ -40,6 +40,9 @@ type registration struct {
 	secCap    nasx.SecurityCapability
 	requested []models.Snssai
 	verified  bool // the request passed the integrity check of a valid context
+	// container is the ciphered NAS message container of a request sent
+	// under a security context (TS 24.501 4.4.6); nil when absent.
+	container []byte
 	started   time.Time
 }
 

@@ -25,4 +25,7 @@ type NASContext interface {
 	Unprotect(pdu []byte) ([]byte, error)
 	// ULCount is the COUNT of the last uplink message that passed Unprotect.
 	ULCount() uint32
+	// DecipherContainer deciphers the NAS message container of the initial
+	// message that last passed Unprotect, with its COUNT (TS 24.501 4.4.6).
+	DecipherContainer(ciphered []byte) ([]byte, error)
 }

@@ -193,7 +193,10 @@ func (n *NF) startSecurityMode(ue *ueContext, kamf []byte) (State, error) {
 	ue.sec = &secContext{ngKSI: ue.auth.ngKSI, kamf: kamf, ea: ea, ia: ia, nas: nctx, active: true}
 	ue.capability = caps
 	smc, err := nasx.BuildSecurityModeCommand(nasx.SecurityModeCommand{IA: ia, EA: ea, NgKSI: ue.auth.ngKSI,
-		ReplayedUECap: caps, IMEISVRequest: true})
+		ReplayedUECap: caps, IMEISVRequest: true,
+		// TS 24.501 4.4.6: a container the AMF could not decipher (the
+		// request did not verify) is asked for again, in the clear.
+		RetransmitInitial: ue.reg.container != nil})
 	if err != nil {
 		return ue.state, err
 	}

@@ -62,6 +62,9 @@ func parseRegistration(rr *nasMessage.RegistrationRequest) (registration, error)
 			return r, rejectRegistration(nasx.CauseSemanticallyIncorrect, err)
 		}
 	}
+	if rr.NASMessageContainer != nil {
+		r.container = append([]byte(nil), rr.NASMessageContainer.Buffer...)
+	}
 	return r, nil
 }
 
@@ -116,10 +119,27 @@ func (n *NF) registerWithGUTI(ue *ueContext, g nasx.GUTI, raw []byte) (State, er
 		if !ue.reg.secCap.Valid() {
 			ue.reg.secCap = ue.capability
 		}
+		if err := n.readContainer(ue); err != nil {
+			return ue.state, err
+		}
 		return n.acceptRegistration(ue)
 	}
 	ue.sec = nil
 	return n.startAuthentication(ue)
+}
+
+// readContainer takes the non-cleartext IEs from the NAS message container
+// of a request that passed the integrity check: the whole request, ciphered
+// with the request's COUNT (TS 24.501 4.4.6).
+func (n *NF) readContainer(ue *ueContext) error {
+	if ue.reg.container == nil {
+		return nil
+	}
+	plain, err := ue.sec.nas.DecipherContainer(ue.reg.container)
+	if err != nil {
+		return err
+	}
+	return n.readFullRequest(ue, plain)
 }
 
 // adoptIdle takes over the parked context of a UE known by g and checks the

@@ -127,6 +127,8 @@ func eventOf(t uint8) (Event, bool) {
 		return EvConfigurationUpdateComplete, true
 	case nas.MsgTypeStatus5GMM:
 		return EvStatus, true
+	case nas.MsgTypeULNASTransport:
+		return EvULNASTransport, true
 	}
 	return 0, false
 }

@@ -28,6 +28,7 @@ type metrics struct {
 	registered      prometheus.Gauge
 	retransmissions *prometheus.CounterVec
 	discarded       *prometheus.CounterVec
+	notForwarded    *prometheus.CounterVec
 	ngapErrors      *prometheus.CounterVec
 	internalErrors  *prometheus.CounterVec
 }
@@ -47,13 +48,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "NAS messages retransmitted on timer expiry."}, []string{"timer"}),
 		discarded: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "l25gc_amf_nas_discarded_total",
 			Help: "Uplink NAS messages discarded (TS 24.501 4.4.4.3)."}, []string{"reason"}),
+		notForwarded: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "l25gc_amf_nas_payloads_not_forwarded_total",
+			Help: "UL NAS Transport payloads the AMF had no peer to forward to (TS 24.501 5.4.5.2.5), by payload container type."},
+			[]string{"payload"}),
 		ngapErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "l25gc_amf_ngap_errors_total",
 			Help: "Malformed or unexpected NGAP input answered with Error Indication."}, []string{"cause"}),
 		internalErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "l25gc_amf_internal_errors_total",
 			Help: "Answers the AMF could not build or send; the association and the other UEs carry on."}, []string{"where"}),
 	}
-	reg.MustRegister(m.procedures, m.latency, m.gnbs, m.registered, m.retransmissions, m.discarded, m.ngapErrors,
-		m.internalErrors)
+	reg.MustRegister(m.procedures, m.latency, m.gnbs, m.registered, m.retransmissions, m.discarded, m.notForwarded,
+		m.ngapErrors, m.internalErrors)
 	return m
 }
 

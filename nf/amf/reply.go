@@ -25,6 +25,7 @@ const (
 	replyDiscard                                   // TS 24.501 4.4.4.3: no answer
 	replyAbort                                     // release the UE without NAS answer
 	replyBackOff                                   // a passing fault of the core: see backOff
+	replyNotForwarded                              // TS 24.501 5.4.5.2.5: the payload back in DL NAS Transport
 )
 
 // gmmError is a handler's verdict.
@@ -32,6 +33,7 @@ type gmmError struct {
 	kind  replyKind
 	cause uint8
 	err   error
+	back  *nasx.DLNASTransport // replyNotForwarded: what goes back to the UE
 }
 
 func (e *gmmError) Error() string {
@@ -90,6 +92,8 @@ func (n *NF) reply(ue *ueContext, ev Event, err error) {
 		n.endProcedure(ue, resultFailure)
 	case replyBackOff:
 		n.backOff(ue)
+	case replyNotForwarded:
+		n.sendPlainOrProtected(ue, n.built("DLNASTransport")(nasx.BuildDLNASTransport(*ge.back)))
 	}
 }
 

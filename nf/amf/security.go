@@ -34,3 +34,7 @@ func (n networkNAS) Unprotect(pdu []byte) ([]byte, error) {
 }
 
 func (n networkNAS) ULCount() uint32 { return n.c.LastRxCount() }
+
+func (n networkNAS) DecipherContainer(ciphered []byte) ([]byte, error) {
+	return n.c.DecipherContainer(ciphered)
+}

@@ -55,6 +55,7 @@ const (
 	EvAuthConfirmation      // the AUSF's answer to the RES* confirmation
 	EvUDMAnswer             // the UDM's answers of TS 23.502 4.2.2.2.2 steps 14a-c
 	EvPCFAnswer             // the PCF's answer of step 16
+	EvULNASTransport        // UL NAS Transport (gmm_nas_transport.go)
 )
 
 func (e Event) String() string {
@@ -63,7 +64,7 @@ func (e Event) String() string {
 		"DeregistrationRequest", "ConfigurationUpdateComplete", "5GMMStatus", "TimerExpiry",
 		"InitialContextSetupResponse", "InitialContextSetupFailure", "UEContextReleaseRequest",
 		"UEContextReleaseComplete", "NGReset", "UDMDeregistrationNotification", "AUSFAuthVector",
-		"AUSFConfirmation", "UDMAnswer", "PCFAnswer"}[e]
+		"AUSFConfirmation", "UDMAnswer", "PCFAnswer", "ULNASTransport"}[e]
 }
 
 // handler validates and acts on one event; it returns the next state, or an
@@ -115,6 +116,9 @@ func table() []transition {
 	add([]State{StateRegistering}, EvRegistrationComplete, (*NF).onRegistrationComplete, StateRegistered)
 	add(anyActive, EvDeregistrationRequest, (*NF).onDeregistrationRequest, StateReleasing)
 	add(anyActive, EvConfigurationUpdateComplete, (*NF).stay, anyActive...)
+	// TS 24.501 5.4.5.2.1: a registered UE transports payloads; the UE is
+	// registered from the Registration Accept on (T3550 may still run).
+	add([]State{StateRegistering, StateRegistered}, EvULNASTransport, (*NF).onULNASTransport, StateRegistering, StateRegistered)
 	add(all, EvStatus, (*NF).onStatus, all...)
 	add(all, EvTimerExpiry, (*NF).onTimerExpiry, all...)
 	add(all, EvContextSetupResponse, (*NF).stay, all...)

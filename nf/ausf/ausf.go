@@ -41,7 +41,7 @@ type NF struct {
 func New(env *nf.Env) (*NF, error) {
 	cfg := env.Config
 	return &NF{
-		env: env, log: env.Log.With("nf", "ausf"),
+		env: env, log: env.Log,
 		id:    sbi.InstanceID(models.NrfNfManagementNfType_AUSF, cfg.AdvertisedAddr(cfg.AUSF.SBIPort)),
 		snn:   security.ServingNetworkName(cfg.PLMN.MCC, cfg.PLMN.MNC),
 		udm:   &udmClient{c: env.Client, nrf: env.NRF},

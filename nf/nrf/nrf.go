@@ -32,7 +32,7 @@ type NF struct {
 
 // New builds the NRF from its environment.
 func New(env *nf.Env) (*NF, error) {
-	n := &NF{env: env, log: env.Log.With("nf", "nrf"), validity: env.Config.NRF.ValidityPeriod,
+	n := &NF{env: env, log: env.Log, validity: env.Config.NRF.ValidityPeriod,
 		heartbeat: env.Config.NRF.HeartbeatTimer, now: time.Now, reg: newRegistry()}
 	n.subs = newSubscriptions(env.Client, n.log)
 	return n, nil

@@ -29,7 +29,7 @@ type NF struct {
 // New builds the PCF.
 func New(env *nf.Env) (*NF, error) {
 	cfg := env.Config
-	return &NF{env: env, log: env.Log.With("nf", "pcf"),
+	return &NF{env: env, log: env.Log,
 		id:  sbi.InstanceID(models.NrfNfManagementNfType_PCF, cfg.AdvertisedAddr(cfg.PCF.SBIPort)),
 		udr: &udrClient{c: env.Client, nrf: env.NRF}, policies: newAssociations()}, nil
 }

@@ -38,7 +38,7 @@ func New(env *nf.Env) (*NF, error) {
 	}
 	cfg := env.Config
 	return &NF{
-		env: env, log: env.Log.With("nf", "udm"), keys: keys,
+		env: env, log: env.Log, keys: keys,
 		id:  sbi.InstanceID(models.NrfNfManagementNfType_UDM, cfg.AdvertisedAddr(cfg.UDM.SBIPort)),
 		udr: &udrClient{c: env.Client, nrf: env.NRF}, ues: newUEState(),
 	}, nil

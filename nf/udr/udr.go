@@ -50,7 +50,7 @@ func New(env *nf.Env) (*NF, error) {
 func NewWithStore(env *nf.Env, st store.Store) *NF {
 	cfg := env.Config
 	return &NF{
-		env: env, log: env.Log.With("nf", "udr"), store: st,
+		env: env, log: env.Log, store: st,
 		id:       sbi.InstanceID(models.NrfNfManagementNfType_UDR, cfg.AdvertisedAddr(cfg.UDR.SBIPort)),
 		plmn:     cfg.PLMN.String(),
 		defaults: defaultsOf(cfg),

@@ -168,6 +168,10 @@ type SecurityModeCommand struct {
 	NgKSI         uint8
 	ReplayedUECap SecurityCapability // replayed bit-exact as received
 	IMEISVRequest bool
+	// RetransmitInitial asks the UE for its whole initial message in Security
+	// Mode Complete (RINMR, 9.11.3.12), when the AMF could not read the
+	// initial message's NAS message container (4.4.6).
+	RetransmitInitial bool
 }
 
 // BuildSecurityModeCommand builds Security Mode Command (TS 24.501 8.2.25).
@@ -188,6 +192,11 @@ func BuildSecurityModeCommand(p SecurityModeCommand) ([]byte, error) {
 	if p.IMEISVRequest {
 		c.IMEISVRequest = nasType.NewIMEISVRequest(nasMessage.SecurityModeCommandIMEISVRequestType)
 		c.IMEISVRequest.SetIMEISVRequestValue(nasMessage.IMEISVRequested)
+	}
+	if p.RetransmitInitial {
+		c.Additional5GSecurityInformation = nasType.NewAdditional5GSecurityInformation(nasMessage.SecurityModeCommandAdditional5GSecurityInformationType)
+		c.Additional5GSecurityInformation.SetLen(1)
+		c.Additional5GSecurityInformation.SetRINMR(1)
 	}
 	m.SecurityModeCommand = c
 	return encode(m)

@@ -34,7 +34,9 @@ func samples(t testing.TB) map[string][]byte {
 		"deregistration-accept":        must(BuildDeregistrationAccept()),
 		"service-reject":               must(BuildServiceReject(CauseCongestion)),
 		"status":                       must(BuildStatus(CauseMessageTypeNonExistent)),
-		"registration-request-suci":    append([]byte{0x7e, 0x00, 0x41, 0x79, 0x00, byte(len(suci))}, append(suci, 0x2e, 0x02, 0xe0, 0xe0)...),
+		"dl-nas-transport-not-forwarded": must(BuildDLNASTransport(DLNASTransport{PayloadType: PayloadN1SMInformation,
+			Payload: must(BuildPDUSessionEstablishmentRequest(1, 1)), PDUSessionID: 1, Cause: CausePayloadNotForwarded})),
+		"registration-request-suci": append([]byte{0x7e, 0x00, 0x41, 0x79, 0x00, byte(len(suci))}, append(suci, 0x2e, 0x02, 0xe0, 0xe0)...),
 	}
 }
 

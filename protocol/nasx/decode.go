@@ -24,6 +24,7 @@ const (
 	CauseSecurityModeRejected          uint8 = 24
 	CauseNon5GAuthUnacceptable         uint8 = 26
 	CauseNoNetworkSlicesAvailable      uint8 = 62
+	CausePayloadNotForwarded           uint8 = 90
 	CauseSemanticallyIncorrect         uint8 = 95
 	CauseInvalidMandatoryInfo          uint8 = 96
 	CauseMessageTypeNonExistent        uint8 = 97

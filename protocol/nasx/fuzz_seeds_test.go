@@ -5,9 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/free5gc/nas"
 	"github.com/free5gc/nas/nasMessage"
-	"github.com/free5gc/nas/nasType"
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/protocol/internal/fuzzseed"
@@ -45,61 +43,22 @@ func uplinkSamples(t testing.TB) map[string][]byte {
 		"security-mode-complete":              smc,
 		"security-mode-complete-imeisv":       testSecurityModeCompleteWithIMEISV(t, "4370816125816151", full),
 		"security-mode-complete-protected":    must(clear.Protect(smc, security.IntegrityProtectedCipheredNewCtx)),
-		"security-mode-reject":                testSecurityModeReject(t, CauseUESecurityCapMismatch),
+		"security-mode-reject":                must(BuildSecurityModeReject(CauseUESecurityCapMismatch)),
 		"registration-complete":               must(BuildRegistrationComplete()),
 		"registration-complete-ciphered":      must(ciphered.Protect(must(BuildRegistrationComplete()), security.IntegrityProtectedAndCiphered)),
-		"configuration-update-complete":       testConfigurationUpdateComplete(t),
+		"configuration-update-complete":       must(BuildConfigurationUpdateComplete()),
 		"deregistration-request":              must(BuildDeregistrationRequest(false, 1, guti)),
 		"deregistration-request-switch-off":   must(BuildDeregistrationRequest(true, 1, guti)),
 		"status-from-ue":                      must(BuildStatus(CauseMessageNotCompatibleWithState)),
+		"ul-nas-transport-pdu-session": must(BuildULNASTransport(ULNASTransport{PayloadType: PayloadN1SMInformation,
+			Payload: must(BuildPDUSessionEstablishmentRequest(1, 1)), PDUSessionID: 1, RequestType: RequestInitial, DNN: "internet"})),
 	}
 }
 
 // testSecurityModeCompleteWithIMEISV is Security Mode Complete with the
-// IMEISV the AMF asks for (TS 24.501 8.2.26.2); the simulator sends none.
+// IMEISV the AMF asks for (TS 24.501 8.2.26.2).
 func testSecurityModeCompleteWithIMEISV(t testing.TB, imeisv string, container []byte) []byte {
-	digits, err := encodeBCD(imeisv[1:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	// TS 24.501 figure 9.11.3.4.3: digit 1, odd/even (0: 16 digits), type.
-	value := append([]byte{(imeisv[0]-'0')<<4 | byte(IdentityIMEISV)}, digits...)
-	m := newGmm(nas.MsgTypeSecurityModeComplete)
-	s := nasMessage.NewSecurityModeComplete(0)
-	ueHeader(&s.ExtendedProtocolDiscriminator, &s.SpareHalfOctetAndSecurityHeaderType, &s.SecurityModeCompleteMessageIdentity, nas.MsgTypeSecurityModeComplete)
-	s.IMEISV = nasType.NewIMEISV(nasMessage.SecurityModeCompleteIMEISVType)
-	s.IMEISV.SetLen(uint16(len(value)))
-	copy(s.IMEISV.Octet[:], value)
-	s.NASMessageContainer = nasType.NewNASMessageContainer(nasMessage.SecurityModeCompleteNASMessageContainerType)
-	s.NASMessageContainer.SetLen(uint16(len(container)))
-	s.NASMessageContainer.Buffer = container
-	m.SecurityModeComplete = s
-	return mustEncodeNAS(t, m)
-}
-
-// testSecurityModeReject is the UE's Security Mode Reject (TS 24.501 8.2.27).
-func testSecurityModeReject(t testing.TB, cause uint8) []byte {
-	m := newGmm(nas.MsgTypeSecurityModeReject)
-	r := nasMessage.NewSecurityModeReject(0)
-	ueHeader(&r.ExtendedProtocolDiscriminator, &r.SpareHalfOctetAndSecurityHeaderType, &r.SecurityModeRejectMessageIdentity, nas.MsgTypeSecurityModeReject)
-	r.Cause5GMM.SetCauseValue(cause)
-	m.SecurityModeReject = r
-	return mustEncodeNAS(t, m)
-}
-
-// testConfigurationUpdateComplete is Configuration Update Complete
-// (TS 24.501 8.2.20); the simulator does not acknowledge the command.
-func testConfigurationUpdateComplete(t testing.TB) []byte {
-	m := newGmm(nas.MsgTypeConfigurationUpdateComplete)
-	c := nasMessage.NewConfigurationUpdateComplete(0)
-	ueHeader(&c.ExtendedProtocolDiscriminator, &c.SpareHalfOctetAndSecurityHeaderType, &c.ConfigurationUpdateCompleteMessageIdentity, nas.MsgTypeConfigurationUpdateComplete)
-	m.ConfigurationUpdateComplete = c
-	return mustEncodeNAS(t, m)
-}
-
-func mustEncodeNAS(t testing.TB, m *nas.Message) []byte {
-	t.Helper()
-	b, err := encode(m)
+	b, err := BuildSecurityModeCompleteWithIMEISV(container, imeisv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -214,6 +214,28 @@ func EncodeSTMSI(s STMSI) []byte {
 	return b
 }
 
+// EncodeIMEISV encodes a 16-digit IMEISV as a 5GS mobile identity.
+func EncodeIMEISV(imeisv string) ([]byte, error) { return EncodePEI(IdentityIMEISV, imeisv) }
+
+// EncodePEI encodes an IMEI (15 digits) or IMEISV (16 digits) as a 5GS
+// mobile identity (TS 24.501 figure 9.11.3.4.3): digit 1 beside the
+// odd/even bit and the type, then the other digits in BCD.
+func EncodePEI(t IdentityType, pei string) ([]byte, error) {
+	want := map[IdentityType]int{IdentityIMEI: 15, IdentityIMEISV: 16}[t]
+	if want == 0 {
+		return nil, fmt.Errorf("PEI of identity type %s", t)
+	}
+	if len(pei) != want || !digits(pei) {
+		return nil, fmt.Errorf("%s %q: want %d digits", t, pei, want)
+	}
+	rest, err := encodeBCD(pei[1:])
+	if err != nil {
+		return nil, err
+	}
+	odd := byte(len(pei)%2) << 3
+	return append([]byte{(pei[0]-'0')<<4 | odd | byte(t)}, rest...), nil
+}
+
 // parsePEI decodes an IMEI/IMEISV: the first digit sits in the high nibble
 // of octet 1, next to the odd/even bit (TS 24.501 figure 9.11.3.4.3).
 func parsePEI(b []byte, t IdentityType) (string, error) {

@@ -116,3 +116,24 @@ func TestNetworkNameRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestIMEISVRoundTrip(t *testing.T) {
+	b, err := EncodeIMEISV("4370816125816151")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := ParseMobileIdentity(b)
+	if err != nil || id.Type != IdentityIMEISV || id.PEI != "imeisv-4370816125816151" {
+		t.Fatalf("IMEISV read back as %+v, %v", id, err)
+	}
+	if _, err := EncodeIMEISV("43708161258161"); err == nil {
+		t.Fatal("a 14-digit IMEISV was encoded")
+	}
+	b, err = EncodePEI(IdentityIMEI, "437081612581612")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := ParseMobileIdentity(b); err != nil || id.Type != IdentityIMEI || id.PEI != "imei-437081612581612" {
+		t.Fatalf("IMEI read back as %+v, %v", id, err)
+	}
+}

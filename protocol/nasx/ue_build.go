@@ -1,10 +1,14 @@
 package nasx
 
 import (
+	"fmt"
+
 	"github.com/free5gc/nas"
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/nas/nasType"
 	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/domain"
 )
 
 // Uplink 5GMM builders of the UE side (the simulator in test/ransim and the
@@ -26,9 +30,21 @@ type RegistrationRequest struct {
 	Identity     []byte
 	SecurityCaps []byte          // UE security capability value (9.11.3.54)
 	Requested    []models.Snssai // requested NSSAI; omitted when empty
+	// Capability5GMM is the 5GMM capability value (9.11.3.1), which a UE
+	// includes in initial registration and mobility registration updating
+	// (5.5.1.2.2, 5.5.1.3.2); nil leaves the IE out.
+	Capability5GMM []byte
+	// LastVisited is the last visited registered TAI (9.11.3.8), included
+	// when the UE holds a valid one (5.5.1.2.2, 5.5.1.3.2).
+	LastVisited *domain.TAI
 	// Cleartext leaves out the IEs that TS 24.501 4.4.6 keeps out of an
-	// initial message sent without a security context.
+	// initial message: all of them without a security context; with one,
+	// they travel ciphered in Container.
 	Cleartext bool
+	// Container is the NAS message container value (9.11.3.33) of a
+	// cleartext initial message sent with a security context: the whole
+	// message, ciphered (4.4.6). nil leaves the IE out.
+	Container []byte
 }
 
 // BuildRegistrationRequest builds Registration Request (TS 24.501 8.2.6).
@@ -46,7 +62,26 @@ func BuildRegistrationRequest(p RegistrationRequest) ([]byte, error) {
 		r.UESecurityCapability.SetLen(uint8(len(p.SecurityCaps)))
 		r.UESecurityCapability.Buffer = p.SecurityCaps
 	}
-	if len(p.Requested) > 0 && !p.Cleartext {
+	if p.Cleartext {
+		// TS 24.501 4.4.6: the rest is in the NAS message container, now
+		// (with a security context) or in Security Mode Complete.
+		if p.Container != nil {
+			r.NASMessageContainer = nasType.NewNASMessageContainer(nasMessage.RegistrationRequestNASMessageContainerType)
+			r.NASMessageContainer.SetLen(uint16(len(p.Container)))
+			r.NASMessageContainer.Buffer = p.Container
+		}
+		m.RegistrationRequest = r
+		return encode(m)
+	}
+	if len(p.Capability5GMM) > 0 {
+		if len(p.Capability5GMM) > 13 {
+			return nil, fmt.Errorf("5GMM capability of %d octets: want 1-13", len(p.Capability5GMM))
+		}
+		r.Capability5GMM = nasType.NewCapability5GMM(nasMessage.RegistrationRequestCapability5GMMType)
+		r.Capability5GMM.SetLen(uint8(len(p.Capability5GMM)))
+		copy(r.Capability5GMM.Octet[:], p.Capability5GMM)
+	}
+	if len(p.Requested) > 0 {
 		ns, err := nssaiOctets(p.Requested)
 		if err != nil {
 			return nil, err
@@ -54,6 +89,14 @@ func BuildRegistrationRequest(p RegistrationRequest) ([]byte, error) {
 		r.RequestedNSSAI = nasType.NewRequestedNSSAI(nasMessage.RegistrationRequestRequestedNSSAIType)
 		r.RequestedNSSAI.SetLen(uint8(len(ns)))
 		r.RequestedNSSAI.Buffer = ns
+	}
+	if p.LastVisited != nil {
+		tai, err := p.LastVisited.ToNAS()
+		if err != nil {
+			return nil, err
+		}
+		r.LastVisitedRegisteredTAI = nasType.NewLastVisitedRegisteredTAI(nasMessage.RegistrationRequestLastVisitedRegisteredTAIType)
+		copy(r.LastVisitedRegisteredTAI.Octet[:], tai)
 	}
 	m.RegistrationRequest = r
 	return encode(m)
@@ -104,9 +147,25 @@ func BuildAuthenticationFailure(cause uint8, auts []byte) ([]byte, error) {
 // 8.2.26), carrying the whole initial message when the network asked for
 // it or the initial message was cut to cleartext IEs (4.4.6).
 func BuildSecurityModeComplete(container []byte) ([]byte, error) {
+	return BuildSecurityModeCompleteWithIMEISV(container, "")
+}
+
+// BuildSecurityModeCompleteWithIMEISV is Security Mode Complete with the
+// UE's IMEISV (16 digits), which the UE includes when the command requested
+// it (TS 24.501 5.4.2.3, 8.2.26.2); "" leaves the IE out.
+func BuildSecurityModeCompleteWithIMEISV(container []byte, imeisv string) ([]byte, error) {
 	m := newGmm(nas.MsgTypeSecurityModeComplete)
 	s := nasMessage.NewSecurityModeComplete(0)
 	ueHeader(&s.ExtendedProtocolDiscriminator, &s.SpareHalfOctetAndSecurityHeaderType, &s.SecurityModeCompleteMessageIdentity, nas.MsgTypeSecurityModeComplete)
+	if imeisv != "" {
+		v, err := EncodeIMEISV(imeisv)
+		if err != nil {
+			return nil, err
+		}
+		s.IMEISV = nasType.NewIMEISV(nasMessage.SecurityModeCompleteIMEISVType)
+		s.IMEISV.SetLen(uint16(len(v)))
+		copy(s.IMEISV.Octet[:], v)
+	}
 	if container != nil {
 		s.NASMessageContainer = nasType.NewNASMessageContainer(nasMessage.SecurityModeCompleteNASMessageContainerType)
 		s.NASMessageContainer.SetLen(uint16(len(container)))
@@ -116,12 +175,36 @@ func BuildSecurityModeComplete(container []byte) ([]byte, error) {
 	return encode(m)
 }
 
+// BuildSecurityModeReject builds Security Mode Reject (TS 24.501 8.2.27),
+// e.g. with #23 when the replayed UE security capabilities do not match
+// the UE's (5.4.2.5).
+func BuildSecurityModeReject(cause uint8) ([]byte, error) {
+	m := newGmm(nas.MsgTypeSecurityModeReject)
+	r := nasMessage.NewSecurityModeReject(0)
+	ueHeader(&r.ExtendedProtocolDiscriminator, &r.SpareHalfOctetAndSecurityHeaderType, &r.SecurityModeRejectMessageIdentity, nas.MsgTypeSecurityModeReject)
+	r.Cause5GMM.SetCauseValue(cause)
+	m.SecurityModeReject = r
+	return encode(m)
+}
+
 // BuildRegistrationComplete builds Registration Complete (TS 24.501 8.2.8).
 func BuildRegistrationComplete() ([]byte, error) {
 	m := newGmm(nas.MsgTypeRegistrationComplete)
 	c := nasMessage.NewRegistrationComplete(0)
 	ueHeader(&c.ExtendedProtocolDiscriminator, &c.SpareHalfOctetAndSecurityHeaderType, &c.RegistrationCompleteMessageIdentity, nas.MsgTypeRegistrationComplete)
 	m.RegistrationComplete = c
+	return encode(m)
+}
+
+// BuildConfigurationUpdateComplete builds Configuration Update Complete
+// (TS 24.501 8.2.20), the UE's acknowledgement of a command that asked for
+// one (5.4.4.3).
+func BuildConfigurationUpdateComplete() ([]byte, error) {
+	m := newGmm(nas.MsgTypeConfigurationUpdateComplete)
+	c := nasMessage.NewConfigurationUpdateComplete(0)
+	ueHeader(&c.ExtendedProtocolDiscriminator, &c.SpareHalfOctetAndSecurityHeaderType, &c.ConfigurationUpdateCompleteMessageIdentity,
+		nas.MsgTypeConfigurationUpdateComplete)
+	m.ConfigurationUpdateComplete = c
 	return encode(m)
 }
 

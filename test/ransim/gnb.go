@@ -49,6 +49,7 @@ type GNB struct {
 	setup     chan ngapx.Summary // NG Setup outcome
 	ranConfig chan ngapx.Summary // RAN Configuration Update outcome
 	resetAck  chan struct{}
+	detached  chan struct{} // a UE's N2 connection was released (Shutdown waits on it)
 	done      chan struct{}
 	readErr   error
 
@@ -70,7 +71,7 @@ func Connect(ctx context.Context, cfg GNBConfig) (*GNB, error) {
 	}
 	g := &GNB{cfg: cfg, conn: conn, Transport: picked, log: cfg.Log,
 		cell:  ngapx.Cell{TAI: domain.TAI{PLMN: cfg.PLMN, TAC: cfg.TAC}, CellID: uint64(cfg.ID) << 12},
-		byRAN: map[int64]*UE{}, setup: make(chan ngapx.Summary, 1), ranConfig: make(chan ngapx.Summary, 1), resetAck: make(chan struct{}, 1), done: make(chan struct{})}
+		byRAN: map[int64]*UE{}, setup: make(chan ngapx.Summary, 1), ranConfig: make(chan ngapx.Summary, 1), resetAck: make(chan struct{}, 1), detached: make(chan struct{}, 1), done: make(chan struct{})}
 	go g.readLoop()
 	if err := g.ngSetup(ctx); err != nil {
 		conn.Close()
@@ -162,8 +163,67 @@ func (g *GNB) UpdateConfiguration(ctx context.Context) error {
 // SendRaw puts an arbitrary PDU on a stream (fault injection in tests).
 func (g *GNB) SendRaw(pdu []byte, stream uint16) error { return g.conn.WriteMsg(pdu, stream) }
 
-// Close ends the association.
+// Close ends the association at once, whatever the AMF still sends.
 func (g *GNB) Close() error { return g.conn.Close() }
+
+// Shutdown ends a run the way UEs going quiet end: it asks the AMF to
+// release every UE still connected (UE Context Release Request, user
+// inactivity; TS 38.413 8.3.2), answers the UE Context Release Commands and
+// then closes the association. The AMF sends a UE's release command after
+// what it still had in flight for that UE on the same stream, such as the
+// Configuration Update Command following Registration Complete (TS 24.501
+// 5.4.4), so nothing the AMF sends meets a closed association. When ctx
+// ends first, the association is closed anyway.
+func (g *GNB) Shutdown(ctx context.Context) error {
+	waiting := g.requestReleases()
+	for waiting > 0 {
+		select {
+		case <-g.detached:
+			waiting = g.stillConnected()
+		case <-g.done:
+			return g.Close()
+		case <-ctx.Done():
+			g.Close()
+			return fmt.Errorf("shutdown: %d UEs not released: %w", waiting, ctx.Err())
+		}
+	}
+	return g.Close()
+}
+
+// requestReleases sends UE Context Release Request for each UE the AMF
+// knows (it has an AMF UE NGAP ID) and returns how many it sent.
+func (g *GNB) requestReleases() int {
+	cause := ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUserInactivity)
+	n := 0
+	for ranID, amfID := range g.connectedUEs() {
+		b, err := ngapx.BuildUEContextReleaseRequest(amfID, ranID, cause)
+		if err == nil {
+			err = g.conn.WriteMsg(b, g.stream(ranID))
+		}
+		if err != nil {
+			g.log.Warn("UE Context Release Request", "ranUeNgapId", ranID, "err", err)
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// connectedUEs maps the RAN UE NGAP ID of each UE the AMF knows to its AMF
+// UE NGAP ID.
+func (g *GNB) connectedUEs() map[int64]int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := map[int64]int64{}
+	for ranID, ue := range g.byRAN {
+		if amfID := ue.amfID.Load(); amfID >= 0 {
+			out[ranID] = amfID
+		}
+	}
+	return out
+}
+
+func (g *GNB) stillConnected() int { return len(g.connectedUEs()) }
 
 // Done is closed when the association has ended.
 func (g *GNB) Done() <-chan struct{} { return g.done }
@@ -190,6 +250,10 @@ func (g *GNB) detach(ranID int64) {
 	g.mu.Lock()
 	delete(g.byRAN, ranID)
 	g.mu.Unlock()
+	select {
+	case g.detached <- struct{}{}:
+	default:
+	}
 }
 
 // find names the UE of a UE-associated PDU: by RAN UE NGAP ID, or by AMF
@@ -276,6 +340,11 @@ func (g *GNB) handle(b []byte) {
 		// The gNB sets up AS security and answers before the UE gets the
 		// NAS PDU over RRC (TS 23.502 4.2.2.2.2 steps 21-22).
 		g.send(s.AMFUEID, s.RANUEID, ngapx.BuildInitialContextSetupResponse)
+		// Then it has asked the UE for its radio capability over RRC and
+		// hands it to the AMF to keep (TS 38.413 8.14.1).
+		g.send(s.AMFUEID, s.RANUEID, func(amfID, ranID int64) ([]byte, error) {
+			return ngapx.BuildUERadioCapabilityInfoIndication(amfID, ranID, ueRadioCapability)
+		})
 	case ngapType.ProcedureCodeUEContextRelease:
 		g.send(s.AMFUEID, ue.ranID.Load(), ngapx.BuildUEContextReleaseComplete)
 		g.detach(ue.ranID.Load())
@@ -284,6 +353,14 @@ func (g *GNB) handle(b []byte) {
 	}
 	ue.deliver(downlink{amfID: s.AMFUEID, name: s.Name, nas: s.NASPDU, cause: s.Cause})
 }
+
+// ueRadioCapability is the UERadioAccessCapabilityInformation message of
+// TS 38.331 10.2.2 (UPER) a gNB puts in UE Radio Capability (TS 38.413
+// 9.3.1.74): criticalExtensions c1, ueRadioAccessCapabilityInformation,
+// no nonCriticalExtension, and a ue-RadioAccessCapabilityInfo of one octet
+// holding an empty UE-CapabilityRAT-ContainerList. The AMF keeps it as an
+// opaque container.
+var ueRadioCapability = []byte{0x00, 0x08, 0x00}
 
 func (g *GNB) send(amfID, ranID int64, build func(int64, int64) ([]byte, error)) {
 	b, err := build(amfID, ranID)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -61,6 +62,45 @@ type downlink struct {
 // ueSecurityCaps: 5G-EA0..EA2 and 5G-IA0..IA2 (TS 24.501 9.11.3.54).
 var ueSecurityCaps = []byte{0xE0, 0xE0}
 
+// ue5GMMCapability is an NR-only UE's 5GMM capability (TS 24.501
+// 9.11.3.1): no S1 mode, no HO attach, no LPP. A UE includes the IE in
+// initial and mobility registration (5.5.1.2.2, 5.5.1.3.2); cores reject a
+// request without it (free5GC: #111).
+var ue5GMMCapability = []byte{0x00}
+
+// imeisvOf is the simulated UE's IMEISV (TS 23.003 6.2.2): TAC and serial
+// number, 14 digits taken from the IMSI so each UE has its own, and
+// software version 01.
+func imeisvOf(imsi string) string { return peiDigits(imsi) + "01" }
+
+// imeiOf is the simulated UE's IMEI (TS 23.003 6.2.1): the same 14 digits
+// and the Luhn check digit of annex B.
+func imeiOf(imsi string) string {
+	d := peiDigits(imsi)
+	return d + string('0'+luhn(d))
+}
+
+func peiDigits(imsi string) string {
+	d := strings.Repeat("0", 14) + imsi
+	return d[len(d)-14:]
+}
+
+// luhn is the check digit of TS 23.003 annex B: double every second digit
+// from the right of the 14, sum the digits, and take what reaches a ten.
+func luhn(d string) byte {
+	sum := 0
+	for i := len(d) - 1; i >= 0; i-- {
+		v := int(d[i] - '0')
+		if (len(d)-1-i)%2 == 0 {
+			if v *= 2; v > 9 {
+				v -= 9
+			}
+		}
+		sum += v
+	}
+	return byte((10 - sum%10) % 10)
+}
+
 // UE is one UE behind a gNB. Its methods run one procedure at a time.
 type UE struct {
 	g       *GNB
@@ -79,6 +119,9 @@ type UE struct {
 	ngKSI uint8                // its key set identifier; 7: no key
 	sqnMS []byte               // highest SQN accepted (TS 33.102 C.1)
 	guti  *nasx.GUTI
+	// lastTAI is the last visited registered TAI (TS 24.501 9.11.3.8): the
+	// TAI of the cell the last Registration Accept came through.
+	lastTAI *domain.TAI
 
 	// the 5G AKA run of this registration, until Security Mode Command takes it into use
 	pendingKAMF  []byte
@@ -115,6 +158,14 @@ func (u *UE) GUTI() *nasx.GUTI { return u.guti }
 // ForgetGUTI makes the next registration identify the UE by SUCI again.
 func (u *UE) ForgetGUTI() { u.guti, u.sec, u.ngKSI = nil, nil, 7 }
 
+// took notes the AMF UE NGAP ID a downlink names.
+func (u *UE) took(d downlink) downlink {
+	if d.amfID >= 0 && !d.released {
+		u.amfID.Store(d.amfID)
+	}
+	return d
+}
+
 func (u *UE) deliver(d downlink) {
 	select {
 	case u.inbox <- d:
@@ -123,13 +174,17 @@ func (u *UE) deliver(d downlink) {
 	}
 }
 
+// next returns the UE's next downlink event. What arrived before the
+// association ended is still delivered.
 func (u *UE) next(ctx context.Context) (downlink, error) {
 	select {
 	case d := <-u.inbox:
-		if d.amfID >= 0 && !d.released {
-			u.amfID.Store(d.amfID)
-		}
-		return d, nil
+		return u.took(d), nil
+	default:
+	}
+	select {
+	case d := <-u.inbox:
+		return u.took(d), nil
 	case <-u.g.done:
 		return downlink{}, fmt.Errorf("N2 association ended: %v", u.g.readErr)
 	case <-ctx.Done():
@@ -160,19 +215,14 @@ func (u *UE) register(ctx context.Context, regType uint8) (time.Duration, error)
 	if err != nil {
 		return 0, err
 	}
-	full, err := nasx.BuildRegistrationRequest(nasx.RegistrationRequest{Type: regType, NgKSI: u.ngKSI,
-		Identity: identity, SecurityCaps: ueSecurityCaps, Requested: u.requested})
+	full, err := nasx.BuildRegistrationRequest(u.registrationRequest(regType, identity))
 	if err != nil {
 		return 0, err
 	}
-	initial := full
-	if u.sec == nil {
-		// TS 24.501 4.4.6: without a security context only cleartext IEs go
-		// in the clear; the whole message follows in Security Mode Complete.
-		if initial, err = nasx.BuildRegistrationRequest(nasx.RegistrationRequest{Type: regType, NgKSI: u.ngKSI,
-			Identity: identity, SecurityCaps: ueSecurityCaps, Cleartext: true}); err != nil {
-			return 0, err
-		}
+	cleartext := u.sec == nil
+	initial, err := u.initialRequest(regType, identity, full)
+	if err != nil {
+		return 0, err
 	}
 	u.lastRAND = nil
 	start := time.Now()
@@ -190,7 +240,7 @@ func (u *UE) register(ctx context.Context, regType uint8) (time.Duration, error)
 		case nas.MsgTypeRegistrationReject:
 			return 0, &RejectError{Message: "Registration Reject", Cause: m.RegistrationReject.Cause5GMM.GetCauseValue()}
 		case nas.MsgTypeSecurityModeCommand:
-			err = u.onSecurityModeCommand(m, full)
+			err = u.onSecurityModeCommand(m, full, cleartext)
 		default:
 			err = u.onCommon(m)
 		}
@@ -198,6 +248,37 @@ func (u *UE) register(ctx context.Context, regType uint8) (time.Duration, error)
 			return 0, fmt.Errorf("registration of %s: %w", u.supi, err)
 		}
 	}
+}
+
+// initialRequest is the Registration Request as the initial message carries
+// it (TS 24.501 4.4.6): only the cleartext IEs; with a security context the
+// whole request follows ciphered in the NAS message container (and the
+// message is integrity protected by sendInitial), without one it follows
+// in Security Mode Complete.
+func (u *UE) initialRequest(regType uint8, identity, full []byte) ([]byte, error) {
+	r := nasx.RegistrationRequest{Type: regType, NgKSI: u.ngKSI, Identity: identity, SecurityCaps: ueSecurityCaps, Cleartext: true}
+	if u.sec != nil {
+		c, err := u.sec.CipherContainer(full)
+		if err != nil {
+			return nil, err
+		}
+		r.Container = c
+	}
+	return nasx.BuildRegistrationRequest(r)
+}
+
+// registrationRequest is what a UE puts in a Registration Request
+// (TS 24.501 5.5.1.2.2, 5.5.1.3.2): its identity, security capability and
+// requested NSSAI, its 5GMM capability (initial and mobility registration)
+// and the last visited registered TAI when it holds one. No UE status IE: it
+// is for UEs supporting S1 mode, and this one does not.
+func (u *UE) registrationRequest(regType uint8, identity []byte) nasx.RegistrationRequest {
+	r := nasx.RegistrationRequest{Type: regType, NgKSI: u.ngKSI, Identity: identity, SecurityCaps: ueSecurityCaps,
+		Requested: u.requested, LastVisited: u.lastTAI}
+	if regType != nasMessage.RegistrationType5GSPeriodicRegistrationUpdating {
+		r.Capability5GMM = ue5GMMCapability
+	}
+	return r
 }
 
 func (u *UE) identity() ([]byte, error) {
@@ -230,7 +311,7 @@ func (u *UE) suci() ([]byte, error) {
 func (u *UE) onCommon(m *nas.Message) error {
 	switch m.GmmHeader.GetMessageType() {
 	case nas.MsgTypeIdentityRequest:
-		id, err := u.suci()
+		id, err := u.identityOfType(nasx.IdentityType(m.IdentityRequest.SpareHalfOctetAndIdentityType.GetTypeOfIdentity()))
 		if err != nil {
 			return err
 		}
@@ -241,15 +322,56 @@ func (u *UE) onCommon(m *nas.Message) error {
 		u.ForgetGUTI()
 		return &RejectError{Message: "Authentication Reject"}
 	case nas.MsgTypeConfigurationUpdateCommand:
-		if c := m.ConfigurationUpdateCommand; c.FullNameForNetwork != nil {
-			u.NetworkName = nasx.DecodeNetworkName(c.FullNameForNetwork.Buffer)
-		}
+		return u.onConfigurationUpdate(m.ConfigurationUpdateCommand)
 	case nas.MsgTypeStatus5GMM:
 		u.g.log.Info("5GMM Status from the AMF", "supi", u.supi, "cause", m.Status5GMM.Cause5GMM.GetCauseValue())
 	default:
 		u.g.log.Debug("unexpected 5GMM message", "supi", u.supi, "type", nasx.MessageName(m.GmmHeader.GetMessageType()))
 	}
 	return nil
+}
+
+// identityOfType is the identity an Identity Request asks for (TS 24.501
+// 5.4.3.3): a fresh SUCI, the IMEI or the IMEISV; "no identity" for the
+// types a UE on 3GPP access does not have (MAC, EUI-64).
+func (u *UE) identityOfType(t nasx.IdentityType) ([]byte, error) {
+	switch t {
+	case nasx.IdentitySUCI:
+		return u.suci()
+	case nasx.IdentityIMEI:
+		return nasx.EncodePEI(nasx.IdentityIMEI, imeiOf(u.sub.IMSI))
+	case nasx.IdentityIMEISV:
+		return nasx.EncodePEI(nasx.IdentityIMEISV, imeisvOf(u.sub.IMSI))
+	}
+	return []byte{byte(nasx.IdentityNone)}, nil
+}
+
+// onConfigurationUpdate takes what a Configuration Update Command changes
+// (network name, 5G-GUTI, allowed NSSAI) and acknowledges it when the
+// network asks (TS 24.501 5.4.4.3).
+func (u *UE) onConfigurationUpdate(c *nasMessage.ConfigurationUpdateCommand) error {
+	if c.FullNameForNetwork != nil {
+		u.NetworkName = nasx.DecodeNetworkName(c.FullNameForNetwork.Buffer)
+	}
+	if c.GUTI5G != nil {
+		id, err := nasx.ParseMobileIdentity(c.GUTI5G.Octet[:c.GUTI5G.GetLen()])
+		if err != nil {
+			return fmt.Errorf("Configuration Update Command: 5G-GUTI: %w", err)
+		}
+		g := id.GUTI
+		u.guti = &g
+	}
+	if c.AllowedNSSAI != nil {
+		allowed, err := nasx.NSSAIModels(c.AllowedNSSAI.Buffer)
+		if err != nil {
+			return fmt.Errorf("Configuration Update Command: allowed NSSAI: %w", err)
+		}
+		u.Allowed = allowed
+	}
+	if c.ConfigurationUpdateIndication == nil || c.ConfigurationUpdateIndication.GetACK() != 1 {
+		return nil
+	}
+	return u.sendUplink(nasx.BuildConfigurationUpdateComplete())
 }
 
 // onAuthenticationRequest is the USIM and ME of 5G AKA (TS 33.501 6.1.3.2
@@ -297,15 +419,26 @@ type smcContext struct {
 }
 
 // onSecurityModeCommand takes the context the command verified under into
-// use (TS 24.501 5.4.2.3) and answers with the whole initial message.
-func (u *UE) onSecurityModeCommand(m *nas.Message, full []byte) error {
+// use (TS 24.501 5.4.2.3) and answers Security Mode Complete: with the
+// IMEISV when the command asks for it, and with the whole initial message
+// when that went out with cleartext IEs only or the network asks for it
+// again (RINMR) (4.4.6).
+func (u *UE) onSecurityModeCommand(m *nas.Message, full []byte, cleartext bool) error {
 	c := m.SecurityModeCommand
 	if !bytes.Equal(c.ReplayedUESecurityCapabilities.Buffer, ueSecurityCaps) {
-		// TS 24.501 5.4.2.5: Security Mode Reject, cause 23
-		return u.sendUplink(nasx.BuildStatus(nasMessage.Cause5GMMUESecurityCapabilitiesMismatch))
+		// TS 24.501 5.4.2.5: Security Mode Reject #23, under the old context.
+		return u.sendUplink(nasx.BuildSecurityModeReject(nasMessage.Cause5GMMUESecurityCapabilitiesMismatch))
 	}
 	u.sec, u.kamf, u.ngKSI = u.smc.sec, u.smc.kamf, u.smc.ngKSI
-	return u.sendUplink(nasx.BuildSecurityModeComplete(full))
+	var container []byte
+	if cleartext || c.Additional5GSecurityInformation != nil && c.Additional5GSecurityInformation.GetRINMR() == 1 {
+		container = full
+	}
+	imeisv := ""
+	if c.IMEISVRequest != nil && c.IMEISVRequest.GetIMEISVRequestValue() == nasMessage.IMEISVRequested {
+		imeisv = imeisvOf(u.sub.IMSI)
+	}
+	return u.sendUplink(nasx.BuildSecurityModeCompleteWithIMEISV(container, imeisv))
 }
 
 // onRegistrationAccept keeps the 5G-GUTI and allowed NSSAI and completes
@@ -326,6 +459,8 @@ func (u *UE) onRegistrationAccept(a *nasMessage.RegistrationAccept) error {
 		}
 		u.Allowed = allowed
 	}
+	tai := u.g.cell.TAI
+	u.lastTAI = &tai
 	if a.GUTI5G == nil {
 		return nil // nothing to acknowledge
 	}
@@ -372,6 +507,63 @@ func (u *UE) Deregister(ctx context.Context, switchOff bool) (time.Duration, err
 				return 0, fmt.Errorf("deregistration of %s: %w", u.supi, err)
 			}
 		}
+	}
+}
+
+// NotForwardedError is the AMF sending a 5GSM message back in DL NAS
+// Transport because it could not forward it (TS 24.501 5.4.5.2.5), e.g.
+// #90 "payload was not forwarded" from a core without an SMF.
+type NotForwardedError struct {
+	Cause        uint8
+	PDUSessionID uint8
+	Payload      []byte // the 5GSM message as the UE sent it
+}
+
+func (e *NotForwardedError) Error() string {
+	return fmt.Sprintf("5GSM message of PDU session %d not forwarded (5GMM cause %d)", e.PDUSessionID, e.Cause)
+}
+
+// RequestPDUSession sends PDU Session Establishment Request (TS 24.501
+// 6.4.1.2) for an IPv4 session on dnn in UL NAS Transport, request type
+// "initial request" (5.4.5.2.2), and returns the 5GSM message of the DL NAS
+// Transport that answers it; *NotForwardedError when the AMF sends the
+// request back.
+func (u *UE) RequestPDUSession(ctx context.Context, sessionID uint8, dnn string) ([]byte, error) {
+	if u.sec == nil || u.ranID.Load() == 0 {
+		return nil, errors.New("PDU session: the UE is not registered and connected")
+	}
+	sm, err := nasx.BuildPDUSessionEstablishmentRequest(sessionID, 1)
+	if err != nil {
+		return nil, err
+	}
+	var slice *models.Snssai
+	if len(u.Allowed) > 0 {
+		slice = &u.Allowed[0]
+	}
+	if err := u.sendUplink(nasx.BuildULNASTransport(nasx.ULNASTransport{PayloadType: nasx.PayloadN1SMInformation,
+		Payload: sm, PDUSessionID: sessionID, RequestType: nasx.RequestInitial, SNSSAI: slice, DNN: dnn})); err != nil {
+		return nil, err
+	}
+	for {
+		m, err := u.nextNAS(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("PDU session %d of %s: %w", sessionID, u.supi, err)
+		}
+		d := m.DLNASTransport
+		if d == nil {
+			if err := u.onCommon(m); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if d.Cause5GMM != nil {
+			e := &NotForwardedError{Cause: d.Cause5GMM.GetCauseValue(), Payload: d.GetPayloadContainerContents()}
+			if d.PduSessionID2Value != nil {
+				e.PDUSessionID = d.GetPduSessionID2Value()
+			}
+			return nil, e
+		}
+		return d.GetPayloadContainerContents(), nil
 	}
 }
 
