@@ -101,6 +101,7 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	}
 	n.calls, n.stopCalls = context.WithCancel(context.Background())
 	n.metrics = newMetrics(env.Registry)
+	countUEs(env.Registry, n.ues)
 	n.disp = o.Dispatcher
 	if n.disp == nil {
 		n.disp = ratelimit.New(max(o.Limit, 64), n.onPanic, ratelimit.NewGauges(env.Registry, "l25gc_amf"))
@@ -251,6 +252,7 @@ func (n *NF) step(ue *ueContext, ev Event, in *input) {
 	if err := n.machine.step(n, ue, ev, in); err != nil {
 		n.reply(ue, ev, err)
 	}
+	n.endGuardOnAuthentication(ue)
 }
 
 // onPanic is the dispatcher's report of a panic inside one event: that UE
@@ -266,6 +268,7 @@ func (n *NF) onPanic(key ratelimit.Key, r any, stack []byte) {
 		return
 	}
 	n.stopTimer(ue)
+	n.stopGuard(ue)
 	if ue.registered {
 		n.metrics.registered.Dec()
 	}
