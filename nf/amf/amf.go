@@ -8,7 +8,8 @@
 // requests run on their own goroutines and the answers come back as events
 // (sbi_call.go), so a slow peer holds up neither other UEs nor the
 // notifications for the same UE. Files by role: ngap_*.go (N2 handlers and
-// senders), gmm_*.go (NAS handlers and senders), state.go (the transition
+// senders), ue_admission.go (what an InitialUEMessage must pass before a UE
+// context exists: initial NAS message, caps), gmm_*.go (NAS handlers and senders), state.go (the transition
 // table), reply.go (what is answered on failure), consumer.go and
 // sbi_call.go (SBI calls), namf_callback.go (SBI notifications), timers.go,
 // metrics.go.
