@@ -9,10 +9,11 @@
 // (sbi_call.go), so a slow peer holds up neither other UEs nor the
 // notifications for the same UE. Files by role: ngap_*.go (N2 handlers and
 // senders), ue_admission.go (what an InitialUEMessage must pass before a UE
-// context exists: initial NAS message, caps), gmm_*.go (NAS handlers and senders), state.go (the transition
-// table), reply.go (what is answered on failure), consumer.go and
-// sbi_call.go (SBI calls), namf_callback.go (SBI notifications), timers.go,
-// metrics.go.
+// context exists: initial NAS message, caps), gmm_*.go (NAS handlers and
+// senders), state.go (the transition table), reply.go (what is answered on
+// failure), consumer.go and sbi_call.go (SBI calls), namf_callback.go (SBI
+// notifications), timers.go (NAS timers and the guards that bound a UE
+// context's life), metrics.go.
 package amf
 
 import (
