@@ -115,6 +115,17 @@ type NGAP struct {
 	// Transport is kernel (kernel SCTP), udp (SCTP in user space over UDP,
 	// RFC 6951 style) or auto (kernel when the host has SCTP).
 	Transport string `yaml:"transport"`
+	// MaxUEsPerGNB and MaxUEs cap the UE contexts with an N2 connection, of
+	// one gNB and of the AMF: an InitialUEMessage beyond either is refused
+	// (UE Context Release Command, cause control processing overload, TS
+	// 38.413 9.3.1.2) and the UEs already there carry on.
+	MaxUEsPerGNB int `yaml:"max_ues_per_gnb"`
+	MaxUEs       int `yaml:"max_ues"`
+	// UEReleaseTimeout is how long a UE Context Release Command waits for
+	// its Complete before the AMF releases the N2 connection by itself
+	// (TS 38.413 8.3.3 sets no timer; a gNB that never answers must not
+	// keep the context).
+	UEReleaseTimeout time.Duration `yaml:"ue_release_timeout"`
 }
 
 // NAS holds the 5GMM policy of the AMF.
@@ -131,6 +142,11 @@ type NAS struct {
 	// UnknownSubscriberCause is the 5GMM cause for a SUPI the UDM does not
 	// know: 3 (illegal UE) or 7 (5GS services not allowed), TS 24.501 5.5.1.2.5.
 	UnknownSubscriberCause int `yaml:"unknown_subscriber_cause"`
+	// UnauthenticatedTimeout bounds a UE context from its InitialUEMessage
+	// until the UE is authenticated (its NAS security context confirmed,
+	// TS 24.501 4.4.2): then it is released. The UE gives up its own
+	// registration on T3510, 15 s (TS 24.501 10.2 table 10.2.1).
+	UnauthenticatedTimeout time.Duration `yaml:"unauthenticated_timeout"`
 }
 
 // NetName is sent in Configuration Update Command (TS 24.501 9.11.3.35).

@@ -44,7 +44,8 @@ func defaultSections() *Config {
 		AMF: AMF{
 			Name:  "l25gc-amf",
 			GUAMI: GUAMI{RegionID: 0xCA, SetID: 0x3F8, Pointer: 0},
-			NGAP:  NGAP{Addr: "127.0.0.1:38412", Transport: "auto"},
+			NGAP: NGAP{Addr: "127.0.0.1:38412", Transport: "auto",
+				MaxUEsPerGNB: 16384, MaxUEs: 131072, UEReleaseTimeout: 5 * time.Second},
 			NAS: NAS{
 				Integrity: []string{"NIA2"},
 				Ciphering: []string{"NEA2", "NEA0"},
@@ -52,6 +53,7 @@ func defaultSections() *Config {
 				MaxRetransmissions:     4,
 				T3512:                  54 * time.Minute,
 				UnknownSubscriberCause: 7,
+				UnauthenticatedTimeout: 30 * time.Second,
 			},
 			Network:  NetName{Full: "L25GC+", Short: "L25GC"},
 			Relative: 255,

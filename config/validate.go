@@ -124,7 +124,25 @@ func (v *validator) amf(a *AMF) {
 	v.rangeInt("amf.guami.set_id", a.GUAMI.SetID, 0, 1023)
 	v.rangeInt("amf.guami.pointer", a.GUAMI.Pointer, 0, 63)
 	v.rangeInt("amf.relative_capacity", a.Relative, 0, 255)
+	v.ueBounds(a)
 	v.nas(&a.NAS)
+}
+
+// ueBounds: the caps on UE contexts and the timers that free them; a zero
+// would refuse every UE or release it at once, so each is at least 1.
+func (v *validator) ueBounds(a *AMF) {
+	// A gNB names its UEs by RAN UE NGAP ID (TS 38.413 9.3.3.2: 0..2^32-1);
+	// the AMF by AMF UE NGAP ID (9.3.3.1: 0..2^40-1).
+	v.rangeInt("amf.ngap.max_ues_per_gnb", a.NGAP.MaxUEsPerGNB, 1, 1<<32)
+	v.rangeInt("amf.ngap.max_ues", a.NGAP.MaxUEs, 1, 1<<40)
+	for _, t := range []struct {
+		field string
+		d     time.Duration
+	}{{"amf.ngap.ue_release_timeout", a.NGAP.UEReleaseTimeout}, {"amf.nas.unauthenticated_timeout", a.NAS.UnauthenticatedTimeout}} {
+		if t.d <= 0 || t.d > time.Hour {
+			v.fail(t.field, "must be a positive duration up to 1h such as 30s, got %v", t.d)
+		}
+	}
 }
 
 func (v *validator) nas(n *NAS) {

@@ -44,6 +44,14 @@ func TestValidateRefusesNonsense(t *testing.T) {
 		{"empty AMF name", "amf:\n  name: \"\"\n", "node.yaml:2: amf.name: want 1 to 150 characters"},
 		{"AMF name not printable", "amf:\n  name: amf_1\n", `node.yaml:2: amf.name: "_" is not a PrintableString character`},
 		{"no ciphering", "amf:\n  nas:\n    ciphering: []\n", "node.yaml:3: amf.nas.ciphering: at least one ciphering algorithm is needed"},
+		{"no UE per gNB", "amf:\n  ngap:\n    max_ues_per_gnb: 0\n", "node.yaml:3: amf.ngap.max_ues_per_gnb: must be in 1..4294967296, got 0"},
+		{"no UE at all", "amf:\n  ngap:\n    max_ues: 0\n", "node.yaml:3: amf.ngap.max_ues: must be in 1..1099511627776, got 0"},
+		{"UE release timeout zero", "amf:\n  ngap:\n    ue_release_timeout: 0s\n",
+			"node.yaml:3: amf.ngap.ue_release_timeout: must be a positive duration up to 1h"},
+		{"unauthenticated timeout negative", "amf:\n  nas:\n    unauthenticated_timeout: -5s\n",
+			"node.yaml:3: amf.nas.unauthenticated_timeout: must be a positive duration up to 1h"},
+		{"unauthenticated timeout past an hour", "amf:\n  nas:\n    unauthenticated_timeout: 2h\n",
+			"node.yaml:3: amf.nas.unauthenticated_timeout: must be a positive duration up to 1h"},
 		{"bad DNN", "dnns: [internet, \"my dnn\"]\n", `node.yaml:1: dnns[1]: "my dnn" is not a DNN`},
 		{"empty DNN label", "dnns: [\"ims..test\"]\n", `node.yaml:1: dnns[0]: "ims..test" is not a DNN`},
 		{"wildcard bind without an advertised address", "sbi:\n  bind_ip: 0.0.0.0\n",
@@ -81,6 +89,8 @@ func TestValidateAcceptsEdges(t *testing.T) {
 		"mongodb backend":               "udr:\n  store:\n    backend: mongodb\n",
 		"DNN with labels":               "dnns: [ims.mnc093.mcc208.gprs, internet-2]\n",
 		"only null ciphering":           "amf:\n  nas:\n    ciphering: [NEA0]\n",
+		"one UE per gNB":                "amf:\n  ngap:\n    max_ues_per_gnb: 1\n    max_ues: 1\n",
+		"short UE timers":               "amf:\n  ngap:\n    ue_release_timeout: 1ms\n  nas:\n    unauthenticated_timeout: 1h\n",
 		"a node of a core spanning nodes": "nfs: [ausf, pcf, amf]\nsbi:\n  bind_ip: 0.0.0.0\n  advertise_ip: 10.0.0.2\n" +
 			"  nrf_uri: http://10.0.0.1:29510\n",
 	} {

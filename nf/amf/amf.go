@@ -8,10 +8,12 @@
 // requests run on their own goroutines and the answers come back as events
 // (sbi_call.go), so a slow peer holds up neither other UEs nor the
 // notifications for the same UE. Files by role: ngap_*.go (N2 handlers and
-// senders), gmm_*.go (NAS handlers and senders), state.go (the transition
-// table), reply.go (what is answered on failure), consumer.go and
-// sbi_call.go (SBI calls), namf_callback.go (SBI notifications), timers.go,
-// metrics.go.
+// senders), ue_admission.go (what an InitialUEMessage must pass before a UE
+// context exists: initial NAS message, caps), gmm_*.go (NAS handlers and
+// senders), state.go (the transition table), reply.go (what is answered on
+// failure), consumer.go and sbi_call.go (SBI calls), namf_callback.go (SBI
+// notifications), timers.go (NAS timers and the guards that bound a UE
+// context's life), metrics.go.
 package amf
 
 import (
@@ -101,6 +103,7 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	}
 	n.calls, n.stopCalls = context.WithCancel(context.Background())
 	n.metrics = newMetrics(env.Registry)
+	countUEs(env.Registry, n.ues)
 	n.disp = o.Dispatcher
 	if n.disp == nil {
 		n.disp = ratelimit.New(max(o.Limit, 64), n.onPanic, ratelimit.NewGauges(env.Registry, "l25gc_amf"))
@@ -251,6 +254,7 @@ func (n *NF) step(ue *ueContext, ev Event, in *input) {
 	if err := n.machine.step(n, ue, ev, in); err != nil {
 		n.reply(ue, ev, err)
 	}
+	n.endGuardOnAuthentication(ue)
 }
 
 // onPanic is the dispatcher's report of a panic inside one event: that UE
@@ -266,6 +270,7 @@ func (n *NF) onPanic(key ratelimit.Key, r any, stack []byte) {
 		return
 	}
 	n.stopTimer(ue)
+	n.stopGuard(ue)
 	if ue.registered {
 		n.metrics.registered.Dec()
 	}

@@ -70,6 +70,7 @@ type ueContext struct {
 	contextSetup    bool   // Initial Context Setup sent on this N2 connection
 	radioCapability []byte // UE Radio Capability from the gNB (TS 38.413 8.14.1)
 	timer           *nasTimer
+	guard           *guardTimer // bounds the context's life before authentication and while releasing (timers.go)
 	call            pendingCall // the SBI answer the UE waits for (sbi_call.go)
 }
 
@@ -92,16 +93,20 @@ type input struct {
 // ueTable holds the UEs with an N2 connection by AMF UE NGAP ID, and the
 // registered UEs without one (CM-IDLE) by 5G-TMSI, so a later Registration
 // Request with the 5G-GUTI finds its security context.
+//
+// perGNB counts the UEs of byID by gNB, so that the caps of admit cost
+// nothing per InitialUEMessage; a gNB without UEs has no entry.
 type ueTable struct {
 	mu     sync.Mutex
 	byID   map[int64]*ueContext
 	idle   map[uint32]*ueContext
+	perGNB map[uint64]int
 	nextID atomic.Int64
 	tmsi   atomic.Uint32
 }
 
 func newUETable() *ueTable {
-	return &ueTable{byID: map[int64]*ueContext{}, idle: map[uint32]*ueContext{}}
+	return &ueTable{byID: map[int64]*ueContext{}, idle: map[uint32]*ueContext{}, perGNB: map[uint64]int{}}
 }
 
 // allocID gives a fresh AMF UE NGAP ID (TS 38.413 9.3.3.1: 0..2^40-1).
@@ -122,22 +127,72 @@ func (t *ueTable) get(id int64) *ueContext {
 	return t.byID[id]
 }
 
+// refusal says why admit turned a new UE context away.
+type refusal string
+
+const (
+	admitted      refusal = ""
+	refusedGNBCap refusal = "gnb-cap"   // amf.ngap.max_ues_per_gnb
+	refusedAMFCap refusal = "total-cap" // amf.ngap.max_ues
+)
+
+// admit adds a new UE context with an N2 connection unless its gNB already
+// has perGNB of them or the AMF total of them; existing UEs are untouched.
+func (t *ueTable) admit(ue *ueContext, perGNB, total int) refusal {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.perGNB[ue.gnbID] >= perGNB:
+		return refusedGNBCap
+	case len(t.byID) >= total:
+		return refusedAMFCap
+	}
+	t.addLocked(ue)
+	return admitted
+}
+
 func (t *ueTable) put(ue *ueContext) {
 	t.mu.Lock()
-	t.byID[ue.amfID] = ue
+	t.addLocked(ue)
 	t.mu.Unlock()
+}
+
+func (t *ueTable) addLocked(ue *ueContext) {
+	if _, dup := t.byID[ue.amfID]; !dup {
+		t.perGNB[ue.gnbID]++
+	}
+	t.byID[ue.amfID] = ue
 }
 
 func (t *ueTable) remove(id int64) {
 	t.mu.Lock()
-	delete(t.byID, id)
+	t.removeLocked(id)
 	t.mu.Unlock()
+}
+
+func (t *ueTable) removeLocked(id int64) {
+	ue, ok := t.byID[id]
+	if !ok {
+		return
+	}
+	delete(t.byID, id)
+	if t.perGNB[ue.gnbID]--; t.perGNB[ue.gnbID] <= 0 {
+		delete(t.perGNB, ue.gnbID)
+	}
+}
+
+// connected counts the UE contexts with an N2 connection: all of them, and
+// those of gNB g.
+func (t *ueTable) connected(g uint64) (all, ofGNB int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byID), t.perGNB[g]
 }
 
 // park keeps a registered UE without N2 connection, keyed by its 5G-TMSI.
 func (t *ueTable) park(ue *ueContext) {
 	t.mu.Lock()
-	delete(t.byID, ue.amfID)
+	t.removeLocked(ue.amfID)
 	if ue.guti != nil {
 		t.idle[ue.guti.TMSI] = ue
 	}

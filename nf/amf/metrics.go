@@ -31,6 +31,8 @@ type metrics struct {
 	notForwarded    *prometheus.CounterVec
 	ngapErrors      *prometheus.CounterVec
 	internalErrors  *prometheus.CounterVec
+	refused         *prometheus.CounterVec // InitialUEMessages that left no UE context (ue_admission.go)
+	guardExpiries   *prometheus.CounterVec // UE contexts released by their guard (timers.go)
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -56,9 +58,23 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		internalErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "l25gc_amf_internal_errors_total",
 			Help: "Answers the AMF could not build or send; the association and the other UEs carry on."}, []string{"where"}),
 	}
+	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "l25gc_amf_initial_ue_refused_total",
+		Help: "InitialUEMessages that left no UE context, by reason (a cap, a NAS message that is no initial one, none started)."},
+		[]string{"reason"})
+	m.guardExpiries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "l25gc_amf_ue_guard_expiries_total",
+		Help: "UE contexts released because they stayed unauthenticated, or a release was never completed, too long."},
+		[]string{"guard"})
 	reg.MustRegister(m.procedures, m.latency, m.gnbs, m.registered, m.retransmissions, m.discarded, m.notForwarded,
-		m.ngapErrors, m.internalErrors)
+		m.ngapErrors, m.internalErrors, m.refused, m.guardExpiries)
 	return m
+}
+
+// countUEs publishes the UE contexts with an N2 connection, read from the
+// table itself so that the gauge cannot drift from it.
+func countUEs(reg prometheus.Registerer, t *ueTable) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "l25gc_amf_ue_contexts",
+		Help: "UE contexts with an N2 connection (amf.ngap.max_ues caps them)."},
+		func() float64 { all, _ := t.connected(0); return float64(all) }))
 }
 
 func (m *metrics) done(procedure, result string, started time.Time) {

@@ -207,9 +207,17 @@ func (n *NF) onInitialUEMessage(g *gnb, id int64, pdu *ngapType.NGAPPDU) error {
 		noUE.RANUEID = max(m.RANUEID, -1)
 		return protocolError(noUE, ngapType.CauseProtocolPresentAbstractSyntaxErrorReject, err)
 	}
+	typ, answer, why := screenInitialNAS(m.NASPDU)
+	if why != admitted {
+		n.refuseInitial(g, id, m.RANUEID, answer, causeNasUnspecified(), why)
+		return nil
+	}
 	ue := &ueContext{amfID: id, ranID: m.RANUEID, gnbID: g.id, tai: m.TAI}
-	n.ues.put(ue)
+	if !n.admitUE(g, ue, typ) {
+		return nil
+	}
 	n.onUplinkNAS(ue, m.NASPDU, true)
+	n.keepIfStarted(g, ue)
 	return nil
 }
 
@@ -217,6 +225,11 @@ func (n *NF) onInitialUEMessage(g *gnb, id int64, pdu *ngapType.NGAPPDU) error {
 func (n *NF) onUEAssociated(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) error {
 	ue := n.ues.get(s.AMFUEID)
 	switch {
+	case ue == nil && s.Procedure == ngapType.ProcedureCodeUEContextRelease && s.Kind == ngapx.Successful:
+		// The Complete of a release the AMF finished locally: a refused
+		// InitialUEMessage (ue_admission.go) or an expired release guard.
+		// The gNB has released too; there is nothing to report.
+		return nil
 	case ue == nil || ue.gnbID != g.id:
 		// TS 38.413 10.6: the AMF UE NGAP ID (our local id) is unknown on this association.
 		return ngapFail(s, ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUnknownLocalUENGAPID),
@@ -291,6 +304,7 @@ func (n *NF) release(ue *ueContext, cause ngapType.Cause) (State, error) {
 	if g := n.gnb(ue.gnbID); g != nil {
 		n.sendReleaseCommand(g, ue.amfID, ue.ranID, cause)
 	}
+	n.startGuard(ue, guardRelease)
 	return StateReleasing, nil
 }
 
@@ -311,6 +325,7 @@ func (n *NF) onReset(ue *ueContext, _ *input) (State, error) {
 
 func (n *NF) dropConnection(ue *ueContext) State {
 	n.stopTimer(ue)
+	n.stopGuard(ue)
 	n.cancelCall(ue)
 	if ue.registered {
 		n.ues.park(ue)

@@ -78,6 +78,9 @@ func (n *NF) stopTimer(ue *ueContext) {
 // sent inside Initial Context Setup Request finds the gNB with the UE's
 // context already.
 func (n *NF) onTimerExpiry(ue *ueContext, in *input) (State, error) {
+	if in.timer == 0 {
+		return n.onGuardExpiry(ue, in)
+	}
 	t := ue.timer
 	if t == nil || t.gen != in.timerGen {
 		return ue.state, nil // stopped meanwhile
@@ -102,4 +105,83 @@ func (n *NF) onTimerExpiry(ue *ueContext, in *input) (State, error) {
 		n.endContext(ue)
 	}
 	return n.release(ue, ngapx.CauseNas(ngapType.CauseNasPresentUnspecified))
+}
+
+// guardKind names what a UE context's guard bounds.
+type guardKind int
+
+const (
+	// guardUnauthenticated runs from the InitialUEMessage until the UE's NAS
+	// security context is confirmed (TS 24.501 4.4.2): an unauthenticated
+	// peer cannot keep a context longer (amf.nas.unauthenticated_timeout).
+	guardUnauthenticated guardKind = iota + 1
+	// guardRelease runs from the UE Context Release Command until its
+	// Complete (TS 38.413 8.3.3; amf.ngap.ue_release_timeout).
+	guardRelease
+)
+
+func (k guardKind) String() string {
+	return map[guardKind]string{guardUnauthenticated: "unauthenticated", guardRelease: "release"}[k]
+}
+
+// guardTimer bounds a UE context's life where no NAS timer does: before
+// authentication the AMF's NAS timers restart with every procedure a peer
+// starts, and a release waits on the gNB. Its expiry comes as EvTimerExpiry
+// with timer 0 (no NAS timer) and its own generation.
+type guardTimer struct {
+	kind guardKind
+	gen  uint64
+	t    *time.Timer
+}
+
+// startGuard (re)arms the UE's guard for kind.
+func (n *NF) startGuard(ue *ueContext, kind guardKind) {
+	n.stopGuard(ue)
+	d := n.cfg.AMF.NAS.UnauthenticatedTimeout
+	if kind == guardRelease {
+		d = n.cfg.AMF.NGAP.UEReleaseTimeout
+	}
+	gen := n.timerGen.Add(1)
+	id := ue.amfID
+	ue.guard = &guardTimer{kind: kind, gen: gen, t: time.AfterFunc(d, func() {
+		n.dispatchUE(id, EvTimerExpiry, &input{timerGen: gen})
+	})}
+}
+
+func (n *NF) stopGuard(ue *ueContext) {
+	if ue.guard != nil {
+		ue.guard.t.Stop()
+		ue.guard = nil
+	}
+}
+
+// endGuardOnAuthentication stops the unauthenticated guard once the UE has
+// proved itself: its NAS security context is confirmed (Security Mode
+// Complete, or an initial message that passed the integrity check of a kept
+// context; TS 24.501 4.4.2). From there the NAS timers bound each procedure.
+func (n *NF) endGuardOnAuthentication(ue *ueContext) {
+	if ue.guard != nil && ue.guard.kind == guardUnauthenticated && ue.sec != nil && ue.sec.confirmed {
+		n.stopGuard(ue)
+	}
+}
+
+// onGuardExpiry: an unauthenticated UE is released (UE Context Release
+// Command, NAS cause unspecified, TS 38.413 9.3.1.2), as when a NAS
+// procedure is aborted; a release the gNB never completed ends locally.
+func (n *NF) onGuardExpiry(ue *ueContext, in *input) (State, error) {
+	g := ue.guard
+	if g == nil || g.gen != in.timerGen {
+		return ue.state, nil // stopped meanwhile
+	}
+	ue.guard = nil
+	n.metrics.guardExpiries.WithLabelValues(g.kind.String()).Inc()
+	n.log.Info("UE context guard expired", "amfUeNgapId", ue.amfID, "guard", g.kind, "state", ue.state)
+	if g.kind == guardRelease {
+		return n.dropConnection(ue), nil
+	}
+	n.finishProcedure(ue, procedureOf(ue.state), resultTimeout)
+	if !ue.registered {
+		n.endContext(ue)
+	}
+	return n.release(ue, causeNasUnspecified())
 }
