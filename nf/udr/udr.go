@@ -65,8 +65,7 @@ func (n *NF) Handler() http.Handler {
 	mux := http.NewServeMux()
 	n.routeDR(mux)
 	n.routeProv(mux)
-	mux.HandleFunc("/", notFound)
-	return mux
+	return mux // unknown paths and methods: sbi.Handler's 404 and 405 ProblemDetails
 }
 
 // Profile is the UDR's NRF profile (TS 29.510 6.1.6.2.2), under an instance
