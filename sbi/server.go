@@ -38,30 +38,50 @@ type observerKey struct {
 	status          int
 }
 
-// maxObservers bounds the cache: label sets past it (a client sending
-// many services' paths) are looked up each time, as before.
+// maxObservers bounds the label sets of one histogram: past it, a new
+// label set is counted under service OverflowService, so that whatever a
+// peer makes us call (a callback URI it chose) or calls, the metrics stay
+// bounded.
 const maxObservers = 1024
+
+// OverflowService is the service label of label sets beyond maxObservers.
+const OverflowService = "other"
 
 func newObservers(vec *prometheus.HistogramVec) *observers {
 	return &observers{vec: vec, m: map[observerKey]prometheus.Observer{}}
 }
 
 func (o *observers) observe(service, method string, status int, d time.Duration) {
+	method = labelMethod(method)
 	k := observerKey{service, method, status}
 	o.mu.RLock()
 	obs, ok := o.m[k]
+	full := len(o.m) >= maxObservers
 	o.mu.RUnlock()
-	if !ok {
+	if !ok && full {
+		service = OverflowService
+		obs = o.vec.WithLabelValues(service, method, strconv.Itoa(status))
+	} else if !ok {
 		obs = o.vec.WithLabelValues(service, method, strconv.Itoa(status))
 		o.mu.Lock()
-		if len(o.m) < maxObservers {
-			// Strings of the caller's request are cloned: the key must not
-			// pin the memory they point into.
-			o.m[observerKey{strings.Clone(service), strings.Clone(method), status}] = obs
-		}
+		// Strings of the caller's request are cloned: the key must not
+		// pin the memory they point into.
+		o.m[observerKey{strings.Clone(service), method, status}] = obs
 		o.mu.Unlock()
 	}
 	obs.Observe(d.Seconds())
+}
+
+// labelMethod keeps the methods HTTP defines (RFC 9110 9.3, RFC 5789
+// PATCH) and names any other "other": a request's method is its sender's
+// to invent.
+func labelMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
 }
 
 // NewMetrics registers the SBI metrics on reg.
@@ -89,6 +109,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 // transport that chooses the path per request (sbi.NodeTransport) takes
 // one per path, which also exports it at 0 until used.
 func (m *Metrics) PathCounter(path string) prometheus.Counter {
+	if path != "xio" && path != "tcp" {
+		path = "other" // the label's values are closed: two paths exist
+	}
 	return m.path.WithLabelValues(path)
 }
 

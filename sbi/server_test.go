@@ -129,17 +129,26 @@ func TestUnknownPathsShareOneMetricsLabel(t *testing.T) {
 	auth := httptest.NewRequest("POST", authPath, strings.NewReader(`{}`))
 	auth.Header.Set("Content-Type", "application/json")
 	h.ServeHTTP(httptest.NewRecorder(), auth)
+	invent := func(from, to int) { // methods a client invents share one label
+		for i := from; i < to; i++ {
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(fmt.Sprintf("M%d", i), "/scan/v1/x", nil))
+		}
+	}
 	scan(0, 10)
+	invent(0, 10)
 	labelsBefore, sizeBefore := servedLabelSets(t, reg), metricsSize(t, reg)
 	scan(10, 50_000)
+	invent(10, 1000)
 	if got := servedLabelSets(t, reg); got != labelsBefore {
 		t.Fatalf("label sets grew from %d to %d over 50,000 unknown paths", labelsBefore, got)
 	}
-	if got := metricsSize(t, reg); got > sizeBefore+64 { // counts grow by digits only
+	// Counts and sums grow by a few digits per line; one more label set
+	// would add about 2 KB.
+	if got := metricsSize(t, reg); got > sizeBefore+1024 {
 		t.Fatalf("/metrics grew from %d to %d bytes over 50,000 unknown paths", sizeBefore, got)
 	}
 	if n := servedCount(t, reg, sbi.UnmatchedRoute, "404"); n != 50_000 {
-		t.Fatalf("unmatched 404s counted %d, want 50000", n)
+		t.Fatalf("unmatched GET 404s counted %d, want 50000", n)
 	}
 	if n := servedCount(t, reg, "nausf-auth", "201"); n != 1 {
 		t.Fatalf("nausf-auth 201s counted %d, want 1 (the route's service)", n)
@@ -165,4 +174,28 @@ func metricsSize(t *testing.T, reg *prometheus.Registry) int {
 	rec := httptest.NewRecorder()
 	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	return rec.Body.Len()
+}
+
+// Requests an NF makes to URIs its peers chose (callbacks) cannot grow the
+// client metrics without bound either: past 1,024 label sets they share
+// the service label "other".
+func TestClientMetricsAreBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	defer srv.Close()
+	reg := prometheus.NewRegistry()
+	c := sbi.NewClient(srv.Client().Transport, sbi.NewMetrics(reg))
+	for i := range 3000 {
+		if _, err := c.Do(context.Background(), "POST", fmt.Sprintf("%s/cb-%d/notify", srv.URL, i), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "l25gc_sbi_client_request_duration_seconds" && len(mf.GetMetric()) > 1025 {
+			t.Fatalf("%d client label sets after calls to 3,000 callback paths, want at most 1,025", len(mf.GetMetric()))
+		}
+	}
 }
