@@ -32,16 +32,18 @@ func DefaultFor(cat Catalog) *Config {
 func defaultSections() *Config {
 	slices := []SNSSAI{{SST: 1, SD: "010203"}, {SST: 1, SD: "112233"}}
 	return &Config{
-		PLMN:         PLMN{MCC: "208", MNC: "93"},
-		TACs:         []string{"000001"},
-		SNSSAIs:      slices,
-		DNNs:         []string{"internet"},
-		DataDir:      "run/data",
-		LogDir:       "run/log",
-		LogLevel:     "info",
-		LogMaxSizeMB: 100, LogMaxFiles: 5,
-		SBI: SBI{Transport: "xio", BindIP: "127.0.0.1"},
-		NRF: NRF{ValidityPeriod: time.Hour, HeartbeatTimer: 10 * time.Second},
+		PLMN:     PLMN{MCC: "208", MNC: "93"},
+		TACs:     []string{"000001"},
+		SNSSAIs:  slices,
+		DNNs:     []string{"internet"},
+		DataDir:  "run/data",
+		LogDir:   "run/log",
+		LogLevel: "info",
+		SBI:      SBI{Transport: "xio", BindIP: "127.0.0.1"},
+		NRF:      NRF{ValidityPeriod: time.Hour, HeartbeatTimer: 10 * time.Second},
+
+		LogMaxSizeMB: 100,
+		LogMaxFiles:  5,
 		AMF: AMF{
 			Name:  "l25gc-amf",
 			GUAMI: GUAMI{RegionID: 0xCA, SetID: 0x3F8, Pointer: 0},
