@@ -6,6 +6,7 @@ package config
 
 import (
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,13 @@ type Config struct {
 	DataDir  string   `yaml:"data_dir"`
 	LogDir   string   `yaml:"log_dir"`
 	LogLevel string   `yaml:"log_level"` // debug | info | warn | error
+	// LogMaxSizeMB rotates an NF's log file once it reaches this size
+	// (0: never); LogMaxFiles rotated files are kept (<nf>.log.1 newest).
+	LogMaxSizeMB int `yaml:"log_max_size_mb"`
+	LogMaxFiles  int `yaml:"log_max_files"`
+	// LogRedactSUPI masks the subscriber part of SUPIs in logs
+	// (imsi-20893******0001), so logs can be shared.
+	LogRedactSUPI bool `yaml:"log_redact_supi"`
 	// NFs are the network functions this node runs (`l25gc up`), all of
 	// them by default; a core spans nodes when each runs some of them.
 	// Each NF's section below holds its ports (NFSpec, nf/registry).
@@ -172,6 +180,25 @@ type SUCIKey struct {
 type UDR struct {
 	NF    `yaml:",inline"`
 	Store Store `yaml:"store"`
+	// AdminTokenFile holds the bearer token the provisioning API requires
+	// (relative to data_dir unless absolute); `l25gc up` creates it, mode
+	// 0600, when absent.
+	AdminTokenFile string `yaml:"admin_token_file"`
+	// MaxBulk caps the subscribers of one bulk provisioning request;
+	// `l25gc subscriber add --count` sends larger ranges in batches.
+	MaxBulk int `yaml:"max_bulk"`
+}
+
+// AdminTokenPath is where the provisioning API's admin token is kept.
+func (c *Config) AdminTokenPath() string {
+	p := c.UDR.AdminTokenFile
+	if p == "" {
+		p = "admin.token"
+	}
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(c.DataDir, p)
 }
 
 // Store selects the UDR backend.

@@ -41,6 +41,9 @@ func defaultSections() *Config {
 		LogLevel: "info",
 		SBI:      SBI{Transport: "xio", BindIP: "127.0.0.1"},
 		NRF:      NRF{ValidityPeriod: time.Hour, HeartbeatTimer: 10 * time.Second},
+
+		LogMaxSizeMB: 100,
+		LogMaxFiles:  5,
 		AMF: AMF{
 			Name:  "l25gc-amf",
 			GUAMI: GUAMI{RegionID: 0xCA, SetID: 0x3F8, Pointer: 0},
@@ -65,7 +68,9 @@ func defaultSections() *Config {
 			},
 		},
 		UDR: UDR{
-			Store: Store{Backend: "embedded", Path: "udr.db", MongoDB: MongoDB{URI: "mongodb://127.0.0.1:27017", Database: "free5gc"}},
+			Store:          Store{Backend: "embedded", Path: "udr.db", MongoDB: MongoDB{URI: "mongodb://127.0.0.1:27017", Database: "free5gc"}},
+			AdminTokenFile: "admin.token",
+			MaxBulk:        10000,
 		},
 		Subscribers: []SubscriberRange{{
 			IMSI: DefaultFirstIMSI, Count: DefaultSubscriberCount,

@@ -50,6 +50,7 @@ func (c *Config) validateFor(cat Catalog, file string, root *yaml.Node) error {
 	v.snssais("snssais", c.SNSSAIs)
 	v.dnns("dnns", c.DNNs)
 	v.oneOf("log_level", c.LogLevel, "debug", "info", "warn", "error")
+	v.logRotation(c)
 	v.oneOf("sbi.transport", c.SBI.Transport, "tcp", "xio", "xio-socket")
 	v.sbi(c)
 	v.nfs(cat, c)
@@ -66,6 +67,9 @@ func (c *Config) validateFor(cat Catalog, file string, root *yaml.Node) error {
 	v.amf(&c.AMF)
 	v.udm(&c.UDM)
 	v.store(&c.UDR.Store)
+	if c.UDR.MaxBulk < 1 {
+		v.fail("udr.max_bulk", "must be at least 1, got %d", c.UDR.MaxBulk)
+	}
 	for i, r := range c.Subscribers {
 		v.subscribers(fmt.Sprintf("subscribers[%d]", i), r, c.PLMN)
 	}
@@ -259,6 +263,16 @@ func (v *validator) store(s *Store) {
 	}
 	if s.MongoDB.Database == "" {
 		v.fail("udr.store.mongodb.database", "a database name is needed")
+	}
+}
+
+// logRotation: a size of 0 turns rotation off; files kept must be 1 or more.
+func (v *validator) logRotation(c *Config) {
+	if c.LogMaxSizeMB < 0 {
+		v.fail("log_max_size_mb", "must be 0 (no rotation) or more, got %d", c.LogMaxSizeMB)
+	}
+	if c.LogMaxFiles < 1 {
+		v.fail("log_max_files", "must be at least 1, got %d", c.LogMaxFiles)
 	}
 }
 

@@ -79,7 +79,7 @@ type Function interface {
 // with the NRF, and blocks until ctx ends; then it deregisters and stops.
 func Run(ctx context.Context, env *Env, f Function, sbiAddr, metricsAddr string) error {
 	TuneGC()
-	srv, err := env.Transport.Serve(sbiAddr, sbi.Handler(withNFStatusNotify(f.Handler(), env.NRF), env.Metrics, env.Log))
+	srv, err := env.Transport.Serve(sbiAddr, sbi.Handler(withNFStatusNotify(f.Handler(), env.NRF), env.Metrics, env.Log, handlerOptions(f)...))
 	if err != nil {
 		return err
 	}
@@ -149,6 +149,19 @@ func apiRoot(p models.NrfNfManagementNfProfile) string {
 	return ""
 }
 
+// HandlerOptioner is a Function whose SBI takes more than the defaults of
+// sbi.Handler, e.g. a form body on one route (sbi.AcceptMediaTypes).
+type HandlerOptioner interface {
+	HandlerOptions() []sbi.HandlerOption
+}
+
+func handlerOptions(f Function) []sbi.HandlerOption {
+	if o, ok := f.(HandlerOptioner); ok {
+		return o.HandlerOptions()
+	}
+	return nil
+}
+
 // withNFStatusNotify serves the NRF's status notifications (TS 29.510
 // 5.2.2.6) next to the NF's own services: one endpoint every NF has. A
 // path test rather than a second ServeMux: every request passes here.
@@ -156,12 +169,15 @@ func withNFStatusNotify(h http.Handler, nrf *sbi.NRFClient) http.Handler {
 	notify := nrf.NotifyHandler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == sbi.NFStatusNotifyPath && r.Method == http.MethodPost {
+			r.Pattern = notifyPattern // the metrics' route label (sbi.Handler)
 			notify.ServeHTTP(w, r)
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
 }
+
+var notifyPattern = http.MethodPost + " " + sbi.NFStatusNotifyPath
 
 func shutdown(env *Env, srv sbi.Server, metrics *http.Server) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

@@ -44,4 +44,6 @@ const (
 	CauseResourceNotFound = "RESOURCE_NOT_FOUND" // 404
 	// The provisioning API (nf/udr, not 3GPP): the subscriber exists already.
 	CauseSubscriberExists = "SUBSCRIBER_EXISTS" // 409
+	// The provisioning API: a bulk request over the UDR's udr.max_bulk.
+	CauseBulkTooLarge = "BULK_TOO_LARGE" // 413
 )

@@ -123,7 +123,7 @@ func (c *Client) once(ctx context.Context, method, url string, body []byte, ctyp
 		return resp.Header, true, fmt.Errorf("sbi %s %s: read: %w", method, url, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		pe := &ProblemError{Status: resp.StatusCode}
+		pe := &ProblemError{Status: resp.StatusCode, Body: data}
 		_ = json.Unmarshal(data, &pe.Problem) // a bare status is still an answer
 		return resp.Header, true, pe
 	}

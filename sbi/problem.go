@@ -61,6 +61,9 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 type ProblemError struct {
 	Status  int
 	Problem models.ProblemDetails
+	// Body is the answer as sent, for the extension members an API adds to
+	// its ProblemDetails (RFC 7807 3.2).
+	Body []byte
 }
 
 func (e *ProblemError) Error() string {

@@ -51,7 +51,9 @@ func runNF(cfg *config.Config, entry registry.Entry) error {
 	if err != nil {
 		return err
 	}
-	log, file, err := logging.OpenFile(cfg.LogDir, name, level)
+	log, file, err := logging.OpenFile(cfg.LogDir, name, level, logging.FileOptions{
+		MaxBytes: int64(cfg.LogMaxSizeMB) << 20, Keep: cfg.LogMaxFiles, RedactSUPI: cfg.LogRedactSUPI,
+	})
 	if err != nil {
 		return err
 	}

@@ -28,24 +28,65 @@ func newSubscriberCmd() *cobra.Command {
 		Use:   "subscriber",
 		Short: "provision subscribers (add, list, show, delete) through the UDR",
 		Long: "Provision subscribers through the UDR's provisioning API (" + prov.BasePath + ").\n" +
-			"The UDR address comes from --udr, else from the node config (udr.sbi_port).",
+			"The UDR address comes from --udr, else from the node config (udr.sbi_port).\n" +
+			"Every request carries the node's admin token, read from --token-file, else from the\n" +
+			"file `l25gc up` made (udr.admin_token_file, default <data_dir>/admin.token).\n" +
+			"K, OPc and OP are shown as " + redacted + " unless --show-keys.",
 	}
 	cmd.PersistentFlags().String("udr", "", "UDR base URL (default http://<sbi.bind_ip>:<udr.sbi_port> of --config)")
+	cmd.PersistentFlags().String("token-file", "", "the admin token file (default udr.admin_token_file of --config, under its data_dir)")
+	cmd.PersistentFlags().Bool("show-keys", false, "print K, OPc and OP instead of "+redacted)
 	cmd.AddCommand(newSubscriberAddCmd(), newSubscriberListCmd(), newSubscriberShowCmd(), newSubscriberDeleteCmd())
 	return cmd
 }
 
-// provClient reaches the UDR named by --udr or the config.
+// provClient reaches the UDR named by --udr or the config, with the admin
+// token of --token-file or the config's data dir.
 func provClient(cmd *cobra.Command) (*prov.Client, error) {
 	base, _ := cmd.Flags().GetString("udr")
-	if base == "" {
+	tokenFile, _ := cmd.Flags().GetString("token-file")
+	if base == "" || tokenFile == "" {
 		cfg, err := loadConfig(cmd)
 		if err != nil {
 			return nil, err
 		}
-		base = "http://" + cfg.AdvertisedAddr(cfg.UDR.SBIPort)
+		if base == "" {
+			base = "http://" + cfg.AdvertisedAddr(cfg.UDR.SBIPort)
+		}
+		if tokenFile == "" {
+			tokenFile = cfg.AdminTokenPath()
+		}
 	}
-	return prov.NewClient(base, nil), nil
+	token, err := prov.ReadToken(tokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w (`l25gc up` makes it; for a remote UDR copy its node's file and pass --token-file)", err)
+	}
+	return prov.NewClient(base, nil, token), nil
+}
+
+// redacted stands for a key the user did not ask to see.
+const redacted = "(hidden)"
+
+// keyPrinter prints subscribers with their keys hidden unless --show-keys:
+// a terminal, a scrollback or a pasted bug report must not carry every
+// subscriber's K.
+type keyPrinter struct{ show bool }
+
+func printerOf(cmd *cobra.Command) keyPrinter {
+	show, _ := cmd.Flags().GetBool("show-keys")
+	return keyPrinter{show: show}
+}
+
+func (p keyPrinter) view(s prov.Subscriber) prov.Subscriber {
+	if p.show {
+		return s
+	}
+	for _, k := range []*string{&s.K, &s.OPc, &s.OP} {
+		if *k != "" {
+			*k = redacted
+		}
+	}
+	return s
 }
 
 func callContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
@@ -58,6 +99,7 @@ func newSubscriberAddCmd() *cobra.Command {
 		count   int
 		snssais []string
 		replace bool
+		batch   int
 	)
 	cmd := &cobra.Command{
 		Use:   "add --imsi IMSI --k K (--opc OPC | --op OP) [--count N]",
@@ -80,9 +122,17 @@ func newSubscriberAddCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if count < 1 {
+				return fmt.Errorf("--count %d: must be 1 or more", count)
+			}
+			if count > 1 {
+				// No deadline for the whole range: each batch is one
+				// request, bounded by the SBI client's own timeout.
+				return addRange(cmd.Context(), cmd.OutOrStdout(), c, prov.Range{Subscriber: s, Count: count}, batch, replace)
+			}
 			ctx, cancel := callContext(cmd)
 			defer cancel()
-			return addSubscribers(ctx, cmd.OutOrStdout(), c, s, count, replace)
+			return addSubscriber(ctx, cmd.OutOrStdout(), printerOf(cmd), c, s, replace)
 		},
 	}
 	f := cmd.Flags()
@@ -96,21 +146,34 @@ func newSubscriberAddCmd() *cobra.Command {
 	f.StringArrayVar(&snssais, "snssai", nil, "subscribed S-NSSAI as SST[/SD], e.g. 1/010203; repeatable (default: the node's slices)")
 	f.StringArrayVar(&s.DNNs, "dnn", nil, "subscribed DNN; repeatable (default: the node's DNNs)")
 	f.BoolVar(&replace, "replace", false, "replace a subscriber that exists (single IMSI only)")
+	f.IntVar(&batch, "batch", defaultBatch, "subscribers per request of a --count range (at most the UDR's udr.max_bulk)")
 	return cmd
 }
 
-func addSubscribers(ctx context.Context, out io.Writer, c *prov.Client, s prov.Subscriber, count int, replace bool) error {
-	if count > 1 {
-		if replace {
-			return errors.New("--replace works on one IMSI; delete the range first")
-		}
-		res, err := c.AddRange(ctx, prov.Range{Subscriber: s, Count: count})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "added %d subscribers from %s (%d existed and were left unchanged)\n", res.Added, s.IMSI, res.Existing)
-		return nil
+// defaultBatch is well under the UDR's default udr.max_bulk (10,000), so
+// progress shows every few hundred milliseconds.
+const defaultBatch = 1000
+
+// addRange adds a range in batches, printing progress after each; on a
+// failure it says exactly how many were added.
+func addRange(ctx context.Context, out io.Writer, c *prov.Client, r prov.Range, batch int, replace bool) error {
+	if replace {
+		return errors.New("--replace works on one IMSI; delete the range first")
 	}
+	progress := func(done prov.BulkResult) {
+		if done.Added+done.Existing < r.Count {
+			fmt.Fprintf(out, "  %d of %d done (%d added, %d existed)\n", done.Added+done.Existing, r.Count, done.Added, done.Existing)
+		}
+	}
+	res, err := c.AddRangeInBatches(ctx, r, batch, progress)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "added %d subscribers from %s (%d existed and were left unchanged)\n", res.Added, r.IMSI, res.Existing)
+	return nil
+}
+
+func addSubscriber(ctx context.Context, out io.Writer, p keyPrinter, c *prov.Client, s prov.Subscriber, replace bool) error {
 	add := c.Add
 	if replace {
 		add = c.Put
@@ -119,7 +182,7 @@ func addSubscribers(ctx context.Context, out io.Writer, c *prov.Client, s prov.S
 	if err != nil {
 		return err
 	}
-	return printSubscribers(out, got)
+	return printSubscribers(out, p, got)
 }
 
 func newSubscriberListCmd() *cobra.Command {
@@ -139,7 +202,7 @@ func newSubscriberListCmd() *cobra.Command {
 			if all {
 				limit = -1
 			}
-			return listSubscribers(ctx, cmd.OutOrStdout(), c, offset, limit)
+			return listSubscribers(ctx, cmd.OutOrStdout(), printerOf(cmd), c, offset, limit)
 		},
 	}
 	cmd.Flags().IntVar(&offset, "offset", 0, "skip this many subscribers")
@@ -150,7 +213,7 @@ func newSubscriberListCmd() *cobra.Command {
 
 // listSubscribers prints limit subscribers from offset (all when limit < 0),
 // fetching pages of the API's maximum size.
-func listSubscribers(ctx context.Context, out io.Writer, c *prov.Client, offset, limit int) error {
+func listSubscribers(ctx context.Context, out io.Writer, p keyPrinter, c *prov.Client, offset, limit int) error {
 	const page = 1000
 	var subs []prov.Subscriber
 	total := 0
@@ -169,7 +232,7 @@ func listSubscribers(ctx context.Context, out io.Writer, c *prov.Client, offset,
 			break
 		}
 	}
-	if err := printSubscribers(out, subs...); err != nil {
+	if err := printSubscribers(out, p, subs...); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "%d of %d subscribers (from %d)\n", len(subs), total, offset)
@@ -192,7 +255,7 @@ func newSubscriberShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printSubscriber(cmd.OutOrStdout(), s)
+			return printSubscriber(cmd.OutOrStdout(), printerOf(cmd).view(s))
 		},
 	}
 }
@@ -206,7 +269,7 @@ func newSubscriberDeleteCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			imsis, err := prov.Range{Subscriber: prov.Subscriber{IMSI: args[0]}, Count: count}.IMSIs()
 			if err != nil {
-				return err
+				return fmt.Errorf("--count, IMSI: %w", err)
 			}
 			c, err := provClient(cmd)
 			if err != nil {
@@ -228,10 +291,11 @@ func newSubscriberDeleteCmd() *cobra.Command {
 }
 
 // printSubscribers prints one row per subscriber.
-func printSubscribers(out io.Writer, subs ...prov.Subscriber) error {
+func printSubscribers(out io.Writer, p keyPrinter, subs ...prov.Subscriber) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "IMSI\tK\tOPC/OP\tSQN\tAMF\tS-NSSAIS\tDNNS")
 	for _, s := range subs {
+		s = p.view(s)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.IMSI, s.K, opcOrOP(s), s.SQN, s.AMF, snssaiList(s.SNSSAIs), strings.Join(s.DNNs, ","))
 	}
 	return tw.Flush()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/l25gc/l25gc/nf/udr/prov"
 	"github.com/l25gc/l25gc/node"
 )
 
@@ -52,6 +53,14 @@ func newUpCmd() *cobra.Command {
 				nrf = ", NRF " + cfg.NRFURI()
 			}
 			fmt.Fprintf(out, "L25GC+ starting: %s, SBI %s%s, logs in %s\n", strings.Join(cfg.NFs, " "), cfg.SBI.Transport, nrf+", "+n2, cfg.LogDir)
+			if cfg.Runs("udr") {
+				// The provisioning API's credential, made before the UDR
+				// starts so that `l25gc subscriber` finds it at once.
+				if _, err := prov.EnsureToken(cfg.AdminTokenPath()); err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "provisioning API admin token in %s (mode 0600)\n", cfg.AdminTokenPath())
+			}
 			core, err := node.Start(ctx, cfg, node.Options{ConfigPath: path, SBI: sbiFlag, Out: out, Restart: true, Publish: true})
 			if err != nil {
 				return err

@@ -69,19 +69,37 @@ func (n *NF) provisionConfigured(ctx context.Context) error {
 // invalidRequest is a provisioning request that can never succeed.
 type invalidRequest struct{ error }
 
-// addRange stores the subscribers of r that are absent.
+// bulkChunk is how many subscribers go to the store in one call: memory
+// stays that of one chunk whatever the range, and a request that ends
+// (its client gone, the UDR stopping) stops within one chunk.
+const bulkChunk = 1000
+
+// addRange stores the subscribers of r that are absent, a chunk at a time
+// until ctx ends. The result counts what was done, also on failure.
 func (n *NF) addRange(ctx context.Context, r prov.Range) (prov.BulkResult, error) {
+	res := prov.BulkResult{Requested: r.Count}
 	r.Subscriber = r.Subscriber.WithDefaults(n.defaults)
 	if err := r.Subscriber.Validate(); err != nil {
-		return prov.BulkResult{}, invalidRequest{err}
+		return res, invalidRequest{err}
 	}
-	recs, err := prov.ToRecords(r, n.plmn)
+	chunks, err := r.Split(bulkChunk)
 	if err != nil {
-		return prov.BulkResult{}, invalidRequest{err}
+		return res, invalidRequest{err}
 	}
-	added, err := n.store.AddAbsent(ctx, recs)
-	if err != nil {
-		return prov.BulkResult{}, err
+	for _, c := range chunks {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		recs, err := prov.ToRecords(c, n.plmn)
+		if err != nil {
+			return res, invalidRequest{err}
+		}
+		added, err := n.store.AddAbsent(ctx, recs)
+		if err != nil {
+			return res, err
+		}
+		res.Added += added
+		res.Existing += len(recs) - added
 	}
-	return prov.BulkResult{Requested: len(recs), Added: added, Existing: len(recs) - added}, nil
+	return res, nil
 }

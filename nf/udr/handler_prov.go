@@ -4,9 +4,13 @@ package udr
 // shape, stored in free5GC's layout.
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+
+	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/nf/udr/prov"
 	"github.com/l25gc/l25gc/nf/udr/store"
@@ -18,12 +22,26 @@ const maxPage = 1000
 
 func (n *NF) routeProv(mux *http.ServeMux) {
 	base := prov.BasePath + "/subscribers"
-	mux.HandleFunc("POST "+base, n.postSubscriber)
-	mux.HandleFunc("POST "+base+":bulk", n.postBulk)
-	mux.HandleFunc("GET "+base, n.listSubscribers)
-	mux.HandleFunc("PUT "+base+"/{imsi}", n.putSubscriber)
-	mux.HandleFunc("GET "+base+"/{imsi}", n.getSubscriber)
-	mux.HandleFunc("DELETE "+base+"/{imsi}", n.deleteSubscriber)
+	mux.HandleFunc("POST "+base, n.admin(n.postSubscriber))
+	mux.HandleFunc("POST "+base+":bulk", n.admin(n.postBulk))
+	mux.HandleFunc("GET "+base, n.admin(n.listSubscribers))
+	mux.HandleFunc("PUT "+base+"/{imsi}", n.admin(n.putSubscriber))
+	mux.HandleFunc("GET "+base+"/{imsi}", n.admin(n.getSubscriber))
+	mux.HandleFunc("DELETE "+base+"/{imsi}", n.admin(n.deleteSubscriber))
+}
+
+// admin serves h only to a request bearing the admin token: the API writes
+// and shows K and OPc. Anything else is 401 with the RFC 6750 3 challenge.
+func (n *NF) admin(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !prov.Authorized(r, n.adminToken) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="l25gc-prov"`)
+			sbi.WriteProblem(w, http.StatusUnauthorized, "",
+				"the provisioning API needs Authorization: Bearer <admin token> (l25gc subscriber reads it from the data dir's admin.token, or --token-file)")
+			return
+		}
+		h(w, r)
+	}
 }
 
 // decodeSubscriber reads, completes and validates a subscriber body; on
@@ -88,23 +106,46 @@ func (n *NF) putSubscriber(w http.ResponseWriter, r *http.Request) {
 	sbi.WriteJSON(w, http.StatusOK, s)
 }
 
-// postBulk adds a range; IMSIs already stored keep their data and SQN.
+// postBulk adds a range of at most udr.max_bulk subscribers; IMSIs already
+// stored keep their data and SQN. Every failure answers how many were
+// added before it (BulkResult members in the ProblemDetails), so a client
+// knows exactly where it stands.
 func (n *NF) postBulk(w http.ResponseWriter, r *http.Request) {
 	var rg prov.Range
 	if !sbi.DecodeJSON(w, r, &rg) {
 		return
 	}
+	if rg.Count > n.maxBulk {
+		writeBulkProblem(w, http.StatusRequestEntityTooLarge, sbi.CauseBulkTooLarge,
+			fmt.Sprintf("count %d: at most %d subscribers per request (udr.max_bulk); send batches (l25gc subscriber add does)", rg.Count, n.maxBulk),
+			prov.BulkResult{Requested: rg.Count})
+		return
+	}
 	res, err := n.addRange(r.Context(), rg)
 	var invalid invalidRequest
 	switch {
+	case err == nil:
+		sbi.WriteJSON(w, http.StatusOK, res)
 	case errors.As(err, &invalid):
-		sbi.WriteProblem(w, http.StatusBadRequest, causeInvalidFormat, err.Error())
-		return
-	case err != nil:
-		n.writeStoreError(r.Context(), w, "imsi-"+rg.IMSI, err)
-		return
+		writeBulkProblem(w, http.StatusBadRequest, causeInvalidFormat, err.Error(), res)
+	case r.Context().Err() != nil:
+		n.log.Warn("bulk provisioning stopped: the request ended", "first", rg.IMSI, "requested", res.Requested, "added", res.Added)
+		writeBulkProblem(w, http.StatusServiceUnavailable, sbi.CauseTimedOutRequest, "the request ended before the range was added", res)
+	default:
+		n.log.Error("store", "first", rg.IMSI, "added", res.Added, "err", err)
+		writeBulkProblem(w, http.StatusInternalServerError, causeSystemFailure, "subscriber data store failure", res)
 	}
-	sbi.WriteJSON(w, http.StatusOK, res)
+}
+
+// writeBulkProblem answers a ProblemDetails (TS 29.500 5.2.7.2) with the
+// BulkResult's members added (RFC 7807 3.2).
+func writeBulkProblem(w http.ResponseWriter, status int, cause, detail string, res prov.BulkResult) {
+	w.Header().Set("Content-Type", sbi.ContentTypeProblem)
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(struct {
+		models.ProblemDetails
+		prov.BulkResult
+	}{models.ProblemDetails{Title: http.StatusText(status), Status: int32(status), Cause: cause, Detail: detail}, res})
 }
 
 func (n *NF) getSubscriber(w http.ResponseWriter, r *http.Request) {

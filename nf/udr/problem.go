@@ -40,8 +40,3 @@ func (n *NF) writeStoreError(ctx context.Context, w http.ResponseWriter, ueID st
 		sbi.WriteProblem(w, http.StatusInternalServerError, causeSystemFailure, "subscriber data store failure")
 	}
 }
-
-// notFound answers paths no route knows (TS 29.500 5.2.7.2).
-func notFound(w http.ResponseWriter, r *http.Request) {
-	sbi.WriteProblem(w, http.StatusNotFound, causeNotFound, r.Method+" "+r.URL.Path)
-}

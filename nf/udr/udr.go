@@ -17,6 +17,7 @@ import (
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/nf"
 	"github.com/l25gc/l25gc/nf/udr/prov"
 	"github.com/l25gc/l25gc/nf/udr/store"
@@ -31,6 +32,10 @@ type NF struct {
 	store    store.Store
 	plmn     string // serving PLMN of provisioned data, "<MCC><MNC>"
 	defaults prov.Defaults
+	// adminToken authorises the provisioning API; "" (no token file could
+	// be made) authorises nothing.
+	adminToken string
+	maxBulk    int // subscribers per bulk request (udr.max_bulk)
 }
 
 var _ nf.Function = (*NF)(nil)
@@ -47,14 +52,26 @@ func New(env *nf.Env) (*NF, error) {
 }
 
 // NewWithStore builds the UDR over an open store, which it owns from now on.
+// The provisioning API's admin token comes from its file (created if
+// absent, as `l25gc up` does); without one the API refuses every request.
 func NewWithStore(env *nf.Env, st store.Store) *NF {
 	cfg := env.Config
-	return &NF{
+	n := &NF{
 		env: env, log: env.Log, store: st,
 		id:       sbi.InstanceID(models.NrfNfManagementNfType_UDR, cfg.AdvertisedAddr(cfg.UDR.SBIPort)),
 		plmn:     cfg.PLMN.String(),
 		defaults: defaultsOf(cfg),
+		maxBulk:  cfg.UDR.MaxBulk,
 	}
+	tok, err := prov.EnsureToken(cfg.AdminTokenPath())
+	if err != nil {
+		n.log.Error("the provisioning API refuses every request", "err", err)
+	}
+	n.adminToken = tok
+	if n.maxBulk < 1 {
+		n.maxBulk = config.Default().UDR.MaxBulk
+	}
+	return n
 }
 
 // Store is the UDR's data, for tools that run in the UDR's process.
@@ -65,8 +82,7 @@ func (n *NF) Handler() http.Handler {
 	mux := http.NewServeMux()
 	n.routeDR(mux)
 	n.routeProv(mux)
-	mux.HandleFunc("/", notFound)
-	return mux
+	return mux // unknown paths and methods: sbi.Handler's 404 and 405 ProblemDetails
 }
 
 // Profile is the UDR's NRF profile (TS 29.510 6.1.6.2.2), under an instance

@@ -51,8 +51,9 @@ func newUDR(t *testing.T, st store.Store) *NF {
 
 // server is a UDR served over one transport, and a client over the same.
 type server struct {
-	URL string
-	tr  sbi.Transport
+	URL   string
+	tr    sbi.Transport
+	token string // the admin token, sent by call to the provisioning API
 }
 
 // testUDR serves newUDR(st) over tr through the SBI middleware, as nf.Run
@@ -60,7 +61,17 @@ type server struct {
 func testUDR(t *testing.T, tr sbi.Transport, st store.Store) (*NF, *server) {
 	t.Helper()
 	n := newUDR(t, st)
-	return n, &server{URL: sbitest.Serve(t, tr, n.Handler()), tr: tr}
+	return n, &server{URL: sbitest.Serve(t, tr, n.Handler()), tr: tr, token: n.adminToken}
+}
+
+// adminClient is a provisioning client of srv bearing n's admin token.
+func adminClient(t *testing.T, n *NF, srv *server) *prov.Client {
+	t.Helper()
+	tok, err := prov.ReadToken(n.env.Config.AdminTokenPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prov.NewClient(srv.URL, srv.tr.RoundTripper(), tok)
 }
 
 // call sends a request and decodes a 2xx JSON answer into out, or a
@@ -73,6 +84,9 @@ func (s *server) call(t *testing.T, method, url, body string, out any) (int, mod
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if strings.Contains(url, prov.BasePath) && s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
 	}
 	resp, err := sbitest.HTTPClient(s.tr).Do(req)
 	if err != nil {
@@ -249,8 +263,8 @@ func TestAMF3GPPAccessRegistration(t *testing.T) {
 
 func TestProvisioningAPI(t *testing.T) {
 	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
-		_, srv := testUDR(t, tr, nil)
-		c := prov.NewClient(srv.URL, tr.RoundTripper())
+		n, srv := testUDR(t, tr, nil)
+		c := adminClient(t, n, srv)
 		s := prov.Subscriber{IMSI: "001010000000001", K: strings.ToUpper(storetest.K), OP: storetest.OP}
 		got, err := c.Add(ctx, s)
 		if err != nil || got.K != storetest.K || got.SQN != prov.DefaultSQN || got.AMF != prov.DefaultAMF || len(got.SNSSAIs) != 2 || got.DNNs[0] != "internet" {
@@ -333,7 +347,7 @@ func TestFree5GCDatabaseThroughSBI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, srv := testUDR(t, tr, st)
+		n, srv := testUDR(t, tr, st)
 
 		auth := srv.URL + DRBase + "/subscription-data/" + ue + "/authentication-data/authentication-subscription"
 		var a models.AuthenticationSubscription
@@ -350,7 +364,7 @@ func TestFree5GCDatabaseThroughSBI(t *testing.T) {
 		if code, _ := srv.call(t, "GET", srv.URL+DRBase+"/subscription-data/"+ue+"/20893/provisioned-data/sm-data", "", &sm); code != 200 || len(sm) != 2 {
 			t.Fatalf("sm-data = %d %+v", code, sm)
 		}
-		got, err := prov.NewClient(srv.URL, tr.RoundTripper()).Get(ctx, "208930000000007")
+		got, err := adminClient(t, n, srv).Get(ctx, "208930000000007")
 		if err != nil || got.K != storetest.K || got.OPc != storetest.OPc || len(got.SNSSAIs) != 2 || got.DNNs[0] != "internet" {
 			t.Fatalf("provisioning view = %+v, %v", got, err)
 		}

@@ -288,7 +288,12 @@ func provision(ctx context.Context, o RegistrationOptions, total int) error {
 	base := "http://" + o.Config.AdvertisedAddr(o.Config.UDR.SBIPort)
 	sub := prov.Subscriber{IMSI: o.FirstIMSI, K: r.K, OPc: r.OPc, OP: r.OP, SQN: r.SQN, AMF: r.AMF, DNNs: r.DNNs}
 	sub.SNSSAIs = append(sub.SNSSAIs, r.SNSSAIs...)
-	res, err := prov.NewClient(base, sbi.NewTCP().RoundTripper()).AddRange(ctx, prov.Range{Subscriber: sub, Count: total})
+	token, err := prov.ReadToken(o.Config.AdminTokenPath())
+	if err != nil {
+		return fmt.Errorf("bench: provisioning needs the admin token: %w", err)
+	}
+	c := prov.NewClient(base, sbi.NewTCP().RoundTripper(), token)
+	res, err := c.AddRangeInBatches(ctx, prov.Range{Subscriber: sub, Count: total}, o.Config.UDR.MaxBulk, nil)
 	if err != nil {
 		return fmt.Errorf("bench: provisioning %d subscribers at %s: %w", total, base, err)
 	}

@@ -186,7 +186,7 @@ func TestRestartKeepsSubscribers(t *testing.T) {
 		core := startCore(t, cfg, path)
 		k := cfg.Subscribers[0].K
 		extra := prov.Subscriber{IMSI: "208930000077777", K: k, OPc: cfg.Subscribers[0].OPc}
-		client := prov.NewClient("http://"+cfg.Addr(cfg.UDR.SBIPort), sbi.NewTCP().RoundTripper())
+		client := adminClient(t, cfg)
 		if _, err := client.Add(procCtx(t), extra); err != nil {
 			t.Fatalf("provisioning: %v", err)
 		}
@@ -229,7 +229,7 @@ func TestSynchFailureResynchronises(t *testing.T) {
 		if _, err := ue.Register(procCtx(t)); err != nil {
 			t.Fatalf("registration after synch failure: %v", err)
 		}
-		client := prov.NewClient("http://"+cfg.Addr(cfg.UDR.SBIPort), sbi.NewTCP().RoundTripper())
+		client := adminClient(t, cfg)
 		s, err := client.Get(procCtx(t), imsi)
 		if err != nil {
 			t.Fatal(err)
@@ -238,4 +238,15 @@ func TestSynchFailureResynchronises(t *testing.T) {
 			t.Fatalf("SQN at the UDR %s after resynchronisation, want beyond the USIM's %x", s.SQN, ahead)
 		}
 	})
+}
+
+// adminClient is a provisioning client of cfg's UDR with the admin token
+// `l25gc up` made in cfg's data dir.
+func adminClient(t *testing.T, cfg *config.Config) *prov.Client {
+	t.Helper()
+	token, err := prov.ReadToken(cfg.AdminTokenPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prov.NewClient("http://"+cfg.Addr(cfg.UDR.SBIPort), sbi.NewTCP().RoundTripper(), token)
 }

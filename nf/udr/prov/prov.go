@@ -60,7 +60,9 @@ type Range struct {
 	Count int `json:"count"`
 }
 
-// BulkResult says what a bulk add did.
+// BulkResult says what a bulk add did. A failed bulk request answers a
+// ProblemDetails that carries these members too (RFC 7807 3.2 extension
+// members): what was added before the failure stays added.
 type BulkResult struct {
 	Requested int `json:"requested"`
 	Added     int `json:"added"`
@@ -151,25 +153,59 @@ func (s Subscriber) Validate() error {
 	return nil
 }
 
+// MaxRangeCount bounds one range: 10 million subscribers.
+const MaxRangeCount = 10_000_000
+
 // IMSIs expands the range into its IMSIs, keeping the first IMSI's length.
 func (r Range) IMSIs() ([]string, error) {
-	if r.Count < 1 || r.Count > 10_000_000 {
-		return nil, fmt.Errorf("count %d: must be 1 to 10000000", r.Count)
-	}
-	if err := domain.CheckIMSI(r.IMSI); err != nil {
-		return nil, fmt.Errorf("imsi: %w", err)
-	}
-	first, _ := strconv.ParseUint(r.IMSI, 10, 64)
-	width := len(r.IMSI)
-	last := strconv.FormatUint(first+uint64(r.Count)-1, 10)
-	if len(last) > width {
-		return nil, fmt.Errorf("imsi %s + count %d overflows %d digits", r.IMSI, r.Count, width)
+	first, err := r.check()
+	if err != nil {
+		return nil, err
 	}
 	out := make([]string, r.Count)
 	for i := range out {
-		out[i] = fmt.Sprintf("%0*d", width, first+uint64(i))
+		out[i] = imsiAt(first, i, len(r.IMSI))
 	}
 	return out, nil
+}
+
+// Split cuts the range into consecutive ranges of at most size
+// subscribers, in IMSI order: the batches of a bulk request.
+func (r Range) Split(size int) ([]Range, error) {
+	first, err := r.check()
+	if err != nil {
+		return nil, err
+	}
+	if size < 1 {
+		return nil, fmt.Errorf("batch size %d: must be 1 or more", size)
+	}
+	out := make([]Range, 0, (r.Count+size-1)/size)
+	for done := 0; done < r.Count; done += size {
+		part := r
+		part.IMSI, part.Count = imsiAt(first, done, len(r.IMSI)), min(size, r.Count-done)
+		out = append(out, part)
+	}
+	return out, nil
+}
+
+// check validates the count and the first IMSI, and that the last IMSI has
+// as many digits as the first; it returns the first IMSI as a number.
+func (r Range) check() (uint64, error) {
+	if r.Count < 1 || r.Count > MaxRangeCount {
+		return 0, fmt.Errorf("count %d: must be 1 to %d", r.Count, MaxRangeCount)
+	}
+	if err := domain.CheckIMSI(r.IMSI); err != nil {
+		return 0, fmt.Errorf("imsi: %w", err)
+	}
+	first, _ := strconv.ParseUint(r.IMSI, 10, 64)
+	if last := strconv.FormatUint(first+uint64(r.Count)-1, 10); len(last) > len(r.IMSI) {
+		return 0, fmt.Errorf("imsi %s + count %d overflows %d digits", r.IMSI, r.Count, len(r.IMSI))
+	}
+	return first, nil
+}
+
+func imsiAt(first uint64, offset, width int) string {
+	return fmt.Sprintf("%0*d", width, first+uint64(offset))
 }
 
 // isHex says whether s is exactly n bytes in hex.
