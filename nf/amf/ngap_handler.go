@@ -107,9 +107,11 @@ func (n *NF) onNGSetup(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) error {
 	if !g.ready.Swap(true) {
 		n.metrics.gnbs.Inc()
 	}
+	// Logged before the answer leaves: a reader of the log (and the log
+	// test) sees the setup before the gNB can act on it.
+	n.log.Info("NG Setup", "gnb", g.id, "name", req.Name, "tas", len(req.TAs))
 	n.sendNonUE(g, b)
 	n.metrics.done(procNGSetup, resultSuccess, start)
-	n.log.Info("NG Setup", "gnb", g.id, "name", req.Name, "tas", len(req.TAs))
 	return nil
 }
 
