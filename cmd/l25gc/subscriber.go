@@ -17,6 +17,7 @@ import (
 
 	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/nf/udr/prov"
+	"github.com/l25gc/l25gc/node"
 )
 
 // subscriberTimeout bounds one provisioning call (a bulk range of 100,000
@@ -30,22 +31,28 @@ func newSubscriberCmd() *cobra.Command {
 		Long: "Provision subscribers through the UDR's provisioning API (" + prov.BasePath + ").\n" +
 			"The UDR address comes from --udr, else from the node config (udr.sbi_port).",
 	}
-	cmd.PersistentFlags().String("udr", "", "UDR base URL (default http://<sbi.bind_ip>:<udr.sbi_port> of --config)")
+	cmd.PersistentFlags().String("udr", "", "UDR base URL (default http(s)://<sbi.advertise_ip>:<udr.sbi_port> of --config)")
 	cmd.AddCommand(newSubscriberAddCmd(), newSubscriberListCmd(), newSubscriberShowCmd(), newSubscriberDeleteCmd())
 	return cmd
 }
 
 // provClient reaches the UDR named by --udr or the config.
 func provClient(cmd *cobra.Command) (*prov.Client, error) {
+	cfg, err := loadConfig(cmd)
+	if err != nil {
+		return nil, err
+	}
 	base, _ := cmd.Flags().GetString("udr")
 	if base == "" {
-		cfg, err := loadConfig(cmd)
-		if err != nil {
-			return nil, err
-		}
-		base = "http://" + cfg.AdvertisedAddr(cfg.UDR.SBIPort)
+		base = cfg.SBIScheme() + "://" + cfg.AdvertisedAddr(cfg.UDR.SBIPort)
 	}
-	return prov.NewClient(base, nil), nil
+	// With sbi.tls the UDR serves TLS only; tools trust the core's CA and,
+	// under mutual TLS, show their own certificate.
+	tcp, err := newTCP(cfg, node.ToolCert)
+	if err != nil {
+		return nil, err
+	}
+	return prov.NewClient(base, tcp.RoundTripper()), nil
 }
 
 func callContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {

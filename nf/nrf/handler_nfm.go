@@ -21,6 +21,9 @@ import (
 // NRF may override the NF's proposal); subscribers learn of the change.
 func (n *NF) handleRegister(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("nfInstanceID")
+	if !n.mayChange(w, r, id) {
+		return
+	}
 	var p models.NrfNfManagementNfProfile
 	if !sbi.DecodeJSON(w, r, &p) {
 		return
@@ -84,6 +87,9 @@ func (n *NF) handleGetInstance(w http.ResponseWriter, r *http.Request) {
 // suspended NF heard of again) is notified. 404 for an instance the NRF
 // does not know tells the NF to register again.
 func (n *NF) handleUpdate(w http.ResponseWriter, r *http.Request) {
+	if !n.mayChange(w, r, r.PathValue("nfInstanceID")) {
+		return
+	}
 	var patch []models.PatchItem
 	if !sbi.DecodeJSON(w, r, &patch) {
 		return
@@ -144,6 +150,9 @@ func applyPatch(p *models.NrfNfManagementNfProfile, patch []models.PatchItem) er
 // handleDeregister is NFDeregister (TS 29.510 5.2.2.4).
 func (n *NF) handleDeregister(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("nfInstanceID")
+	if !n.mayChange(w, r, id) {
+		return
+	}
 	p, ok := n.reg.remove(id)
 	if !ok {
 		sbi.WriteProblem(w, http.StatusNotFound, sbi.CauseResourceNotFound, "no NF instance "+id)
