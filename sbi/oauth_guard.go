@@ -32,6 +32,9 @@ type Security struct {
 	tokens   map[tokenKey]*cachedToken
 	inflight map[tokenKey]*tokenFetch
 
+	verifiedMu sync.RWMutex
+	verified   map[string]*AccessTokenClaims // by the whole token: signature checked
+
 	keyMu      sync.Mutex
 	key        atomic.Pointer[verifyKey]
 	keyFetched time.Time
@@ -48,7 +51,7 @@ type verifyKey struct {
 func NewSecurity(secret Secret, rt http.RoundTripper, nrfURI string, selfType models.NrfNfManagementNfType) *Security {
 	s := &Security{secret: secret, nrfURI: nrfURI, selfType: selfType,
 		hc:     &http.Client{Transport: rt, Timeout: RequestTimeout},
-		tokens: map[tokenKey]*cachedToken{}, inflight: map[tokenKey]*tokenFetch{}, now: time.Now}
+		tokens: map[tokenKey]*cachedToken{}, verified: map[string]*AccessTokenClaims{}, inflight: map[tokenKey]*tokenFetch{}, now: time.Now}
 	if selfType == models.NrfNfManagementNfType_NRF {
 		s.Identify(NRFPrincipal)
 	}
@@ -186,11 +189,7 @@ func (s *Security) Verify(ctx context.Context, raw, service string) (*AccessToke
 		// RFC 6750 3.1: no error code when the request had no token.
 		return nil, &authError{status: http.StatusUnauthorized, detail: "access token required"}
 	}
-	var claims AccessTokenClaims
-	_, err := jwt.ParseWithClaims(raw, &claims, func(t *jwt.Token) (any, error) {
-		kid, _ := t.Header["kid"].(string)
-		return s.verifyKey(ctx, kid)
-	}, jwt.WithValidMethods([]string{jwt.SigningMethodES256.Alg()}), jwt.WithExpirationRequired(), jwt.WithTimeFunc(s.now))
+	claims, err := s.verifySignature(ctx, raw)
 	if err != nil {
 		return nil, &authError{status: http.StatusUnauthorized, code: "invalid_token", detail: err.Error()}
 	}
@@ -198,9 +197,56 @@ func (s *Security) Verify(ctx context.Context, raw, service string) (*AccessToke
 	if !slices.ContainsFunc(claims.Audience, func(a string) bool { return a == string(s.selfType) || (me != "" && a == me) }) {
 		return nil, &authError{status: http.StatusUnauthorized, code: "invalid_token", detail: "token audience is not this NF"}
 	}
-	if !slices.Contains(strings.Fields(claims.Scope), service) {
+	if !hasScope(claims.Scope, service) {
 		return nil, &authError{status: http.StatusForbidden, code: "insufficient_scope", detail: "token scope lacks " + service, scope: service}
 	}
+	return claims, nil
+}
+
+// hasScope says whether the space-separated scope (RFC 6749 3.3) names service.
+func hasScope(scope, service string) bool {
+	for scope != "" {
+		var s string
+		s, scope, _ = strings.Cut(scope, " ")
+		if s == service {
+			return true
+		}
+	}
+	return false
+}
+
+// maxVerified bounds the verified-token cache: consumers reuse a token
+// for its lifetime, so a producer sees few distinct ones.
+const maxVerified = 4096
+
+// verifySignature checks raw's signature and expiry. A token verified
+// before is looked up by its whole text, which its signature covers, and
+// only its expiry checked again: an ECDSA verification costs about a
+// hundred times the lookup, on every request.
+func (s *Security) verifySignature(ctx context.Context, raw string) (*AccessTokenClaims, error) {
+	s.verifiedMu.RLock()
+	c, ok := s.verified[raw]
+	s.verifiedMu.RUnlock()
+	if ok {
+		if !s.now().Before(c.ExpiresAt.Time) {
+			return nil, jwt.ErrTokenExpired
+		}
+		return c, nil
+	}
+	var claims AccessTokenClaims
+	_, err := jwt.ParseWithClaims(raw, &claims, func(t *jwt.Token) (any, error) {
+		kid, _ := t.Header["kid"].(string)
+		return s.verifyKey(ctx, kid)
+	}, jwt.WithValidMethods([]string{jwt.SigningMethodES256.Alg()}), jwt.WithExpirationRequired(), jwt.WithTimeFunc(s.now))
+	if err != nil {
+		return nil, err
+	}
+	s.verifiedMu.Lock()
+	if len(s.verified) >= maxVerified {
+		clear(s.verified) // the live tokens come back at their next use
+	}
+	s.verified[raw] = &claims
+	s.verifiedMu.Unlock()
 	return &claims, nil
 }
 
