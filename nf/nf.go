@@ -157,6 +157,9 @@ func register(ctx context.Context, env *Env, profile models.NrfNfManagementNfPro
 	if err != nil && ctx.Err() != nil {
 		return nil // told to stop while registering: a stop, not a failure
 	}
+	if sbi.StatusOf(err) == http.StatusUnauthorized {
+		return fmt.Errorf("%w (the NRF does not know this NF's credential: give every node of the core the same sbi.secret_file)", err)
+	}
 	if err != nil {
 		return err
 	}

@@ -157,6 +157,7 @@ func extraUDMConfig(t *testing.T, dir string, core *config.Config) (*config.Conf
 	return coreConfig(t, dir, withSBI("tcp", func(c *config.Config) {
 		c.NFs = []string{"udm"}
 		c.SBI.NRFURI = core.NRFURI()
+		c.SBI.SecretFile = core.SecretPath() // the core's NRF knows its NFs by it
 		c.NRF.HeartbeatTimer = heartbeat
 	}))
 }
@@ -193,6 +194,15 @@ func discoveredUDMs(cfg *config.Config) ([]string, error) {
 	q := url.Values{"target-nf-type": {"UDM"}, "requester-nf-type": {"AUSF"}}
 	var res models.SearchResult
 	c := sbi.NewClient(sbi.NewTCP().RoundTripper(), nil)
+	if cfg.OAuth2On() { // the NRF answers only holders of a credential of the core
+		secret, err := sbi.LoadOrCreateSecret(cfg.SecretPath())
+		if err != nil {
+			return nil, err
+		}
+		sec := sbi.NewSecurity(secret, nil, cfg.NRFURI(), models.NrfNfManagementNfType_AUSF)
+		sec.Identify("e2e-test")
+		c.AuthorizeWith(sec)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := c.Do(ctx, http.MethodGet, cfg.NRFURI()+sbi.NFDiscoveryPath+"?"+q.Encode(), nil, &res); err != nil {
