@@ -208,3 +208,33 @@ func TestDiscoveryAndTokensNeedCredentials(t *testing.T) {
 		}
 	})
 }
+
+// A status subscription belongs to the NF whose credential made it: no
+// other may make one in its name or end it (else an attacker with any
+// credential could stop the AUSF hearing that its UDM left).
+func TestSubscriptionsBelongToTheirNF(t *testing.T) {
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		base, secret := securedNRF(t, tr)
+		ctx := context.Background()
+		ausf := nfClient(tr, secret, base, models.NrfNfManagementNfType_AUSF, ausfID)
+		udm := nfClient(tr, secret, base, models.NrfNfManagementNfType_UDM, udmProfile().NfInstanceId)
+		sub := func(req string) models.NrfNfManagementSubscriptionData {
+			return models.NrfNfManagementSubscriptionData{NfStatusNotificationUri: "http://127.0.0.1:29509" + sbi.NFStatusNotifyPath,
+				ReqNfInstanceId: req, ReqNotifEvents: []models.NotificationEventType{models.NotificationEventType_DEREGISTERED}}
+		}
+		if _, err := udm.Do(ctx, "POST", base+sbi.SubscriptionsPath, sub(ausfID), nil); sbi.StatusOf(err) != http.StatusForbidden {
+			t.Errorf("a subscription in the AUSF's name with the UDM's credential: %v, want 403", err)
+		}
+		var made models.NrfNfManagementSubscriptionData
+		if _, err := ausf.Do(ctx, "POST", base+sbi.SubscriptionsPath, sub(""), &made); err != nil || made.ReqNfInstanceId != ausfID {
+			t.Fatalf("the AUSF's subscription: %v, reqNfInstanceId %q", err, made.ReqNfInstanceId)
+		}
+		uri := base + sbi.SubscriptionsPath + "/" + made.SubscriptionId
+		if _, err := udm.Do(ctx, "DELETE", uri, nil, nil); sbi.StatusOf(err) != http.StatusForbidden {
+			t.Errorf("DELETE of the AUSF's subscription with the UDM's credential: %v, want 403", err)
+		}
+		if _, err := ausf.Do(ctx, "DELETE", uri, nil, nil); err != nil {
+			t.Errorf("the AUSF ending its own subscription: %v", err)
+		}
+	})
+}
