@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -100,5 +101,24 @@ func requireTLSAndTokens(t *testing.T, cfg *config.Config) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
 		t.Errorf("generate-auth-data without a token: %d %q, want 401 with a Bearer challenge", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+}
+
+// A single-node core over TCP with TLS (not mutual) and OAuth2: every SBI
+// request is HTTP/2 over TLS with a token, and UEs register as over h2c;
+// the subscriber tool reaches the UDR over TLS with the core's CA.
+func TestUEsRegisterOverTLS(t *testing.T) {
+	cfg, path := coreConfig(t, t.TempDir(), withSBI("tcp", func(c *config.Config) { c.SBI.TLS = "on" }))
+	startCore(t, cfg, path)
+	g := connectGNB(t, cfg)
+	ctx := procCtx(t)
+	for i := range 3 {
+		if _, err := newUE(t, cfg, g, i, "null").Register(ctx); err != nil {
+			t.Fatalf("UE %d: %v", i, err)
+		}
+	}
+	out, err := exec.Command(binary, "subscriber", "show", cfg.Subscribers[0].IMSI, "--config", path).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), cfg.Subscribers[0].IMSI) {
+		t.Errorf("l25gc subscriber show over TLS: %v\n%s", err, out)
 	}
 }
