@@ -271,3 +271,17 @@ func udmRequestsServed(t *testing.T, cfg *config.Config) float64 {
 	}
 	return total
 }
+
+// withNRFCredential lets req in at the core's NRF (sbi.oauth2 on): a
+// credential from the core's secret, as its NFs show.
+func withNRFCredential(cfg *config.Config, req *http.Request) error {
+	if !cfg.OAuth2On() {
+		return nil
+	}
+	secret, err := sbi.LoadOrCreateSecret(cfg.SecretPath())
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth("e2e-test", secret.Credential("e2e-test"))
+	return nil
+}
