@@ -13,13 +13,19 @@ const ToolCert = "cli"
 
 // PrepareSecurity gives the node what its NFs' SBI security needs before
 // any starts: the core secret their NRF credentials derive from
-// (sbi.oauth2: on), and with sbi.tls a CA and a certificate per NF here
+// (sbi.oauth2: on; made on the NRF's node, required on the others), and with sbi.tls a CA and a certificate per NF here
 // (and for tools) whose SANs are the addresses the NF is reached at. What
 // exists is kept: a second node of the core, sharing the secret file and
 // the certificate directory, or an operator's CA, is used as it is.
 func PrepareSecurity(cfg *config.Config, cat config.Catalog) error {
 	if cfg.OAuth2On() {
-		if _, err := sbi.LoadOrCreateSecret(cfg.SecretPath()); err != nil {
+		// The NRF's node makes the secret; another node must have the
+		// core's, copied: one of its own would only earn its NFs 401s.
+		load := sbi.LoadSecret
+		if cfg.Runs("nrf") {
+			load = sbi.LoadOrCreateSecret
+		}
+		if _, err := load(cfg.SecretPath()); err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
 	}

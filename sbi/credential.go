@@ -75,6 +75,16 @@ func LoadOrCreateSecret(path string) (Secret, error) {
 	return readSecret(path)
 }
 
+// LoadSecret reads the core secret at path: what a node without the NRF
+// does, since a secret of its own would not be the NRF's.
+func LoadSecret(path string) (Secret, error) {
+	s, err := readSecret(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: copy the core secret from the NRF's node there (sbi.secret_file)", err)
+	}
+	return s, err
+}
+
 func readSecret(path string) (Secret, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/free5gc/openapi/models"
 	"github.com/spf13/cobra"
 
 	"github.com/l25gc/l25gc/config"
@@ -63,7 +64,11 @@ func runNF(cfg *config.Config, entry registry.Entry) error {
 	}
 	env := nf.NewEnv(cfg, log, transport, entry.Type)
 	if cfg.OAuth2On() {
-		secret, err := sbi.LoadOrCreateSecret(cfg.SecretPath())
+		load := sbi.LoadSecret // the NRF's node made it (node.PrepareSecurity)
+		if entry.Type == models.NrfNfManagementNfType_NRF {
+			load = sbi.LoadOrCreateSecret // `l25gc nf nrf` run by hand
+		}
+		secret, err := load(cfg.SecretPath())
 		if err != nil {
 			log.Error("SBI security", "err", err)
 			return err
