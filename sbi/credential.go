@@ -131,3 +131,22 @@ func PrincipalOf(ctx context.Context) string {
 	p, _ := ctx.Value(principalKey{}).(string)
 	return p
 }
+
+type certNameKey struct{}
+
+// CertNameOf is the common name of the client certificate the caller
+// showed under mutual TLS ("" over h2c and X-IO). `l25gc certs init`
+// names an NF's certificate after its NF (udm, ausf…), so it says which
+// NF type the caller is, whatever the credential claims.
+func CertNameOf(ctx context.Context) string {
+	n, _ := ctx.Value(certNameKey{}).(string)
+	return n
+}
+
+// withCertName records the verified client certificate's name of r.
+func withCertName(r *http.Request) *http.Request {
+	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
+		return r
+	}
+	return r.WithContext(context.WithValue(r.Context(), certNameKey{}, r.TLS.VerifiedChains[0][0].Subject.CommonName))
+}

@@ -131,7 +131,7 @@ func (s *Security) Guard(h http.Handler) http.Handler {
 
 // GuardNRF is the NRF's check of every request: a valid NF credential
 // (TS 33.501 13.3.1). Which instance the caller may change is the NRF
-// handlers' check, against PrincipalOf.
+// handlers' check, against PrincipalOf and, under mutual TLS, CertNameOf.
 func (s *Security) GuardNRF(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := s.secret.Authenticate(r)
@@ -139,6 +139,7 @@ func (s *Security) GuardNRF(h http.Handler) http.Handler {
 			unauthorized(w, `Basic realm="l25gc"`, "NF credential required")
 			return
 		}
+		r = withCertName(r)
 		h.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 	})
 }

@@ -32,6 +32,9 @@ func (n *NF) handleRegister(w http.ResponseWriter, r *http.Request) {
 		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseInvalidMsgFormat, err.Error())
 		return
 	}
+	if old, ok := n.reg.get(id); (ok && !n.certAllows(w, r, old.NfType)) || !n.certAllows(w, r, p.NfType) {
+		return
+	}
 	p.HeartBeatTimer = int32(n.heartbeat / time.Second)
 	if old := n.reg.put(p, n.now()); old != nil {
 		n.log.Info("NF re-registered", "nfInstanceId", id, "nfType", p.NfType, "was", old.NfStatus)
@@ -88,6 +91,9 @@ func (n *NF) handleGetInstance(w http.ResponseWriter, r *http.Request) {
 // does not know tells the NF to register again.
 func (n *NF) handleUpdate(w http.ResponseWriter, r *http.Request) {
 	if !n.mayChange(w, r, r.PathValue("nfInstanceID")) {
+		return
+	}
+	if old, ok := n.reg.get(r.PathValue("nfInstanceID")); ok && !n.certAllows(w, r, old.NfType) {
 		return
 	}
 	var patch []models.PatchItem
@@ -151,6 +157,9 @@ func applyPatch(p *models.NrfNfManagementNfProfile, patch []models.PatchItem) er
 func (n *NF) handleDeregister(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("nfInstanceID")
 	if !n.mayChange(w, r, id) {
+		return
+	}
+	if old, ok := n.reg.get(id); ok && !n.certAllows(w, r, old.NfType) {
 		return
 	}
 	p, ok := n.reg.remove(id)

@@ -53,6 +53,20 @@ func (n *NF) mayChange(w http.ResponseWriter, r *http.Request, id string) bool {
 	return true
 }
 
+// certAllows says whether the caller's client certificate (mutual TLS)
+// is one of an NF of nfType: the credential proves the instance, the
+// certificate the NF, so the core secret alone, without a UDM's
+// certificate, registers no UDM. Over h2c and X-IO there is none to check.
+func (n *NF) certAllows(w http.ResponseWriter, r *http.Request, nfType models.NrfNfManagementNfType) bool {
+	cn := sbi.CertNameOf(r.Context())
+	if n.env.Security == nil || cn == "" || strings.EqualFold(cn, string(nfType)) {
+		return true
+	}
+	n.log.Warn("NF instance change refused", "certificate", cn, "nfType", nfType, "method", r.Method)
+	sbi.WriteProblem(w, http.StatusForbidden, sbi.CauseModificationNotAllowed, fmt.Sprintf("the certificate of %q may not change a %s instance", cn, nfType))
+	return false
+}
+
 // handleAccessToken is AccessTokenRequest (TS 29.510 5.4.2.2, 6.3.3.2):
 // the client credentials grant (RFC 6749 4.4) of an NF whose credential
 // the guard checked; the token's audience is the target instance, else

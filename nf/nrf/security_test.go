@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -237,4 +238,64 @@ func TestSubscriptionsBelongToTheirNF(t *testing.T) {
 			t.Errorf("the AUSF ending its own subscription: %v", err)
 		}
 	})
+}
+
+// Under mutual TLS the client certificate names the NF (`l25gc certs
+// init` issues "udm", "ausf"…): even with the core secret, so a credential
+// for any instance, a caller holding the AUSF's certificate cannot
+// register a UDM nor delete the real one; the UDM's certificate can.
+func TestMutualTLSCertificateMustNameTheNFType(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "certs")
+	if err := sbi.EnsureCA(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"nrf", "udm", "ausf"} {
+		if err := sbi.IssueCert(dir, name, sbi.CertHosts("127.0.0.1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	secret, err := sbi.LoadOrCreateSecret(cfg.SecretPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsTransport := func(name string) *sbi.TCP {
+		server, client, err := sbi.TLSConfigs(sbi.TLSMutual, dir, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sbi.NewTCPTLS(server, client)
+	}
+	nrfTr := tlsTransport("nrf")
+	env := &nf.Env{Config: cfg, Log: logging.Discard(), Client: sbitest.Client(nrfTr)}
+	env.Secure(sbi.NewSecurity(secret, nrfTr.RoundTripper(), "", models.NrfNfManagementNfType_NRF))
+	n, err := New(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := nrfTr.Serve("127.0.0.1:0", sbi.Handler(nf.Guard(env, n.Profile(), n.Handler()), nil, logging.Discard()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	base := "https://" + srv.Addr()
+
+	real := udmProfile()
+	uri := base + sbi.NFManagementPath + real.NfInstanceId
+	ctx := context.Background()
+	withAUSFCert := nfClient(tlsTransport("ausf"), secret, base, models.NrfNfManagementNfType_UDM, real.NfInstanceId)
+	if _, err := withAUSFCert.Do(ctx, "PUT", uri, real, nil); sbi.StatusOf(err) != http.StatusForbidden {
+		t.Errorf("PUT of a UDM with the UDM's credential but the AUSF's certificate: %v, want 403", err)
+	}
+	udm := nfClient(tlsTransport("udm"), secret, base, models.NrfNfManagementNfType_UDM, real.NfInstanceId)
+	if _, err := udm.Do(ctx, "PUT", uri, real, nil); err != nil {
+		t.Fatalf("the UDM's registration with its certificate: %v", err)
+	}
+	if _, err := withAUSFCert.Do(ctx, "DELETE", uri, nil, nil); sbi.StatusOf(err) != http.StatusForbidden {
+		t.Errorf("DELETE of the UDM with the AUSF's certificate: %v, want 403", err)
+	}
+	if _, err := udm.Do(ctx, "DELETE", uri, nil, nil); err != nil {
+		t.Errorf("the UDM's deregistration with its certificate: %v", err)
+	}
 }
