@@ -78,7 +78,7 @@ func (s *Security) Secret() Secret { return s.secret }
 // the service of the path. A path of no SBI service goes as it is.
 func (s *Security) Authorize(ctx context.Context, req *http.Request) error {
 	p := req.URL.Path
-	service := ServiceOf(p)
+	service := serviceOfPath(p)
 	if strings.HasPrefix(p, "/oauth2/") || strings.HasPrefix(service, "nnrf-") || p == NFStatusNotifyPath {
 		me := s.Principal()
 		req.SetBasicAuth(me, s.secret.Credential(me))
@@ -115,7 +115,7 @@ func (s *Security) Guard(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		service := ServiceOf(r.URL.Path)
+		service := serviceOfPath(r.URL.Path)
 		if _, ok := ServiceTarget(service); !ok {
 			h.ServeHTTP(w, r)
 			return
@@ -309,4 +309,16 @@ func (s *Security) fetchKey(ctx context.Context) (*ecdsa.PublicKey, error) {
 		return nil, fmt.Errorf("NRF token key: %s", resp.Status)
 	}
 	return ParsePublicKeyPEM(data)
+}
+
+// serviceOfPath is the service a request path names, its first segment
+// (TS 29.501 4.4.1: {apiRoot}/{apiName}/{apiVersion}/…): the scope a
+// token must carry. Its own function, not the metrics' label, which may
+// change for reasons of its own.
+func serviceOfPath(path string) string {
+	path = strings.TrimPrefix(path, "/")
+	if i := strings.IndexByte(path, '/'); i >= 0 {
+		path = path[:i]
+	}
+	return path
 }
