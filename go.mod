@@ -9,6 +9,7 @@ require (
 	github.com/free5gc/openapi v1.2.4
 	github.com/free5gc/pfcp v1.1.2
 	github.com/free5gc/util v1.3.2
+	github.com/golang-jwt/jwt/v5 v5.2.2
 	github.com/ishidawataru/sctp v0.0.0-20251114114122-19ddcbc6aae2
 	github.com/pion/sctp v1.11.0
 	github.com/prometheus/client_golang v1.23.2
@@ -27,7 +28,6 @@ require (
 	github.com/free5gc/tlv v1.1.1 // indirect
 	github.com/go-logr/logr v1.4.1 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
-	github.com/golang-jwt/jwt/v5 v5.2.2 // indirect
 	github.com/golang/snappy v0.0.4 // indirect
 	github.com/h2non/gock v1.2.0 // indirect
 	github.com/h2non/parth v0.0.0-20190131123155-b4df798d6542 // indirect

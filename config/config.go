@@ -69,6 +69,44 @@ type SBI struct {
 	// NRFURI is the NRF every NF registers with and discovers through
 	// ("" = this node's NRF); set it on a node that runs no NRF.
 	NRFURI string `yaml:"nrf_uri"`
+	// OAuth2 (on | off) protects the SBI (TS 33.501 13.3, 13.4.1): NFs
+	// show the NRF a credential derived from the core secret, producers
+	// accept only access tokens the NRF signed. On by default over every
+	// transport: X-IO NFs still serve TCP at the same address for peers
+	// on other nodes, so shared memory alone does not keep callers out.
+	// Off is for benchmarks of one node.
+	OAuth2 string `yaml:"oauth2"`
+	// SecretFile holds the core secret NF credentials derive from ("" =
+	// sbi.secret in data_dir); nodes of one core share it.
+	SecretFile string `yaml:"secret_file"`
+	// TLS is off (h2c), on (HTTP/2 over TLS, TS 33.501 13.1) or mutual
+	// (clients show their certificate too) for SBI over TCP.
+	TLS string `yaml:"tls"`
+	// TLSDir holds ca.crt and each NF's <name>.crt and <name>.key
+	// ("" = certs in data_dir; `l25gc certs init` writes them).
+	TLSDir string `yaml:"tls_dir"`
+}
+
+// OAuth2On reports whether the SBI requires credentials and tokens.
+func (c *Config) OAuth2On() bool { return c.SBI.OAuth2 != "off" }
+
+// TLSOn reports whether SBI over TCP uses TLS.
+func (c *Config) TLSOn() bool { return c.SBI.TLS == "on" || c.SBI.TLS == "mutual" }
+
+// SecretPath is the file of the core secret.
+func (c *Config) SecretPath() string {
+	if c.SBI.SecretFile != "" {
+		return c.SBI.SecretFile
+	}
+	return filepath.Join(c.DataDir, "sbi.secret")
+}
+
+// CertDir is where the CA and NF certificates are.
+func (c *Config) CertDir() string {
+	if c.SBI.TLSDir != "" {
+		return c.SBI.TLSDir
+	}
+	return filepath.Join(c.DataDir, "certs")
 }
 
 // Runs reports whether this node runs the network function name.
@@ -97,6 +135,9 @@ type NRF struct {
 	NF             `yaml:",inline"`
 	ValidityPeriod time.Duration `yaml:"validity_period"`
 	HeartbeatTimer time.Duration `yaml:"heartbeat_timer"`
+	// AccessTokenTTL is how long the access tokens it issues live (TS
+	// 29.510 6.3.5.2.4 exp).
+	AccessTokenTTL time.Duration `yaml:"access_token_ttl"`
 }
 
 // AMF configures the access and mobility function.
@@ -246,10 +287,18 @@ func (c *Config) AdvertisedIP() string {
 	return c.SBI.BindIP
 }
 
+// SBIScheme is the URI scheme of this node's SBI over TCP.
+func (c *Config) SBIScheme() string {
+	if c.TLSOn() {
+		return "https"
+	}
+	return "http"
+}
+
 // NRFURI is where every NF registers and discovers.
 func (c *Config) NRFURI() string {
 	if c.SBI.NRFURI != "" {
 		return strings.TrimSuffix(c.SBI.NRFURI, "/")
 	}
-	return "http://" + c.AdvertisedAddr(c.NRF.SBIPort)
+	return c.SBIScheme() + "://" + c.AdvertisedAddr(c.NRF.SBIPort)
 }

@@ -39,8 +39,8 @@ func defaultSections() *Config {
 		DataDir:  "run/data",
 		LogDir:   "run/log",
 		LogLevel: "info",
-		SBI:      SBI{Transport: "xio", BindIP: "127.0.0.1"},
-		NRF:      NRF{ValidityPeriod: time.Hour, HeartbeatTimer: 10 * time.Second},
+		SBI:      SBI{Transport: "xio", BindIP: "127.0.0.1", OAuth2: "on", TLS: "off"},
+		NRF:      NRF{ValidityPeriod: time.Hour, HeartbeatTimer: 10 * time.Second, AccessTokenTTL: time.Hour},
 
 		LogMaxSizeMB: 100,
 		LogMaxFiles:  5,

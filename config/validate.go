@@ -52,6 +52,13 @@ func (c *Config) validateFor(cat Catalog, file string, root *yaml.Node) error {
 	v.oneOf("log_level", c.LogLevel, "debug", "info", "warn", "error")
 	v.logRotation(c)
 	v.oneOf("sbi.transport", c.SBI.Transport, "tcp", "xio", "xio-socket")
+	v.oneOf("sbi.oauth2", c.SBI.OAuth2, "on", "off")
+	v.oneOf("sbi.tls", c.SBI.TLS, "off", "on", "mutual")
+	if c.SBI.Transport == "xio-socket" && c.TLSOn() {
+		// Its HTTP/2 over shared-memory sockets would have to speak TLS to
+		// peers that serve h2c there: TLS is for the kernel path.
+		v.fail("sbi.tls", "TLS protects SBI over TCP (and the TCP side of xio); with xio-socket use tls: off")
+	}
 	v.sbi(c)
 	v.nfs(cat, c)
 	if err := cat.Check(); err != nil {
@@ -63,6 +70,7 @@ func (c *Config) validateFor(cat Catalog, file string, root *yaml.Node) error {
 	}
 	v.validityPeriod("nrf.validity_period", c.NRF.ValidityPeriod)
 	v.heartbeatTimer("nrf.heartbeat_timer", c.NRF.HeartbeatTimer)
+	v.int32Seconds("nrf.access_token_ttl", c.NRF.AccessTokenTTL, "access tokens live that long", "TS 29.510 expires_in")
 	v.uniquePorts(cat, c)
 	v.amf(&c.AMF)
 	v.udm(&c.UDM)

@@ -62,6 +62,10 @@ func TestValidateRefusesNonsense(t *testing.T) {
 			"node.yaml:2: sbi.advertise_ip: needed with bind_ip 0.0.0.0"},
 		{"advertised wildcard", "sbi:\n  advertise_ip: 0.0.0.0\n", `node.yaml:2: sbi.advertise_ip: not an IP address peers can reach: "0.0.0.0"`},
 		{"NRF URI with a path", "sbi:\n  nrf_uri: http://10.0.0.1:29510/nnrf-nfm/v1\n", "node.yaml:2: sbi.nrf_uri: want the NRF's apiRoot"},
+		{"oauth2 neither on nor off", "sbi:\n  oauth2: maybe\n", `node.yaml:2: sbi.oauth2: must be one of [on off], got "maybe"`},
+		{"tls mode unknown", "sbi:\n  tls: strict\n", `node.yaml:2: sbi.tls: must be one of [off on mutual], got "strict"`},
+		{"tls with xio-socket", "sbi:\n  transport: xio-socket\n  tls: mutual\n", "sbi.tls: TLS protects SBI over TCP"},
+		{"access token ttl zero", "nrf: {access_token_ttl: 0s}\n", "node.yaml:1: nrf.access_token_ttl: must be at least 1s"},
 		{"no NRF here and none named", "nfs: [ausf, amf]\n", "sbi.nrf_uri: needed when this node runs no NRF"},
 		{"unknown NF", "nfs: [nrf, smsf]\n", `node.yaml:1: nfs[1]: unknown network function "smsf"`},
 		{"NF listed twice", "nfs: [nrf, amf, amf]\n", "node.yaml:1: nfs[2]: amf is listed twice"},
@@ -123,5 +127,20 @@ func TestAdvertisedAddressesAndNRF(t *testing.T) {
 	}
 	if d := Default(); d.NRFURI() != "http://127.0.0.1:29510" || len(d.NFs) != len(AllNFs) {
 		t.Errorf("defaults: NRF %s, NFs %v", d.NRFURI(), d.NFs)
+	}
+}
+
+// sbi.oauth2 and sbi.tls are written bare in YAML (on, off, mutual) and
+// read as the words, on by default and off when the file says so.
+func TestSBISecuritySwitches(t *testing.T) {
+	c, err := Parse("node.yaml", []byte("sbi:\n  transport: tcp\n  oauth2: off\n  tls: mutual\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.OAuth2On() || !c.TLSOn() || c.SBIScheme() != "https" || !strings.HasPrefix(c.NRFURI(), "https://") {
+		t.Errorf("oauth2 %q tls %q: OAuth2On %v TLSOn %v NRF %s", c.SBI.OAuth2, c.SBI.TLS, c.OAuth2On(), c.TLSOn(), c.NRFURI())
+	}
+	if d := Default(); !d.OAuth2On() || d.TLSOn() {
+		t.Errorf("defaults: OAuth2On %v TLSOn %v, want OAuth2 on and h2c", d.OAuth2On(), d.TLSOn())
 	}
 }

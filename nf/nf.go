@@ -35,6 +35,17 @@ type Env struct {
 	Metrics   *sbi.Metrics
 	Client    *sbi.Client
 	NRF       *sbi.NRFClient
+	// Security is the SBI's credentials and access tokens (sbi.oauth2:
+	// on); nil serves and calls without (benchmarks, handler tests).
+	Security *sbi.Security
+}
+
+// Secure has the NF show its credential to the NRF, fetch access tokens
+// for its requests and require them on its own services (TS 33.501
+// 13.3, 13.4.1). Call it before the NF is built.
+func (e *Env) Secure(s *sbi.Security) {
+	e.Security = s
+	e.Client.AuthorizeWith(s)
 }
 
 // NewEnv builds the environment of an NF of nfType over transport t.
@@ -79,7 +90,11 @@ type Function interface {
 // with the NRF, and blocks until ctx ends; then it deregisters and stops.
 func Run(ctx context.Context, env *Env, f Function, sbiAddr, metricsAddr string) error {
 	TuneGC()
-	srv, err := env.Transport.Serve(sbiAddr, sbi.Handler(withNFStatusNotify(f.Handler(), env.NRF), env.Metrics, env.Log, handlerOptions(f)...))
+	profile := f.Profile()
+	if env.Config.TLSOn() {
+		sbi.UseHTTPS(&profile) // TS 29.510 6.1.6.2.3 scheme: peers reach it over TLS
+	}
+	srv, err := env.Transport.Serve(sbiAddr, sbi.Handler(Guard(env, profile, withNFStatusNotify(f.Handler(), env.NRF)), env.Metrics, env.Log, handlerOptions(f)...))
 	if err != nil {
 		return err
 	}
@@ -98,7 +113,6 @@ func Run(ctx context.Context, env *Env, f Function, sbiAddr, metricsAddr string)
 	}
 	defer f.Stop(context.Background())
 
-	profile := f.Profile()
 	if nt, ok := env.Transport.(sbi.NodeTransport); ok && profile.Locality == "" {
 		profile.Locality = nt.Locality() // TS 29.510 6.1.6.2.2: peers on this node find it so
 	}
@@ -117,6 +131,19 @@ func Run(ctx context.Context, env *Env, f Function, sbiAddr, metricsAddr string)
 	return nil
 }
 
+// Guard puts the SBI security in front of the NF's handler: the NRF
+// checks credentials, every other NF access tokens (sbi.Security).
+func Guard(env *Env, profile models.NrfNfManagementNfProfile, h http.Handler) http.Handler {
+	if env.Security == nil {
+		return h
+	}
+	if profile.NfType == models.NrfNfManagementNfType_NRF {
+		return env.Security.GuardNRF(h)
+	}
+	env.Security.Identify(profile.NfInstanceId)
+	return env.Security.Guard(h)
+}
+
 // register registers the NF with the NRF, subscribing to the peers it will
 // discover at its own notification endpoint, and keeps the registration
 // alive with heartbeats until ctx ends (TS 29.510 5.2.2.2, 5.2.2.3.2, 5.2.2.5).
@@ -129,6 +156,9 @@ func register(ctx context.Context, env *Env, profile models.NrfNfManagementNfPro
 	cancel()
 	if err != nil && ctx.Err() != nil {
 		return nil // told to stop while registering: a stop, not a failure
+	}
+	if sbi.StatusOf(err) == http.StatusUnauthorized {
+		return fmt.Errorf("%w (the NRF does not know this NF's credential: give every node of the core the same sbi.secret_file)", err)
 	}
 	if err != nil {
 		return err

@@ -142,6 +142,9 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Core, error)
 	if err := CheckPorts(cfg, opts.NFs); err != nil {
 		return nil, err
 	}
+	if err := PrepareSecurity(cfg, opts.NFs); err != nil {
+		return nil, err
+	}
 	c := &Core{cfg: cfg, opts: opts, stop: make(chan struct{}), started: time.Now()}
 	if err := c.prepareSBI(); err != nil {
 		c.Stop()

@@ -169,6 +169,7 @@ func nodeConfig(t *testing.T, nfs ...string) (*config.Config, string) {
 	cfg.NFs, cfg.SBI.Transport = nfs, "tcp"
 	if !cfg.Runs("nrf") {
 		cfg.SBI.NRFURI = "http://127.0.0.1:1" // elsewhere; the test NFs never call it
+		cfg.SBI.OAuth2 = "off"                // so no core secret to copy from it
 	}
 	cfg.DataDir, cfg.LogDir = filepath.Join(dir, "data"), filepath.Join(dir, "log")
 	cfg.AMF.NGAP.Addr, cfg.AMF.NGAP.Transport = "127.0.0.1:"+strconv.Itoa(ports[len(ports)-1]), "udp"

@@ -17,7 +17,17 @@ type Client struct {
 	hc       *http.Client
 	metrics  *Metrics
 	failover Failoverer // moves a request whose peer did not answer; may be nil
+	auth     Authorizer // adds credentials or tokens; may be nil
 }
+
+// Authorizer adds what a request needs to be let in (Security.Authorize).
+type Authorizer interface {
+	Authorize(ctx context.Context, req *http.Request) error
+}
+
+// AuthorizeWith has every request authorized by a before it leaves. Call
+// it before the first request.
+func (c *Client) AuthorizeWith(a Authorizer) { c.auth = a }
 
 // Failoverer moves a request that failed at the transport level to
 // another instance of the same NF service (NRFClient.Failover).
@@ -110,6 +120,11 @@ func (c *Client) once(ctx context.Context, method, url string, body []byte, ctyp
 		req.Header["Content-Type"] = ctype
 	}
 	req.Header["Accept"] = hdrAccept
+	if c.auth != nil {
+		if err := c.auth.Authorize(ctx, req); err != nil {
+			return nil, true, fmt.Errorf("sbi %s %s: %w", method, url, err)
+		}
+	}
 	start := time.Now()
 	resp, err := c.hc.Do(req)
 	if err != nil {

@@ -171,6 +171,9 @@ func Handler(h http.Handler, m *Metrics, log *slog.Logger, opts ...HandlerOption
 		return w
 	}
 	var cfg handlerConfig
+	// The OAuth2 token endpoint takes a form wherever it is served (TS
+	// 29.510 6.3.5.2.2, RFC 6749 4.4.2): the NRF's, and a test's stand-in.
+	AcceptMediaTypes(AccessTokenPath, "application/x-www-form-urlencoded")(&cfg)
 	for _, o := range opts {
 		o(&cfg)
 	}

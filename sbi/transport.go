@@ -7,6 +7,7 @@ package sbi
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -34,7 +35,8 @@ type Server interface {
 // TCP is HTTP/2 with prior knowledge over cleartext TCP (h2c), the transport
 // TS 29.500 5.2 allows inside a trusted node and the one other cores speak.
 type TCP struct {
-	rt *http.Transport
+	rt        *http.Transport
+	serverTLS *tls.Config // nil: h2c (NewTCPTLS sets it, tls.go)
 }
 
 // NewTCP returns the kernel transport.
@@ -58,6 +60,9 @@ func (t *TCP) Serve(addr string, h http.Handler) (Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sbi listen %s: %w", addr, err)
 	}
+	if t.serverTLS != nil {
+		return serveTLS(ln, h, t.serverTLS), nil
+	}
 	return ServeListener(ln, h), nil
 }
 
@@ -76,6 +81,27 @@ func ServeListener(ln net.Listener, h http.Handler) Server {
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			// The listener failed under us; Shutdown reports nothing more.
+			_ = err
+		}
+	}()
+	return &httpServer{srv: srv, addr: ln.Addr().String()}
+}
+
+// serveTLS serves HTTP/2 over TLS (ALPN h2) and HTTP/1.1 on ln.
+func serveTLS(ln net.Listener, h http.Handler, cfg *tls.Config) Server {
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetHTTP2(true)
+	srv := &http.Server{
+		Handler:           h,
+		Protocols:         &p,
+		TLSConfig:         cfg,
+		ReadHeaderTimeout: 10 * time.Second,
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: 1000},
+	}
+	go func() {
+		// ServeTLS adds h2 to the ALPN protocols of a clone of TLSConfig.
+		if err := srv.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			_ = err
 		}
 	}()

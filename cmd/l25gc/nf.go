@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/free5gc/openapi/models"
 	"github.com/spf13/cobra"
 
 	"github.com/l25gc/l25gc/config"
@@ -58,12 +59,24 @@ func runNF(cfg *config.Config, entry registry.Entry) error {
 		return err
 	}
 	defer file.Close()
-	transport, err := newTransport(cfg)
+	transport, err := newTransport(cfg, name)
 	if err != nil {
 		log.Error("SBI transport", "err", err)
 		return err
 	}
 	env := nf.NewEnv(cfg, log, transport, entry.Type)
+	if cfg.OAuth2On() {
+		load := sbi.LoadSecret // the NRF's node made it (node.PrepareSecurity)
+		if entry.Type == models.NrfNfManagementNfType_NRF {
+			load = sbi.LoadOrCreateSecret // `l25gc nf nrf` run by hand
+		}
+		secret, err := load(cfg.SecretPath())
+		if err != nil {
+			log.Error("SBI security", "err", err)
+			return err
+		}
+		env.Secure(sbi.NewSecurity(secret, transport.RoundTripper(), cfg.NRFURI(), entry.Type))
+	}
 	f, err := entry.New(env)
 	if err != nil {
 		log.Error("start", "err", err)
@@ -85,10 +98,14 @@ func runNF(cfg *config.Config, entry registry.Entry) error {
 // TCP at the same address for peers on other nodes and for tools; which
 // peer is where comes from the NRF profiles (their locality, see
 // sbi.NodeTransport), so a core can span nodes.
-func newTransport(cfg *config.Config) (sbi.Transport, error) {
+func newTransport(cfg *config.Config, name string) (sbi.Transport, error) {
+	tcp, err := newTCP(cfg, name)
+	if err != nil {
+		return nil, err
+	}
 	switch cfg.SBI.Transport {
 	case "tcp":
-		return sbi.NewTCP(), nil
+		return tcp, nil
 	case "xio", "xio-socket":
 		// Attach now: a missing manager is a clear start-up error, not a
 		// failure of the first request.
@@ -96,10 +113,23 @@ func newTransport(cfg *config.Config) (sbi.Transport, error) {
 			return nil, err
 		}
 		if cfg.SBI.Transport == "xio" {
-			return xiohttp.NewHybrid(xiohttp.NewMessageTransport(), sbi.NewTCP()), nil
+			return xiohttp.NewHybrid(xiohttp.NewMessageTransport(), tcp), nil
 		}
-		return xiohttp.NewHybrid(xiohttp.NewSocketTransport(), sbi.NewTCP()), nil
+		return xiohttp.NewHybrid(xiohttp.NewSocketTransport(), tcp), nil
 	default:
 		return nil, fmt.Errorf("unknown SBI transport %q (want tcp, xio or xio-socket)", cfg.SBI.Transport)
 	}
+}
+
+// newTCP is the kernel transport of NF (or tool) name: h2c, or HTTP/2 over
+// TLS with its certificate when sbi.tls is on (TS 33.501 13.1).
+func newTCP(cfg *config.Config, name string) (*sbi.TCP, error) {
+	if !cfg.TLSOn() {
+		return sbi.NewTCP(), nil
+	}
+	server, client, err := sbi.TLSConfigs(sbi.TLSMode(cfg.SBI.TLS), cfg.CertDir(), name)
+	if err != nil {
+		return nil, err
+	}
+	return sbi.NewTCPTLS(server, client), nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/nf/udr/prov"
+	"github.com/l25gc/l25gc/node"
 )
 
 // subscriberTimeout bounds one provisioning call (a bulk range of 100,000
@@ -33,7 +34,7 @@ func newSubscriberCmd() *cobra.Command {
 			"file `l25gc up` made (udr.admin_token_file, default <data_dir>/admin.token).\n" +
 			"K, OPc and OP are shown as " + redacted + " unless --show-keys.",
 	}
-	cmd.PersistentFlags().String("udr", "", "UDR base URL (default http://<sbi.bind_ip>:<udr.sbi_port> of --config)")
+	cmd.PersistentFlags().String("udr", "", "UDR base URL (default http(s)://<sbi.advertise_ip>:<udr.sbi_port> of --config)")
 	cmd.PersistentFlags().String("token-file", "", "the admin token file (default udr.admin_token_file of --config, under its data_dir)")
 	cmd.PersistentFlags().Bool("show-keys", false, "print K, OPc and OP instead of "+redacted)
 	cmd.AddCommand(newSubscriberAddCmd(), newSubscriberListCmd(), newSubscriberShowCmd(), newSubscriberDeleteCmd())
@@ -43,25 +44,29 @@ func newSubscriberCmd() *cobra.Command {
 // provClient reaches the UDR named by --udr or the config, with the admin
 // token of --token-file or the config's data dir.
 func provClient(cmd *cobra.Command) (*prov.Client, error) {
+	cfg, err := loadConfig(cmd)
+	if err != nil {
+		return nil, err
+	}
 	base, _ := cmd.Flags().GetString("udr")
+	if base == "" {
+		base = cfg.SBIScheme() + "://" + cfg.AdvertisedAddr(cfg.UDR.SBIPort)
+	}
 	tokenFile, _ := cmd.Flags().GetString("token-file")
-	if base == "" || tokenFile == "" {
-		cfg, err := loadConfig(cmd)
-		if err != nil {
-			return nil, err
-		}
-		if base == "" {
-			base = "http://" + cfg.AdvertisedAddr(cfg.UDR.SBIPort)
-		}
-		if tokenFile == "" {
-			tokenFile = cfg.AdminTokenPath()
-		}
+	if tokenFile == "" {
+		tokenFile = cfg.AdminTokenPath()
 	}
 	token, err := prov.ReadToken(tokenFile)
 	if err != nil {
 		return nil, fmt.Errorf("%w (`l25gc up` makes it; for a remote UDR copy its node's file and pass --token-file)", err)
 	}
-	return prov.NewClient(base, nil, token), nil
+	// With sbi.tls the UDR serves TLS only; tools trust the core's CA and,
+	// under mutual TLS, show their own certificate.
+	tcp, err := newTCP(cfg, node.ToolCert)
+	if err != nil {
+		return nil, err
+	}
+	return prov.NewClient(base, tcp.RoundTripper(), token), nil
 }
 
 // redacted stands for a key the user did not ask to see.

@@ -21,12 +21,18 @@ import (
 // NRF may override the NF's proposal); subscribers learn of the change.
 func (n *NF) handleRegister(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("nfInstanceID")
+	if !n.mayChange(w, r, id) {
+		return
+	}
 	var p models.NrfNfManagementNfProfile
 	if !sbi.DecodeJSON(w, r, &p) {
 		return
 	}
 	if err := validateProfile(id, &p); err != nil {
 		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseInvalidMsgFormat, err.Error())
+		return
+	}
+	if old, ok := n.reg.get(id); (ok && !n.certAllows(w, r, old.NfType)) || !n.certAllows(w, r, p.NfType) {
 		return
 	}
 	p.HeartBeatTimer = int32(n.heartbeat / time.Second)
@@ -84,6 +90,12 @@ func (n *NF) handleGetInstance(w http.ResponseWriter, r *http.Request) {
 // suspended NF heard of again) is notified. 404 for an instance the NRF
 // does not know tells the NF to register again.
 func (n *NF) handleUpdate(w http.ResponseWriter, r *http.Request) {
+	if !n.mayChange(w, r, r.PathValue("nfInstanceID")) {
+		return
+	}
+	if old, ok := n.reg.get(r.PathValue("nfInstanceID")); ok && !n.certAllows(w, r, old.NfType) {
+		return
+	}
 	var patch []models.PatchItem
 	if !sbi.DecodeJSON(w, r, &patch) {
 		return
@@ -144,6 +156,12 @@ func applyPatch(p *models.NrfNfManagementNfProfile, patch []models.PatchItem) er
 // handleDeregister is NFDeregister (TS 29.510 5.2.2.4).
 func (n *NF) handleDeregister(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("nfInstanceID")
+	if !n.mayChange(w, r, id) {
+		return
+	}
+	if old, ok := n.reg.get(id); ok && !n.certAllows(w, r, old.NfType) {
+		return
+	}
 	p, ok := n.reg.remove(id)
 	if !ok {
 		sbi.WriteProblem(w, http.StatusNotFound, sbi.CauseResourceNotFound, "no NF instance "+id)

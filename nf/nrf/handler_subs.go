@@ -44,6 +44,14 @@ func (n *NF) handleSubscribe(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("nfStatusNotificationUri %q is not an absolute URI", sd.NfStatusNotificationUri))
 		return
 	}
+	// The subscription is the caller's: its reqNfInstanceId is the
+	// instance its credential names, so no one else can end it.
+	if sd.ReqNfInstanceId == "" && n.env.Security != nil {
+		sd.ReqNfInstanceId = sbi.PrincipalOf(r.Context())
+	}
+	if !n.mayChange(w, r, sd.ReqNfInstanceId) {
+		return
+	}
 	sd = n.subs.add(sd)
 	w.Header().Set("Location", sbi.ResourceURI(r, sbi.SubscriptionsPath+"/"+sd.SubscriptionId))
 	sbi.WriteJSON(w, http.StatusCreated, sd)
@@ -51,6 +59,9 @@ func (n *NF) handleSubscribe(w http.ResponseWriter, r *http.Request) {
 
 // handleUnsubscribe is NFStatusUnsubscribe (TS 29.510 5.2.2.7).
 func (n *NF) handleUnsubscribe(w http.ResponseWriter, r *http.Request) {
+	if owner, ok := n.subs.owner(r.PathValue("subscriptionID")); ok && !n.mayChange(w, r, owner) {
+		return
+	}
 	if !n.subs.remove(r.PathValue("subscriptionID")) {
 		sbi.WriteProblem(w, http.StatusNotFound, sbi.CauseSubscriptionNotFound, "no subscription "+r.PathValue("subscriptionID"))
 		return
@@ -129,6 +140,17 @@ func (s *subscriptions) remove(id string) bool {
 	_, ok := s.byID[id]
 	delete(s.byID, id)
 	return ok
+}
+
+// owner is the NF instance that made subscription id.
+func (s *subscriptions) owner(id string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sub, ok := s.byID[id]
+	if !ok {
+		return "", false
+	}
+	return sub.data.ReqNfInstanceId, true
 }
 
 // removeOf ends the subscriptions an NF instance made.

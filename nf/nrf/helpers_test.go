@@ -20,3 +20,7 @@ func mustJSONRequest(t *testing.T, method, uri string, v any) *http.Request {
 	req.Header.Set("Content-Type", "application/json")
 	return req
 }
+
+func decodeJSON(resp *http.Response, v any) error {
+	return json.NewDecoder(resp.Body).Decode(v)
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/nf"
+	"github.com/l25gc/l25gc/sbi"
 )
 
 // NF is the NRF.
@@ -25,6 +26,7 @@ type NF struct {
 	now       func() time.Time
 	reg       *registry
 	subs      *subscriptions
+	issuer    *sbi.TokenIssuer // nil without SBI security
 
 	stopSweep context.CancelFunc
 	swept     sync.WaitGroup
@@ -35,10 +37,17 @@ func New(env *nf.Env) (*NF, error) {
 	n := &NF{env: env, log: env.Log, validity: env.Config.NRF.ValidityPeriod,
 		heartbeat: env.Config.NRF.HeartbeatTimer, now: time.Now, reg: newRegistry()}
 	n.subs = newSubscriptions(env.Client, n.log)
+	if env.Security != nil {
+		var err error
+		if n.issuer, err = n.newIssuer(); err != nil {
+			return nil, err
+		}
+	}
 	return n, nil
 }
 
-// Handler serves Nnrf_NFManagement and Nnrf_NFDiscovery (TS 29.510 6.1.3, 6.2.3).
+// Handler serves Nnrf_NFManagement, Nnrf_NFDiscovery and Nnrf_AccessToken
+// (TS 29.510 6.1.3, 6.2.3, 6.3.3).
 func (n *NF) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /nnrf-nfm/v1/nf-instances/{nfInstanceID}", n.handleRegister)
@@ -49,6 +58,8 @@ func (n *NF) Handler() http.Handler {
 	mux.HandleFunc("POST /nnrf-nfm/v1/subscriptions", n.handleSubscribe)
 	mux.HandleFunc("DELETE /nnrf-nfm/v1/subscriptions/{subscriptionID}", n.handleUnsubscribe)
 	mux.HandleFunc("GET /nnrf-disc/v1/nf-instances", n.handleDiscover)
+	mux.HandleFunc("POST "+sbi.AccessTokenPath, n.handleAccessToken)
+	mux.HandleFunc("GET "+sbi.AccessTokenKeyPath, n.handleTokenKey)
 	return mux
 }
 

@@ -90,7 +90,7 @@ func onFreshCore(ctx context.Context, o RegistrationOptions, mode string, total 
 type FreshCore struct {
 	Config      *config.Config // template: PLMN, keys, ports
 	Binary      string         // l25gc executable; "" = this one
-	SBI         string         // the SBI transport, explicit (no silent fallback)
+	SBI         string         // the SBI transport, explicit (no silent fallback), with +tls, +mtls, +nooauth (applySBIMode)
 	FirstIMSI   string         // first subscriber provisioned; "" = the config's
 	Subscribers int            // how many, with the keys of the config's first range
 	Out         io.Writer
@@ -119,7 +119,11 @@ func StartFreshCore(ctx context.Context, f FreshCore) (*RunningCore, error) {
 	}
 	cfg := f.Config.Clone()
 	cfg.DataDir, cfg.LogDir = filepath.Join(dir, "data"), filepath.Join(dir, "log")
-	cfg.SBI.Transport = f.SBI
+	transport, err := applySBIMode(cfg, f.SBI)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	cfg.LogLevel = "warn"
 	r := cfg.Subscribers[0]
 	if f.FirstIMSI != "" {
@@ -138,7 +142,7 @@ func StartFreshCore(ctx context.Context, f FreshCore) (*RunningCore, error) {
 	}
 	fmt.Fprintf(f.Out, "starting a core with SBI %s and %d subscribers (logs in %s)\n", f.SBI, r.Count, cfg.LogDir)
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	core, err := node.Start(sctx, cfg, node.Options{Binary: f.Binary, ConfigPath: path, SBI: f.SBI})
+	core, err := node.Start(sctx, cfg, node.Options{Binary: f.Binary, ConfigPath: path, SBI: transport})
 	cancel()
 	if err != nil {
 		os.RemoveAll(dir)

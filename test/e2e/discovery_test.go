@@ -160,6 +160,7 @@ func extraUDMConfig(t *testing.T, dir string, core *config.Config) (*config.Conf
 	return coreConfig(t, dir, withSBI("tcp", func(c *config.Config) {
 		c.NFs = []string{"udm"}
 		c.SBI.NRFURI = core.NRFURI()
+		c.SBI.SecretFile = core.SecretPath() // the core's NRF knows its NFs by it
 		c.NRF.HeartbeatTimer = heartbeat
 	}))
 }
@@ -196,6 +197,15 @@ func discoveredUDMs(cfg *config.Config) ([]string, error) {
 	q := url.Values{"target-nf-type": {"UDM"}, "requester-nf-type": {"AUSF"}}
 	var res models.SearchResult
 	c := sbi.NewClient(sbi.NewTCP().RoundTripper(), nil)
+	if cfg.OAuth2On() { // the NRF answers only holders of a credential of the core
+		secret, err := sbi.LoadOrCreateSecret(cfg.SecretPath())
+		if err != nil {
+			return nil, err
+		}
+		sec := sbi.NewSecurity(secret, nil, cfg.NRFURI(), models.NrfNfManagementNfType_AUSF)
+		sec.Identify("e2e-test")
+		c.AuthorizeWith(sec)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := c.Do(ctx, http.MethodGet, cfg.NRFURI()+sbi.NFDiscoveryPath+"?"+q.Encode(), nil, &res); err != nil {
@@ -263,4 +273,18 @@ func udmRequestsServed(t *testing.T, cfg *config.Config) float64 {
 		}
 	}
 	return total
+}
+
+// withNRFCredential lets req in at the core's NRF (sbi.oauth2 on): a
+// credential from the core's secret, as its NFs show.
+func withNRFCredential(cfg *config.Config, req *http.Request) error {
+	if !cfg.OAuth2On() {
+		return nil
+	}
+	secret, err := sbi.LoadOrCreateSecret(cfg.SecretPath())
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth("e2e-test", secret.Credential("e2e-test"))
+	return nil
 }

@@ -133,7 +133,11 @@ func discoverable(client *http.Client, cfg *config.Config) bool {
 	for _, nfType := range []string{"UDR", "UDM", "AUSF", "PCF"} {
 		url := fmt.Sprintf("http://%s/nnrf-disc/v1/nf-instances?target-nf-type=%s&requester-nf-type=AMF",
 			cfg.Addr(cfg.NRF.SBIPort), nfType)
-		resp, err := client.Get(url)
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil || withNRFCredential(cfg, req) != nil {
+			return false
+		}
+		resp, err := client.Do(req)
 		if err != nil {
 			return false
 		}
