@@ -68,6 +68,33 @@ type Options struct {
 	// before the association is declared failed (0: DefaultPathMaxRetrans,
 	// over kernel sysctl net.sctp.path_max_retrans).
 	PathMaxRetrans int
+	// MaxAssociations caps the associations a udp or raw listener serves;
+	// a valid COOKIE ECHO past it gets an ABORT with Out of Resource
+	// (RFC 4960 3.3.10.4) (0: DefaultMaxAssociations).
+	MaxAssociations int
+	// MaxMessageSize is the largest NGAP PDU received or sent; a larger one
+	// received is dropped and counted, the association stays
+	// (0: DefaultMaxMessageSize).
+	MaxMessageSize int
+}
+
+func (o Options) maxAssociations() int {
+	if o.MaxAssociations <= 0 {
+		return DefaultMaxAssociations
+	}
+	return o.MaxAssociations
+}
+
+func (o Options) maxMessageSize() uint32 {
+	if o.MaxMessageSize <= 0 {
+		return DefaultMaxMessageSize
+	}
+	return uint32(o.MaxMessageSize)
+}
+
+// receiveBuffer is pion's receive window: room for a few of the largest messages.
+func (o Options) receiveBuffer() uint32 {
+	return max(4<<20, 4*o.maxMessageSize())
 }
 
 // RFC 4960 15 protocol parameters: a silent peer is given up on after about
@@ -101,12 +128,16 @@ func (o Options) Listen(transport, addr string) (Listener, string, error) {
 		return nil, "", err
 	}
 	var ln Listener
-	if picked == Kernel {
+	switch picked {
+	case Kernel:
 		ln, err = listenKernel(addr, o)
-	} else {
+	default:
 		ln, err = listenUDP(addr, o)
 	}
-	return ln, picked, err
+	if err != nil {
+		return nil, picked, err
+	}
+	return ln, picked, nil
 }
 
 // Dial connects to an AMF at addr with the named transport.
