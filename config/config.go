@@ -115,6 +115,13 @@ type NGAP struct {
 	// Transport is kernel (kernel SCTP), udp (SCTP in user space over UDP,
 	// RFC 6951 style) or auto (kernel when the host has SCTP).
 	Transport string `yaml:"transport"`
+	// MaxAssociations caps the gNB associations served over udp and raw;
+	// past it a new gNB's handshake is aborted (RFC 4960 Out of Resource).
+	MaxAssociations int `yaml:"max_associations"`
+	// MaxMessageSize is the largest NGAP PDU received, in bytes (a UE
+	// Radio Capability may exceed 64 KiB); a larger one is dropped and
+	// counted, the association stays.
+	MaxMessageSize int `yaml:"max_message_size"`
 }
 
 // NAS holds the 5GMM policy of the AMF.
