@@ -1,0 +1,155 @@
+package n2
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"testing"
+	"time"
+)
+
+// rawTestPort keeps parallel test runs on one host apart: a raw socket
+// sees every SCTP packet, so listeners differ by SCTP port.
+func rawTestPort() int { return 40000 + os.Getpid()%20000 }
+
+// listenRawTest listens on raw IP, or, where the kernel has SCTP, checks
+// that raw refuses (and returns nil).
+func listenRawTest(t *testing.T, o Options) Listener {
+	t.Helper()
+	ln, _, err := o.Listen(Raw, fmt.Sprintf("127.0.0.1:%d", rawTestPort()))
+	if kernelHasSCTP() {
+		if !errors.Is(err, errKernelHasSCTP) {
+			t.Fatalf("raw on a host whose kernel has SCTP: %v, want a refusal", err)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln
+}
+
+// Our gNB side and our AMF side speak SCTP on raw IP to each other.
+func TestRawCarriesNGAPBetweenUserSpaceEndpoints(t *testing.T) {
+	ln := listenRawTest(t, Options{})
+	if ln == nil {
+		return // refused where the kernel has SCTP: checked above
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	client, picked, err := Dial(ctx, Raw, ln.Addr().String())
+	if err != nil || picked != Raw {
+		t.Fatalf("dial: %v (%s)", err, picked)
+	}
+	defer client.Close()
+	if err := client.WriteMsg([]byte("ng setup"), 0); err != nil {
+		t.Fatal(err)
+	}
+	server := acceptOne(t, ln)
+	if pdu, stream, err := server.ReadMsg(); err != nil || string(pdu) != "ng setup" || stream != 0 {
+		t.Fatalf("%q on %d, %v", pdu, stream, err)
+	}
+	if err := server.WriteMsg([]byte("ng setup response"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if pdu, stream, err := client.ReadMsg(); err != nil || string(pdu) != "ng setup response" || stream != 1 {
+		t.Fatalf("%q on %d, %v", pdu, stream, err)
+	}
+}
+
+// ipPeer is a hand-driven SCTP endpoint on raw IP, sending what a kernel
+// gNB sends.
+type ipPeer struct {
+	t       *testing.T
+	c       *net.IPConn
+	port    uint16
+	amf     *net.IPAddr
+	amfPort uint16
+}
+
+func newIPPeer(t *testing.T, ln Listener) *ipPeer {
+	c, err := net.ListenIP("ip4:132", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	a := ln.Addr().(*net.TCPAddr)
+	return &ipPeer{t: t, c: c, port: 30000 + uint16(os.Getpid()%1000), amf: &net.IPAddr{IP: a.IP}, amfPort: uint16(a.Port)}
+}
+
+func (p *ipPeer) send(vtag uint32, chunks ...[]byte) {
+	if _, err := p.c.WriteToIP(buildPacket(p.port, p.amfPort, vtag, chunks...), p.amf); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// readUntil returns the tag and chunk of the first packet to our port
+// that carries a chunk of type typ.
+func (p *ipPeer) readUntil(typ uint8) (uint32, chunkRef, []byte) {
+	p.t.Helper()
+	buf := make([]byte, maxDatagram)
+	_ = p.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		n, _, err := p.c.ReadFromIP(buf)
+		if err != nil {
+			p.t.Fatalf("no chunk of type %d from the AMF: %v", typ, err)
+		}
+		pkt, err := parseSCTP(append([]byte(nil), buf[:n]...))
+		if err != nil || pkt.dstPort != p.port {
+			continue
+		}
+		for _, c := range pkt.chunks {
+			if c.typ == typ {
+				return pkt.vtag, c, pkt.raw
+			}
+		}
+	}
+}
+
+// A kernel gNB bound to several addresses lists them in its INIT (RFC 4960
+// 3.3.2.1); the AMF on raw IP answers, sets up the association on a valid
+// cookie, takes DATA, and ABORTs (T bit) a packet for no association.
+func TestRawServesAKernelGNBsINITWithSeveralAddresses(t *testing.T) {
+	ln := listenRawTest(t, Options{})
+	if ln == nil {
+		return
+	}
+	gnb := newIPPeer(t, ln)
+	init := initValue(0x1234, 2, 2, 100)
+	init = append(init, sctpParam(5, []byte{127, 0, 0, 1})...)
+	init = append(init, sctpParam(5, []byte{127, 0, 0, 2})...)
+	init = append(init, sctpParam(12, []byte{0, 5})...)
+	init = append(init, sctpParam(0xc000, nil)...)
+	gnb.send(0, sctpChunk(chunkInit, 0, init))
+	vtag, ack, raw := gnb.readUntil(chunkInitAck)
+	if vtag != 0x1234 {
+		t.Fatalf("INIT ACK tag %#x, want the gNB's 0x1234", vtag)
+	}
+	v := ack.value(raw)
+	amfTag := binary.BigEndian.Uint32(v)
+	gnb.send(amfTag, sctpChunk(chunkCookieEcho, 0, stateCookie(t, v[16:])))
+	gnb.readUntil(chunkCookieAck)
+	server := acceptOne(t, ln)
+	data := make([]byte, 12)
+	binary.BigEndian.PutUint32(data[0:], 100)
+	binary.BigEndian.PutUint16(data[4:], 1)
+	binary.BigEndian.PutUint32(data[8:], PPIDNGAP)
+	gnb.send(amfTag, sctpChunk(chunkData, 0x03, append(data, "ng setup"...)))
+	if pdu, stream, err := server.ReadMsg(); err != nil || string(pdu) != "ng setup" || stream != 1 {
+		t.Fatalf("%q on %d, %v", pdu, stream, err)
+	}
+	if server.Streams() != 2 {
+		t.Fatalf("Streams() = %d, want the 2 the gNB offered", server.Streams())
+	}
+
+	gnb.port++ // another SCTP port: no association there
+	gnb.send(0xabcd, sctpChunk(chunkData, 0x03, append(data, "stale"...)))
+	vtag, abort, _ := gnb.readUntil(chunkAbort)
+	if vtag != 0xabcd || abort.flags&flagT == 0 {
+		t.Fatalf("out-of-the-blue ABORT: tag %#x flags %#x, want 0xabcd with the T bit", vtag, abort.flags)
+	}
+}
