@@ -153,3 +153,58 @@ func TestRawServesAKernelGNBsINITWithSeveralAddresses(t *testing.T) {
 		t.Fatalf("out-of-the-blue ABORT: tag %#x flags %#x, want 0xabcd with the T bit", vtag, abort.flags)
 	}
 }
+
+// associate runs a kernel gNB's handshake on raw IP and returns the AMF's
+// tag and the accepted association.
+func (p *ipPeer) associate(ln Listener, tag uint32) (uint32, Conn) {
+	p.t.Helper()
+	p.send(0, sctpChunk(chunkInit, 0, initValue(tag, 2, 2, 100)))
+	_, ack, raw := p.readUntil(chunkInitAck)
+	v := ack.value(raw)
+	amfTag := binary.BigEndian.Uint32(v)
+	p.send(amfTag, sctpChunk(chunkCookieEcho, 0, stateCookie(p.t, v[16:])))
+	p.readUntil(chunkCookieAck)
+	return amfTag, acceptOne(p.t, ln)
+}
+
+// On raw IP too: a gNB that restarts on its address and port gets a new
+// association and the old one ends (RFC 4960 5.2.4); a repeated COOKIE
+// ECHO is answered without a second association (5.2.4 D); the gNB's
+// ABORT ends its association; a silent gNB is found out by heartbeats.
+func TestRawRestartAbortAndHeartbeats(t *testing.T) {
+	ln := listenRawTest(t, Options{HeartbeatInterval: -1}) // heartbeats come last
+	if ln == nil {
+		return
+	}
+	gnb := newIPPeer(t, ln)
+	_, old := gnb.associate(ln, 0x1111)
+
+	gnb.send(0, sctpChunk(chunkInit, 0, initValue(0x2222, 2, 2, 500)))
+	_, ack, raw := gnb.readUntil(chunkInitAck)
+	v := ack.value(raw)
+	amfTag, echo := binary.BigEndian.Uint32(v), sctpChunk(chunkCookieEcho, 0, stateCookie(t, v[16:]))
+	gnb.send(amfTag, echo)
+	gnb.readUntil(chunkCookieAck)
+	fresh := acceptOne(t, ln)
+	if err := readEnd(t, old); !errors.Is(err, errPeerRestarted) {
+		t.Fatalf("old association ended with %v, want a restart", err)
+	}
+	gnb.send(amfTag, echo) // our COOKIE ACK lost, as the gNB sees it
+	gnb.readUntil(chunkCookieAck)
+	if n := ln.(*sctpListener).associations(); n != 1 {
+		t.Fatalf("%d associations after a repeated COOKIE ECHO, want 1", n)
+	}
+
+	gnb.send(amfTag, sctpChunk(chunkAbort, 0, nil))
+	if err := readEnd(t, fresh); err == nil {
+		t.Fatal("the association outlived the gNB's ABORT")
+	}
+
+	ln.Close() // one raw listener per port at a time: both would see every packet
+	ln = listenRawTest(t, Options{HeartbeatInterval: 20 * time.Millisecond, PathMaxRetrans: 1})
+	gnb.port++
+	_, silent := gnb.associate(ln, 0x3333)
+	if err := readEnd(t, silent); !errors.Is(err, errPeerUnreachable) {
+		t.Fatalf("silent gNB: %v, want the heartbeat failure", err)
+	}
+}
