@@ -88,7 +88,8 @@ func splitSCTPAddr(addr string) (netip.Addr, uint16, error) {
 // rawLayer carries SCTP packets as IP protocol 132 over a raw socket.
 type rawLayer struct {
 	c    *net.IPConn
-	port uint16 // our SCTP port, for the listener's address
+	port uint16            // our SCTP port, for the listener's address
+	lock *net.UnixListener // claims the port, see claimRawPort
 }
 
 func (r rawLayer) readPacket(buf []byte) (int, netip.AddrPort, error) {
@@ -113,7 +114,23 @@ func (r rawLayer) localAddr() net.Addr {
 	return &net.TCPAddr{IP: ip.IP, Port: int(r.port)}
 }
 
-func (r rawLayer) close() error { return r.c.Close() }
+func (r rawLayer) close() error {
+	r.lock.Close()
+	return r.c.Close()
+}
+
+// claimRawPort makes a second raw listener on the same SCTP port fail as a
+// second bind would: raw sockets do not bind ports, and two listeners would
+// both answer every packet. The claim is an abstract Unix socket, which the
+// kernel releases when the process ends, however it ends.
+func claimRawPort(port uint16) (*net.UnixListener, error) {
+	name := "@l25gc-n2-raw-sctp-port-" + strconv.Itoa(int(port))
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: name, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("n2: transport raw: SCTP port %d is already served over raw IP by another listener on this host: %w", port, err)
+	}
+	return ln, nil
+}
 
 func listenRaw(addr string, o Options) (*sctpListener, error) {
 	if kernelHasSCTP() {
@@ -130,13 +147,18 @@ func listenRaw(addr string, o Options) (*sctpListener, error) {
 	if ip.IsValid() {
 		laddr = &net.IPAddr{IP: ip.AsSlice()}
 	}
+	lock, err := claimRawPort(port)
+	if err != nil {
+		return nil, err
+	}
 	c, err := net.ListenIP(rawNetwork(ip), laddr)
 	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("n2: transport raw: a raw socket for IP protocol 132 on %s needs CAP_NET_RAW: %w", addr, err)
 	}
 	_ = c.SetReadBuffer(8 << 20)
 	_ = c.SetWriteBuffer(8 << 20)
-	return newSCTPListener(rawLayer{c: c, port: port}, port, o), nil
+	return newSCTPListener(rawLayer{c: c, port: port, lock: lock}, port, o), nil
 }
 
 // rawClientConn is the client side's net.Conn under pion over raw IP: it

@@ -61,6 +61,26 @@ func TestRawCarriesNGAPBetweenUserSpaceEndpoints(t *testing.T) {
 	}
 }
 
+// Raw sockets bind no port, so the listener claims its SCTP port itself: a
+// second listener on it fails like a second bind, and the port is free
+// again once the first is closed.
+func TestRawListenerClaimsItsPort(t *testing.T) {
+	ln := listenRawTest(t, Options{})
+	if ln == nil {
+		return
+	}
+	if second, _, err := Listen(Raw, ln.Addr().String()); err == nil {
+		second.Close()
+		t.Fatal("a second raw listener on the same SCTP port started")
+	}
+	ln.Close()
+	again, _, err := Listen(Raw, ln.Addr().String())
+	if err != nil {
+		t.Fatalf("the port stayed claimed after Close: %v", err)
+	}
+	again.Close()
+}
+
 // ipPeer is a hand-driven SCTP endpoint on raw IP, sending what a kernel
 // gNB sends.
 type ipPeer struct {
