@@ -175,6 +175,13 @@ type NGAP struct {
 	// (TS 38.413 8.3.3 sets no timer; a gNB that never answers must not
 	// keep the context).
 	UEReleaseTimeout time.Duration `yaml:"ue_release_timeout"`
+	// MaxAssociations caps the gNB associations served over udp and raw;
+	// past it a new gNB's handshake is aborted (RFC 4960 Out of Resource).
+	MaxAssociations int `yaml:"max_associations"`
+	// MaxMessageSize is the largest NGAP PDU received, in bytes (a UE
+	// Radio Capability may exceed 64 KiB); a larger one is dropped and
+	// counted, the association stays.
+	MaxMessageSize int `yaml:"max_message_size"`
 }
 
 // NAS holds the 5GMM policy of the AMF.

@@ -43,6 +43,8 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 		{"nested key", "udm:\n  suci_keys:\n    - id: 1\n      scheme: profile_c\n      private_key: \"00\"\n", "node.yaml:4: udm.suci_keys[0].scheme"},
 		{"port clash", "ausf:\n  sbi_port: 29510\n", "node.yaml:2: ausf.sbi_port: port 29510 is already used by nrf.sbi_port"},
 		{"syntax", "plmn: [\n", "node.yaml: "},
+		{"no N2 associations", "amf:\n  ngap:\n    max_associations: 0\n", "node.yaml:3: amf.ngap.max_associations: must be in 1..1048576, got 0"},
+		{"N2 transport", "amf:\n  ngap:\n    transport: sctp\n", "amf.ngap.transport: must be one of"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -48,7 +48,8 @@ func defaultSections() *Config {
 			Name:  "l25gc-amf",
 			GUAMI: GUAMI{RegionID: 0xCA, SetID: 0x3F8, Pointer: 0},
 			NGAP: NGAP{Addr: "127.0.0.1:38412", Transport: "auto",
-				MaxUEsPerGNB: 16384, MaxUEs: 131072, UEReleaseTimeout: 5 * time.Second},
+				MaxUEsPerGNB: 16384, MaxUEs: 131072, UEReleaseTimeout: 5 * time.Second,
+				MaxAssociations: 1024, MaxMessageSize: 256 << 10},
 			NAS: NAS{
 				Integrity: []string{"NIA2"},
 				Ciphering: []string{"NEA2", "NEA0"},

@@ -2,10 +2,13 @@ package n2
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
+	"syscall"
 
 	"github.com/ishidawataru/sctp"
 )
@@ -18,7 +21,10 @@ import (
 // sctpSocket is what a kernelConn needs of *sctp.SCTPConn (tests fake it to
 // see the SndRcvInfo handed to the library).
 type sctpSocket interface {
-	SCTPRead(b []byte) (int, *sctp.SndRcvInfo, error)
+	// recvPart reads one piece of a message: the kernel hands a message
+	// larger than b over in pieces, MSG_EOR marking the last (sctp(7),
+	// RFC 6458 8.1.16 partial delivery).
+	recvPart(b []byte) (n int, info *sctp.SndRcvInfo, flags int, err error)
 	SCTPWrite(b []byte, info *sctp.SndRcvInfo) (int, error)
 	Close() error
 	LocalAddr() net.Addr
@@ -91,11 +97,12 @@ func dialKernel(ctx context.Context, addr string, o Options) (Conn, error) {
 }
 
 type kernelConn struct {
-	c       sctpSocket
-	wmu     sync.Mutex
-	buf     []byte
-	streams uint16
-	metrics *Metrics
+	c          sctpSocket
+	wmu        sync.Mutex
+	buf        []byte
+	maxMessage int
+	streams    uint16
+	metrics    *Metrics
 	// Read at set-up: the library asks the closed socket otherwise, and the
 	// log line of an ended association printed an empty address.
 	local, remote net.Addr
@@ -111,25 +118,98 @@ func newKernelConn(c *sctp.SCTPConn, o Options) (*kernelConn, error) {
 	if st, err := c.GetStatus(); err == nil && st.Ostreams > 0 {
 		streams = st.Ostreams
 	}
-	return &kernelConn{c: c, buf: make([]byte, 64*1024), streams: streams, metrics: o.Metrics,
-		local: c.LocalAddr(), remote: c.RemoteAddr()}, nil
+	return &kernelConn{c: kernelSocket{c}, buf: make([]byte, 64*1024), maxMessage: int(o.maxMessageSize()),
+		streams: streams, metrics: o.Metrics, local: c.LocalAddr(), remote: c.RemoteAddr()}, nil
 }
 
+// Flags of recvmsg on an SCTP socket (linux/sctp.h, sctp(7)).
+const (
+	msgNotification = 0x8000
+	msgEOR          = syscall.MSG_EOR
+)
+
+// ReadMsg returns the next NGAP message, joined from the pieces the kernel
+// delivers it in; one over MaxMessageSize is read to its end, dropped and
+// counted, and the association stays.
 func (k *kernelConn) ReadMsg() ([]byte, uint16, error) {
+	var msg []byte
+	tooBig, limit := false, k.maxMessage
+	if limit <= 0 {
+		limit = DefaultMaxMessageSize
+	}
 	for {
-		n, info, err := k.c.SCTPRead(k.buf)
+		n, info, flags, err := k.c.recvPart(k.buf)
 		if err != nil {
 			return nil, 0, err
 		}
-		if n == 0 || info == nil {
-			continue // a notification, not a DATA chunk
+		if flags&msgNotification != 0 {
+			continue // an event, not a DATA chunk
 		}
-		if info.PPID != PPIDNGAP { // host order: the library converted it
+		if !tooBig && len(msg)+n <= limit {
+			msg = append(msg, k.buf[:n]...)
+		} else {
+			tooBig, msg = true, nil
+		}
+		if flags&msgEOR == 0 {
+			continue // more of this message follows
+		}
+		switch {
+		case tooBig:
+			k.metrics.discard(DiscardTooBig)
+		case info == nil || n+len(msg) == 0:
+		case info.PPID != PPIDNGAP: // host order: converted like the library does
 			k.metrics.discard(DiscardPPID)
-			continue
+		default:
+			return msg, info.Stream, nil
 		}
-		return append([]byte(nil), k.buf[:n]...), info.Stream, nil
+		msg, tooBig = nil, false
 	}
+}
+
+// kernelSocket reads with recvmsg itself: the library's SCTPRead drops the
+// flags, and MSG_EOR is how a message larger than the buffer is told from
+// several messages.
+type kernelSocket struct{ *sctp.SCTPConn }
+
+func (k kernelSocket) recvPart(b []byte) (n int, info *sctp.SndRcvInfo, flags int, err error) {
+	rc, err := k.SyscallConn()
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	oob := make([]byte, 256)
+	var oobn int
+	cerr := rc.Control(func(fd uintptr) { // a blocking socket, as the library reads it
+		n, oobn, flags, _, err = syscall.Recvmsg(int(fd), b, oob, 0)
+	})
+	switch {
+	case cerr != nil:
+		return 0, nil, 0, cerr
+	case err != nil:
+		return 0, nil, 0, err
+	case n == 0 && oobn == 0:
+		return 0, nil, 0, io.EOF
+	}
+	return n, sndRcvInfo(oob[:oobn]), flags, nil
+}
+
+// sndRcvInfo reads the SCTP_SNDRCV ancillary data (RFC 6458 5.3.2), PPID
+// in host order.
+func sndRcvInfo(oob []byte) *sctp.SndRcvInfo {
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	for _, m := range msgs {
+		if m.Header.Level == syscall.IPPROTO_SCTP && m.Header.Type == sctp.SCTP_CMSG_SNDRCV && len(m.Data) >= 32 {
+			d := m.Data
+			return &sctp.SndRcvInfo{Stream: binary.NativeEndian.Uint16(d[0:]), SSN: binary.NativeEndian.Uint16(d[2:]),
+				Flags: binary.NativeEndian.Uint16(d[4:]), PPID: binary.BigEndian.Uint32(d[8:]),
+				Context: binary.NativeEndian.Uint32(d[12:]), TTL: binary.NativeEndian.Uint32(d[16:]),
+				TSN: binary.NativeEndian.Uint32(d[20:]), CumTSN: binary.NativeEndian.Uint32(d[24:]),
+				AssocID: int32(binary.NativeEndian.Uint32(d[28:]))}
+		}
+	}
+	return nil
 }
 
 func (k *kernelConn) WriteMsg(pdu []byte, stream uint16) error {

@@ -1,6 +1,7 @@
 package n2
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ishidawataru/sctp"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // These tests need a kernel with SCTP. This build host has none; test/vm
@@ -216,7 +218,7 @@ func TestKernelSCTPPeerCloseEndsTheAssociation(t *testing.T) {
 func TestKernelSCTPAppliesHeartbeatOptions(t *testing.T) {
 	needKernelSCTP(t)
 	_, server := kernelPairWith(t, 4, Options{HeartbeatInterval: 1500 * time.Millisecond, PathMaxRetrans: 2})
-	rc, err := server.(*kernelConn).c.(*sctp.SCTPConn).SyscallConn()
+	rc, err := server.(*kernelConn).c.(kernelSocket).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,4 +319,37 @@ func TestKernelPeerOverUDPGetsDownlinkOnEveryUsableStream(t *testing.T) {
 		}
 	}
 	t.Logf("kernel peer over UDP: downlink on all %d usable streams arrived", amf.Streams())
+}
+
+// Over real kernel SCTP: a 100 KiB NGAP PDU (a large UE Radio Capability)
+// arrives whole through the 64 KiB read buffer; one over MaxMessageSize is
+// dropped and counted, and the association keeps serving.
+func TestKernelSCTPReceivesLargeMessagesUpToTheBound(t *testing.T) {
+	needKernelSCTP(t)
+	m := NewMetrics(prometheus.NewRegistry())
+	client, server := kernelPairWith(t, 4, Options{Metrics: m, MaxMessageSize: 150 << 10})
+	big := bytes.Repeat([]byte("radio capability "), 100<<10/17)
+	huge := make([]byte, 180<<10)
+	sent := make(chan error, 1)
+	go func() { // the socket buffers hold less than all three: send while the AMF reads
+		for _, pdu := range [][]byte{big, huge, []byte("after")} {
+			if err := client.WriteMsg(pdu, 1); err != nil {
+				sent <- fmt.Errorf("send %d bytes: %w", len(pdu), err)
+				return
+			}
+		}
+		sent <- nil
+	}()
+	for _, want := range [][]byte{big, []byte("after")} {
+		pdu, _, err := server.ReadMsg()
+		if err != nil || !bytes.Equal(pdu, want) {
+			t.Fatalf("got %d bytes (%v), want %d", len(pdu), err, len(want))
+		}
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	if got := discarded(t, m, DiscardTooBig); got != 1 {
+		t.Fatalf("%v messages counted too big, want 1", got)
+	}
 }

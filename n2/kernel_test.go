@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/ishidawataru/sctp"
@@ -13,7 +14,7 @@ import (
 
 // fakeSocket stands in for *sctp.SCTPConn. It models the pinned library's
 // byte order (sctp_linux.go): SCTPWrite stores htonl(PPID) in the cmsg, so
-// the PPID leaves in the big-endian encoding of the value given; SCTPRead
+// the PPID leaves in the big-endian encoding of the value given; recvPart
 // hands back ntohl of the wire value, i.e. the number the peer meant.
 type fakeSocket struct {
 	wirePPIDs [][4]byte
@@ -32,13 +33,20 @@ func (f *fakeSocket) SCTPWrite(b []byte, info *sctp.SndRcvInfo) (int, error) {
 	return len(b), nil
 }
 
-func (f *fakeSocket) SCTPRead(b []byte) (int, *sctp.SndRcvInfo, error) {
+// recvPart hands out each message in pieces of at most len(b), MSG_EOR
+// on the last, as the kernel does.
+func (f *fakeSocket) recvPart(b []byte) (int, *sctp.SndRcvInfo, int, error) {
 	if len(f.incoming) == 0 {
-		return 0, nil, io.EOF
+		return 0, nil, 0, io.EOF
 	}
-	m := f.incoming[0]
+	m := &f.incoming[0]
+	n := copy(b, m.pdu)
+	m.pdu = m.pdu[n:]
+	if len(m.pdu) > 0 {
+		return n, m.info, 0, nil
+	}
 	f.incoming = f.incoming[1:]
-	return copy(b, m.pdu), m.info, nil
+	return n, m.info, msgEOR, nil
 }
 
 func (f *fakeSocket) Close() error         { return nil }
@@ -81,5 +89,25 @@ func TestKernelDropsAndCountsDataThatIsNotNGAP(t *testing.T) {
 	}
 	if got := discarded(t, m, DiscardPPID); got != 2 {
 		t.Fatalf("l25gc_n2_discarded_total{reason=ppid} = %v, want 2", got)
+	}
+}
+
+// The kernel delivers a message larger than the read buffer in pieces, the
+// last with MSG_EOR: they make one NGAP PDU; one over MaxMessageSize is
+// dropped and counted, and the next message is read as usual.
+func TestKernelJoinsPiecesAndDropsMessagesOverTheBound(t *testing.T) {
+	m := NewMetrics(prometheus.NewRegistry())
+	ngap := &sctp.SndRcvInfo{Stream: 1, PPID: PPIDNGAP}
+	big, huge := strings.Repeat("r", 5000), strings.Repeat("h", 9000)
+	sock := &fakeSocket{incoming: []fakeMsg{{big, ngap}, {huge, ngap}, {"after", ngap}}}
+	k := &kernelConn{c: sock, buf: make([]byte, 1024), maxMessage: 8000, streams: 2, metrics: m}
+	for _, want := range []string{big, "after"} {
+		pdu, stream, err := k.ReadMsg()
+		if err != nil || string(pdu) != want || stream != 1 {
+			t.Fatalf("got %d bytes on %d (%v), want %d", len(pdu), stream, err, len(want))
+		}
+	}
+	if got := discarded(t, m, DiscardTooBig); got != 1 {
+		t.Fatalf("%v messages counted too big, want 1", got)
 	}
 }

@@ -7,6 +7,8 @@ const (
 	// DiscardPPID: the chunk's payload protocol identifier is not 60, so it
 	// is not NGAP (TS 38.412 7) and is not parsed as such.
 	DiscardPPID = "ppid"
+	// DiscardTooBig: the message is larger than Options.MaxMessageSize.
+	DiscardTooBig = "too_big"
 )
 
 // Metrics counts what the transports drop. A nil *Metrics counts nothing.

@@ -6,13 +6,21 @@
 //
 //   - kernel: the host's SCTP (github.com/ishidawataru/sctp), what real gNBs
 //     speak;
+//
 //   - udp: SCTP in user space (github.com/pion/sctp) whose packets travel as
 //     UDP payloads, the encapsulation of RFC 6951, for hosts without kernel
 //     SCTP. The AMF listens on one UDP socket and runs one association per
 //     remote UDP address. Peers must use the same encapsulation (our
 //     simulator does); tshark dissects it with `-d udp.port==38412,sctp`.
 //
-// auto picks kernel SCTP when the host can open an SCTP socket, udp otherwise.
+//   - raw: the same user-space SCTP as standard packets, IP protocol 132
+//     over a raw socket (CAP_NET_RAW), which kernel-SCTP gNBs speak to
+//     unchanged, for hosts without the SCTP module; refused where the
+//     kernel has SCTP, which would answer the same packets.
+//
+// auto picks kernel SCTP when the host can open an SCTP socket, else raw
+// when the process may open a raw socket, else udp; Listen and Dial say
+// which they picked.
 package n2
 
 import (
@@ -53,6 +61,7 @@ type Listener interface {
 const (
 	Kernel = "kernel"
 	UDP    = "udp"
+	Raw    = "raw"
 	Auto   = "auto"
 )
 
@@ -68,6 +77,33 @@ type Options struct {
 	// before the association is declared failed (0: DefaultPathMaxRetrans,
 	// over kernel sysctl net.sctp.path_max_retrans).
 	PathMaxRetrans int
+	// MaxAssociations caps the associations a udp or raw listener serves;
+	// a valid COOKIE ECHO past it gets an ABORT with Out of Resource
+	// (RFC 4960 3.3.10.4) (0: DefaultMaxAssociations).
+	MaxAssociations int
+	// MaxMessageSize is the largest NGAP PDU received or sent; a larger one
+	// received is dropped and counted, the association stays
+	// (0: DefaultMaxMessageSize).
+	MaxMessageSize int
+}
+
+func (o Options) maxAssociations() int {
+	if o.MaxAssociations <= 0 {
+		return DefaultMaxAssociations
+	}
+	return o.MaxAssociations
+}
+
+func (o Options) maxMessageSize() uint32 {
+	if o.MaxMessageSize <= 0 {
+		return DefaultMaxMessageSize
+	}
+	return uint32(o.MaxMessageSize)
+}
+
+// receiveBuffer is pion's receive window: room for a few of the largest messages.
+func (o Options) receiveBuffer() uint32 {
+	return max(4<<20, 4*o.maxMessageSize())
 }
 
 // RFC 4960 15 protocol parameters: a silent peer is given up on after about
@@ -101,12 +137,18 @@ func (o Options) Listen(transport, addr string) (Listener, string, error) {
 		return nil, "", err
 	}
 	var ln Listener
-	if picked == Kernel {
+	switch picked {
+	case Kernel:
 		ln, err = listenKernel(addr, o)
-	} else {
+	case Raw:
+		ln, err = listenRaw(addr, o)
+	default:
 		ln, err = listenUDP(addr, o)
 	}
-	return ln, picked, err
+	if err != nil {
+		return nil, picked, err
+	}
+	return ln, picked, nil
 }
 
 // Dial connects to an AMF at addr with the named transport.
@@ -121,25 +163,34 @@ func (o Options) Dial(ctx context.Context, transport, addr string) (Conn, string
 		return nil, "", err
 	}
 	var c Conn
-	if picked == Kernel {
+	switch picked {
+	case Kernel:
 		c, err = dialKernel(ctx, addr, o)
-	} else {
+	case Raw:
+		c, err = dialRawIP(ctx, addr, o)
+	default:
 		c, err = dialUDP(ctx, addr, o)
 	}
-	return c, picked, err
+	if err != nil {
+		return nil, picked, err
+	}
+	return c, picked, nil
 }
 
 func pick(transport string) (string, error) {
 	switch transport {
-	case Kernel, UDP:
+	case Kernel, UDP, Raw:
 		return transport, nil
 	case Auto, "":
-		if KernelSCTPAvailable() {
+		switch {
+		case KernelSCTPAvailable():
 			return Kernel, nil
+		case RawSCTPPermitted():
+			return Raw, nil
 		}
 		return UDP, nil
 	}
-	return "", fmt.Errorf("n2: unknown transport %q (want kernel, udp or auto)", transport)
+	return "", fmt.Errorf("n2: unknown transport %q (want kernel, raw, udp or auto)", transport)
 }
 
 // KernelSCTPAvailable reports whether this host can open an SCTP socket.

@@ -163,8 +163,11 @@ func TestGarbageDatagramsDoNotHurt(t *testing.T) {
 
 func TestAutoPicksWhatTheHostHas(t *testing.T) {
 	want := UDP
-	if KernelSCTPAvailable() {
+	switch {
+	case KernelSCTPAvailable():
 		want = Kernel
+	case RawSCTPPermitted():
+		want = Raw
 	}
 	if got, err := pick(Auto); err != nil || got != want {
 		t.Fatalf("auto picked %q, %v; want %q", got, err, want)

@@ -156,6 +156,13 @@ func (n *negotiation) outboundStreams() uint16 {
 	return max(s, 1)
 }
 
+// tags are our Initiate Tag and the peer's.
+func (n *negotiation) tags() (local, peer uint32) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.localTag, n.peerTag
+}
+
 func (n *negotiation) tag() uint32 {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -234,8 +241,12 @@ func stripInitParams(pkt []byte) []byte {
 
 // checksumOK verifies the CRC32c of RFC 4960 6.8.
 func checksumOK(pkt []byte) bool {
+	if len(pkt) < commonHeaderLen {
+		return false
+	}
 	want := binary.LittleEndian.Uint32(pkt[8:])
-	b := append([]byte(nil), pkt...)
-	binary.LittleEndian.PutUint32(b[8:], 0)
-	return crc32.Checksum(b, crc32c) == want
+	var zero [4]byte // the checksum field counts as zero
+	sum := crc32.Update(0, crc32c, pkt[:8])
+	sum = crc32.Update(sum, crc32c, zero[:])
+	return crc32.Update(sum, crc32c, pkt[12:]) == want
 }

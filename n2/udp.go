@@ -2,7 +2,6 @@ package n2
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -19,10 +18,11 @@ import (
 
 // Tunables of the user-space transport.
 const (
-	udpStreams       = 32               // most streams we send on, even if more were negotiated
-	peerQueue        = 4096             // datagrams buffered per association before drops (SCTP retransmits)
-	handshakeTimeout = 10 * time.Second // a peer that sends no valid INIT is forgotten
-	maxDatagram      = 64 * 1024
+	udpStreams  = 32 // most streams we send on, even if more were negotiated
+	maxDatagram = 64 * 1024
+	// streamReadBuffer fits most NGAP PDUs; a larger one is read into a
+	// buffer of its own size, so idle streams hold little.
+	streamReadBuffer = 16 << 10
 )
 
 // quietLogs keeps pion's own logging out of the NF logs.
@@ -32,40 +32,29 @@ func quietLogs() logging.LoggerFactory {
 	return f
 }
 
-func sctpConfig(nc net.Conn, name string) sctp.Config {
-	return sctp.Config{NetConn: nc, LoggerFactory: quietLogs(), Name: name, MaxReceiveBufferSize: 4 << 20}
+func sctpConfig(nc net.Conn, name string, o Options) sctp.Config {
+	return sctp.Config{NetConn: nc, LoggerFactory: quietLogs(), Name: name,
+		MaxReceiveBufferSize: o.receiveBuffer(), MaxMessageSize: o.maxMessageSize()}
 }
 
-// udpListener demultiplexes one UDP socket into associations by remote UDP
-// address and the peer's SCTP port: a Linux host sends all its encapsulated
-// associations from one UDP port (RFC 6951 5.1, net.sctp.udp_port), so the
-// UDP address alone does not tell its gNBs apart.
-type udpListener struct {
-	pc       *net.UDPConn
-	opts     Options
-	accepted chan Conn
-	done     chan struct{}
+// udpLayer carries SCTP packets as UDP payloads (RFC 6951).
+type udpLayer struct{ pc *net.UDPConn }
 
-	mu    sync.Mutex
-	peers map[endpoint]*remote
-	once  sync.Once
+func (u udpLayer) readPacket(buf []byte) (int, netip.AddrPort, error) {
+	n, from, err := u.pc.ReadFromUDPAddrPort(buf)
+	return n, netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), err
 }
 
-// endpoint names a remote SCTP endpoint over UDP.
-type endpoint struct {
-	udp      netip.AddrPort
-	sctpPort uint16
+func (u udpLayer) writePacket(pkt []byte, to netip.AddrPort) error {
+	_, err := u.pc.WriteToUDPAddrPort(pkt, to)
+	return err
 }
 
-// remote is what one remote endpoint (UDP address, SCTP port) has: its
-// association and, while that peer may be restarting, the handshake of a
-// replacement (RFC 4960 5.2.2).
-type remote struct {
-	current   *peerConn
-	candidate *peerConn
-}
+func (u udpLayer) netAddr(a netip.AddrPort) net.Addr { return net.UDPAddrFromAddrPort(a) }
+func (u udpLayer) localAddr() net.Addr               { return u.pc.LocalAddr() }
+func (u udpLayer) close() error                      { return u.pc.Close() }
 
-func listenUDP(addr string, o Options) (Listener, error) {
+func listenUDP(addr string, o Options) (*sctpListener, error) {
 	ua, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("n2: %w", err)
@@ -76,223 +65,8 @@ func listenUDP(addr string, o Options) (Listener, error) {
 	}
 	_ = pc.SetReadBuffer(8 << 20)
 	_ = pc.SetWriteBuffer(8 << 20)
-	l := &udpListener{pc: pc, opts: o, accepted: make(chan Conn, 64), done: make(chan struct{}), peers: map[endpoint]*remote{}}
-	go l.readLoop()
-	return l, nil
+	return newSCTPListener(udpLayer{pc}, 0, o), nil
 }
-
-func (l *udpListener) readLoop() {
-	buf := make([]byte, maxDatagram)
-	for {
-		n, from, err := l.pc.ReadFromUDP(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue // e.g. ICMP port unreachable surfaced on Linux: not fatal
-		}
-		pkt := append([]byte(nil), buf[:n]...)
-		l.route(from, pkt).deliver(pkt)
-	}
-}
-
-// route picks the association a packet from a remote address belongs to,
-// creating one (which waits for the peer's INIT in the background) for a
-// new address.
-//
-// An INIT for an established association is a peer that restarted on the
-// same address and port, or a stale or forged INIT. RFC 4960 5.2.2 answers
-// it with an INIT ACK carrying a new tag, and 5.2.4 restarts the association
-// only when the peer echoes that cookie, which a forger cannot. So the INIT
-// goes to a separate candidate association; packets with the candidate's
-// tag follow it; the old association ends only when the candidate is up.
-func (l *udpListener) route(from *net.UDPAddr, pkt []byte) *peerConn {
-	info, ok := parsePacket(pkt)
-	key := endpoint{udp: from.AddrPort()}
-	if len(pkt) >= 2 {
-		key.sctpPort = binary.BigEndian.Uint16(pkt) // the peer's SCTP source port
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	r := l.peers[key]
-	if r == nil {
-		r = &remote{}
-		l.peers[key] = r
-	}
-	switch {
-	case r.current == nil:
-		r.current = l.startHandshake(key, from)
-		return r.current
-	case ok && info.first == chunkInit && r.current.established():
-		if r.candidate == nil {
-			r.candidate = l.startHandshake(key, from)
-		}
-		return r.candidate
-	case ok && r.candidate != nil && info.vtag != 0 && info.vtag == r.candidate.neg.tag():
-		return r.candidate
-	}
-	return r.current
-}
-
-// startHandshake runs a new association's handshake; the caller holds l.mu.
-func (l *udpListener) startHandshake(key endpoint, from *net.UDPAddr) *peerConn {
-	p := newPeerConn(l.pc, from, nil)
-	p.onClose = func() { l.forget(key, p) }
-	go l.handshake(key, p)
-	return p
-}
-
-// forget drops a closed association from its address.
-func (l *udpListener) forget(key endpoint, p *peerConn) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	r := l.peers[key]
-	if r == nil {
-		return
-	}
-	if r.candidate == p {
-		r.candidate = nil
-	}
-	if r.current == p {
-		r.current = nil
-	}
-	if r.current == nil && r.candidate == nil {
-		delete(l.peers, key)
-	}
-}
-
-func (l *udpListener) handshake(key endpoint, p *peerConn) {
-	timer := time.AfterFunc(handshakeTimeout, func() { p.Close() })
-	assoc, err := sctp.Server(sctpConfig(p, "amf"))
-	if !timer.Stop() || err != nil {
-		p.Close() // garbage, or a peer that never completed the handshake
-		return
-	}
-	c := newAssocConn(assoc, p, &p.neg, l.opts)
-	if old := l.establish(key, p, c); old != nil {
-		old.drop(errPeerRestarted) // its UEs go with it: the AMF sees the association end
-	}
-	select {
-	case l.accepted <- c:
-	case <-l.done:
-		c.Close()
-	}
-}
-
-// establish records an association as up; when it replaces one of a
-// restarted peer (RFC 4960 5.2.4 action A), it returns the old one.
-func (l *udpListener) establish(key endpoint, p *peerConn, c *assocConn) (old *assocConn) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	p.assoc = c
-	r := l.peers[key]
-	if r == nil || r.candidate != p {
-		return nil
-	}
-	if r.current != nil {
-		old = r.current.assoc
-	}
-	r.current, r.candidate = p, nil
-	return old
-}
-
-func (l *udpListener) Accept() (Conn, error) {
-	select {
-	case c := <-l.accepted:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *udpListener) Close() error {
-	l.once.Do(func() {
-		close(l.done)
-		l.mu.Lock()
-		peers := make([]*peerConn, 0, len(l.peers))
-		for _, r := range l.peers {
-			for _, p := range []*peerConn{r.current, r.candidate} {
-				if p != nil {
-					peers = append(peers, p)
-				}
-			}
-		}
-		l.mu.Unlock()
-		for _, p := range peers { // outside the lock: Close calls forget
-			p.Close()
-		}
-	})
-	return l.pc.Close()
-}
-
-func (l *udpListener) Addr() net.Addr { return l.pc.LocalAddr() }
-
-// peerConn is the net.Conn pion runs an association on: datagrams from one
-// remote address in, datagrams to it out over the shared socket.
-type peerConn struct {
-	pc      *net.UDPConn
-	remote  *net.UDPAddr
-	in      chan []byte
-	closed  chan struct{}
-	once    sync.Once
-	onClose func()
-	neg     negotiation
-	assoc   *assocConn // once the handshake is done; guarded by the listener's mu
-}
-
-func newPeerConn(pc *net.UDPConn, remote *net.UDPAddr, onClose func()) *peerConn {
-	return &peerConn{pc: pc, remote: remote, in: make(chan []byte, peerQueue), closed: make(chan struct{}), onClose: onClose}
-}
-
-// established reports whether the handshake completed; the caller holds
-// the listener's mu.
-func (p *peerConn) established() bool { return p.assoc != nil }
-
-func (p *peerConn) deliver(pkt []byte) {
-	select {
-	case p.in <- pkt:
-	case <-p.closed:
-	default: // queue full: drop like a full socket buffer would; SCTP retransmits
-	}
-}
-
-func (p *peerConn) Read(b []byte) (int, error) {
-	select {
-	case pkt := <-p.in:
-		p.neg.received(pkt)
-		return copy(b, stripInitParams(pkt)), nil
-	case <-p.closed:
-		return 0, io.EOF
-	}
-}
-
-func (p *peerConn) Write(b []byte) (int, error) {
-	select {
-	case <-p.closed:
-		return 0, net.ErrClosed
-	default:
-	}
-	if !p.neg.sent(b) {
-		return len(b), nil
-	}
-	return p.pc.WriteToUDP(b, p.remote)
-}
-
-func (p *peerConn) Close() error {
-	p.once.Do(func() {
-		close(p.closed)
-		if p.onClose != nil {
-			p.onClose()
-		}
-	})
-	return nil
-}
-
-func (p *peerConn) LocalAddr() net.Addr              { return p.pc.LocalAddr() }
-func (p *peerConn) RemoteAddr() net.Addr             { return p.remote }
-func (p *peerConn) SetDeadline(time.Time) error      { return nil }
-func (p *peerConn) SetReadDeadline(time.Time) error  { return nil }
-func (p *peerConn) SetWriteDeadline(time.Time) error { return nil }
 
 // dialUDP runs the client side over a connected UDP socket.
 func dialUDP(ctx context.Context, addr string, o Options) (Conn, error) {
@@ -312,7 +86,7 @@ func dialUDP(ctx context.Context, addr string, o Options) (Conn, error) {
 	done := make(chan result, 1)
 	neg := &negotiation{}
 	go func() {
-		a, err := sctp.Client(sctpConfig(&observedConn{&refusalTolerantConn{Conn: nc}, neg}, "gnb"))
+		a, err := sctp.Client(sctpConfig(&observedConn{&refusalTolerantConn{Conn: nc}, neg}, "gnb", o))
 		done <- result{a, err}
 	}()
 	select {
@@ -354,8 +128,9 @@ type assocConn struct {
 	once      sync.Once
 	closeOnce sync.Once
 
-	metrics *Metrics
-	neg     *negotiation
+	metrics    *Metrics
+	neg        *negotiation
+	maxMessage uint32
 
 	mu      sync.Mutex
 	streams map[uint16]*sctp.Stream
@@ -368,7 +143,7 @@ type message struct {
 }
 
 func newAssocConn(a *sctp.Association, nc net.Conn, neg *negotiation, o Options) *assocConn {
-	c := &assocConn{a: a, nc: nc, neg: neg, metrics: o.Metrics, msgs: make(chan message, 1024), done: make(chan struct{}), streams: map[uint16]*sctp.Stream{}}
+	c := &assocConn{a: a, nc: nc, neg: neg, metrics: o.Metrics, maxMessage: o.maxMessageSize(), msgs: make(chan message, 128), done: make(chan struct{}), streams: map[uint16]*sctp.Stream{}}
 	go c.acceptLoop()
 	if interval, maxRetrans := o.heartbeat(); interval > 0 {
 		go c.heartbeat(interval, maxRetrans)
@@ -442,9 +217,22 @@ func (c *assocConn) adopt(s *sctp.Stream) *sctp.Stream {
 }
 
 func (c *assocConn) readStream(s *sctp.Stream) {
-	buf := make([]byte, maxDatagram)
+	buf := make([]byte, streamReadBuffer)
 	for {
-		n, ppi, err := s.ReadSCTP(buf)
+		pdu := buf
+		n, ppi, err := s.ReadSCTP(pdu)
+		if errors.Is(err, io.ErrShortBuffer) {
+			// pion keeps a message at the head of its stream until it is
+			// read whole; n is its size, bounded by the receive window.
+			// Up to MaxMessageSize it is received, past it dropped and
+			// counted; the association stays either way.
+			pdu = make([]byte, n)
+			n, ppi, err = s.ReadSCTP(pdu)
+			if err == nil && n > int(c.maxMessage) {
+				c.metrics.discard(DiscardTooBig)
+				continue
+			}
+		}
 		if err != nil {
 			c.fail(io.EOF)
 			return
@@ -454,7 +242,7 @@ func (c *assocConn) readStream(s *sctp.Stream) {
 			continue
 		}
 		select {
-		case c.msgs <- message{pdu: append([]byte(nil), buf[:n]...), stream: s.StreamIdentifier()}:
+		case c.msgs <- message{pdu: append([]byte(nil), pdu[:n]...), stream: s.StreamIdentifier()}:
 		case <-c.done:
 			return
 		}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepares the kernel the VM tests (test/vm) boot: Debian's cloud kernel,
 # whose SCTP is a module, unpacked without installing it, plus sctp.ko and
-# the modules it depends on in load order. Cached; prints the cache
+# the modules it depends on in load order, and virtio-net (the VM's NIC for
+# tests that reach the host over a TAP device). Cached; prints the cache
 # directory. Needs apt (Debian's package lists) and network on first use.
 #
 #   $cache/vmlinuz          the kernel
@@ -10,7 +11,7 @@
 set -euo pipefail
 
 cache=${L25GC_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/l25gc/vm}
-if [ -f "$cache/ready" ]; then
+if [ -f "$cache/ready" ] && grep -q '^virtio_net' "$cache/modules/order" 2>/dev/null; then
 	echo "$cache"
 	exit 0
 fi
@@ -52,6 +53,8 @@ add() {
 	order+=("$(basename "$file")")
 }
 add sctp
+add virtio_pci
+add virtio_net
 printf '%s\n' "${order[@]}" >"$tmp/out/modules/order"
 echo "$image $kver" >"$tmp/out/ready"
 

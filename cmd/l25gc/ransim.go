@@ -89,7 +89,7 @@ func newRansimCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&amf, "amf", "", "AMF N2 address (default amf.ngap.addr of the config)")
-	f.StringVar(&transport, "n2", "", "N2 transport: kernel, udp or auto (default amf.ngap.transport of the config)")
+	f.StringVar(&transport, "n2", "", "N2 transport: kernel, raw, udp or auto (default amf.ngap.transport of the config)")
 	f.StringVar(&imsi, "imsi", "", "first IMSI (default: the config's first subscriber)")
 	f.StringVar(&scheme, "suci", "null", "SUCI protection scheme: null, profile_a or profile_b")
 	f.IntVar(&ues, "ues", 1, "number of UEs")

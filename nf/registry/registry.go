@@ -64,7 +64,9 @@ var Table = []Entry{
 		Extra: []config.PortField{{Name: "N2", Addr: "amf.ngap.addr", Network: "n2", Transport: "amf.ngap.transport"}},
 		After: []string{"nrf", "ausf", "udm", "pcf"}},
 		func(e *nf.Env) (nf.Function, error) {
-			return amf.NewWithOptions(e, amf.Options{Listen: amf.AdaptListen(n2.Options{Metrics: n2.NewMetrics(e.Registry)}.Listen)})
+			ngap := e.Config.AMF.NGAP
+			o := n2.Options{Metrics: n2.NewMetrics(e.Registry), MaxAssociations: ngap.MaxAssociations, MaxMessageSize: ngap.MaxMessageSize}
+			return amf.NewWithOptions(e, amf.Options{Listen: amf.AdaptListen(o.Listen)})
 		}},
 }
 

@@ -31,6 +31,9 @@ type Image struct {
 	Kernel  string   // vmlinuz
 	Modules []string // .ko files, in load order
 	Release string   // what scripts/vm-kernel.sh unpacked
+	// Tap, when set, is a host TAP device the VM's eth0 (virtio-net) is
+	// plugged into, for tests where the VM talks to the host.
+	Tap string
 }
 
 // File is a host file put into the VM.
@@ -106,11 +109,15 @@ func (img Image) Run(ctx context.Context, files []File, command string) (Result,
 		return Result{}, err
 	}
 	var console bytes.Buffer
-	cmd := exec.CommandContext(ctx, qemu,
-		"-accel", "tcg", "-cpu", "max", "-smp", "1", "-m", "1024",
+	args := []string{"-accel", "tcg", "-cpu", "max", "-smp", "1", "-m", "1024",
 		"-nodefaults", "-display", "none", "-serial", "stdio", "-no-reboot",
 		"-kernel", img.Kernel, "-initrd", initrd,
-		"-append", "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init")
+		"-append", "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init"}
+	if img.Tap != "" {
+		args = append(args, "-netdev", "tap,id=n0,ifname="+img.Tap+",script=no,downscript=no",
+			"-device", "virtio-net-pci,netdev=n0")
+	}
+	cmd := exec.CommandContext(ctx, qemu, args...)
 	cmd.Stdout, cmd.Stderr = &console, &console
 	runErr := cmd.Run()
 	return parseConsole(console.String(), runErr)
