@@ -202,7 +202,13 @@ func TestUDPVanishedPeersLeaveNothingBehind(t *testing.T) {
 	for i := 0; i < peers; i++ {
 		<-ended
 	}
-	if n := l.associations(); n != 0 {
+	// A reader hears of the failure before the association's packet conn
+	// has closed and left the table: give the last ones a moment.
+	n := l.associations()
+	for deadline := time.Now().Add(5 * time.Second); n != 0 && time.Now().Before(deadline); n = l.associations() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n != 0 {
 		t.Fatalf("%d associations left after their peers vanished", n)
 	}
 	settled(t, base, 1<<20, 0)
