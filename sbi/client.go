@@ -71,7 +71,7 @@ func (c *Client) Do(ctx context.Context, method, url string, in, out any) (http.
 		ctx, cancel = context.WithTimeout(ctx, requestTimeout)
 		defer cancel()
 	}
-	idempotent := idempotentRequest(method, in)
+	idempotent := idempotentRequest(ctx, method, in)
 	for failovers, waits := 0, 0; ; {
 		h, answered, err := c.once(ctx, method, url, body, contentType(in), out)
 		reason := retryReason(err, answered, idempotent)

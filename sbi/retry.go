@@ -3,11 +3,11 @@ package sbi
 import (
 	"context"
 	"errors"
-	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -29,9 +29,11 @@ import (
 //     PATCH whose JSON Patch only replaces or tests values, RFC 6902 4.3/4.6:
 //     applying it twice leaves what applying it once does).
 //
-// A POST that creates (Nausf_UEAuthentication, Nudm_UEAU generate-auth-data,
-// SDM subscriptions) is sent again only when refused. An answer from the
-// producer (any status) is its answer and is never retried here.
+// A POST that creates (SDM subscriptions, AM policy associations, auth
+// events) is sent again only when refused, unless its caller marked it
+// SafeToRepeat (Nausf_UEAuthentication, Nudm_UEAU generate-auth-data). An
+// answer from the producer (any status) is its answer and is never
+// retried here.
 //
 // Another instance is tried at once (Failoverer); when there is none, the
 // request waits (retryPolicy: 50 ms doubling to 1 s, jittered) for the
@@ -145,32 +147,41 @@ func notProcessed(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial" && !op.Timeout() && !errors.Is(op.Err, context.Canceled)
 }
 
-// connectionBroke: the connection ended under the request (the peer died):
-// a reset, an EOF where the answer should be, HTTP/2's lost connection.
-// A timeout is not one: the producer may still be working on it.
+// connectionBroke: no answer came and the caller has not given up (the
+// connection was reset or closed under the request, by the producer's
+// death: a reset, an EOF where the answer should be, HTTP/2's lost or
+// force-closed connection). A request timed out by its context is not:
+// the caller's deadline is over.
 func connectionBroke(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return false
-	}
-	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
-		return true
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "connection lost") || strings.Contains(msg, "connection reset") ||
-		strings.Contains(msg, "unexpected EOF") || strings.Contains(msg, "server sent GOAWAY")
+	return !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) &&
+		!errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 // idempotentRequest: sending it twice has the effect of sending it once
-// (RFC 9110 9.2.2; RFC 5789 2 for PATCH).
-func idempotentRequest(method string, in any) bool {
+// (RFC 9110 9.2.2; RFC 5789 2 for PATCH), or the caller said so
+// (SafeToRepeat).
+func idempotentRequest(ctx context.Context, method string, in any) bool {
 	switch method {
 	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete, http.MethodOptions:
 		return true
 	case http.MethodPatch:
 		return replacesOnly(in)
 	}
-	return false
+	return ctx.Value(safeToRepeatKey{}) != nil
+}
+
+type safeToRepeatKey struct{}
+
+// SafeToRepeat marks the requests sent with ctx as safe to send again
+// after their connection broke, although their method is not idempotent:
+// RFC 9110 9.2.2 lets a client repeat a request it knows, by design, to be
+// harmless twice. Only for operations whose repetition leaves nothing the
+// first one's caller relies on: a new 5G-AKA vector or authentication
+// context supersedes one that was never delivered (its SQN is skipped,
+// which TS 33.102 C.1 tolerates), and the AUSF that held the lost one
+// died with it.
+func SafeToRepeat(ctx context.Context) context.Context {
+	return context.WithValue(ctx, safeToRepeatKey{}, true)
 }
 
 // replacesOnly: a JSON Patch of replace and test operations only, which

@@ -55,12 +55,24 @@ func TestRetryReasonByErrorAndMethod(t *testing.T) {
 		{"GET", nil, timeout, false, ""},
 		{"GET", nil, &net.OpError{Op: "dial", Err: os.ErrDeadlineExceeded}, false, ""},
 		{"GET", nil, answered, true, ""},
+		{"GET", nil, errors.New("http2: client connection force closed via ClientConn.Close"), false, reasonReset},
 	}
 	for _, c := range cases {
-		got := retryReason(c.err, c.answered, idempotentRequest(c.method, c.in))
+		got := retryReason(c.err, c.answered, idempotentRequest(context.Background(), c.method, c.in))
 		if got != c.want {
 			t.Errorf("%s %T after %v: retry reason %q, want %q", c.method, c.in, c.err, got, c.want)
 		}
+	}
+}
+
+// A POST its caller marked safe to repeat is sent again like a PUT.
+func TestSafeToRepeatPOSTIsRetriedAfterAReset(t *testing.T) {
+	ctx := SafeToRepeat(context.Background())
+	if got := retryReason(reset(), false, idempotentRequest(ctx, "POST", nil)); got != reasonReset {
+		t.Fatalf("reset of a POST marked safe to repeat: %q, want %q", got, reasonReset)
+	}
+	if got := retryReason(&ProblemError{Status: 500}, true, idempotentRequest(ctx, "POST", nil)); got != "" {
+		t.Fatalf("an answered POST marked safe to repeat: %q, want none", got)
 	}
 }
 
