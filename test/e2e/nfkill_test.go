@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"syscall"
 	"testing"
@@ -29,9 +31,9 @@ func TestKilledNFUnderLoadCostsNoRegistrations(t *testing.T) {
 	}
 }
 
-// nfKillFleet: a few hundred registrations a second, 32 at a time.
+// The load: waves of a few hundred registrations, 32 at a time.
 const (
-	nfKillUEs         = 64
+	nfKillUEs         = 256
 	nfKillConcurrency = 32
 )
 
@@ -68,8 +70,12 @@ func killedNFUnderLoad(t *testing.T, victim, mode string) {
 	stopLoad()
 
 	inFlight, failed, after, failedAfter, reasons := tallyWaves(t, waves, killedAt, killedAt.Add(recovered))
-	t.Logf("nfkill victim=%s sbi=%s in_flight=%d failed=%d recovery=%v after=%d failed_after=%d",
-		victim, mode, inFlight, failed, recovered.Round(time.Millisecond), after, failedAfter)
+	retried := sbiRetries(t, cfg)
+	t.Logf("nfkill victim=%s sbi=%s in_flight=%d failed=%d recovery=%v after=%d failed_after=%d retries=%v",
+		victim, mode, inFlight, failed, recovered.Round(time.Millisecond), after, failedAfter, retried)
+	if len(retried) == 0 {
+		t.Errorf("%s killed under load, yet no consumer counted a retry (l25gc_sbi_client_retries_total)", victim)
+	}
 	if inFlight == 0 || after == 0 {
 		t.Fatalf("no registration ran during (%d) or after (%d) the outage", inFlight, after)
 	}
@@ -164,4 +170,28 @@ func tallyWaves(t *testing.T, waves <-chan waveResult, down, up time.Time) (inFl
 		reasons = append(reasons, w.out.Errors...)
 	}
 	return inFlight, failed, after, failedAfter, reasons
+}
+
+// sbiRetries sums l25gc_sbi_client_retries_total over every NF's /metrics,
+// by "target/reason".
+func sbiRetries(t *testing.T, cfg *config.Config) map[string]float64 {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	sum := map[string]float64{}
+	for _, spec := range config.Builtin {
+		resp, err := client.Get("http://" + cfg.Addr(spec.PortsIn(cfg).MetricsPort) + "/metrics")
+		if err != nil {
+			t.Fatalf("metrics of %s: %v", spec.Name, err)
+		}
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			var reason, target string
+			var n float64
+			if _, err := fmt.Sscanf(sc.Text(), "l25gc_sbi_client_retries_total{reason=%q,target=%q} %g", &reason, &target, &n); err == nil {
+				sum[target+"/"+reason] += n
+			}
+		}
+		resp.Body.Close()
+	}
+	return sum
 }
