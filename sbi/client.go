@@ -56,7 +56,8 @@ func (c *Client) HTTP() *http.Client { return c.hc }
 // headers are returned for Location and friends. A request whose producer
 // failed is sent again when that cannot act twice (retry.go): at the next
 // instance of the peer's service when the client fails over, else at the
-// restarted one, within ctx's deadline (RequestTimeout without one).
+// restarted one, within ctx's deadline (RequestTimeout without one) and
+// a few seconds of the first failure.
 func (c *Client) Do(ctx context.Context, method, url string, in, out any) (http.Header, error) {
 	var body []byte
 	if in != nil {
@@ -72,17 +73,21 @@ func (c *Client) Do(ctx context.Context, method, url string, in, out any) (http.
 		defer cancel()
 	}
 	idempotent := idempotentRequest(ctx, method, in)
+	var firstFailure time.Time
 	for failovers, waits := 0, 0; ; {
 		h, answered, err := c.once(ctx, method, url, body, contentType(in), out)
 		reason := retryReason(err, answered, idempotent)
 		if reason == "" || ctx.Err() != nil {
 			return h, err
 		}
+		if firstFailure.IsZero() {
+			firstFailure = time.Now()
+		}
 		if next, ok := c.failOver(ctx, url, failovers); ok {
 			failovers++
 			url = next
 		} else {
-			if !c.retry.wait(ctx, waits) {
+			if !c.retry.wait(ctx, waits, firstFailure) {
 				return h, err
 			}
 			waits++

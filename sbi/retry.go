@@ -59,12 +59,17 @@ type Reselecter interface {
 // retryPolicy paces the attempts that wait for a restarted producer.
 type retryPolicy struct {
 	first, max time.Duration
-	jitter     func(d time.Duration) time.Duration // in [d/2, d]
+	// window bounds the waiting after the first failure: a producer not
+	// back by then is not restarting soon, and the caller's caller should
+	// hear so (504) while its own deadline still lets it act.
+	window time.Duration
+	jitter func(d time.Duration) time.Duration // in [d/2, d]
 }
 
 // defaultRetry starts at 50 ms: an NF restarted by the node supervisor
-// (500 ms backoff) listens again about a second after it died.
-var defaultRetry = retryPolicy{first: 50 * time.Millisecond, max: time.Second, jitter: halfJitter}
+// (500 ms backoff) listens again about a second after it died. The window
+// is half the AMF's procedure deadline (10 s).
+var defaultRetry = retryPolicy{first: 50 * time.Millisecond, max: time.Second, window: 5 * time.Second, jitter: halfJitter}
 
 // halfJitter spreads consumers that failed together over [d/2, d], so
 // that they do not all reach the restarted producer at once.
@@ -74,6 +79,9 @@ func halfJitter(d time.Duration) time.Duration {
 
 // delay is the wait before waiting attempt n (0-based).
 func (p retryPolicy) delay(n int) time.Duration {
+	if p.first <= 0 || p.max < p.first { // a Client not made by NewClient
+		p = defaultRetry
+	}
 	d := p.first
 	for i := 0; i < n && d < p.max; i++ {
 		d *= 2
@@ -85,11 +93,15 @@ func (p retryPolicy) delay(n int) time.Duration {
 	return d
 }
 
-// wait sleeps before waiting attempt n; false when ctx would end before
-// the attempt could be made (the caller's deadline is never exceeded).
-func (p retryPolicy) wait(ctx context.Context, n int) bool {
+// wait sleeps before waiting attempt n, the first failure having been at
+// since; false when ctx would end before the attempt could be made (the
+// caller's deadline is never exceeded) or the window would be passed.
+func (p retryPolicy) wait(ctx context.Context, n int, since time.Time) bool {
 	d := p.delay(n)
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
+		return false
+	}
+	if p.window > 0 && time.Since(since)+d > p.window {
 		return false
 	}
 	t := time.NewTimer(d)

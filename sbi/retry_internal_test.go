@@ -98,13 +98,25 @@ func TestWaitDoesNotOutliveTheDeadline(t *testing.T) {
 	p := retryPolicy{first: time.Hour, max: time.Hour}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if p.wait(ctx, 0) {
+	if p.wait(ctx, 0, time.Now()) {
 		t.Fatal("waited an hour within a minute's deadline")
 	}
 	cancelled, stop := context.WithCancel(context.Background())
 	stop()
-	if (retryPolicy{first: time.Hour, max: time.Hour}).wait(cancelled, 0) {
+	if (retryPolicy{first: time.Millisecond, max: time.Millisecond}).wait(cancelled, 0, time.Now()) {
 		t.Fatal("waited after the context ended")
+	}
+}
+
+// A producer away longer than the window is given up on, whatever the
+// caller's deadline: its caller hears so while it can still act.
+func TestWaitStopsAtTheWindow(t *testing.T) {
+	p := retryPolicy{first: time.Millisecond, max: time.Millisecond, window: time.Minute}
+	if p.wait(context.Background(), 0, time.Now().Add(-time.Minute)) {
+		t.Fatal("waited a minute after the first failure, with a minute's window")
+	}
+	if !p.wait(context.Background(), 0, time.Now()) {
+		t.Fatal("did not wait 1 ms within the window")
 	}
 }
 

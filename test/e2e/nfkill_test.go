@@ -66,10 +66,13 @@ func killedNFUnderLoad(t *testing.T, victim, mode string) {
 		t.Fatal(err)
 	}
 	recovered := awaitRestarted(t, cfg, victim, old.PID, killedAt)
-	time.Sleep(time.Second) // waves run past the recovery
+	done := awaitWaveAfter(t, waves, killedAt.Add(recovered))
 	stopLoad()
+	for w := range waves {
+		done = append(done, w)
+	}
 
-	inFlight, failed, after, failedAfter, reasons := tallyWaves(t, waves, killedAt, killedAt.Add(recovered))
+	inFlight, failed, after, failedAfter, reasons := tallyWaves(t, done, killedAt, killedAt.Add(recovered))
 	retried := sbiRetries(t, cfg)
 	t.Logf("nfkill victim=%s sbi=%s in_flight=%d failed=%d recovery=%v after=%d failed_after=%d retries=%v",
 		victim, mode, inFlight, failed, recovered.Round(time.Millisecond), after, failedAfter, retried)
@@ -147,12 +150,34 @@ func awaitRestarted(t *testing.T, cfg *config.Config, name string, oldPID int, k
 	return 0
 }
 
+// awaitWaveAfter collects the finished waves until one that started after
+// up has finished.
+func awaitWaveAfter(t *testing.T, waves <-chan waveResult, up time.Time) []waveResult {
+	t.Helper()
+	var done []waveResult
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case w, ok := <-waves:
+			if !ok {
+				t.Fatal("the load stopped")
+			}
+			done = append(done, w)
+			if w.start.After(up) {
+				return done
+			}
+		case <-timeout:
+			t.Fatal("no registration wave started after the recovery finished within 60 s")
+		}
+	}
+}
+
 // tallyWaves counts the registrations of the waves that overlapped the
 // outage [down, up] and of the waves that started after it, and their
 // failures.
-func tallyWaves(t *testing.T, waves <-chan waveResult, down, up time.Time) (inFlight, failed, after, failedAfter int, reasons []string) {
+func tallyWaves(t *testing.T, waves []waveResult, down, up time.Time) (inFlight, failed, after, failedAfter int, reasons []string) {
 	t.Helper()
-	for w := range waves {
+	for _, w := range waves {
 		if w.err != nil {
 			t.Fatalf("registration wave: %v", w.err)
 		}
