@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/free5gc/openapi/models"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/l25gc/l25gc/logging"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/sbi/sbitest"
 )
@@ -273,4 +275,65 @@ func TestReselectFindsTheOnlyInstanceAgain(t *testing.T) {
 		t.Fatal("re-resolved a URL no discovery gave")
 	}
 
+}
+
+// restarter is the NRF client of a producer that died: no other instance,
+// and, asked again, the producer is back at its address (it restarted).
+type restarter struct {
+	t       *testing.T
+	tr      sbi.Transport
+	addr    string
+	h       http.Handler
+	started bool
+}
+
+func (r *restarter) Failover(context.Context, string) (string, bool) { return "", false }
+
+func (r *restarter) Reselect(_ context.Context, raw string) (string, bool) {
+	if !r.started {
+		r.started = true
+		srv, err := r.tr.Serve(r.addr, sbi.Handler(r.h, nil, logging.Discard()))
+		if err != nil {
+			r.t.Fatalf("restart at %s: %v", r.addr, err)
+		}
+		r.t.Cleanup(func() {
+			// Clients first, as sbitest.Serve does: an HTTP/2 server's
+			// graceful shutdown waits for them.
+			if c, ok := r.tr.RoundTripper().(interface{ CloseIdleConnections() }); ok {
+				c.CloseIdleConnections()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(ctx)
+		})
+	}
+	return raw, true
+}
+
+// Over every transport, a POST to a producer that is down (refused: X-IO's
+// dial to an address nobody serves, TCP's connection refused) is not lost:
+// it goes to the producer once it is back, and is served exactly once.
+func TestARefusedRequestReachesTheRestartedProducer(t *testing.T) {
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		var served atomic.Int32
+		base := sbitest.Unserved(t, tr)
+		r := &restarter{t: t, tr: tr, addr: strings.TrimPrefix(base, "http://"),
+			h: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				served.Add(1)
+				sbi.WriteJSON(w, http.StatusCreated, map[string]string{"ok": "yes"})
+			})}
+		reg := prometheus.NewRegistry()
+		c := sbi.NewClient(tr.RoundTripper(), sbi.NewMetrics(reg))
+		c.FailOverWith(r)
+		var out map[string]string
+		if _, err := c.Do(context.Background(), http.MethodPost, base+authPath, map[string]string{"supiOrSuci": "imsi-1"}, &out); err != nil || out["ok"] != "yes" {
+			t.Fatalf("POST to a restarting producer: %v %v", err, out)
+		}
+		if n := served.Load(); n != 1 {
+			t.Fatalf("served %d times, want once", n)
+		}
+		if got := retries(t, reg, "AUSF", "refused"); got != 1 {
+			t.Fatalf("retries{AUSF,refused} = %v, want 1", got)
+		}
+	})
 }
