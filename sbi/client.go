@@ -18,6 +18,7 @@ type Client struct {
 	metrics  *Metrics
 	failover Failoverer // moves a request whose peer did not answer; may be nil
 	auth     Authorizer // adds credentials or tokens; may be nil
+	retry    retryPolicy
 }
 
 // Authorizer adds what a request needs to be let in (Security.Authorize).
@@ -50,7 +51,7 @@ var requestTimeout = RequestTimeout
 // CPU under load, while every transport already ends a request with its
 // context.
 func NewClient(rt http.RoundTripper, m *Metrics) *Client {
-	return &Client{hc: &http.Client{Transport: rt}, metrics: m}
+	return &Client{hc: &http.Client{Transport: rt}, metrics: m, retry: defaultRetry}
 }
 
 // FailOverWith has requests that get no answer from a discovered peer
@@ -62,11 +63,11 @@ func (c *Client) HTTP() *http.Client { return c.hc }
 
 // Do sends in (JSON, unless nil) to url and decodes a 2xx answer into out
 // (unless nil). A non-2xx answer returns a *ProblemError. The response
-// headers are returned for Location and friends. When the peer does not
-// answer at all and the client fails over, the request goes to the next
-// instance of the peer's service. A peer that died after reading the
-// request may have acted on it; the next one then acts again, which the
-// SBI operations used (creations and replacements) tolerate.
+// headers are returned for Location and friends. A request whose producer
+// failed is sent again when that cannot act twice (retry.go): at the next
+// instance of the peer's service when the client fails over, else at the
+// restarted one, within ctx's deadline (RequestTimeout without one) and
+// a few seconds of the first failure.
 func (c *Client) Do(ctx context.Context, method, url string, in, out any) (http.Header, error) {
 	var body []byte
 	if in != nil {
@@ -76,17 +77,54 @@ func (c *Client) Do(ctx context.Context, method, url string, in, out any) (http.
 		}
 		body = b
 	}
-	for attempt := 0; ; attempt++ {
-		h, answered, err := c.once(ctx, method, url, body, contentType(in), out)
-		if err == nil || answered || c.failover == nil || ctx.Err() != nil || attempt == maxFailovers {
-			return h, err
-		}
-		next, ok := c.failover.Failover(ctx, url)
-		if !ok {
-			return h, err
-		}
-		url = next
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, requestTimeout)
+		defer cancel()
 	}
+	idempotent := idempotentRequest(ctx, method, in)
+	var firstFailure time.Time
+	for failovers, waits := 0, 0; ; {
+		h, answered, err := c.once(ctx, method, url, body, contentType(in), out)
+		reason := retryReason(err, answered, idempotent)
+		if reason == "" || ctx.Err() != nil {
+			return h, err
+		}
+		if firstFailure.IsZero() {
+			firstFailure = time.Now()
+		}
+		if next, ok := c.failOver(ctx, url, failovers); ok {
+			failovers++
+			url = next
+		} else {
+			if !c.retry.wait(ctx, waits, firstFailure) {
+				return h, err
+			}
+			waits++
+			url = c.reselect(ctx, url)
+		}
+		c.countRetry(url, reason)
+	}
+}
+
+// failOver moves url to another instance, if the client fails over and
+// has not tried maxFailovers already.
+func (c *Client) failOver(ctx context.Context, url string, done int) (string, bool) {
+	if c.failover == nil || done >= maxFailovers {
+		return "", false
+	}
+	return c.failover.Failover(ctx, url)
+}
+
+// reselect re-resolves url's instance through the NRF; url itself when
+// the NRF names none (the restarted NF usually listens where it did).
+func (c *Client) reselect(ctx context.Context, url string) string {
+	if r, ok := c.failover.(Reselecter); ok {
+		if next, ok := r.Reselect(ctx, url); ok {
+			return next
+		}
+	}
+	return url
 }
 
 // contentType of a request body: JSON Patch documents have their own
@@ -135,7 +173,7 @@ func (c *Client) once(ctx context.Context, method, url string, body []byte, ctyp
 	c.observe(req, resp.StatusCode, start)
 	data, err := readBody(resp.Body, resp.ContentLength)
 	if err != nil {
-		return resp.Header, true, fmt.Errorf("sbi %s %s: read: %w", method, url, err)
+		return resp.Header, true, &bodyCutError{fmt.Errorf("sbi %s %s: read: %w", method, url, err)}
 	}
 	if resp.StatusCode/100 != 2 {
 		pe := &ProblemError{Status: resp.StatusCode, Body: data}

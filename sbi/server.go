@@ -19,9 +19,10 @@ import (
 // service (the first path segment, e.g. nausf-auth), and their latency;
 // requests made per path where the transport chooses one per request.
 type Metrics struct {
-	served *observers
-	made   *observers
-	path   *prometheus.CounterVec
+	served  *observers
+	made    *observers
+	path    *prometheus.CounterVec
+	retries *prometheus.CounterVec // retry.go
 }
 
 // observers caches a histogram's observers per label set: WithLabelValues
@@ -100,8 +101,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "l25gc_sbi_client_requests_total",
 			Help: "SBI requests sent to other NFs, by the path that carried them: xio (this node's shared memory) or tcp (the kernel: peers on other nodes).",
 		}, []string{"path"}),
+		retries: newRetryCounter(),
 	}
-	reg.MustRegister(served, made, m.path)
+	reg.MustRegister(served, made, m.path, m.retries)
 	return m
 }
 

@@ -87,7 +87,10 @@ func (s *sbiConsumer) Authenticate(ctx context.Context, id, sn string, resync *m
 	}
 	in := models.AuthenticationInfo{SupiOrSuci: id, ServingNetworkName: sn, ResynchronizationInfo: resync}
 	var out ueAuthCtx
-	h, err := s.c.Do(ctx, http.MethodPost, base+"/nausf-auth/v1/ue-authentications", in, &out)
+	// An authentication context asked twice (the AUSF died before
+	// answering) leaves nothing the UE relies on: the first died with the
+	// AUSF, or, never confirmed, expires there (sbi.SafeToRepeat).
+	h, err := s.c.Do(sbi.SafeToRepeat(ctx), http.MethodPost, base+"/nausf-auth/v1/ue-authentications", in, &out)
 	if err != nil {
 		return AuthVector{}, err
 	}

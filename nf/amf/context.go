@@ -77,6 +77,7 @@ type ueContext struct {
 type authState struct {
 	av       AuthVector
 	resynced bool // one resynchronisation per procedure (TS 33.501 6.1.3.3)
+	renewed  bool // one new authentication per procedure after the AUSF lost its context
 	ngKSI    uint8
 }
 

@@ -8,12 +8,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/protocol/nasx"
+	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/security"
 )
 
@@ -72,6 +74,12 @@ func (n *NF) onAuthVector(ue *ueContext, in *input) (State, error) {
 	return StateAuthentication, nil
 }
 
+// ausfLostContext: the confirmation's resource is gone at the AUSF
+// (TS 29.509 5.2.2.2.2: the authCtxId the AMF holds names nothing).
+func ausfLostContext(err error) bool {
+	return sbi.StatusOf(err) == http.StatusNotFound
+}
+
 // nextKSI picks the ngKSI of a new context, different from the UE's
 // (TS 24.501 9.11.3.32; 7 means "no key available").
 func nextKSI(ueKSI uint8) uint8 {
@@ -120,6 +128,14 @@ func (n *NF) onAuthConfirmation(ue *ueContext, in *input) (State, error) {
 	}
 	conf, err := a.conf, a.err
 	if err != nil {
+		if ausfLostContext(err) && !ue.auth.renewed {
+			// The AUSF restarted and forgot the authentication context
+			// (TS 29.509 6.1.7.3: 404). The network may authenticate the
+			// UE at any time (TS 24.501 5.4.1.3.1): start again, once,
+			// rather than reject a UE that did nothing wrong.
+			ue.auth.renewed = true
+			return n.authenticate(ue, nil)
+		}
 		// Not a verdict on the UE: the AUSF failed or lost the context.
 		return ue.state, n.peerError(fmt.Errorf("AUSF confirmation: %w", err))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/free5gc/nas/nasMessage"
@@ -95,7 +96,7 @@ func TestPeerFailuresDuringRegistrationAreNotAuthenticationReject(t *testing.T) 
 			ue := h.newUE(g, fmt.Sprintf("%010d", 100+i), 1)
 			g.send(initialUEMessage(t, ue.ranID, ue.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, ue.suciIdentity())))
 			m := ue.dl("DownlinkNASTransport")
-			if m.AuthenticationRequest != nil {
+			for m.AuthenticationRequest != nil { // again when the AUSF lost the context
 				ue.up(ue.authResponse(m))
 				s := g.expect("DownlinkNASTransport")
 				if h, _ := nasx.PeekHeader(s.NASPDU); h.Protected() {
@@ -115,6 +116,49 @@ func TestPeerFailuresDuringRegistrationAreNotAuthenticationReject(t *testing.T) 
 			}
 			g.expect("UEContextReleaseCommand")
 		})
+	}
+}
+
+// forgetfulPeers is an AUSF that restarts once between the vector and the
+// confirmation: the first confirmation finds no context (404).
+type forgetfulPeers struct {
+	*fakePeers
+	forgot *atomic.Bool
+}
+
+func (p forgetfulPeers) ConfirmAuth(ctx context.Context, uri, res string) (AuthConfirmation, error) {
+	if p.forgot.CompareAndSwap(false, true) {
+		return AuthConfirmation{}, problem(404, "CONTEXT_NOT_FOUND")
+	}
+	return p.fakePeers.ConfirmAuth(ctx, uri, res)
+}
+
+// An AUSF that restarted during the authentication (its context gone) costs
+// the UE a second authentication, not its registration (issue 10 item 6;
+// TS 24.501 5.4.1.3.1); a context lost twice is #111 (the case above).
+func TestAUSFThatLostTheContextAuthenticatesAgain(t *testing.T) {
+	h := newHarness(t, nil)
+	h.amf.opts.Consumer = forgetfulPeers{fakePeers: h.peers, forgot: new(atomic.Bool)}
+	g := h.connect()
+	g.setup()
+	ue := h.newUE(g, "0000000200", 1)
+	g.send(initialUEMessage(t, ue.ranID, ue.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, ue.suciIdentity())))
+	first := ue.dl("DownlinkNASTransport")
+	if first.AuthenticationRequest == nil {
+		t.Fatalf("message type %d, want Authentication Request", first.GmmHeader.GetMessageType())
+	}
+	ue.up(ue.authResponse(first))
+	again := ue.dl("DownlinkNASTransport")
+	if again.AuthenticationRequest == nil {
+		t.Fatalf("after the lost context: message type %d (%+v), want a new Authentication Request", again.GmmHeader.GetMessageType(), again.RegistrationReject)
+	}
+	if again.AuthenticationRequest.GetRANDValue() == first.AuthenticationRequest.GetRANDValue() {
+		t.Fatal("the new Authentication Request reuses the lost vector's RAND")
+	}
+	ue.up(ue.authResponse(again))
+	s := g.expect("DownlinkNASTransport")
+	if h, _ := nasx.PeekHeader(s.NASPDU); !h.Protected() {
+		t.Fatalf("after the second authentication: a plain NAS message (type %d), want Security Mode Command", ue.decode(s.NASPDU).GmmHeader.GetMessageType())
 	}
 }
 

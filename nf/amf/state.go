@@ -108,7 +108,7 @@ func table() []transition {
 	add(only(StateAwaitingVector), EvAuthVector, (*NF).onAuthVector, StateAwaitingVector, StateAuthentication)
 	add(only(StateAuthentication), EvAuthenticationResponse, (*NF).onAuthenticationResponse, StateAwaitingConfirmation, StateReleasing)
 	add(only(StateAuthentication), EvAuthenticationFailure, (*NF).onAuthenticationFailure, StateAwaitingVector, StateReleasing)
-	add(only(StateAwaitingConfirmation), EvAuthConfirmation, (*NF).onAuthConfirmation, StateAwaitingConfirmation, StateSecurityMode)
+	add(only(StateAwaitingConfirmation), EvAuthConfirmation, (*NF).onAuthConfirmation, StateAwaitingConfirmation, StateAwaitingVector, StateSecurityMode)
 	add(only(StateSecurityMode), EvSecurityModeComplete, (*NF).onSecurityModeComplete, StateAwaitingUDM, StateReleasing)
 	add(only(StateSecurityMode), EvSecurityModeReject, (*NF).onSecurityModeReject, StateReleasing)
 	add(only(StateAwaitingUDM), EvUDMAnswer, (*NF).onUDMAnswer, StateAwaitingUDM, StateAwaitingPCF, StateRegistering)

@@ -206,7 +206,8 @@ func TestAuthenticateErrors(t *testing.T) {
 }
 
 // A UDM that cannot be found, or is registered but no longer serves, costs
-// the request a 504 TARGET_NF_NOT_REACHABLE (TS 29.500 5.2.7.2), at once.
+// the request a 504 TARGET_NF_NOT_REACHABLE (TS 29.500 5.2.7.2): at once,
+// or once the client stopped waiting for it to restart (sbi/retry.go).
 func TestUDMUnreachable(t *testing.T) {
 	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
 		for name, peers := range map[string][]models.NrfNfManagementNfProfile{

@@ -30,7 +30,9 @@ func (u *udmClient) generateAuthData(ctx context.Context, supiOrSuci string, req
 		return nil, err
 	}
 	var res models.UdmUeauAuthenticationInfoResult
-	_, err = u.c.Do(ctx, http.MethodPost, base+"/nudm-ueau/v1/"+url.PathEscape(supiOrSuci)+"/security-information/generate-auth-data", req, &res)
+	// A vector asked twice (the UDM died before answering) only skips an
+	// SQN the UE never saw (sbi.SafeToRepeat).
+	_, err = u.c.Do(sbi.SafeToRepeat(ctx), http.MethodPost, base+"/nudm-ueau/v1/"+url.PathEscape(supiOrSuci)+"/security-information/generate-auth-data", req, &res)
 	return &res, err
 }
 
