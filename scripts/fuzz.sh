@@ -1,16 +1,43 @@
 #!/usr/bin/env bash
 # Runs every Go fuzz target of the module for a short time (default 10s each):
 # decoders of network input must never panic.
+#
+# Go's fuzz coordinator up to 1.26 can end a duration-bounded run with a bare
+# "context deadline exceeded" at the -fuzztime boundary, with no failing
+# input (golang/go#75804, a race between the deadline and the workers'
+# context; seen here under load). Such a run counts as passed only when it
+# wrote no crasher into testdata/fuzz/<target> and a replay of the target's
+# seeds and corpus passes; any other failure fails the run.
 set -euo pipefail
 fuzztime=${1:-10s}
 cd "$(dirname "$0")/.."
 found=0
+flaked=0
+
+corpus_files() { find "$1/testdata/fuzz/$2" -type f 2>/dev/null | sort; }
+
 while IFS= read -r file; do
 	dir=$(dirname "$file")
 	for target in $(grep -oE '^func (Fuzz[A-Za-z0-9_]+)\(' "$file" | sed -E 's/^func (Fuzz[A-Za-z0-9_]+)\(/\1/'); do
 		found=$((found + 1))
 		echo "fuzz: $dir $target ($fuzztime)"
-		go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "$dir"
+		before=$(corpus_files "$dir" "$target")
+		log=$(mktemp)
+		if go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "$dir" 2>&1 | tee "$log"; then
+			rm -f "$log"
+			continue
+		fi
+		after=$(corpus_files "$dir" "$target")
+		if grep -q '^    context deadline exceeded$' "$log" && [ "$before" = "$after" ] &&
+			go test -count=1 -run="^${target}\$" "$dir"; then
+			echo "fuzz: $target: the toolchain's fuzztime race (golang/go#75804), no failing input; its corpus replays clean"
+			flaked=$((flaked + 1))
+			rm -f "$log"
+			continue
+		fi
+		rm -f "$log"
+		echo "fuzz: $target failed"
+		exit 1
 	done
 done < <(grep -rlE '^func Fuzz' --include='*_test.go' . | grep -v '^./build/' | sort)
-echo "fuzz: $found targets passed"
+echo "fuzz: $found targets passed ($flaked ended by the fuzztime race)"
