@@ -79,7 +79,13 @@ func DNNFromNAS(b []byte) (DNN, error) {
 		if n == 0 || 1+n > len(rest) {
 			return "", fmt.Errorf("DNN %x: label length %d does not fit %d octets", b, n, len(rest)-1)
 		}
-		labels = append(labels, string(rest[1:1+n]))
+		label := string(rest[1 : 1+n])
+		if strings.Trim(label, labelChars) != "" {
+			// A '.' inside a label would read back as two labels: the octets
+			// would name another DNN than the one checked (TS 23.003 9.1.1).
+			return "", fmt.Errorf("DNN %x: label %q is not letters, digits and hyphens (TS 23.003 9.1.1)", b, label)
+		}
+		labels = append(labels, label)
 		rest = rest[1+n:]
 	}
 	if len(labels) == 0 {
