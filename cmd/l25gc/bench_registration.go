@@ -50,7 +50,7 @@ func newBenchRegistrationCmd() *cobra.Command {
 	f.StringVar(&sbiModes, "sbi", "", "comma-separated SBI modes, one fresh core each: tcp, xio or xio-socket, each with optional +tls, +mtls (sbi.tls) and +nooauth (sbi.oauth2 off), e.g. tcp+nooauth,tcp+tls (default from config)")
 	f.StringVar(&jsonPath, "json", "", "write the results as JSON to this file")
 	f.StringVar(&amf, "amf", "", "N2 address of a running core to use instead of fresh ones")
-	f.StringVar(&transport, "n2", "", "N2 transport: kernel, udp or auto (default from config)")
+	f.StringVar(&transport, "n2", "", "N2 transport: kernel, raw, udp or auto (default from config)")
 	return cmd
 }
 

@@ -23,7 +23,7 @@ import (
 // GNBConfig says where the gNB is and which AMF it serves.
 type GNBConfig struct {
 	AMF       string // AMF N2 address, host:port
-	Transport string // N2 transport: kernel, udp or auto
+	Transport string // N2 transport: kernel, raw, udp or auto
 	PLMN      domain.PLMN
 	TAC       domain.TAC
 	ID        uint32
