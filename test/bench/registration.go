@@ -76,7 +76,14 @@ func Registration(ctx context.Context, o RegistrationOptions) ([]Result, error) 
 // onFreshCore starts a core with SBI mode and total subscribers in its own
 // directories, runs every UE count against it and stops it.
 func onFreshCore(ctx context.Context, o RegistrationOptions, mode string, total int) ([]Result, error) {
-	core, err := StartFreshCore(ctx, FreshCore{Config: o.Config, Binary: o.Binary, SBI: mode,
+	cfg := o.Config
+	if o.Transport != "" {
+		// Both ends of N2 speak what --n2 names: under auto the AMF may pick
+		// another transport (raw as root) than the one the gNB dials.
+		cfg = o.Config.Clone()
+		cfg.AMF.NGAP.Transport = o.Transport
+	}
+	core, err := StartFreshCore(ctx, FreshCore{Config: cfg, Binary: o.Binary, SBI: mode,
 		FirstIMSI: o.FirstIMSI, Subscribers: total, Out: o.Out})
 	if err != nil {
 		return nil, err
