@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"syscall"
 	"time"
-
-	"github.com/pion/sctp"
 )
 
 // SCTP on raw IP: standard SCTP packets, IP protocol 132 with no UDP around
@@ -226,25 +224,5 @@ func dialRawIP(ctx context.Context, addr string, o Options) (Conn, error) {
 	local := uint16(49152 + rand.N(16384)) // an ephemeral SCTP port (RFC 6335 6)
 	rc := &rawClientConn{c: c, remote: ip, localPort: local, peerPort: port,
 		remoteAddr: &net.TCPAddr{IP: ip.AsSlice(), Port: int(port)}, selfAddr: &net.TCPAddr{Port: int(local)}}
-	type result struct {
-		a   *sctp.Association
-		err error
-	}
-	done := make(chan result, 1)
-	neg := &negotiation{}
-	go func() {
-		a, err := sctp.Client(sctpConfig(&observedConn{&refusalTolerantConn{Conn: rc}, neg}, "gnb", o))
-		done <- result{a, err}
-	}()
-	select {
-	case r := <-done:
-		if r.err != nil {
-			c.Close()
-			return nil, fmt.Errorf("n2: SCTP association with %s: %w", addr, r.err)
-		}
-		return newAssocConn(r.a, rc, neg, o), nil
-	case <-ctx.Done():
-		c.Close()
-		return nil, fmt.Errorf("n2: SCTP association with %s: %w", addr, ctx.Err())
-	}
+	return associate(ctx, addr, rc, c, o)
 }

@@ -79,6 +79,13 @@ func dialUDP(ctx context.Context, addr string, o Options) (Conn, error) {
 		_ = uc.SetReadBuffer(8 << 20)
 		_ = uc.SetWriteBuffer(8 << 20)
 	}
+	return associate(ctx, addr, nc, nc, o)
+}
+
+// associate runs the client side of the SCTP handshake over nc (SCTP
+// packets over UDP or raw IP) until ctx ends; on failure it closes sock,
+// the socket under nc.
+func associate(ctx context.Context, addr string, nc net.Conn, sock io.Closer, o Options) (Conn, error) {
 	type result struct {
 		a   *sctp.Association
 		err error
@@ -92,12 +99,12 @@ func dialUDP(ctx context.Context, addr string, o Options) (Conn, error) {
 	select {
 	case r := <-done:
 		if r.err != nil {
-			nc.Close()
+			sock.Close()
 			return nil, fmt.Errorf("n2: SCTP association with %s: %w", addr, r.err)
 		}
 		return newAssocConn(r.a, nc, neg, o), nil
 	case <-ctx.Done():
-		nc.Close()
+		sock.Close()
 		return nil, fmt.Errorf("n2: SCTP association with %s: %w", addr, ctx.Err())
 	}
 }

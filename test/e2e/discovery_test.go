@@ -76,17 +76,7 @@ func killedUDMIsDroppedAndItsReplacementUsed(t *testing.T, mode string) {
 	}
 
 	// Kill the extra UDM while waves of registrations run.
-	load, stopLoad := context.WithCancel(context.Background())
-	waves := make(chan waveResult, 1024)
-	go func() {
-		defer close(waves)
-		for load.Err() == nil {
-			start := time.Now()
-			out, err := ransim.RegisterFleet(context.Background(), g, fleet)
-			waves <- waveResult{start: start, out: out, err: err}
-		}
-	}()
-	time.Sleep(300 * time.Millisecond) // the load is under way
+	waves, stopLoad := registerWaves(g, fleet)
 	killedAt := time.Now()
 	if err := udm.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -115,6 +105,24 @@ type waveResult struct {
 	start time.Time
 	out   ransim.Outcome
 	err   error
+}
+
+// registerWaves registers fleet again and again, a wave at a time, until
+// stop; each finished wave comes out of the channel, closed after stop.
+// It returns once the load is under way.
+func registerWaves(g *ransim.GNB, fleet ransim.Fleet) (waves <-chan waveResult, stop func()) {
+	load, stopLoad := context.WithCancel(context.Background())
+	out := make(chan waveResult, 1024)
+	go func() {
+		defer close(out)
+		for load.Err() == nil {
+			start := time.Now()
+			res, err := ransim.RegisterFleet(context.Background(), g, fleet)
+			out <- waveResult{start: start, out: res, err: err}
+		}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	return out, stopLoad
 }
 
 // checkWaves: registrations may fail only in waves started within one

@@ -12,7 +12,6 @@ import (
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/node"
 	"github.com/l25gc/l25gc/test/bench"
-	"github.com/l25gc/l25gc/test/ransim"
 )
 
 // Issue 10 item 6 (TS 29.500 5.2; RFC 9110 9.2.2): an NF of a default core
@@ -49,17 +48,7 @@ func killedNFUnderLoad(t *testing.T, victim, mode string) {
 	registerWave(t, g, fleet) // every consumer has discovered its producers
 
 	old := nfProcess(t, cfg, victim)
-	load, stopLoad := context.WithCancel(context.Background())
-	waves := make(chan waveResult, 1024)
-	go func() {
-		defer close(waves)
-		for load.Err() == nil {
-			start := time.Now()
-			out, err := ransim.RegisterFleet(context.Background(), g, fleet)
-			waves <- waveResult{start: start, out: out, err: err}
-		}
-	}()
-	time.Sleep(300 * time.Millisecond) // the load is under way
+	waves, stopLoad := registerWaves(g, fleet)
 	killedAt := time.Now()
 	if err := syscall.Kill(old.PID, syscall.SIGKILL); err != nil {
 		stopLoad()
