@@ -62,7 +62,7 @@ func TestUDPInitFloodKeepsNoState(t *testing.T) {
 	const inits = 20000
 	for i := 0; i < inits; i++ {
 		flood.port = uint16(10000 + i)
-		flood.send(0, sctpChunk(chunkInit, 0, initValue(uint32(i+1), 2, 2, 1)))
+		flood.send(0, encodeChunk(chunkInit, 0, initValue(uint32(i+1), 2, 2, 1)))
 		if vtag, _ := flood.readUntil(chunkInitAck); vtag != uint32(i+1) { // one at a time: none lost in socket buffers
 			t.Fatalf("INIT ACK %d carries tag %d", i+1, vtag)
 		}
@@ -84,22 +84,22 @@ func TestUDPCookieIsCheckedBeforeAnythingIsSetUp(t *testing.T) {
 	ln := listenTest(t)
 	l := listenerOf(t, ln)
 	gnb := dialRaw(t, ln.Addr(), nil)
-	gnb.send(0, sctpChunk(chunkInit, 0, initValue(gnb.tag, 2, 2, 1)))
+	gnb.send(0, encodeChunk(chunkInit, 0, initValue(gnb.tag, 2, 2, 1)))
 	_, ack := gnb.readUntil(chunkInitAck)
 	tag, ck := binary.BigEndian.Uint32(ack.value), stateCookie(t, ack.value[16:])
 
 	other := dialRaw(t, ln.Addr(), nil)
-	other.send(tag, sctpChunk(chunkCookieEcho, 0, ck))
+	other.send(tag, encodeChunk(chunkCookieEcho, 0, ck))
 	altered := append([]byte(nil), ck...)
 	altered[len(altered)-40] ^= 1
-	gnb.send(tag, sctpChunk(chunkCookieEcho, 0, altered))
+	gnb.send(tag, encodeChunk(chunkCookieEcho, 0, altered))
 	from := netipOf(t, gnb.conn.LocalAddr())
 	old := l.jar.seal(from, cookie{created: time.Now().Add(-2 * DefaultCookieLife), localPort: rawPeerPort, peerPort: gnb.port,
 		local:  ck[cookieHeaderLen : cookieHeaderLen+int(binary.BigEndian.Uint16(ck[6:]))],
 		remote: ck[cookieHeaderLen+int(binary.BigEndian.Uint16(ck[6:])) : len(ck)-cookieMACLen]})
-	gnb.send(tag, sctpChunk(chunkCookieEcho, 0, old))
+	gnb.send(tag, encodeChunk(chunkCookieEcho, 0, old))
 
-	gnb.send(tag, sctpChunk(chunkCookieEcho, 0, ck)) // the genuine one, last
+	gnb.send(tag, encodeChunk(chunkCookieEcho, 0, ck)) // the genuine one, last
 	gnb.readUntil(chunkCookieAck)
 	acceptOne(t, ln)
 	if n := l.associations(); n != 1 {
@@ -143,10 +143,10 @@ func lastFlags(r *rawPeer) uint8 {
 func TestUDPOutOfTheBlueExceptions(t *testing.T) {
 	ln := listenTest(t)
 	gnb := dialRaw(t, ln.Addr(), nil)
-	gnb.send(1, sctpChunk(chunkAbort, 0, nil))
-	gnb.send(2, sctpChunk(chunkShutdownComplete, 0, nil))
-	gnb.send(3, sctpChunk(chunkCookieAck, 0, nil))
-	gnb.send(4, sctpChunk(chunkShutdownAck, 0, nil))
+	gnb.send(1, encodeChunk(chunkAbort, 0, nil))
+	gnb.send(2, encodeChunk(chunkShutdownComplete, 0, nil))
+	gnb.send(3, encodeChunk(chunkCookieAck, 0, nil))
+	gnb.send(4, encodeChunk(chunkShutdownAck, 0, nil))
 	vtag, chunks := gnb.read()
 	if vtag != 4 || len(chunks) != 1 || chunks[0].typ != chunkShutdownComplete {
 		t.Fatalf("first answer: tag %d, chunks %+v; want SHUTDOWN COMPLETE with tag 4 (the others are not answered)", vtag, chunks)
@@ -162,9 +162,9 @@ func TestUDPAssociationCap(t *testing.T) {
 		acceptOne(t, ln)
 	}
 	third := dialRaw(t, ln.Addr(), nil)
-	third.send(0, sctpChunk(chunkInit, 0, initValue(third.tag, 2, 2, 1)))
+	third.send(0, encodeChunk(chunkInit, 0, initValue(third.tag, 2, 2, 1)))
 	_, ack := third.readUntil(chunkInitAck)
-	third.send(binary.BigEndian.Uint32(ack.value), sctpChunk(chunkCookieEcho, 0, stateCookie(t, ack.value[16:])))
+	third.send(binary.BigEndian.Uint32(ack.value), encodeChunk(chunkCookieEcho, 0, stateCookie(t, ack.value[16:])))
 	vtag, abort := third.readUntil(chunkAbort)
 	if vtag != third.tag || len(abort.value) < 4 || binary.BigEndian.Uint16(abort.value) != causeOutOfResource {
 		t.Fatalf("ABORT tag %#x (want %#x), cause % x (want Out of Resource, 4)", vtag, third.tag, abort.value)

@@ -302,7 +302,7 @@ func TestUDPStrayInitLeavesTheAssociationServing(t *testing.T) {
 	gnb := dialRaw(t, ln.Addr(), nil)
 	gnb.associate(2, 2)
 	server := acceptOne(t, ln)
-	gnb.send(0, sctpChunk(chunkInit, 0, initValue(gnb.tag+7, 2, 2, 1)))
+	gnb.send(0, encodeChunk(chunkInit, 0, initValue(gnb.tag+7, 2, 2, 1)))
 	_, ack := gnb.readUntil(chunkInitAck)
 	if tag := binary.BigEndian.Uint32(ack.value); tag == gnb.peerTag {
 		t.Fatal("the INIT ACK to an unexpected INIT reuses the association's tag (RFC 4960 5.2.2 wants a new one)")
@@ -371,7 +371,7 @@ func TestUDPClientAnswersHeartbeats(t *testing.T) {
 // pion's bare RTT-probe HEARTBEAT never reaches the wire.
 func TestBareHeartbeatIsNotSent(t *testing.T) {
 	var n negotiation
-	bare := append(make([]byte, commonHeaderLen), sctpChunk(chunkHeartbeat, 0, nil)...)
+	bare := append(make([]byte, commonHeaderLen), encodeChunk(chunkHeartbeat, 0, nil)...)
 	if n.sent(bare) {
 		t.Fatal("a HEARTBEAT without Heartbeat Info would be sent")
 	}

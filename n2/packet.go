@@ -103,21 +103,21 @@ func buildPacket(srcPort, dstPort uint16, vtag uint32, chunks ...[]byte) []byte 
 
 // encodeChunk encodes one chunk padded to 4 bytes (RFC 4960 3.2).
 func encodeChunk(typ, flags uint8, value []byte) []byte {
-	b := make([]byte, 4, 4+len(value)+3)
-	b[0], b[1] = typ, flags
-	binary.BigEndian.PutUint16(b[2:], uint16(4+len(value)))
-	b = append(b, value...)
-	for len(b)%4 != 0 {
-		b = append(b, 0)
-	}
-	return b
+	return encodeTLV(typ, flags, value)
 }
 
 // encodeParam encodes one TLV parameter or error cause padded to 4 bytes
 // (RFC 4960 3.2.1, 3.3.10).
 func encodeParam(typ uint16, value []byte) []byte {
+	return encodeTLV(byte(typ>>8), byte(typ), value)
+}
+
+// encodeTLV writes a chunk or parameter: two octets of type (a chunk's
+// type and flags, or a parameter's 16-bit type), the length of header and
+// value, the value, and zero padding to 4 octets that the length excludes.
+func encodeTLV(t0, t1 byte, value []byte) []byte {
 	b := make([]byte, 4, 4+len(value)+3)
-	binary.BigEndian.PutUint16(b[0:], typ)
+	b[0], b[1] = t0, t1
 	binary.BigEndian.PutUint16(b[2:], uint16(4+len(value)))
 	b = append(b, value...)
 	for len(b)%4 != 0 {

@@ -16,10 +16,10 @@ func (discardLayer) writePacket([]byte, netip.AddrPort) error { return nil }
 // panics, and nothing but a valid COOKIE ECHO (which needs our key) sets up
 // an association.
 func FuzzRawPacket(f *testing.F) {
-	f.Add(buildPacket(5000, 38412, 0, sctpChunk(chunkInit, 0, initValue(7, 2, 2, 1))))
-	f.Add(buildPacket(5000, 38412, 9, sctpChunk(chunkCookieEcho, 0, make([]byte, 80))))
-	f.Add(buildPacket(5000, 38412, 9, sctpChunk(chunkData, 3, []byte("0123456789abcdef"))))
-	f.Add(buildPacket(5000, 38412, 9, sctpChunk(chunkShutdownAck, 0, nil), sctpChunk(chunkAbort, 1, nil)))
+	f.Add(buildPacket(5000, 38412, 0, encodeChunk(chunkInit, 0, initValue(7, 2, 2, 1))))
+	f.Add(buildPacket(5000, 38412, 9, encodeChunk(chunkCookieEcho, 0, make([]byte, 80))))
+	f.Add(buildPacket(5000, 38412, 9, encodeChunk(chunkData, 3, []byte("0123456789abcdef"))))
+	f.Add(buildPacket(5000, 38412, 9, encodeChunk(chunkShutdownAck, 0, nil), encodeChunk(chunkAbort, 1, nil)))
 	f.Add([]byte{0, 1, 2})
 	l := &sctpListener{pl: discardLayer{}, port: 38412, jar: newCookieJar(), assocs: map[endpoint]*peerConn{}}
 	from := netip.MustParseAddrPort("192.0.2.1:0")
@@ -51,7 +51,7 @@ func FuzzRawPacket(f *testing.F) {
 // A packet with one flipped bit fails its CRC32c (RFC 4960 6.8); chunks
 // running past the end are refused.
 func TestParseSCTPRefusesDamage(t *testing.T) {
-	good := buildPacket(1, 2, 3, sctpChunk(chunkData, 3, []byte("payload")))
+	good := buildPacket(1, 2, 3, encodeChunk(chunkData, 3, []byte("payload")))
 	if _, err := parseSCTP(good); err != nil {
 		t.Fatal(err)
 	}

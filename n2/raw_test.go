@@ -140,25 +140,25 @@ func TestRawServesAKernelGNBsINITWithSeveralAddresses(t *testing.T) {
 	}
 	gnb := newIPPeer(t, ln)
 	init := initValue(0x1234, 2, 2, 100)
-	init = append(init, sctpParam(5, []byte{127, 0, 0, 1})...)
-	init = append(init, sctpParam(5, []byte{127, 0, 0, 2})...)
-	init = append(init, sctpParam(12, []byte{0, 5})...)
-	init = append(init, sctpParam(0xc000, nil)...)
-	gnb.send(0, sctpChunk(chunkInit, 0, init))
+	init = append(init, encodeParam(5, []byte{127, 0, 0, 1})...)
+	init = append(init, encodeParam(5, []byte{127, 0, 0, 2})...)
+	init = append(init, encodeParam(12, []byte{0, 5})...)
+	init = append(init, encodeParam(0xc000, nil)...)
+	gnb.send(0, encodeChunk(chunkInit, 0, init))
 	vtag, ack, raw := gnb.readUntil(chunkInitAck)
 	if vtag != 0x1234 {
 		t.Fatalf("INIT ACK tag %#x, want the gNB's 0x1234", vtag)
 	}
 	v := ack.value(raw)
 	amfTag := binary.BigEndian.Uint32(v)
-	gnb.send(amfTag, sctpChunk(chunkCookieEcho, 0, stateCookie(t, v[16:])))
+	gnb.send(amfTag, encodeChunk(chunkCookieEcho, 0, stateCookie(t, v[16:])))
 	gnb.readUntil(chunkCookieAck)
 	server := acceptOne(t, ln)
 	data := make([]byte, 12)
 	binary.BigEndian.PutUint32(data[0:], 100)
 	binary.BigEndian.PutUint16(data[4:], 1)
 	binary.BigEndian.PutUint32(data[8:], PPIDNGAP)
-	gnb.send(amfTag, sctpChunk(chunkData, 0x03, append(data, "ng setup"...)))
+	gnb.send(amfTag, encodeChunk(chunkData, 0x03, append(data, "ng setup"...)))
 	if pdu, stream, err := server.ReadMsg(); err != nil || string(pdu) != "ng setup" || stream != 1 {
 		t.Fatalf("%q on %d, %v", pdu, stream, err)
 	}
@@ -167,7 +167,7 @@ func TestRawServesAKernelGNBsINITWithSeveralAddresses(t *testing.T) {
 	}
 
 	gnb.port++ // another SCTP port: no association there
-	gnb.send(0xabcd, sctpChunk(chunkData, 0x03, append(data, "stale"...)))
+	gnb.send(0xabcd, encodeChunk(chunkData, 0x03, append(data, "stale"...)))
 	vtag, abort, _ := gnb.readUntil(chunkAbort)
 	if vtag != 0xabcd || abort.flags&flagT == 0 {
 		t.Fatalf("out-of-the-blue ABORT: tag %#x flags %#x, want 0xabcd with the T bit", vtag, abort.flags)
@@ -178,11 +178,11 @@ func TestRawServesAKernelGNBsINITWithSeveralAddresses(t *testing.T) {
 // tag and the accepted association.
 func (p *ipPeer) associate(ln Listener, tag uint32) (uint32, Conn) {
 	p.t.Helper()
-	p.send(0, sctpChunk(chunkInit, 0, initValue(tag, 2, 2, 100)))
+	p.send(0, encodeChunk(chunkInit, 0, initValue(tag, 2, 2, 100)))
 	_, ack, raw := p.readUntil(chunkInitAck)
 	v := ack.value(raw)
 	amfTag := binary.BigEndian.Uint32(v)
-	p.send(amfTag, sctpChunk(chunkCookieEcho, 0, stateCookie(p.t, v[16:])))
+	p.send(amfTag, encodeChunk(chunkCookieEcho, 0, stateCookie(p.t, v[16:])))
 	p.readUntil(chunkCookieAck)
 	return amfTag, acceptOne(p.t, ln)
 }
@@ -199,10 +199,10 @@ func TestRawRestartAbortAndHeartbeats(t *testing.T) {
 	gnb := newIPPeer(t, ln)
 	_, old := gnb.associate(ln, 0x1111)
 
-	gnb.send(0, sctpChunk(chunkInit, 0, initValue(0x2222, 2, 2, 500)))
+	gnb.send(0, encodeChunk(chunkInit, 0, initValue(0x2222, 2, 2, 500)))
 	_, ack, raw := gnb.readUntil(chunkInitAck)
 	v := ack.value(raw)
-	amfTag, echo := binary.BigEndian.Uint32(v), sctpChunk(chunkCookieEcho, 0, stateCookie(t, v[16:]))
+	amfTag, echo := binary.BigEndian.Uint32(v), encodeChunk(chunkCookieEcho, 0, stateCookie(t, v[16:]))
 	gnb.send(amfTag, echo)
 	gnb.readUntil(chunkCookieAck)
 	fresh := acceptOne(t, ln)
@@ -215,7 +215,7 @@ func TestRawRestartAbortAndHeartbeats(t *testing.T) {
 		t.Fatalf("%d associations after a repeated COOKIE ECHO, want 1", n)
 	}
 
-	gnb.send(amfTag, sctpChunk(chunkAbort, 0, nil))
+	gnb.send(amfTag, encodeChunk(chunkAbort, 0, nil))
 	if err := readEnd(t, fresh); err == nil {
 		t.Fatal("the association outlived the gNB's ABORT")
 	}

@@ -33,18 +33,6 @@ func dialRaw(t *testing.T, server net.Addr, local *net.UDPAddr) *rawPeer {
 	return &rawPeer{t: t, conn: c, tag: uint32(time.Now().UnixNano()) | 1, tsn: 1000, port: rawPeerPort}
 }
 
-// sctpChunk encodes one chunk, padded to 4 bytes (RFC 4960 3.2).
-func sctpChunk(typ, flags uint8, value []byte) []byte {
-	b := make([]byte, 4, 4+len(value)+3)
-	b[0], b[1] = typ, flags
-	binary.BigEndian.PutUint16(b[2:], uint16(4+len(value)))
-	b = append(b, value...)
-	for len(b)%4 != 0 {
-		b = append(b, 0)
-	}
-	return b
-}
-
 // send puts chunks in one packet with the CRC32c of RFC 4960 6.8.
 func (r *rawPeer) send(vtag uint32, chunks ...[]byte) {
 	b := make([]byte, commonHeaderLen)
@@ -116,11 +104,11 @@ func (r *rawPeer) associate(os, mis uint16, params ...[]byte) {
 	for _, p := range params {
 		init = append(init, p...)
 	}
-	r.send(0, sctpChunk(chunkInit, 0, init))
+	r.send(0, encodeChunk(chunkInit, 0, init))
 	_, ack := r.readUntil(chunkInitAck)
 	r.peerTag = binary.BigEndian.Uint32(ack.value[0:])
 	r.peer = initInfo{tag: r.peerTag, outbound: binary.BigEndian.Uint16(ack.value[8:]), inbound: binary.BigEndian.Uint16(ack.value[10:])}
-	r.send(r.peerTag, sctpChunk(chunkCookieEcho, 0, stateCookie(r.t, ack.value[16:])))
+	r.send(r.peerTag, encodeChunk(chunkCookieEcho, 0, stateCookie(r.t, ack.value[16:])))
 	r.readUntil(11) // COOKIE ACK
 }
 
@@ -148,7 +136,7 @@ func (r *rawPeer) sendData(stream uint16, pdu []byte) {
 	binary.BigEndian.PutUint16(v[4:], stream)
 	binary.BigEndian.PutUint32(v[8:], PPIDNGAP)
 	r.tsn++
-	r.send(r.peerTag, sctpChunk(0, 0x03, append(v, pdu...))) // B and E: one whole message
+	r.send(r.peerTag, encodeChunk(0, 0x03, append(v, pdu...))) // B and E: one whole message
 }
 
 // answerHeartbeats answers n HEARTBEATs as a kernel peer would, failing on
@@ -160,7 +148,7 @@ func (r *rawPeer) answerHeartbeats(n int) {
 		if len(hb.value) < 4 || binary.BigEndian.Uint16(hb.value) != 1 {
 			r.t.Fatalf("HEARTBEAT without Heartbeat Info (RFC 4960 3.3.5): % x", hb.value)
 		}
-		r.send(r.peerTag, sctpChunk(chunkHeartbeatAck, 0, hb.value))
+		r.send(r.peerTag, encodeChunk(chunkHeartbeatAck, 0, hb.value))
 	}
 }
 
@@ -174,25 +162,13 @@ func (n *negotiation) heartbeatPacketFor(t *testing.T) []byte {
 	return pkt
 }
 
-// sctpParam encodes one parameter, padded to 4 bytes (RFC 4960 3.2.1).
-func sctpParam(typ uint16, value []byte) []byte {
-	b := make([]byte, 4, 4+len(value)+3)
-	binary.BigEndian.PutUint16(b[0:], typ)
-	binary.BigEndian.PutUint16(b[2:], uint16(4+len(value)))
-	b = append(b, value...)
-	for len(b)%4 != 0 {
-		b = append(b, 0)
-	}
-	return b
-}
-
 // linuxInitParams are what Linux puts in an INIT (RFC 4960 3.3.2): its
 // addresses, Supported Address Types (IPv4), ECN and Forward-TSN.
 func linuxInitParams() [][]byte {
 	return [][]byte{
-		sctpParam(5, []byte{10, 0, 0, 1}), // IPv4 Address
-		sctpParam(12, []byte{0, 5}),       // Supported Address Types: IPv4
-		sctpParam(0x8000, nil),            // ECN Capable
-		sctpParam(0xc000, nil),            // Forward-TSN Supported
+		encodeParam(5, []byte{10, 0, 0, 1}), // IPv4 Address
+		encodeParam(12, []byte{0, 5}),       // Supported Address Types: IPv4
+		encodeParam(0x8000, nil),            // ECN Capable
+		encodeParam(0xc000, nil),            // Forward-TSN Supported
 	}
 }

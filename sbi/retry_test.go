@@ -83,30 +83,7 @@ func newScripted(steps ...func(*http.Request) (*http.Response, error)) (*scriptR
 
 func retries(t *testing.T, reg *prometheus.Registry, target, reason string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "l25gc_sbi_client_retries_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			var tg, rs string
-			for _, l := range m.GetLabel() {
-				switch l.GetName() {
-				case "target":
-					tg = l.GetValue()
-				case "reason":
-					rs = l.GetValue()
-				}
-			}
-			if tg == target && rs == reason {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	return sample(t, reg, "l25gc_sbi_client_retries_total", map[string]string{"target": target, "reason": reason}).GetCounter().GetValue()
 }
 
 // A connection that broke after the request went out (the producer died

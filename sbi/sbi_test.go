@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/free5gc/openapi/models"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -72,25 +74,36 @@ func TestBadBodyIsProblem400(t *testing.T) {
 // servedCount is how many requests of service answered status.
 func servedCount(t *testing.T, reg *prometheus.Registry, service, status string) uint64 {
 	t.Helper()
+	return sample(t, reg, "l25gc_sbi_server_request_duration_seconds", map[string]string{"service": service, "status": status}).GetHistogram().GetSampleCount()
+}
+
+// sample is the sample of metric name whose labels include want (nil
+// when there is none: its getters then read zero).
+func sample(t *testing.T, reg *prometheus.Registry, name string, want map[string]string) *dto.Metric {
+	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() != "l25gc_sbi_server_request_duration_seconds" {
+		if mf.GetName() != name {
 			continue
 		}
+	samples:
 		for _, m := range mf.GetMetric() {
 			labels := map[string]string{}
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if labels["service"] == service && labels["status"] == status {
-				return m.GetHistogram().GetSampleCount()
+			for k, v := range want {
+				if labels[k] != v {
+					continue samples
+				}
 			}
+			return m
 		}
 	}
-	return 0
+	return nil
 }
 
 // A panicking handler costs one 500 ProblemDetails, never the NF.

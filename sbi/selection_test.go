@@ -239,16 +239,27 @@ func notify(t *testing.T, n *sbi.NRFClient, nd any) {
 
 func instanceURI(id string) string { return "http://127.0.0.1:29510" + sbi.NFManagementPath + id }
 
-func TestNotificationsUpdateTheCacheAtOnce(t *testing.T) {
-	registered := []models.NrfNfDiscoveryNfProfile{udm("a", "http://10.0.0.1:1", 0, 0, 0), udm("b", "http://10.0.0.2:1", 0, 0, 0)}
+// listingNRF is an NRF whose discovery answers with what the test lists
+// (a and b at first; set changes it) and an AMF's client of it.
+func listingNRF(t *testing.T) (n *sbi.NRFClient, fake *scriptedNRF, set func(...models.NrfNfDiscoveryNfProfile)) {
 	var mu sync.Mutex
-	fake := newScriptedNRF(func(url.Values) []models.NrfNfDiscoveryNfProfile {
+	registered := []models.NrfNfDiscoveryNfProfile{udm("a", "http://10.0.0.1:1", 0, 0, 0), udm("b", "http://10.0.0.2:1", 0, 0, 0)}
+	fake = newScriptedNRF(func(url.Values) []models.NrfNfDiscoveryNfProfile {
 		mu.Lock()
 		defer mu.Unlock()
 		return registered
 	})
 	tr := sbi.NewTCP()
-	n := sbi.NewNRFClient(sbitest.Client(tr), sbitest.Serve(t, tr, fake), models.NrfNfManagementNfType_AMF)
+	n = sbi.NewNRFClient(sbitest.Client(tr), sbitest.Serve(t, tr, fake), models.NrfNfManagementNfType_AMF)
+	return n, fake, func(p ...models.NrfNfDiscoveryNfProfile) {
+		mu.Lock()
+		defer mu.Unlock()
+		registered = p
+	}
+}
+
+func TestNotificationsUpdateTheCacheAtOnce(t *testing.T) {
+	n, fake, set := listingNRF(t)
 	if got := selectN(t, n, uecm, 4); len(got) != 2 {
 		t.Fatalf("selections %v, want both instances", got)
 	}
@@ -261,9 +272,7 @@ func TestNotificationsUpdateTheCacheAtOnce(t *testing.T) {
 		t.Fatalf("after a's suspension: %v", got)
 	}
 	notify(t, n, map[string]any{"event": "NF_DEREGISTERED", "nfInstanceUri": instanceURI("b")})
-	mu.Lock()
-	registered = []models.NrfNfDiscoveryNfProfile{udm("c", "http://10.0.0.3:1", 0, 0, 0)}
-	mu.Unlock()
+	set(udm("c", "http://10.0.0.3:1", 0, 0, 0))
 	asked := fake.total.Load()
 	if got := selectN(t, n, uecm, 2); got["http://10.0.0.3:1"] != 2 {
 		t.Fatalf("after every known instance left, selections %v, want the one the NRF lists now", got)
@@ -273,9 +282,7 @@ func TestNotificationsUpdateTheCacheAtOnce(t *testing.T) {
 	}
 
 	// A new instance registered: the next selection asks the NRF and finds it.
-	mu.Lock()
-	registered = append(registered, udm("d", "http://10.0.0.4:1", 0, 0, 0))
-	mu.Unlock()
+	set(udm("c", "http://10.0.0.3:1", 0, 0, 0), udm("d", "http://10.0.0.4:1", 0, 0, 0))
 	p := models.NrfNfManagementNfProfile{NfInstanceId: "d", NfType: "UDM", NfStatus: "REGISTERED"}
 	notify(t, n, map[string]any{"event": "NF_REGISTERED", "nfInstanceUri": instanceURI("d"), "nfProfile": p})
 	if got := selectN(t, n, uecm, 4); got["http://10.0.0.4:1"] != 2 {
@@ -284,21 +291,11 @@ func TestNotificationsUpdateTheCacheAtOnce(t *testing.T) {
 }
 
 func TestForgetsAProfileTheNRFNoLongerLists(t *testing.T) {
-	var mu sync.Mutex
-	registered := []models.NrfNfDiscoveryNfProfile{udm("a", "http://10.0.0.1:1", 0, 0, 0), udm("b", "http://10.0.0.2:1", 0, 0, 0)}
-	fake := newScriptedNRF(func(url.Values) []models.NrfNfDiscoveryNfProfile {
-		mu.Lock()
-		defer mu.Unlock()
-		return registered
-	})
-	tr := sbi.NewTCP()
-	n := sbi.NewNRFClient(sbitest.Client(tr), sbitest.Serve(t, tr, fake), models.NrfNfManagementNfType_AMF)
+	n, _, set := listingNRF(t)
 	now := time.Now()
 	n.SetClock(func() time.Time { return now })
 	selectN(t, n, uecm, 2)
-	mu.Lock()
-	registered = registered[1:]
-	mu.Unlock()
+	set(udm("b", "http://10.0.0.2:1", 0, 0, 0))
 	now = now.Add(61 * time.Second) // past the validity period
 	if got := selectN(t, n, uecm, 4); got["http://10.0.0.1:1"] != 0 {
 		t.Fatalf("after the NRF dropped a: %v", got)

@@ -8,7 +8,6 @@ package sbi
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -72,17 +71,10 @@ func ServeListener(ln net.Listener, h http.Handler) Server {
 	var p http.Protocols
 	p.SetHTTP1(true)
 	p.SetUnencryptedHTTP2(true)
-	srv := &http.Server{
-		Handler:           h,
-		Protocols:         &p,
-		ReadHeaderTimeout: 10 * time.Second,
-		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: 1000},
-	}
+	srv := newHTTPServer(h, &p, nil)
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			// The listener failed under us; Shutdown reports nothing more.
-			_ = err
-		}
+		// The listener failed under us, or Shutdown: nothing more to report.
+		_ = srv.Serve(ln)
 	}()
 	return &httpServer{srv: srv, addr: ln.Addr().String()}
 }
@@ -92,20 +84,23 @@ func serveTLS(ln net.Listener, h http.Handler, cfg *tls.Config) Server {
 	var p http.Protocols
 	p.SetHTTP1(true)
 	p.SetHTTP2(true)
-	srv := &http.Server{
+	srv := newHTTPServer(h, &p, cfg)
+	go func() {
+		// ServeTLS adds h2 to the ALPN protocols of a clone of TLSConfig.
+		_ = srv.ServeTLS(ln, "", "")
+	}()
+	return &httpServer{srv: srv, addr: ln.Addr().String()}
+}
+
+// newHTTPServer is the one SBI server configuration, with or without TLS.
+func newHTTPServer(h http.Handler, p *http.Protocols, cfg *tls.Config) *http.Server {
+	return &http.Server{
 		Handler:           h,
-		Protocols:         &p,
+		Protocols:         p,
 		TLSConfig:         cfg,
 		ReadHeaderTimeout: 10 * time.Second,
 		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: 1000},
 	}
-	go func() {
-		// ServeTLS adds h2 to the ALPN protocols of a clone of TLSConfig.
-		if err := srv.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			_ = err
-		}
-	}()
-	return &httpServer{srv: srv, addr: ln.Addr().String()}
 }
 
 type httpServer struct {
