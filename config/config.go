@@ -41,6 +41,7 @@ type Config struct {
 	UDM  UDM      `yaml:"udm"`
 	UDR  UDR      `yaml:"udr"`
 	PCF  NF       `yaml:"pcf"`
+	UPF  UPF      `yaml:"upf"`
 	// Subscribers are provisioned by the UDR at start when absent, so that a
 	// fresh core and the simulator work together with no editing.
 	Subscribers []SubscriberRange `yaml:"subscribers"`
@@ -235,6 +236,49 @@ type UDR struct {
 	// MaxBulk caps the subscribers of one bulk provisioning request;
 	// `l25gc subscriber add --count` sends larger ranges in batches.
 	MaxBulk int `yaml:"max_bulk"`
+}
+
+// UPF configures the user plane, split in two processes (DESIGN.md "User
+// plane"): UPF-C terminates PFCP (N4, TS 29.244) and writes each session's
+// rules into shared memory; UPF-U, a DPDK process, forwards GTP-U on N3 and
+// IP on N6 with them.
+type UPF struct {
+	C UPFC `yaml:"c"`
+	U UPFU `yaml:"u"`
+	// N3 faces the gNBs (GTP-U, TS 29.281), N6 the data network.
+	N3 UPFPort `yaml:"n3"`
+	N6 UPFPort `yaml:"n6"`
+	// MaxSessions bounds the PFCP sessions the shared rule tables hold; an
+	// establishment beyond it gets PFCP cause 73 (No resources available).
+	MaxSessions int `yaml:"max_sessions"`
+}
+
+// UPFC is the PFCP side of the UPF (a Go process).
+type UPFC struct {
+	NF `yaml:",inline"`
+	// PFCPAddr is where it serves N4 over UDP (IP:port, 8805 by TS 29.244
+	// 4.2.2); on one node with sbi.transport xio the SMF reaches it over
+	// X-IO instead.
+	PFCPAddr string `yaml:"pfcp_addr"`
+}
+
+// UPFU is the forwarding side of the UPF (C, DPDK).
+type UPFU struct {
+	NF `yaml:",inline"`
+}
+
+// UPFPort is one UPF-U interface.
+type UPFPort struct {
+	// Port is the DPDK device: a PCI address of a NIC bound to vfio-pci,
+	// or vdev devargs such as net_af_packet0,iface=eth1. Empty: `l25gc up`
+	// builds the lab veth pair (and, for N6, the data-network namespace
+	// l25gc-dn) and uses its UPF end.
+	Port string `yaml:"port"`
+	// IP is UPF-U's address on the port, with its prefix (10.100.0.1/24).
+	IP string `yaml:"ip"`
+	// Gateway is the next hop for destinations off the prefix ("" = none:
+	// only on-link peers, e.g. gNBs on the N3 subnet).
+	Gateway string `yaml:"gateway"`
 }
 
 // AdminTokenPath is where the provisioning API's admin token is kept.

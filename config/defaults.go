@@ -73,6 +73,12 @@ func defaultSections() *Config {
 			AdminTokenFile: "admin.token",
 			MaxBulk:        10000,
 		},
+		UPF: UPF{
+			C:           UPFC{PFCPAddr: "127.0.0.1:8805"},
+			N3:          UPFPort{IP: "10.100.0.1/24"},
+			N6:          UPFPort{IP: "10.200.0.1/24"},
+			MaxSessions: 65536,
+		},
 		Subscribers: []SubscriberRange{{
 			IMSI: DefaultFirstIMSI, Count: DefaultSubscriberCount,
 			K: DefaultK, OPc: DefaultOPc, SQN: "000000000020", AMF: "8000",
