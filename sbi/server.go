@@ -150,9 +150,10 @@ func AcceptMediaTypes(path string, mediaTypes ...string) HandlerOption {
 }
 
 // jsonMediaTypes are the request bodies of the SBI (TS 29.500 5.4): JSON,
-// problem details (RFC 7807), JSON Patch (RFC 6902) and JSON Merge Patch
-// (RFC 7396).
-var jsonMediaTypes = []string{"application/json", ContentTypeProblem, "application/json-patch+json", "application/merge-patch+json"}
+// problem details (RFC 7807), JSON Patch (RFC 6902), JSON Merge Patch
+// (RFC 7396), and multipart/related for JSON with N1/N2 binary parts
+// (TS 29.500 6.1.2.2, see DecodeRelated).
+var jsonMediaTypes = []string{"application/json", ContentTypeProblem, "application/json-patch+json", "application/merge-patch+json", "multipart/related"}
 
 // UnmatchedRoute is the service label of requests no route matched: one
 // label value however many paths a scanner tries, so /metrics stays the
