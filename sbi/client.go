@@ -158,6 +158,7 @@ func (c *Client) once(ctx context.Context, method, url string, body []byte, ctyp
 		req.Header["Content-Type"] = ctype
 	}
 	req.Header["Accept"] = hdrAccept
+	setMaxRspTime(req)
 	if c.auth != nil {
 		if err := c.auth.Authorize(ctx, req); err != nil {
 			return nil, true, fmt.Errorf("sbi %s %s: %w", method, url, err)

@@ -199,6 +199,8 @@ func Handler(h http.Handler, m *Metrics, log *slog.Logger, opts ...HandlerOption
 				fmt.Sprintf("Content-Type %q: want one of %s", r.Header.Get("Content-Type"), strings.Join(cfg.accepted(r.URL.Path), ", ")))
 			return
 		}
+		r, cancel := withMaxRspTime(r)
+		defer cancel()
 		h.ServeHTTP(sw, r)
 	})
 }
