@@ -53,3 +53,16 @@ func IssueCerts(cfg *config.Config, cat config.Catalog) error {
 	}
 	return nil
 }
+
+// SBITCP is the SBI over TCP of the NF (or tool) name: h2c, or with
+// sbi.tls its certificate and the core's CA.
+func SBITCP(cfg *config.Config, name string) (*sbi.TCP, error) {
+	if !cfg.TLSOn() {
+		return sbi.NewTCP(), nil
+	}
+	server, client, err := sbi.TLSConfigs(sbi.TLSMode(cfg.SBI.TLS), cfg.CertDir(), name)
+	if err != nil {
+		return nil, err
+	}
+	return sbi.NewTCPTLS(server, client), nil
+}

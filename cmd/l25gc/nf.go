@@ -15,6 +15,7 @@ import (
 	"github.com/l25gc/l25gc/logging"
 	"github.com/l25gc/l25gc/nf"
 	"github.com/l25gc/l25gc/nf/registry"
+	"github.com/l25gc/l25gc/node"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/xio"
 	"github.com/l25gc/l25gc/xio/xiohttp"
@@ -99,7 +100,7 @@ func runNF(cfg *config.Config, entry registry.Entry) error {
 // peer is where comes from the NRF profiles (their locality, see
 // sbi.NodeTransport), so a core can span nodes.
 func newTransport(cfg *config.Config, name string) (sbi.Transport, error) {
-	tcp, err := newTCP(cfg, name)
+	tcp, err := node.SBITCP(cfg, name)
 	if err != nil {
 		return nil, err
 	}
@@ -119,17 +120,4 @@ func newTransport(cfg *config.Config, name string) (sbi.Transport, error) {
 	default:
 		return nil, fmt.Errorf("unknown SBI transport %q (want tcp, xio or xio-socket)", cfg.SBI.Transport)
 	}
-}
-
-// newTCP is the kernel transport of NF (or tool) name: h2c, or HTTP/2 over
-// TLS with its certificate when sbi.tls is on (TS 33.501 13.1).
-func newTCP(cfg *config.Config, name string) (*sbi.TCP, error) {
-	if !cfg.TLSOn() {
-		return sbi.NewTCP(), nil
-	}
-	server, client, err := sbi.TLSConfigs(sbi.TLSMode(cfg.SBI.TLS), cfg.CertDir(), name)
-	if err != nil {
-		return nil, err
-	}
-	return sbi.NewTCPTLS(server, client), nil
 }

@@ -62,7 +62,7 @@ func provClient(cmd *cobra.Command) (*prov.Client, error) {
 	}
 	// With sbi.tls the UDR serves TLS only; tools trust the core's CA and,
 	// under mutual TLS, show their own certificate.
-	tcp, err := newTCP(cfg, node.ToolCert)
+	tcp, err := node.SBITCP(cfg, node.ToolCert)
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/nf/udr/prov"
 	"github.com/l25gc/l25gc/node"
-	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/security"
 	"github.com/l25gc/l25gc/test/ransim"
 )
@@ -296,14 +295,19 @@ func Concealment(cfg *config.Config, scheme string) (ransim.Concealment, error) 
 // provision adds the benchmark's subscribers to a running core's UDR.
 func provision(ctx context.Context, o RegistrationOptions, total int) error {
 	r := o.Config.Subscribers[0]
-	base := "http://" + o.Config.AdvertisedAddr(o.Config.UDR.SBIPort)
+	// A core with sbi.tls serves provisioning over TLS only.
+	base := o.Config.SBIScheme() + "://" + o.Config.AdvertisedAddr(o.Config.UDR.SBIPort)
 	sub := prov.Subscriber{IMSI: o.FirstIMSI, K: r.K, OPc: r.OPc, OP: r.OP, SQN: r.SQN, AMF: r.AMF, DNNs: r.DNNs}
 	sub.SNSSAIs = append(sub.SNSSAIs, r.SNSSAIs...)
 	token, err := prov.ReadToken(o.Config.AdminTokenPath())
 	if err != nil {
 		return fmt.Errorf("bench: provisioning needs the admin token: %w", err)
 	}
-	c := prov.NewClient(base, sbi.NewTCP().RoundTripper(), token)
+	tcp, err := node.SBITCP(o.Config, node.ToolCert)
+	if err != nil {
+		return fmt.Errorf("bench: provisioning: %w", err)
+	}
+	c := prov.NewClient(base, tcp.RoundTripper(), token)
 	res, err := c.AddRangeInBatches(ctx, prov.Range{Subscriber: sub, Count: total}, o.Config.UDR.MaxBulk, nil)
 	if err != nil {
 		return fmt.Errorf("bench: provisioning %d subscribers at %s: %w", total, base, err)

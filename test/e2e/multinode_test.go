@@ -121,4 +121,10 @@ func TestUEsRegisterOverTLS(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), cfg.Subscribers[0].IMSI) {
 		t.Errorf("l25gc subscriber show over TLS: %v\n%s", err, out)
 	}
+	// The benchmark provisions its subscribers at a running core over TLS too.
+	out, err = exec.Command(binary, "bench", "registration", "--amf", cfg.AMF.NGAP.Addr, "--ues", "4",
+		"--concurrency", "2", "--warmup", "0", "--config", path).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "provisioned") {
+		t.Errorf("l25gc bench registration --amf over TLS: %v\n%s", err, out)
+	}
 }
