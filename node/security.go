@@ -44,7 +44,11 @@ func IssueCerts(cfg *config.Config, cat config.Catalog) error {
 	}
 	hosts := sbi.CertHosts(cfg.AdvertisedIP(), cfg.SBI.BindIP)
 	for _, spec := range runHere(cfg, cat) {
-		if err := sbi.IssueCert(dir, spec.Name, hosts); err != nil {
+		var instances []string
+		if ports := spec.PortsIn(cfg); ports != nil && ports.SBIPort != 0 {
+			instances = append(instances, sbi.InstanceID(spec.Type, cfg.AdvertisedAddr(ports.SBIPort)))
+		}
+		if err := sbi.IssueCert(dir, spec.Name, hosts, instances...); err != nil {
 			return fmt.Errorf("node: certificate of %s: %w", spec.Name, err)
 		}
 	}

@@ -1,12 +1,16 @@
 package node
 
 import (
+	"crypto/x509"
+	"encoding/pem"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/free5gc/openapi/models"
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/sbi"
 )
 
 // The NRF's node makes the core secret (0600); a node without the NRF
@@ -41,5 +45,29 @@ func TestPrepareSecurityMakesOrRequiresTheCoreSecret(t *testing.T) {
 	b.SBI.SecretFile = a.SecretPath()
 	if err := PrepareSecurity(b, config.Builtin); err != nil {
 		t.Errorf("node without the NRF given the core secret: %v", err)
+	}
+}
+
+// Each NF's certificate names its instance id (TS 33.310 6.1.3c), the one
+// the NF registers with, so the NRF can hold a certificate to it.
+func TestIssueCertsNameEachNFInstance(t *testing.T) {
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.SBI.TLS = "mutual"
+	if err := IssueCerts(cfg, config.Builtin); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(cfg.CertDir(), "udm.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(data)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "urn:uuid:" + sbi.InstanceID(models.NrfNfManagementNfType_UDM, cfg.AdvertisedAddr(cfg.UDM.SBIPort))
+	if len(cert.URIs) != 1 || cert.URIs[0].String() != want {
+		t.Fatalf("udm.crt URIs %v, want [%s]", cert.URIs, want)
 	}
 }

@@ -132,21 +132,42 @@ func PrincipalOf(ctx context.Context) string {
 	return p
 }
 
-type certNameKey struct{}
+type certKey struct{}
+
+// certID is what a verified client certificate says of its holder.
+type certID struct {
+	name      string
+	instances []string
+}
 
 // CertNameOf is the common name of the client certificate the caller
 // showed under mutual TLS ("" over h2c and X-IO). `l25gc certs init`
 // names an NF's certificate after its NF (udm, ausf…), so it says which
 // NF type the caller is, whatever the credential claims.
 func CertNameOf(ctx context.Context) string {
-	n, _ := ctx.Value(certNameKey{}).(string)
-	return n
+	c, _ := ctx.Value(certKey{}).(certID)
+	return c.name
 }
 
-// withCertName records the verified client certificate's name of r.
+// CertInstancesOf are the NF instance ids the caller's client certificate
+// names (URI SANs urn:uuid:…, TS 33.310 6.1.3c), none for a certificate
+// that names none (a tool's, or an operator's issued per NF type).
+func CertInstancesOf(ctx context.Context) []string {
+	c, _ := ctx.Value(certKey{}).(certID)
+	return c.instances
+}
+
+// withCertName records the verified client certificate of r.
 func withCertName(r *http.Request) *http.Request {
 	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
 		return r
 	}
-	return r.WithContext(context.WithValue(r.Context(), certNameKey{}, r.TLS.VerifiedChains[0][0].Subject.CommonName))
+	leaf := r.TLS.VerifiedChains[0][0]
+	id := certID{name: leaf.Subject.CommonName}
+	for _, u := range leaf.URIs {
+		if u.Scheme == "urn" && strings.HasPrefix(u.Opaque, "uuid:") {
+			id.instances = append(id.instances, strings.TrimPrefix(u.Opaque, "uuid:"))
+		}
+	}
+	return r.WithContext(context.WithValue(r.Context(), certKey{}, id))
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,8 +132,9 @@ func EnsureCA(dir string) error {
 }
 
 // IssueCert signs a certificate for name (server and client use) with
-// the CA in dir, valid for hosts, unless <name>.crt exists already.
-func IssueCert(dir, name string, hosts []string) error {
+// the CA in dir, valid for hosts and naming the NF instances (none for a
+// tool), unless <name>.crt exists already.
+func IssueCert(dir, name string, hosts []string, instances ...string) error {
 	if _, err := os.Stat(filepath.Join(dir, name+".crt")); err == nil {
 		return nil
 	}
@@ -149,6 +151,11 @@ func IssueCert(dir, name string, hosts []string) error {
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(2, 0, 0),
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}
+	for _, id := range instances {
+		// TS 33.310 6.1.3c: the NF instance id as a URI SAN, so the
+		// certificate proves the instance, not only the NF type.
+		tmpl.URIs = append(tmpl.URIs, &url.URL{Scheme: "urn", Opaque: "uuid:" + id})
 	}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {

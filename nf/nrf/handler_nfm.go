@@ -32,7 +32,7 @@ func (n *NF) handleRegister(w http.ResponseWriter, r *http.Request) {
 		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseInvalidMsgFormat, err.Error())
 		return
 	}
-	if old, ok := n.reg.get(id); (ok && !n.certAllows(w, r, old.NfType)) || !n.certAllows(w, r, p.NfType) {
+	if old, ok := n.reg.get(id); (ok && !n.certAllows(w, r, old.NfType, id)) || !n.certAllows(w, r, p.NfType, id) {
 		return
 	}
 	p.HeartBeatTimer = int32(n.heartbeat / time.Second)
@@ -90,10 +90,11 @@ func (n *NF) handleGetInstance(w http.ResponseWriter, r *http.Request) {
 // suspended NF heard of again) is notified. 404 for an instance the NRF
 // does not know tells the NF to register again.
 func (n *NF) handleUpdate(w http.ResponseWriter, r *http.Request) {
-	if !n.mayChange(w, r, r.PathValue("nfInstanceID")) {
+	id := r.PathValue("nfInstanceID")
+	if !n.mayChange(w, r, id) {
 		return
 	}
-	if old, ok := n.reg.get(r.PathValue("nfInstanceID")); ok && !n.certAllows(w, r, old.NfType) {
+	if old, ok := n.reg.get(id); ok && !n.certAllows(w, r, old.NfType, id) {
 		return
 	}
 	var patch []models.PatchItem
@@ -159,7 +160,7 @@ func (n *NF) handleDeregister(w http.ResponseWriter, r *http.Request) {
 	if !n.mayChange(w, r, id) {
 		return
 	}
-	if old, ok := n.reg.get(id); ok && !n.certAllows(w, r, old.NfType) {
+	if old, ok := n.reg.get(id); ok && !n.certAllows(w, r, old.NfType, id) {
 		return
 	}
 	p, ok := n.reg.remove(id)

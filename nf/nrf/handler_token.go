@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/free5gc/openapi/models"
@@ -54,16 +55,22 @@ func (n *NF) mayChange(w http.ResponseWriter, r *http.Request, id string) bool {
 }
 
 // certAllows says whether the caller's client certificate (mutual TLS)
-// is one of an NF of nfType: the credential proves the instance, the
-// certificate the NF, so the core secret alone, without a UDM's
-// certificate, registers no UDM. Over h2c and X-IO there is none to check.
-func (n *NF) certAllows(w http.ResponseWriter, r *http.Request, nfType models.NrfNfManagementNfType) bool {
+// may change instance id of nfType: it must be one of an NF of that type
+// and, when it names NF instances (TS 33.310 6.1.3c, as `l25gc certs
+// init` issues them), name id. So neither the core secret alone nor
+// another UDM's certificate registers or removes this UDM. Over h2c and
+// X-IO there is none to check.
+func (n *NF) certAllows(w http.ResponseWriter, r *http.Request, nfType models.NrfNfManagementNfType, id string) bool {
 	cn := sbi.CertNameOf(r.Context())
-	if n.env.Security == nil || cn == "" || strings.EqualFold(cn, string(nfType)) {
+	if n.env.Security == nil || cn == "" {
 		return true
 	}
-	n.log.Warn("NF instance change refused", "certificate", cn, "nfType", nfType, "method", r.Method)
-	sbi.WriteProblem(w, http.StatusForbidden, sbi.CauseModificationNotAllowed, fmt.Sprintf("the certificate of %q may not change a %s instance", cn, nfType))
+	instances := sbi.CertInstancesOf(r.Context())
+	if strings.EqualFold(cn, string(nfType)) && (len(instances) == 0 || slices.Contains(instances, id)) {
+		return true
+	}
+	n.log.Warn("NF instance change refused", "certificate", cn, "certInstances", instances, "nfType", nfType, "nfInstanceId", id, "method", r.Method)
+	sbi.WriteProblem(w, http.StatusForbidden, sbi.CauseModificationNotAllowed, fmt.Sprintf("the certificate of %q may not change %s instance %s", cn, nfType, id))
 	return false
 }
 

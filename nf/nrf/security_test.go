@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -297,5 +298,72 @@ func TestMutualTLSCertificateMustNameTheNFType(t *testing.T) {
 	}
 	if _, err := udm.Do(ctx, "DELETE", uri, nil, nil); err != nil {
 		t.Errorf("the UDM's deregistration with its certificate: %v", err)
+	}
+}
+
+// A certificate that names its NF instance (TS 33.310 6.1.3c; `l25gc certs
+// init` puts it in) changes only that instance: the certificate of one
+// UDM, with the core secret, cannot register or remove another UDM.
+func TestMutualTLSCertificateNamingAnInstanceChangesOnlyIt(t *testing.T) {
+	real := udmProfile()
+	dir := filepath.Join(t.TempDir(), "certs")
+	other := filepath.Join(t.TempDir(), "certs")
+	if err := sbi.EnsureCA(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{sbi.CACertFile, sbi.CAKeyFile} { // one CA, two UDM certificates
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(other, f), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(sbi.IssueCert(dir, "nrf", sbi.CertHosts("127.0.0.1")))
+	must(sbi.IssueCert(dir, "udm", sbi.CertHosts("127.0.0.1"), real.NfInstanceId))
+	must(sbi.IssueCert(other, "udm", sbi.CertHosts("127.0.0.1"), "5b5a3a40-0000-5000-8000-000000000002"))
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	secret, err := sbi.LoadOrCreateSecret(cfg.SecretPath())
+	must(err)
+	tlsTransport := func(dir, name string) *sbi.TCP {
+		server, client, err := sbi.TLSConfigs(sbi.TLSMutual, dir, name)
+		must(err)
+		return sbi.NewTCPTLS(server, client)
+	}
+	nrfTr := tlsTransport(dir, "nrf")
+	env := &nf.Env{Config: cfg, Log: logging.Discard(), Client: sbitest.Client(nrfTr)}
+	env.Secure(sbi.NewSecurity(secret, nrfTr.RoundTripper(), "", models.NrfNfManagementNfType_NRF))
+	n, err := New(env)
+	must(err)
+	srv, err := nrfTr.Serve("127.0.0.1:0", sbi.Handler(nf.Guard(env, n.Profile(), n.Handler()), nil, logging.Discard()))
+	must(err)
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	base := "https://" + srv.Addr()
+	uri := base + sbi.NFManagementPath + real.NfInstanceId
+	ctx := context.Background()
+
+	otherUDM := nfClient(tlsTransport(other, "udm"), secret, base, models.NrfNfManagementNfType_UDM, real.NfInstanceId)
+	if _, err := otherUDM.Do(ctx, "PUT", uri, real, nil); sbi.StatusOf(err) != http.StatusForbidden {
+		t.Errorf("PUT of a UDM with another UDM instance's certificate: %v, want 403", err)
+	}
+	udm := nfClient(tlsTransport(dir, "udm"), secret, base, models.NrfNfManagementNfType_UDM, real.NfInstanceId)
+	if _, err := udm.Do(ctx, "PUT", uri, real, nil); err != nil {
+		t.Fatalf("the UDM's registration with its own certificate: %v", err)
+	}
+	if _, err := otherUDM.Do(ctx, "DELETE", uri, nil, nil); sbi.StatusOf(err) != http.StatusForbidden {
+		t.Errorf("DELETE of the UDM with another UDM instance's certificate: %v, want 403", err)
+	}
+	if _, err := udm.Do(ctx, "DELETE", uri, nil, nil); err != nil {
+		t.Errorf("the UDM's deregistration with its own certificate: %v", err)
 	}
 }
