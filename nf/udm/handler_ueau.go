@@ -3,6 +3,7 @@ package udm
 // Nudm_UEAuthentication producer (TS 29.503 5.4, resources of 6.3.3).
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -49,11 +50,23 @@ func (n *NF) handleAuthEvent(w http.ResponseWriter, r *http.Request) {
 		now := time.Now().UTC()
 		ev.TimeStamp = &now
 	}
-	if !n.ues.putEvent(supi, ev) {
+	if !n.ues.putEvent(supi, ev) && !n.adoptAuthEvent(r.Context(), supi, ev) {
 		sbi.WriteProblem(w, http.StatusNotFound, sbi.CauseUserNotFound, "no authentication vector was issued for "+supi)
 		return
 	}
 	n.log.Debug("authentication result", "supi", supi, "success", ev.Success, "ausf", ev.NfInstanceId)
 	w.Header().Set("Location", "/nudm-ueau/v1/"+supi+"/auth-events/"+newID())
 	sbi.WriteJSON(w, http.StatusCreated, ev)
+}
+
+// adoptAuthEvent stores the result of an authentication another UDM of
+// the set (or this one before a restart) issued the vector for: the AUSF
+// reports to whichever instance it selects. Only a subscriber the UDR
+// knows is stored, so reports for made-up SUPIs cannot grow the table.
+func (n *NF) adoptAuthEvent(ctx context.Context, supi string, ev models.AuthEvent) bool {
+	if _, err := n.udr.authSubscription(ctx, supi); err != nil {
+		return false
+	}
+	n.ues.markAuthenticating(supi)
+	return n.ues.putEvent(supi, ev)
 }

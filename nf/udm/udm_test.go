@@ -251,8 +251,8 @@ func TestAuthEvents(t *testing.T) {
 		n, base, c := newUDM(t, tr, udr)
 		ev := models.AuthEvent{NfInstanceId: "ausf-1", Success: true, AuthType: models.UdmUeauAuthType__5_G_AKA, ServingNetworkName: snn}
 		ctx := context.Background()
-		if _, err := c.Do(ctx, "POST", base+"/nudm-ueau/v1/"+supi+"/auth-events", ev, nil); sbi.StatusOf(err) != 404 {
-			t.Fatalf("event without a vector: %v, want 404", err)
+		if _, err := c.Do(ctx, "POST", base+"/nudm-ueau/v1/imsi-208930000009999/auth-events", ev, nil); sbi.StatusOf(err) != 404 {
+			t.Fatalf("event of a subscriber the UDR does not know: %v, want 404", err)
 		}
 		if _, err := generate(c, base, supi, nil); err != nil {
 			t.Fatal(err)
@@ -266,6 +266,28 @@ func TestAuthEvents(t *testing.T) {
 		}
 		if _, err := c.Do(ctx, "POST", base+"/nudm-ueau/v1/"+supi+"/auth-events", models.AuthEvent{Success: true}, nil); sbi.StatusOf(err) != 400 {
 			t.Fatalf("event without mandatory IEs: %v, want 400", err)
+		}
+	})
+}
+
+// The AUSF reports a result to the UDM instance it selects, which need not
+// be the one that issued the vector (a UDM set, or a restarted UDM).
+func TestAuthEventOfAVectorAnotherUDMIssued(t *testing.T) {
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		udr := newFakeUDR()
+		const supi = "imsi-208930000000001"
+		udr.add(t, supi, subscriber("000000000020"))
+		_, base1, c := newUDM(t, tr, udr)
+		n2, base2, _ := newUDM(t, tr, udr)
+		if _, err := generate(c, base1, supi, nil); err != nil {
+			t.Fatal(err)
+		}
+		ev := models.AuthEvent{NfInstanceId: "ausf-1", Success: true, AuthType: models.UdmUeauAuthType__5_G_AKA, ServingNetworkName: snn}
+		if _, err := c.Do(context.Background(), "POST", base2+"/nudm-ueau/v1/"+supi+"/auth-events", ev, nil); err != nil {
+			t.Fatalf("result reported to the other UDM: %v", err)
+		}
+		if got, ok := n2.ues.lastEvent(supi); !ok || !got.Success {
+			t.Fatalf("the other UDM stored %+v %v", got, ok)
 		}
 	})
 }
