@@ -41,7 +41,7 @@ func TestKilledOnvmManagerUnderLoadKeepsNFsAndUEs(t *testing.T) {
 	fleet.UEs, fleet.Concurrency, fleet.Deregister = nfKillUEs, nfKillConcurrency, true
 	registerWave(t, g, fleet)
 	kg := connectGNB(t, cfg) // the keepers' own gNB, so its NG Reset touches only them
-	kept := registerKeepers(t, kg, fleet, keepers)
+	kept := registerKeepers(t, cfg, kg, fleet, keepers)
 
 	before := nodeState(t, cfg)
 	if before.Manager == nil || before.ShmHolder == nil {
@@ -91,7 +91,7 @@ func TestKilledOnvmManagerUnderLoadKeepsNFsAndUEs(t *testing.T) {
 // registered in CM-IDLE: g's NG Reset releases their N2 connections
 // (TS 38.413 8.7.4), and the AMF keeps their 5GMM contexts under their
 // 5G-TMSIs, as for UEs that went idle.
-func registerKeepers(t *testing.T, g *ransim.GNB, fleet ransim.Fleet, n int) []*ransim.UE {
+func registerKeepers(t *testing.T, cfg *config.Config, g *ransim.GNB, fleet ransim.Fleet, n int) []*ransim.UE {
 	t.Helper()
 	ues := make([]*ransim.UE, n)
 	for i := range ues {
@@ -105,6 +105,14 @@ func registerKeepers(t *testing.T, g *ransim.GNB, fleet ransim.Fleet, n int) []*
 		cancel()
 		if err != nil || ues[i].GUTI() == nil {
 			t.Fatalf("register %s: %v (GUTI %v)", imsi, err, ues[i].GUTI())
+		}
+	}
+	// The UE's Registration Complete travels on its own SCTP stream and the
+	// NG Reset on stream 0, which may overtake it: reset once the AMF
+	// counts them all registered.
+	for deadline := time.Now().Add(10 * time.Second); amfMetric(t, cfg, "l25gc_amf_registered_ues") < float64(n); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the AMF counts %v UEs registered, want %d", amfMetric(t, cfg, "l25gc_amf_registered_ues"), n)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -175,30 +183,49 @@ func awaitNewManager(t *testing.T, cfg *config.Config, oldPID int, killedAt time
 	return 0
 }
 
-// ausfAuthentications is how many Nausf_UEAuthentication requests the
-// AUSF has served (its SBI request counter for service nausf-auth).
-func ausfAuthentications(t *testing.T, cfg *config.Config) float64 {
+// amfMetric is the value of the AMF's metric name (one without labels).
+func amfMetric(t *testing.T, cfg *config.Config, name string) float64 {
 	t.Helper()
-	spec, ok := config.Builtin.Lookup("ausf")
+	var v float64
+	scrape(t, cfg, "amf", func(line string) {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == name {
+			v, _ = strconv.ParseFloat(f[1], 64)
+		}
+	})
+	return v
+}
+
+// scrape calls each with every line of NF name's /metrics.
+func scrape(t *testing.T, cfg *config.Config, name string, each func(line string)) {
+	t.Helper()
+	spec, ok := config.Builtin.Lookup(name)
 	if !ok {
-		t.Fatal("no ausf in the NF table")
+		t.Fatalf("no %s in the NF table", name)
 	}
 	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + cfg.Addr(spec.PortsIn(cfg).MetricsPort) + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var sum float64
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		line := sc.Text()
+		each(sc.Text())
+	}
+}
+
+// ausfAuthentications is how many Nausf_UEAuthentication requests the
+// AUSF has served (its SBI request counter for service nausf-auth).
+func ausfAuthentications(t *testing.T, cfg *config.Config) float64 {
+	t.Helper()
+	var sum float64
+	scrape(t, cfg, "ausf", func(line string) {
 		if !strings.HasPrefix(line, "l25gc_sbi_server_request_duration_seconds_count{") ||
 			!strings.Contains(line, `service="nausf-auth"`) {
-			continue
+			return
 		}
 		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
 			sum += v
 		}
-	}
+	})
 	return sum
 }
