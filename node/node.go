@@ -304,6 +304,9 @@ func (c *Core) watch(p *Process, errLog *os.File) {
 	defer c.wg.Done()
 	err := p.cmd.Wait()
 	errLog.Close()
+	if c.xioPrefix != "" { // an X-IO secondary, maybe killed
+		xioproc.RemoveProcessLeftovers(c.xioPrefix, p.PID)
+	}
 	close(p.exited)
 	select {
 	case <-c.stop:

@@ -147,6 +147,7 @@ func (c *Core) watchManager(p *xioproc.Proc, logFile *os.File) {
 	defer c.wg.Done()
 	<-p.Exited()
 	logFile.Close()
+	xioproc.RemoveProcessLeftovers(c.xioPrefix, p.Cmd.Process.Pid)
 	if c.stopping() || !c.isCurrent(p) {
 		return // stopped by the node, or by a restart of all of X-IO
 	}
@@ -159,15 +160,10 @@ func (c *Core) watchManager(p *xioproc.Proc, logFile *os.File) {
 		c.restartXIO("a shared ring is wedged or the shared memory's holder is gone")
 		return
 	}
-	select {
-	case <-c.stop:
-		return
-	case <-time.After(managerRestartDelay):
-	}
 	c.mu.Lock()
 	c.managerRestarts++
 	c.mu.Unlock()
-	if err := c.startManager(); err != nil {
+	if err := c.adoptAgain(); err != nil {
 		c.restartXIO(fmt.Sprintf("a new manager could not adopt the shared memory: %v", err))
 		return
 	}
@@ -177,6 +173,25 @@ func (c *Core) watchManager(p *xioproc.Proc, logFile *os.File) {
 // managerRestartDelay: the NFs do not wait for the manager, so it comes
 // back at once; only reaps of NFs that die meanwhile wait for it.
 const managerRestartDelay = 50 * time.Millisecond
+
+// adoptAgain starts a new manager, trying startAttempts times: a DPDK
+// secondary can fail to start when its fresh address space has the shared
+// memory's addresses taken, which the next try does not meet.
+func (c *Core) adoptAgain() error {
+	var err error
+	for attempt := 0; attempt < startAttempts; attempt++ {
+		select {
+		case <-c.stop:
+			return nil
+		case <-time.After(managerRestartDelay):
+		}
+		if err = c.startManager(); err == nil {
+			return nil
+		}
+		fmt.Fprintf(c.opts.Out, "  %-5s %v; starting it again\n", "onvm", err)
+	}
+	return err
+}
 
 // watchHolder notices the shared memory's holder died: NFs keep what they
 // mapped, but no new primary can start while they run, so X-IO restarts

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,6 +80,11 @@ func TestKilledOnvmManagerUnderLoadKeepsNFsAndUEs(t *testing.T) {
 	}
 	if len(changed) != 0 {
 		t.Errorf("the manager's death restarted %v; the NFs and the shared memory's holder should keep their processes", changed)
+	}
+	// EAL's files of the killed secondary would pile up in /var/run over
+	// many restarts.
+	if left, _ := filepath.Glob(fmt.Sprintf("/var/run/dpdk/xio%d_*/*_%d*", os.Getpid(), before.Manager.PID)); len(left) != 0 {
+		t.Errorf("EAL files of the killed manager left behind: %v", left)
 	}
 	if reregistered != keepers {
 		t.Errorf("%d of %d UEs registered before the kill registered again by their 5G-GUTI", reregistered, keepers)

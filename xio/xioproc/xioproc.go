@@ -291,6 +291,23 @@ func RemoveLeftovers(prefix string) {
 	os.RemoveAll(filepath.Join("/var/run/dpdk", prefix))
 }
 
+// RemoveProcessLeftovers removes what EAL keeps for one secondary process
+// of prefix (its copies of the memory maps, its IPC socket) once pid is
+// gone: a secondary killed cannot remove them, and a node whose NFs or
+// manager restart often would collect them in /var/run.
+func RemoveProcessLeftovers(prefix string, pid int) {
+	if pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+		return
+	}
+	dir := filepath.Join("/var/run/dpdk", prefix)
+	for _, pattern := range []string{"fbarray_*_" + strconv.Itoa(pid), "mp_socket_" + strconv.Itoa(pid) + "_*"} {
+		files, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, f := range files {
+			os.Remove(f)
+		}
+	}
+}
+
 // EnsureHugepages makes sure hugetlbfs is mounted on /dev/hugepages and at
 // least free 2 MiB pages are free, raising nr_hugepages if needed (root).
 func EnsureHugepages(free int) error {
