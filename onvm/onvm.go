@@ -32,6 +32,7 @@ package onvm
 #cgo LDFLAGS: -lrte_eal -lrte_ring
 #include <stdlib.h>
 #include "onvm_manager.h"
+#include "onvm_ops.h"
 */
 import "C"
 
@@ -104,6 +105,18 @@ func (c Config) EALArgs() []string {
 	return []string{"l25gc-onvm", "--proc-type=primary", "--file-prefix=" + c.FilePrefix,
 		"--huge-dir=" + c.HugeDir, "-m", fmt.Sprint(c.MemMB), "--no-pci", "--no-telemetry",
 		"-l", "0", "--log-level=lib.eal:error"}
+}
+
+// primaryConfigPath is where EAL keeps the primary's config file (root's
+// runtime dir; xio.Config finds it the same way).
+func (c Config) primaryConfigPath() string {
+	dir := "/var/run"
+	if os.Geteuid() != 0 {
+		if dir = os.Getenv("XDG_RUNTIME_DIR"); dir == "" {
+			dir = "/tmp"
+		}
+	}
+	return filepath.Join(dir, "dpdk", c.FilePrefix, "config")
 }
 
 // Snapshot describes the shared memory as the manager sees it.
@@ -210,6 +223,13 @@ func ealInit(cfg Config) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if cfg.Mode == Adopt {
+		path := C.CString(cfg.primaryConfigPath())
+		held := C.onvm_primary_running(path) != 0
+		C.free(unsafe.Pointer(path))
+		if !held {
+			return fmt.Errorf("onvm: adopt the shared memory: no DPDK primary holds it (file-prefix %s, expected %s; does its holder run?)",
+				cfg.FilePrefix, cfg.primaryConfigPath())
+		}
 		if C.onvm_adopt(C.int(len(args)), cargv, &errbuf[0], C.size_t(len(errbuf))) != 0 {
 			return fmt.Errorf("onvm: adopt the shared memory: %s (file-prefix %s; does its holder run?)",
 				C.GoString(&errbuf[0]), cfg.FilePrefix)

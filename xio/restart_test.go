@@ -154,3 +154,18 @@ func startAdopterErr(holder *privateManager, out *testio.SyncBuffer) (*xioproc.P
 	cmd.Stdout, cmd.Stderr = out, out
 	return xioproc.StartCmd(cmd, xioproc.RoleAdopter)
 }
+
+// A manager asked to adopt shared memory nobody holds says what is missing
+// instead of creating memory the NFs would not share.
+func TestAdoptWithoutHolderSaysSo(t *testing.T) {
+	nobody := &privateManager{prefix: fmt.Sprintf("xio-noholder-%d", os.Getpid())}
+	defer xioproc.RemoveLeftovers(nobody.prefix)
+	out := &testio.SyncBuffer{}
+	if p, err := startAdopterErr(nobody, out); err == nil {
+		p.Kill()
+		t.Fatal("a manager adopted shared memory that nobody holds")
+	}
+	if want := "does its holder run?"; !strings.Contains(out.String(), want) {
+		t.Fatalf("the refusal does not ask %q:\n%s", want, out.String())
+	}
+}

@@ -40,16 +40,7 @@ static uint32_t conn_hint;
 /* xio_primary_running says whether a DPDK primary holds its config file lock,
  * so a missing manager is reported without a failed rte_eal_init (which
  * cannot be retried in the same process). */
-int xio_primary_running(const char *config_path)
-{
-	int fd = open(config_path, O_RDWR);
-	if (fd < 0)
-		return 0;
-	struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-	int r = fcntl(fd, F_GETLK, &lk);
-	close(fd);
-	return r == 0 && lk.l_type != F_UNLCK;
-}
+int xio_primary_running(const char *config_path) { return onvm_primary_running(config_path); }
 
 /* take_slot claims a free NF slot for this process. The lock word is our
  * pid, so if we are killed in here anyone can tell and break it. */

@@ -372,6 +372,20 @@ static inline void onvm_send_ctl_msg(struct onvm_view *v, const struct onvm_ctl 
 	onvm_send_ctl(v, ctl->dst, ctl->type, ctl->conn, ctl->gen, ctl->side);
 }
 
+/* onvm_primary_running says whether a DPDK primary holds the lock on its
+ * config file (EAL's runtime dir of the file prefix): secondaries can map
+ * the memory of a dead primary, but nothing would hold it for the next. */
+static inline int onvm_primary_running(const char *config_path)
+{
+	int fd = open(config_path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	int r = fcntl(fd, F_GETLK, &lk);
+	close(fd);
+	return r == 0 && lk.l_type != F_UNLCK;
+}
+
 /* onvm_view_lookup finds the shared objects the primary created (onvm_shm.h)
  * and checks them: an NF attaching, or a manager adopting the tables after
  * its predecessor died. -1 with err set when they are missing, not ready,
