@@ -92,6 +92,21 @@ func TestKilledOnvmManagerUnderLoadKeepsNFsAndUEs(t *testing.T) {
 	if newAuths != 0 {
 		t.Errorf("GUTI re-registrations after the kill cost %v new authentications (Nausf_UEAuthentication), want 0", newAuths)
 	}
+
+	// The adopted manager does the manager's work: killed again it is
+	// adopted again, and an NF that dies then is reaped (its peers' conns
+	// reset, its slot freed) so that its restart attaches and serves.
+	second := nodeState(t, cfg).Manager.PID
+	if err := syscall.Kill(second, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	awaitNewManager(t, cfg, second, time.Now())
+	udm := nfProcess(t, cfg, "udm")
+	if err := syscall.Kill(udm.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	awaitRestarted(t, cfg, "udm", udm.PID, time.Now())
+	registerWave(t, g, fleet)
 }
 
 // registerKeepers registers n UEs after fleet's through g and leaves them
