@@ -382,6 +382,9 @@ static void reap_finish(uint32_t nf)
 
 static void reap_step(uint32_t nf)
 {
+	/* Adopted from a dead manager, and the lock was busy then. */
+	if (reap_of(nf)->phase == ONVM_REAP_BEGIN)
+		reap_begin(nf, 1);
 	if (reap_of(nf)->phase == ONVM_REAP_RECLAIM)
 		reap_reclaim(nf);
 	if (reap_of(nf)->phase == ONVM_REAP_ORPHANS)

@@ -23,6 +23,36 @@ import (
 
 func init() {
 	roles["echoer"] = echoerRole
+	roles["reader"] = readerRole
+	roles["halfreaper"] = halfReaperRole
+}
+
+// readerRole dials $XIO_PEER_ADDR and waits in a read, which only a FIN
+// or RST can end; it prints how it ended.
+func readerRole(ctx context.Context) error {
+	c, err := xio.Dial(os.Getenv("XIO_PEER_ADDR"))
+	if err != nil {
+		return err
+	}
+	xioproc.Ready()
+	_, err = c.Read(make([]byte, 1))
+	fmt.Printf("read failed: %v\n", err)
+	<-ctx.Done()
+	return nil
+}
+
+// halfReaperRole plays a manager killed inside the reap of the dead NF
+// that served $XIO_PEER_ADDR.
+func halfReaperRole(ctx context.Context) error {
+	if err := xio.Init(xio.Config{}); err != nil {
+		return err
+	}
+	if err := xio.HalfReapForTest(os.Getenv("XIO_PEER_ADDR")); err != nil {
+		return err
+	}
+	xioproc.Ready()
+	<-ctx.Done()
+	return nil
 }
 
 // echoerRole is a new NF: it is ready once one 64 KiB echo through the
@@ -167,5 +197,30 @@ func TestAdoptWithoutHolderSaysSo(t *testing.T) {
 	}
 	if want := "does its holder run?"; !strings.Contains(out.String(), want) {
 		t.Fatalf("the refusal does not ask %q:\n%s", want, out.String())
+	}
+}
+
+// A manager killed inside the reap of a dead NF, after resetting its conns
+// in the table but before sending the RSTs, leaves their other sides
+// waiting in reads that nothing else ends; the next manager takes the reap
+// over from its record and sends the RSTs again.
+func TestAdoptedReapResendsResets(t *testing.T) {
+	holder, mgr, _ := startSplitManager(t)
+	addr := "half-reaped"
+	victim := startCaptured(t, "peer", &testio.SyncBuffer{}, holder.env(), "XIO_PEER_ADDR="+addr)
+	readOut := &testio.SyncBuffer{}
+	reader := startCaptured(t, "reader", readOut, holder.env(), "XIO_PEER_ADDR="+addr)
+	defer reader.Kill()
+	mgr.Kill()
+	victim.Kill()
+	startCaptured(t, "halfreaper", &testio.SyncBuffer{}, holder.env(), "XIO_PEER_ADDR="+addr).Kill()
+	time.Sleep(100 * time.Millisecond)
+	if strings.Contains(readOut.String(), "read failed") {
+		t.Fatalf("the read ended before any manager sent an RST: %s", readOut.String())
+	}
+	startAdopter(t, holder)
+	waitOutput(t, readOut, "read failed", 3*time.Second)
+	if !strings.Contains(readOut.String(), "reset") {
+		t.Fatalf("the reader's read ended, but not by a reset: %s", readOut.String())
 	}
 }

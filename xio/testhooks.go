@@ -175,6 +175,20 @@ func HalfDeliverForTest(addr string) error {
 	return nil
 }
 
+// HalfReapForTest leaves the NF serving stream address addr (dead, not
+// yet reaped) as a manager killed inside its reap would: marked dead, its
+// conns reset in the table, but no RST sent to their other sides.
+func HalfReapForTest(addr string) error {
+	slot := slotOf(addr, C.ONVM_SVC_STREAM)
+	if slot < 0 {
+		return syscall.ENOENT
+	}
+	if r := C.xio_test_half_reap(C.uint32_t(slot)); r < 0 {
+		return syscall.Errno(-r)
+	}
+	return nil
+}
+
 // QueuedForTest is how many counted buffers are queued to the NF serving
 // stream address addr (its quota use).
 func QueuedForTest(addr string) int {
