@@ -25,6 +25,21 @@ func init() {
 	roles["echoer"] = echoerRole
 	roles["reader"] = readerRole
 	roles["halfreaper"] = halfReaperRole
+	roles["mgrleaker"] = mgrLeakerRole
+}
+
+// mgrLeakerRole leaves control buffers as the manager would if killed
+// while sending RSTs to the NF serving $XIO_PEER_ADDR.
+func mgrLeakerRole(ctx context.Context) error {
+	if err := xio.Init(xio.Config{}); err != nil {
+		return err
+	}
+	if err := xio.LeakAsManagerForTest(os.Getenv("XIO_PEER_ADDR"), 8); err != nil {
+		return err
+	}
+	xioproc.Ready()
+	<-ctx.Done()
+	return nil
 }
 
 // readerRole dials $XIO_PEER_ADDR and waits in a read, which only a FIN
@@ -223,4 +238,23 @@ func TestAdoptedReapResendsResets(t *testing.T) {
 	if !strings.Contains(readOut.String(), "reset") {
 		t.Fatalf("the reader's read ended, but not by a reset: %s", readOut.String())
 	}
+}
+
+// Control buffers a killed manager had taken, or handed to an NF without
+// enqueueing them, belong to no NF, so no NF's reap frees them; the next
+// manager takes them back (every buffer is free once the NFs are idle).
+func TestAdoptingManagerReclaimsItsPredecessorsBuffers(t *testing.T) {
+	holder, mgr, _ := startSplitManager(t)
+	addr := "mgr-leak-sink"
+	sink := startCaptured(t, "peer", &testio.SyncBuffer{}, holder.env(), "XIO_PEER_ADDR="+addr)
+	defer sink.Kill()
+	startCaptured(t, "mgrleaker", &testio.SyncBuffer{}, holder.env(), "XIO_PEER_ADDR="+addr).Kill()
+	mgr.Kill()
+	startAdopter(t, holder)
+	out := &testio.SyncBuffer{}
+	prober, err := startProber(holder, out, addr)
+	if err != nil {
+		t.Fatalf("after the manager's restart: %v\n%s", err, out.String())
+	}
+	prober.Kill()
 }

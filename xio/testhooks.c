@@ -287,3 +287,23 @@ int xio_test_half_reap(uint32_t slot)
 	onvm_unlock(v);
 	return 0;
 }
+
+/* xio_test_leak_as_manager leaves control buffers as the current manager
+ * would if killed while sending RSTs: n taken (HELD by its pseudo slot) and
+ * one handed to NF slot but never enqueued. Returns how many it took. */
+int xio_test_leak_as_manager(uint32_t slot, int n)
+{
+	struct onvm_view *v = xio_view();
+	if (slot >= ONVM_MAX_NF)
+		return -EINVAL;
+	uint32_t mgr = ONVM_MGR_SELF(__atomic_load_n(&v->shm->manager_epoch, __ATOMIC_ACQUIRE));
+	int k = 0;
+	for (uint32_t i = 0; i < ONVM_CTL_BUFS && k <= n; i++) {
+		struct onvm_msg *m = onvm_ctl_buf(v, i);
+		uint32_t o = 0;
+		uint32_t w = k < n ? ONVM_OWN(ONVM_BUF_HELD, mgr, mgr) : ONVM_OWN(ONVM_BUF_INRING, slot, mgr);
+		if (__atomic_compare_exchange_n(&m->own, &o, w, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			k++;
+	}
+	return k;
+}
