@@ -77,7 +77,7 @@ type Process struct {
 	exited   chan struct{}
 	spawned  time.Time
 	failures int  // exits in a row, each soon after its start (guarded by Core.mu)
-	killed   bool // by the supervisor, when the onvm manager died (guarded by Core.mu)
+	killed   bool // by the supervisor, when X-IO restarted whole (guarded by Core.mu)
 }
 
 // Core is a running node.
@@ -89,12 +89,17 @@ type Core struct {
 	stop  chan struct{}
 	wg    sync.WaitGroup
 
-	// X-IO: the onvm manager, started before the NFs, stopped after them.
+	// X-IO: the shared memory's holder and the onvm manager, started
+	// before the NFs, stopped after them (xio.go).
 	xioPrefix       string
+	holder          *xioproc.Proc
+	holderInfo      *Process
 	manager         *xioproc.Proc
 	managerInfo     *Process
 	managerRestarts int
-	managerUp       chan struct{} // closed while a manager serves; nil without X-IO
+	xioRestarts     int           // of the holder, with every NF
+	managerUp       chan struct{} // closed while X-IO serves; nil without X-IO
+	xioRestartMu    sync.Mutex    // one restart of X-IO at a time
 
 	stateMu    sync.Mutex // serialises writeState
 	started    time.Time
@@ -110,8 +115,10 @@ type State struct {
 	N2            string     `json:"n2"`
 	Started       time.Time  `json:"started"`
 	NFs           []*Process `json:"nfs"`
-	// Manager is the onvm manager when the SBI runs over X-IO.
-	Manager *Process `json:"onvm,omitempty"`
+	// Manager is the onvm manager when the SBI runs over X-IO, and
+	// ShmHolder the process holding its shared memory (package onvm).
+	Manager   *Process `json:"onvm,omitempty"`
+	ShmHolder *Process `json:"onvm_shm,omitempty"`
 	// Path is the file this state was read from.
 	Path string `json:"-"`
 }
@@ -297,6 +304,9 @@ func (c *Core) watch(p *Process, errLog *os.File) {
 	defer c.wg.Done()
 	err := p.cmd.Wait()
 	errLog.Close()
+	if c.xioPrefix != "" { // an X-IO secondary, maybe killed
+		xioproc.RemoveProcessLeftovers(c.xioPrefix, p.PID)
+	}
 	close(p.exited)
 	select {
 	case <-c.stop:
@@ -451,15 +461,18 @@ func (c *Core) SBI() string {
 }
 
 // PIDs maps each process of the core to its current PID: the NFs by name
-// and, over X-IO, the onvm manager as "onvm".
+// and, over X-IO, the onvm manager as "onvm" and its shared memory's
+// holder as "onvm-shm".
 func (c *Core) PIDs() map[string]int {
 	m := map[string]int{}
 	for _, p := range c.Processes() {
 		m[p.Name] = p.PID
 	}
 	c.mu.Lock()
-	if c.managerInfo != nil {
-		m[c.managerInfo.Name] = c.managerInfo.PID
+	for _, x := range []*Process{c.managerInfo, c.holderInfo} {
+		if x != nil {
+			m[x.Name] = x.PID
+		}
 	}
 	c.mu.Unlock()
 	return m
@@ -503,7 +516,8 @@ func (c *Core) writeState() error {
 	defer c.stateMu.Unlock()
 	c.mu.Lock()
 	st := State{SupervisorPID: os.Getpid(), ConfigPath: c.opts.ConfigPath, SBI: c.SBI(),
-		LogDir: c.cfg.LogDir, N2: c.n2Addr(), Started: c.started, NFs: c.procs, Manager: c.managerInfo}
+		LogDir: c.cfg.LogDir, N2: c.n2Addr(), Started: c.started, NFs: c.procs, Manager: c.managerInfo,
+		ShmHolder: c.holderInfo}
 	data, err := json.MarshalIndent(st, "", "  ")
 	c.mu.Unlock()
 	if err != nil {

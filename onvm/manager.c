@@ -11,6 +11,15 @@
  * back its buffers (see the buffer life in onvm_ops.h). A watchdog turns a
  * ring wedged by a process killed mid-enqueue into an exit, so the node
  * restarts X-IO instead of hanging.
+ *
+ * Three ways to run (onvm.go): create the shared memory and manage it (one
+ * process, tests); create it and only hold it (the node's long-lived
+ * primary, onvm_init with manage 0); or adopt it as a DPDK secondary and
+ * manage it (the node's manager, onvm_adopt). NFs never wait for the
+ * manager, so while it is down they keep working; only deaths go unreaped
+ * until a new manager adopts the tables. Everything a reap in progress
+ * needs lives in shared memory (onvm_shm.h struct onvm_reap), so the new
+ * manager finishes what its predecessor began.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +40,7 @@
 static struct onvm_view mgr;
 static uint32_t mgr_delivering[ONVM_MAX_NF]; /* the manager's own RST deliveries */
 static int eal_up;
+static int adopted; /* a secondary: the primary holds the memory */
 
 static void set_err(char *err, size_t n, const char *what, int code)
 {
@@ -84,7 +94,7 @@ static uint32_t quota_for(unsigned nbufs)
 	return q > ONVM_QUOTA_MAX ? ONVM_QUOTA_MAX : q;
 }
 
-static int create_shm(unsigned nbufs, char *err, size_t n)
+static int create_shm(unsigned nbufs, int manage, char *err, size_t n)
 {
 	const struct rte_memzone *mz = rte_memzone_reserve(
 		ONVM_MZ_SHM, sizeof(struct onvm_shm), SOCKET_ID_ANY, 0);
@@ -95,7 +105,8 @@ static int create_shm(unsigned nbufs, char *err, size_t n)
 	mgr.shm = mz->addr;
 	memset(mgr.shm, 0, sizeof(*mgr.shm));
 	mgr.shm->version = ONVM_SHM_VERSION;
-	mgr.shm->manager_pid = getpid();
+	/* A primary that only holds the memory is no manager: one may adopt. */
+	mgr.shm->manager_pid = manage ? getpid() : 0;
 	mgr.shm->nbufs = nbufs;
 	mgr.shm->nf_quota = quota_for(nbufs);
 	/* Publish the magic last: an NF that sees it sees a ready table. */
@@ -103,16 +114,16 @@ static int create_shm(unsigned nbufs, char *err, size_t n)
 	return 0;
 }
 
-/* onvm_init brings up EAL as primary and creates the shared objects. The
- * caller restores its thread's CPU affinity afterwards (EAL pins it). */
-int onvm_init(int argc, char **argv, unsigned nbufs, char *err, size_t n)
+/* onvm_init brings up EAL as primary and creates the shared objects; with
+ * manage 0 it only holds them for a manager that adopts them. */
+int onvm_init(int argc, char **argv, unsigned nbufs, int manage, char *err, size_t n)
 {
 	if (onvm_eal_init(argc, argv) < 0) {
 		set_err(err, n, "EAL init (primary)", rte_errno);
 		return -1;
 	}
 	eal_up = 1;
-	mgr.self = ONVM_MAX_NF;
+	mgr.self = ONVM_MGR_SELF(0);
 	mgr.pid = (uint32_t)getpid();
 	mgr.delivering = mgr_delivering;
 	mgr.lock_timeout_ms = ONVM_LOCK_TIMEOUT_MS;
@@ -121,7 +132,7 @@ int onvm_init(int argc, char **argv, unsigned nbufs, char *err, size_t n)
 		return -1;
 	}
 	if (create_bufs(nbufs, err, n) < 0 || create_rings(err, n) < 0 ||
-	    create_shm(nbufs, err, n) < 0)
+	    create_shm(nbufs, manage, err, n) < 0)
 		return -1;
 	return 0;
 }
@@ -140,18 +151,7 @@ int onvm_init(int argc, char **argv, unsigned nbufs, char *err, size_t n)
  * same number. Each step that cannot finish now is retried next scan.
  */
 
-enum reap_phase { REAP_NONE = 0, REAP_RECLAIM, REAP_ORPHANS, REAP_FINISH };
-
-struct reap {
-	enum reap_phase phase;
-	int32_t pid;
-	uint64_t orphan_mask;              /* live NFs it was delivering to */
-	uint32_t orphan_gen[ONVM_MAX_NF];  /* their attach generations */
-	uint32_t orphan_head[ONVM_MAX_NF]; /* their rings' producer head after the death */
-	uint64_t freed;
-};
-
-static struct reap reaps[ONVM_MAX_NF];
+static struct onvm_reap *reap_of(uint32_t nf) { return &mgr.shm->reap[nf]; }
 static uint64_t last_death_ms; /* for the watchdog */
 static int32_t last_death_pid;
 static uint32_t last_death_slot;
@@ -159,11 +159,25 @@ static uint32_t last_death_slot;
 /* Control messages the manager owes peers of a dead NF. */
 static struct onvm_ctl pending[ONVM_MAX_CONN];
 
+/* resend_reset: side s of conn c was reset by a manager that may have died
+ * before its RST reached the other side; send it again (a duplicate is
+ * dropped by the receiver: its side is closed, or the gen moved on). */
+static int resend_reset(const struct onvm_conn *cn, uint32_t c, uint32_t s, struct onvm_ctl *ctl)
+{
+	uint32_t o = 1 - s;
+	if (cn->state != ONVM_CONN_OPEN || !cn->closed[s] || !cn->reset || cn->closed[o] ||
+	    cn->nf[o] == cn->nf[s])
+		return 0;
+	*ctl = (struct onvm_ctl){.dst = cn->nf[o], .conn = c, .gen = cn->gen, .side = o,
+				 .type = ONVM_MSG_RST};
+	return 1;
+}
+
 /* close_dead_tables drops nf's bindings and resets its connections (table
  * lock held); it returns how many RSTs to send once the lock is released.
  * It also frees conns whose two sides are closed but which a closer killed
  * inside its critical section left open. */
-static unsigned close_dead_tables(uint32_t nf)
+static unsigned close_dead_tables(uint32_t nf, int resume)
 {
 	struct onvm_shm *shm = mgr.shm;
 	uint32_t gen = shm->nf[nf].gen;
@@ -178,10 +192,14 @@ static unsigned close_dead_tables(uint32_t nf)
 		struct onvm_conn *cn = &shm->conn[c];
 		if (cn->state != ONVM_CONN_OPEN)
 			continue;
-		for (uint32_t s = 0; s < 2; s++)
-			if (cn->nf[s] == nf && cn->nfgen[s] == gen &&
-			    onvm_conn_close_side(&mgr, c, s, 1, &pending[n]) && pending[n].dst != nf)
+		for (uint32_t s = 0; s < 2; s++) {
+			if (cn->nf[s] != nf || cn->nfgen[s] != gen)
+				continue;
+			if (onvm_conn_close_side(&mgr, c, s, 1, &pending[n]) && pending[n].dst != nf)
 				n++;
+			else if (resume && resend_reset(cn, c, s, &pending[n]))
+				n++;
+		}
 		if (cn->state == ONVM_CONN_OPEN && cn->closed[0] && cn->closed[1]) {
 			cn->state = ONVM_CONN_FREE;
 			__atomic_add_fetch(&cn->gen, 1, __ATOMIC_RELEASE);
@@ -190,22 +208,28 @@ static unsigned close_dead_tables(uint32_t nf)
 	return n;
 }
 
-static int reap_begin(uint32_t nf)
+/* reap_begin marks nf DEAD, drops its bindings, resets its conns and sends
+ * the RSTs. The record says BEGIN until the RSTs are out: a manager that
+ * adopts the tables then runs it again with resume set (every step is
+ * idempotent, and RSTs already sent are sent again). */
+static int reap_begin(uint32_t nf, int resume)
 {
 	struct onvm_shm *shm = mgr.shm;
 	if (onvm_lock(&mgr) < 0)
 		return -1; /* a live process holds it; next scan */
-	struct reap *r = &reaps[nf];
-	*r = (struct reap){.phase = REAP_RECLAIM, .pid = shm->nf[nf].pid};
+	struct onvm_reap *r = reap_of(nf);
+	if (!resume)
+		*r = (struct onvm_reap){.phase = ONVM_REAP_BEGIN, .pid = shm->nf[nf].pid};
 	/* seq_cst: pairs with the senders' delivering add + state load. */
 	__atomic_store_n(&shm->nf[nf].state, ONVM_NF_DEAD, __ATOMIC_SEQ_CST);
-	unsigned resets = close_dead_tables(nf);
+	unsigned resets = close_dead_tables(nf, resume);
 	onvm_unlock(&mgr);
 	last_death_ms = onvm_now_ms();
 	last_death_pid = r->pid;
 	last_death_slot = nf;
 	for (unsigned i = 0; i < resets; i++)
 		onvm_send_ctl_msg(&mgr, &pending[i]);
+	__atomic_store_n(&r->phase, ONVM_REAP_RECLAIM, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -293,7 +317,7 @@ static uint64_t free_matching(buf_pred pred, uint32_t nf, uint32_t peer)
 
 static void reap_reclaim(uint32_t nf)
 {
-	struct reap *r = &reaps[nf];
+	struct onvm_reap *r = reap_of(nf);
 	if (!senders_done(nf))
 		return;
 	r->freed += drain_ring(nf);
@@ -311,12 +335,12 @@ static void reap_reclaim(uint32_t nf)
 		r->orphan_gen[d] = peer->gen;
 		r->orphan_head[d] = onvm_ring_prod_head(mgr.rx[d]);
 	}
-	r->phase = r->orphan_mask ? REAP_ORPHANS : REAP_FINISH;
+	r->phase = r->orphan_mask ? ONVM_REAP_ORPHANS : ONVM_REAP_FINISH;
 }
 
 static void reap_orphans(uint32_t nf)
 {
-	struct reap *r = &reaps[nf];
+	struct onvm_reap *r = reap_of(nf);
 	for (uint32_t d = 0; d < ONVM_MAX_NF; d++) {
 		if (!(r->orphan_mask & (1ull << d)))
 			continue;
@@ -331,35 +355,177 @@ static void reap_orphans(uint32_t nf)
 		r->orphan_mask &= ~(1ull << d);
 	}
 	if (r->orphan_mask == 0)
-		r->phase = REAP_FINISH;
+		r->phase = ONVM_REAP_FINISH;
 }
 
+/* reap_finish frees the slot. The record is closed first, inside the lock:
+ * a manager killed here leaves a DEAD slot with no reap in progress, which
+ * its successor finishes (adopt_reaps), never a FREE slot with a FINISH
+ * record that would free a new NF's slot under it. */
 static void reap_finish(uint32_t nf)
 {
 	struct onvm_shm *shm = mgr.shm;
 	if (onvm_lock(&mgr) < 0)
 		return;
 	struct onvm_nf *me = &shm->nf[nf];
+	shm->reclaimed_bufs += reap_of(nf)->freed;
+	shm->reaped_nfs++;
+	__atomic_store_n(&reap_of(nf)->phase, ONVM_REAP_NONE, __ATOMIC_RELEASE);
 	me->pid = 0;
 	me->sleeping = 0;
 	__atomic_store_n(&me->queued, 0, __ATOMIC_RELAXED);
 	for (uint32_t d = 0; d < ONVM_MAX_NF; d++)
 		__atomic_store_n(&me->delivering[d], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&me->state, ONVM_NF_FREE, __ATOMIC_RELEASE);
-	shm->reclaimed_bufs += reaps[nf].freed;
-	shm->reaped_nfs++;
 	onvm_unlock(&mgr);
-	reaps[nf].phase = REAP_NONE;
 }
 
 static void reap_step(uint32_t nf)
 {
-	if (reaps[nf].phase == REAP_RECLAIM)
+	/* Adopted from a dead manager, and the lock was busy then. */
+	if (reap_of(nf)->phase == ONVM_REAP_BEGIN)
+		reap_begin(nf, 1);
+	if (reap_of(nf)->phase == ONVM_REAP_RECLAIM)
 		reap_reclaim(nf);
-	if (reaps[nf].phase == REAP_ORPHANS)
+	if (reap_of(nf)->phase == ONVM_REAP_ORPHANS)
 		reap_orphans(nf);
-	if (reaps[nf].phase == REAP_FINISH)
+	if (reap_of(nf)->phase == ONVM_REAP_FINISH)
 		reap_finish(nf);
+}
+
+/* ---- adopting the tables from a manager that died ----------------------
+ *
+ * The NFs went on without a manager; what the dead one left undone is in
+ * shared memory: reaps in progress (their records), control buffers it had
+ * taken (HELD by its pseudo slot) or was delivering (INRING(d) from its
+ * pseudo slot, maybe outside d's ring), and maybe the table lock. The new
+ * manager takes a pseudo slot of its own (ONVM_MGR_SELF of the next epoch)
+ * so it can tell those buffers from its own.
+ */
+
+/* Control buffers a dead manager may have left half-delivered to live NFs:
+ * freed once each such NF has consumed past its ring's producer head at
+ * the adoption (like reap_orphans, for the manager). */
+static struct {
+	uint64_t mask;
+	uint32_t gen[ONVM_MAX_NF];
+	uint32_t head[ONVM_MAX_NF];
+} old_mgr;
+
+static int held_by_old_mgr(uint32_t o, uint32_t self, uint32_t peer)
+{
+	(void)peer;
+	uint32_t owner = ONVM_OWN_OWNER(o);
+	return ONVM_OWN_STATE(o) == ONVM_BUF_HELD && ONVM_IS_MGR_SELF(owner) && owner != self;
+}
+
+static int sent_by_old_mgr(uint32_t o, uint32_t self, uint32_t peer)
+{
+	uint32_t src = ONVM_OWN_SRC(o);
+	return ONVM_OWN_STATE(o) == ONVM_BUF_INRING && ONVM_OWN_OWNER(o) == peer &&
+	       ONVM_IS_MGR_SELF(src) && src != self;
+}
+
+static void old_mgr_orphans_begin(void)
+{
+	for (uint32_t d = 0; d < ONVM_MAX_NF; d++) {
+		struct onvm_nf *peer = &mgr.shm->nf[d];
+		if (__atomic_load_n(&peer->state, __ATOMIC_ACQUIRE) != ONVM_NF_ACTIVE)
+			continue; /* a dead d's reap frees all INRING(d) */
+		old_mgr.mask |= 1ull << d;
+		old_mgr.gen[d] = peer->gen;
+		old_mgr.head[d] = onvm_ring_prod_head(mgr.rx[d]);
+	}
+}
+
+static void old_mgr_orphans_step(void)
+{
+	for (uint32_t d = 0; d < ONVM_MAX_NF && old_mgr.mask != 0; d++) {
+		if (!(old_mgr.mask & (1ull << d)))
+			continue;
+		struct onvm_nf *peer = &mgr.shm->nf[d];
+		if (__atomic_load_n(&peer->state, __ATOMIC_ACQUIRE) == ONVM_NF_ACTIVE &&
+		    peer->gen == old_mgr.gen[d]) {
+			if ((int32_t)(onvm_ring_cons_tail(mgr.rx[d]) - old_mgr.head[d]) < 0)
+				continue;
+			mgr.shm->reclaimed_bufs += free_matching(sent_by_old_mgr, mgr.self, d);
+		}
+		old_mgr.mask &= ~(1ull << d);
+	}
+}
+
+/* adopt_reaps picks up every reap the dead manager left unfinished. */
+static void adopt_reaps(void)
+{
+	for (uint32_t i = 0; i < ONVM_MAX_NF; i++) {
+		struct onvm_nf *nf = &mgr.shm->nf[i];
+		struct onvm_reap *r = reap_of(i);
+		uint32_t st = __atomic_load_n(&nf->state, __ATOMIC_ACQUIRE);
+		switch (r->phase) {
+		case ONVM_REAP_NONE:
+			if (st == ONVM_NF_DEAD) /* killed inside reap_finish */
+				r->phase = ONVM_REAP_FINISH;
+			break;
+		case ONVM_REAP_BEGIN:
+			/* Killed before (ACTIVE) or after marking it DEAD. */
+			if (st == ONVM_NF_DEAD || (st == ONVM_NF_ACTIVE && nf->pid == r->pid))
+				reap_begin(i, 1);
+			else
+				r->phase = ONVM_REAP_NONE;
+			break;
+		}
+	}
+}
+
+/* take_over makes this process the manager, unless a live one is. */
+static int take_over(char *err, size_t n)
+{
+	struct onvm_shm *shm = mgr.shm;
+	if (onvm_lock(&mgr) < 0) {
+		snprintf(err, n, "table lock held by live pid %u", shm->lock);
+		return -1;
+	}
+	int32_t prev = shm->manager_pid;
+	if (prev != 0 && prev != (int32_t)mgr.pid && onvm_pid_alive(prev)) {
+		onvm_unlock(&mgr);
+		snprintf(err, n, "another onvm manager (pid %d) manages this shared memory", prev);
+		return -1;
+	}
+	shm->manager_epoch++;
+	shm->manager_pid = (int32_t)mgr.pid;
+	mgr.self = ONVM_MGR_SELF(shm->manager_epoch);
+	onvm_unlock(&mgr);
+	/* The predecessor may have died inside an enqueue: the watchdog
+	 * counts its death like an NF's. */
+	last_death_ms = onvm_now_ms();
+	last_death_pid = prev;
+	last_death_slot = ONVM_MAX_NF;
+	return 0;
+}
+
+/* onvm_adopt attaches as a DPDK secondary to the shared memory a primary
+ * holds and takes over the manager's duties, finishing what a manager that
+ * died left undone. */
+int onvm_adopt(int argc, char **argv, char *err, size_t n)
+{
+	if (onvm_eal_init(argc, argv) < 0) {
+		set_err(err, n, "EAL init (secondary)", rte_errno);
+		return -1;
+	}
+	eal_up = 1;
+	adopted = 1;
+	mgr.pid = (uint32_t)getpid();
+	mgr.delivering = mgr_delivering;
+	mgr.lock_timeout_ms = ONVM_LOCK_TIMEOUT_MS;
+	mgr.self = ONVM_MAX_NF;
+	if (onvm_view_lookup(&mgr, err, n) < 0 || take_over(err, n) < 0) {
+		mgr.shm = NULL;
+		return -1;
+	}
+	mgr.shm->reclaimed_bufs += free_matching(held_by_old_mgr, mgr.self, 0);
+	old_mgr_orphans_begin();
+	adopt_reaps();
+	return 0;
 }
 
 /* ---- watchdog --------------------------------------------------------- */
@@ -461,11 +627,12 @@ int onvm_scan(char *err, size_t n)
 	for (uint32_t i = 0; i < ONVM_MAX_NF; i++) {
 		struct onvm_nf *nf = &shm->nf[i];
 		uint32_t st = __atomic_load_n(&nf->state, __ATOMIC_ACQUIRE);
-		if (st == ONVM_NF_ACTIVE && !onvm_pid_alive(nf->pid) && reap_begin(i) == 0)
+		if (st == ONVM_NF_ACTIVE && !onvm_pid_alive(nf->pid) && reap_begin(i, 0) == 0)
 			dead++;
-		if (reaps[i].phase != REAP_NONE)
+		if (reap_of(i)->phase != ONVM_REAP_NONE)
 			reap_step(i);
 	}
+	old_mgr_orphans_step();
 	return watchdog(onvm_now_ms(), err, n) < 0 ? -1 : dead;
 }
 
@@ -480,6 +647,7 @@ void onvm_stats(struct onvm_stats *st)
 	st->reclaimed_bufs = mgr.shm->reclaimed_bufs;
 	st->reaped_nfs = mgr.shm->reaped_nfs;
 	st->nf_quota = mgr.shm->nf_quota;
+	st->manager_epoch = mgr.shm->manager_epoch;
 	for (unsigned i = 0; i < ONVM_MAX_NF; i++) {
 		st->nfs += mgr.shm->nf[i].state == ONVM_NF_ACTIVE;
 		st->bad_msgs += mgr.shm->nf[i].rx_bad;
@@ -491,11 +659,17 @@ void onvm_stats(struct onvm_stats *st)
 }
 
 /* onvm_stop marks the tables gone so NFs that look stop using them, and
- * releases EAL. */
+ * releases EAL. A manager that adopted them leaves them to their holder
+ * (the primary): it may be stopped and started again under running NFs. */
 void onvm_stop(void)
 {
-	if (mgr.shm != NULL)
+	if (mgr.shm != NULL && !adopted)
 		__atomic_store_n(&mgr.shm->magic, 0, __ATOMIC_RELEASE);
+	if (mgr.shm != NULL && adopted) {
+		int32_t me = (int32_t)mgr.pid;
+		__atomic_compare_exchange_n(&mgr.shm->manager_pid, &me, 0, 0, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED);
+	}
 	if (eal_up)
 		rte_eal_cleanup();
 	eal_up = 0;

@@ -12,6 +12,19 @@
 //
 // Run it in its own process (l25gc onvm): EAL can be initialised once per
 // process, so Run can be called once.
+//
+// Surviving a manager crash. DPDK secondaries keep working when their
+// primary dies (the hugepages stay mapped), but a new primary cannot start
+// while any of them lives (it cannot take the memzone list they map) and
+// would build fresh memory anyway. So a node runs two processes: a primary
+// in mode Hold that creates the memory and then only holds it (no scans, no
+// logic that can fail), and the manager in mode Adopt, a secondary like the
+// NFs. A manager killed at any instant is started again and adopts the
+// tables, the reaps in progress and the buffers its predecessor held, while
+// every NF keeps its process, its connections and its in-memory state: the
+// NFs never wait for the manager, it only cleans up after deaths. A full
+// X-IO restart (all NFs) is left for a ring wedged by a process killed
+// inside an enqueue (ErrWedged) and for the death of the holding primary.
 package onvm
 
 /*
@@ -19,6 +32,7 @@ package onvm
 #cgo LDFLAGS: -lrte_eal -lrte_ring
 #include <stdlib.h>
 #include "onvm_manager.h"
+#include "onvm_ops.h"
 */
 import "C"
 
@@ -34,9 +48,25 @@ import (
 	"unsafe"
 )
 
+// Mode is the part a process plays in X-IO's shared memory.
+type Mode int
+
+const (
+	// CreateAndManage creates the shared memory as the DPDK primary and
+	// manages it: one process, for tests and single-process tools.
+	CreateAndManage Mode = iota
+	// Hold creates the shared memory as the DPDK primary and only holds
+	// it for a manager in mode Adopt.
+	Hold
+	// Adopt attaches as a DPDK secondary to memory a Hold primary holds
+	// and manages it, finishing what a manager that died left undone.
+	Adopt
+)
+
 // Config says where the shared memory lives. NFs must use the same
 // FilePrefix and HugeDir (xio.Config).
 type Config struct {
+	Mode       Mode
 	FilePrefix string        // EAL --file-prefix; default "l25gc"
 	HugeDir    string        // hugetlbfs mount; default "/dev/hugepages"
 	MemMB      int           // hugepage memory to reserve; default 160
@@ -65,12 +95,28 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// EALArgs are the EAL arguments of the primary. Multi-process needs real
+// EALArgs are the EAL arguments of the process. Multi-process needs real
 // hugepage files: no --in-memory, no --no-huge.
 func (c Config) EALArgs() []string {
+	if c.Mode == Adopt {
+		return []string{"l25gc-onvm", "--proc-type=secondary", "--file-prefix=" + c.FilePrefix,
+			"--huge-dir=" + c.HugeDir, "--no-pci", "--no-telemetry", "-l", "0", "--log-level=lib.eal:error"}
+	}
 	return []string{"l25gc-onvm", "--proc-type=primary", "--file-prefix=" + c.FilePrefix,
 		"--huge-dir=" + c.HugeDir, "-m", fmt.Sprint(c.MemMB), "--no-pci", "--no-telemetry",
 		"-l", "0", "--log-level=lib.eal:error"}
+}
+
+// primaryConfigPath is where EAL keeps the primary's config file (root's
+// runtime dir; xio.Config finds it the same way).
+func (c Config) primaryConfigPath() string {
+	dir := "/var/run"
+	if os.Geteuid() != 0 {
+		if dir = os.Getenv("XDG_RUNTIME_DIR"); dir == "" {
+			dir = "/tmp"
+		}
+	}
+	return filepath.Join(dir, "dpdk", c.FilePrefix, "config")
 }
 
 // Snapshot describes the shared memory as the manager sees it.
@@ -85,6 +131,7 @@ type Snapshot struct {
 	NFs           uint64 // attached NF processes
 	Conns         uint64 // open connections
 	Services      uint64 // bound addresses
+	ManagerEpoch  uint64 // managers that adopted the tables (Adopt) since they were created
 }
 
 var (
@@ -96,10 +143,17 @@ var (
 // ErrAlreadyRan is returned by a second Run in the same process.
 var ErrAlreadyRan = errors.New("onvm: the manager runs once per process (DPDK EAL cannot be re-initialised)")
 
-// Run initialises EAL as the primary process, creates the shared memory and
-// watches NF liveness until ctx is done; then it releases EAL and removes its
-// hugepage files. It fails early when a process killed mid-operation wedged
-// a ring: X-IO cannot recover in place and must be restarted with its NFs.
+// ErrWedged is wrapped by Run's error when a process killed inside a ring
+// operation wedged a ring: X-IO must restart with its NFs; a new manager
+// alone would find the same ring wedged.
+var ErrWedged = errors.New("a shared ring is wedged")
+
+// Run initialises EAL (as cfg.Mode says), creates or adopts the shared
+// memory and, unless it only holds it, watches NF liveness until ctx is
+// done; then it releases EAL and, as the primary, removes its hugepage
+// files. It fails early with ErrWedged when a process killed mid-operation
+// wedged a ring: X-IO cannot recover in place and must be restarted with
+// its NFs.
 func Run(ctx context.Context, cfg Config) error {
 	cfg = cfg.withDefaults()
 	if err := start(cfg); err != nil {
@@ -108,6 +162,10 @@ func Run(ctx context.Context, cfg Config) error {
 	defer stop(cfg)
 	if cfg.Ready != nil {
 		cfg.Ready()
+	}
+	if cfg.Mode == Hold {
+		<-ctx.Done() // the memory stays while this process lives
+		return nil
 	}
 	t := time.NewTicker(cfg.ScanEvery)
 	defer t.Stop()
@@ -129,7 +187,7 @@ func scan() error {
 	r := C.onvm_scan(&errbuf[0], C.size_t(len(errbuf)))
 	mu.Unlock()
 	if r < 0 {
-		return fmt.Errorf("onvm: %s", C.GoString(&errbuf[0]))
+		return fmt.Errorf("onvm: %s: %w", C.GoString(&errbuf[0]), ErrWedged)
 	}
 	return nil
 }
@@ -164,7 +222,25 @@ func ealInit(cfg Config) error {
 	var errbuf [256]C.char
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if C.onvm_init(C.int(len(args)), cargv, C.uint(cfg.Buffers), &errbuf[0], C.size_t(len(errbuf))) != 0 {
+	if cfg.Mode == Adopt {
+		path := C.CString(cfg.primaryConfigPath())
+		held := C.onvm_primary_running(path) != 0
+		C.free(unsafe.Pointer(path))
+		if !held {
+			return fmt.Errorf("onvm: adopt the shared memory: no DPDK primary holds it (file-prefix %s, expected %s; does its holder run?)",
+				cfg.FilePrefix, cfg.primaryConfigPath())
+		}
+		if C.onvm_adopt(C.int(len(args)), cargv, &errbuf[0], C.size_t(len(errbuf))) != 0 {
+			return fmt.Errorf("onvm: adopt the shared memory: %s (file-prefix %s; does its holder run?)",
+				C.GoString(&errbuf[0]), cfg.FilePrefix)
+		}
+		return nil
+	}
+	manage := C.int(1)
+	if cfg.Mode == Hold {
+		manage = 0
+	}
+	if C.onvm_init(C.int(len(args)), cargv, C.uint(cfg.Buffers), manage, &errbuf[0], C.size_t(len(errbuf))) != 0 {
 		return fmt.Errorf("onvm: %s (file-prefix %s, huge-dir %s; are hugepages reserved? see deploy/hugepages.sh)",
 			C.GoString(&errbuf[0]), cfg.FilePrefix, cfg.HugeDir)
 	}
@@ -186,6 +262,9 @@ func stop(cfg Config) {
 	defer mu.Unlock()
 	running = false
 	C.onvm_stop()
+	if cfg.Mode == Adopt {
+		return // the memory is its holder's
+	}
 	// EAL leaves its hugepage files behind; they would keep the pages.
 	files, _ := filepath.Glob(filepath.Join(cfg.HugeDir, cfg.FilePrefix+"map_*"))
 	for _, f := range files {
@@ -208,5 +287,6 @@ func Stats() Snapshot {
 		CtlInUse: uint64(st.ctl_in_use), NFQuota: uint64(st.nf_quota), BadMessages: uint64(st.bad_msgs),
 		ReclaimedBufs: uint64(st.reclaimed_bufs), ReapedNFs: uint64(st.reaped_nfs),
 		NFs: uint64(st.nfs), Conns: uint64(st.conns), Services: uint64(st.services),
+		ManagerEpoch: uint64(st.manager_epoch),
 	}
 }

@@ -16,9 +16,11 @@ struct onvm_stats {
 	uint64_t nfs;
 	uint64_t conns;
 	uint64_t services;
+	uint64_t manager_epoch; /* managers that adopted the tables so far */
 };
 
-int onvm_init(int argc, char **argv, unsigned nbufs, char *err, size_t n);
+int onvm_init(int argc, char **argv, unsigned nbufs, int manage, char *err, size_t n);
+int onvm_adopt(int argc, char **argv, char *err, size_t n);
 int onvm_scan(char *err, size_t n);
 void onvm_stats(struct onvm_stats *st);
 void onvm_stop(void);

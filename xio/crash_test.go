@@ -356,6 +356,11 @@ func TestWedgedRingStopsManagerWithReason(t *testing.T) {
 	if mgr.Err() == nil {
 		t.Fatal("manager exited 0 over a wedged ring")
 	}
+	// The node tells this exit from a crash by its code: a new manager
+	// would find the same ring wedged, so X-IO restarts with its NFs.
+	if code := mgr.Cmd.ProcessState.ExitCode(); code != xioproc.ExitWedged {
+		t.Fatalf("manager exited %d over a wedged ring, want xioproc.ExitWedged (%d)", code, xioproc.ExitWedged)
+	}
 	msg := mgr.out.String()
 	if !strings.Contains(msg, "ring l25gc_nf_rx_") || !strings.Contains(msg, "is wedged: producer head") ||
 		!strings.Contains(msg, fmt.Sprintf("pid %d", w.Cmd.Process.Pid)) {

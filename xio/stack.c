@@ -40,72 +40,7 @@ static uint32_t conn_hint;
 /* xio_primary_running says whether a DPDK primary holds its config file lock,
  * so a missing manager is reported without a failed rte_eal_init (which
  * cannot be retried in the same process). */
-int xio_primary_running(const char *config_path)
-{
-	int fd = open(config_path, O_RDWR);
-	if (fd < 0)
-		return 0;
-	struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-	int r = fcntl(fd, F_GETLK, &lk);
-	close(fd);
-	return r == 0 && lk.l_type != F_UNLCK;
-}
-
-static int lookup_bufs(char *err, size_t n)
-{
-	const struct rte_memzone *mz = rte_memzone_lookup(ONVM_MZ_BUFS);
-	if (mz == NULL) {
-		snprintf(err, n, "memzone %s not found", ONVM_MZ_BUFS);
-		return -1;
-	}
-	uint32_t nbufs = nf.shm->nbufs;
-	size_t want = (size_t)nbufs * ONVM_MSG_SIZE + (size_t)ONVM_CTL_BUFS * ONVM_CTL_SIZE;
-	if (nbufs == 0 || mz->len < want) {
-		snprintf(err, n, "memzone %s holds %zu bytes, not %u buffers", ONVM_MZ_BUFS,
-			 (size_t)mz->len, nbufs);
-		return -1;
-	}
-	nf.data = mz->addr;
-	nf.ndata = nbufs;
-	nf.ctl = nf.data + (size_t)nbufs * ONVM_MSG_SIZE;
-	return 0;
-}
-
-static int lookup_rings(char *err, size_t n)
-{
-	char name[RTE_RING_NAMESIZE];
-	for (unsigned i = 0; i < ONVM_MAX_NF; i++) {
-		snprintf(name, sizeof(name), ONVM_RING_RX_FMT, i);
-		struct rte_ring *r = rte_ring_lookup(name);
-		if (r == NULL) {
-			snprintf(err, n, "ring %s not found", name);
-			return -1;
-		}
-		/* The wedge check and the manager's reap read the RTS head/tail. */
-		if (!onvm_ring_sync_ok(r)) {
-			snprintf(err, n, "ring %s is not MP-RTS/SC (another manager version?)", name);
-			return -1;
-		}
-		nf.rx[i] = r;
-	}
-	return 0;
-}
-
-static int lookup_objects(char *err, size_t n)
-{
-	const struct rte_memzone *mz = rte_memzone_lookup(ONVM_MZ_SHM);
-	if (mz == NULL) {
-		snprintf(err, n, "memzone %s not found (is the primary the onvm manager?)", ONVM_MZ_SHM);
-		return -1;
-	}
-	nf.shm = mz->addr;
-	if (__atomic_load_n(&nf.shm->magic, __ATOMIC_ACQUIRE) != ONVM_SHM_MAGIC ||
-	    nf.shm->version != ONVM_SHM_VERSION) {
-		snprintf(err, n, "memzone %s is not ready or of another version", ONVM_MZ_SHM);
-		return -1;
-	}
-	return lookup_bufs(err, n) < 0 ? -1 : lookup_rings(err, n);
-}
+int xio_primary_running(const char *config_path) { return onvm_primary_running(config_path); }
 
 /* take_slot claims a free NF slot for this process. The lock word is our
  * pid, so if we are killed in here anyone can tell and break it. */
@@ -160,7 +95,7 @@ int xio_attach(int argc, char **argv, char *err, size_t n)
 	nf.pid = (uint32_t)getpid();
 	nf.lock_timeout_ms = ONVM_LOCK_TIMEOUT_MS;
 	nf.self = ONVM_MAX_NF;
-	if (lookup_objects(err, n) < 0 || take_slot(err, n) < 0)
+	if (onvm_view_lookup(&nf, err, n) < 0 || take_slot(err, n) < 0)
 		return -1;
 	drain_stale();
 	return 0;

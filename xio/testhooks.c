@@ -257,3 +257,53 @@ void xio_test_arm_overtake(void)
 	xio_test_wedge_check_hook = overtake_hook;
 	__atomic_store_n(&overtaken, v->rx[v->self], __ATOMIC_RELEASE);
 }
+
+/* xio_test_half_reap leaves NF slot as a manager killed inside its reap
+ * would: the record says BEGIN, the slot is DEAD, its bindings are dropped
+ * and its conns closed with reset, but none of the RSTs was sent. */
+int xio_test_half_reap(uint32_t slot)
+{
+	struct onvm_view *v = xio_view();
+	if (slot >= ONVM_MAX_NF)
+		return -EINVAL;
+	if (onvm_lock(v) < 0)
+		return -EBUSY;
+	struct onvm_shm *shm = v->shm;
+	struct onvm_nf *dead = &shm->nf[slot];
+	shm->reap[slot] = (struct onvm_reap){.phase = ONVM_REAP_BEGIN, .pid = dead->pid};
+	__atomic_store_n(&dead->state, ONVM_NF_DEAD, __ATOMIC_SEQ_CST);
+	for (unsigned i = 0; i < ONVM_MAX_SVC; i++) {
+		if (shm->svc[i].kind != ONVM_SVC_FREE && shm->svc[i].nf == slot) {
+			shm->svc[i].kind = ONVM_SVC_FREE;
+			__atomic_add_fetch(&shm->svc[i].gen, 1, __ATOMIC_RELEASE);
+		}
+	}
+	struct onvm_ctl lost;
+	for (uint32_t c = 0; c < ONVM_MAX_CONN; c++)
+		for (uint32_t s = 0; s < 2; s++)
+			if (shm->conn[c].state == ONVM_CONN_OPEN && shm->conn[c].nf[s] == slot &&
+			    shm->conn[c].nfgen[s] == dead->gen)
+				onvm_conn_close_side(v, c, s, 1, &lost);
+	onvm_unlock(v);
+	return 0;
+}
+
+/* xio_test_leak_as_manager leaves control buffers as the current manager
+ * would if killed while sending RSTs: n taken (HELD by its pseudo slot) and
+ * one handed to NF slot but never enqueued. Returns how many it took. */
+int xio_test_leak_as_manager(uint32_t slot, int n)
+{
+	struct onvm_view *v = xio_view();
+	if (slot >= ONVM_MAX_NF)
+		return -EINVAL;
+	uint32_t mgr = ONVM_MGR_SELF(__atomic_load_n(&v->shm->manager_epoch, __ATOMIC_ACQUIRE));
+	int k = 0;
+	for (uint32_t i = 0; i < ONVM_CTL_BUFS && k <= n; i++) {
+		struct onvm_msg *m = onvm_ctl_buf(v, i);
+		uint32_t o = 0;
+		uint32_t w = k < n ? ONVM_OWN(ONVM_BUF_HELD, mgr, mgr) : ONVM_OWN(ONVM_BUF_INRING, slot, mgr);
+		if (__atomic_compare_exchange_n(&m->own, &o, w, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			k++;
+	}
+	return k;
+}

@@ -11,6 +11,7 @@ package xio
 import "C"
 
 import (
+	"fmt"
 	"net"
 	"syscall"
 	"time"
@@ -171,6 +172,34 @@ func HalfDeliverForTest(addr string) error {
 	}
 	if r := C.xio_test_half_deliver(C.uint32_t(slot)); r < 0 {
 		return syscall.Errno(-r)
+	}
+	return nil
+}
+
+// HalfReapForTest leaves the NF serving stream address addr (dead, not
+// yet reaped) as a manager killed inside its reap would: marked dead, its
+// conns reset in the table, but no RST sent to their other sides.
+func HalfReapForTest(addr string) error {
+	slot := slotOf(addr, C.ONVM_SVC_STREAM)
+	if slot < 0 {
+		return syscall.ENOENT
+	}
+	if r := C.xio_test_half_reap(C.uint32_t(slot)); r < 0 {
+		return syscall.Errno(-r)
+	}
+	return nil
+}
+
+// LeakAsManagerForTest leaves n control buffers taken by the running
+// manager and one handed by it to the NF serving stream address addr but
+// never enqueued, as a manager killed while sending RSTs would.
+func LeakAsManagerForTest(addr string, n int) error {
+	slot := slotOf(addr, C.ONVM_SVC_STREAM)
+	if slot < 0 {
+		return syscall.ENOENT
+	}
+	if r := C.xio_test_leak_as_manager(C.uint32_t(slot), C.int(n)); r != C.int(n+1) {
+		return fmt.Errorf("took %d control buffers, want %d", int(r), n+1)
 	}
 	return nil
 }

@@ -63,6 +63,8 @@ int xio_test_deliver_to(uint32_t slot);
 int xio_test_wedge_own_ring(void);
 uint32_t xio_test_quota(void);
 int xio_test_half_deliver(uint32_t slot);
+int xio_test_half_reap(uint32_t slot);
+int xio_test_leak_as_manager(uint32_t slot, int n);
 uint32_t xio_test_queued(uint32_t slot);
 void xio_test_arm_overtake(void);
 

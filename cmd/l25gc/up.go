@@ -123,12 +123,15 @@ func newStatusCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NF\tPID\tSBI\tMETRICS\tRESTARTS\tHEALTH")
 			client := &http.Client{Timeout: time.Second}
-			if m := st.Manager; m != nil {
+			for _, m := range []*node.Process{st.ShmHolder, st.Manager} { // X-IO
+				if m == nil {
+					continue
+				}
 				health := "down"
 				if node.Alive(m.PID) {
 					health = "ok"
 				}
-				fmt.Fprintf(tw, "onvm\t%d\t-\t-\t%d\t%s\n", m.PID, m.Restarts, health)
+				fmt.Fprintf(tw, "%s\t%d\t-\t-\t%d\t%s\n", m.Name, m.PID, m.Restarts, health)
 			}
 			for _, p := range st.NFs {
 				health := "down"

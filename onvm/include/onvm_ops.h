@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include <rte_eal.h>
+#include <rte_memzone.h>
 #include <rte_ring.h>
 
 #include "onvm_ring.h"
@@ -369,6 +370,70 @@ static inline int onvm_conn_close_side(struct onvm_view *v, uint32_t c, uint32_t
 static inline void onvm_send_ctl_msg(struct onvm_view *v, const struct onvm_ctl *ctl)
 {
 	onvm_send_ctl(v, ctl->dst, ctl->type, ctl->conn, ctl->gen, ctl->side);
+}
+
+/* onvm_primary_running says whether a DPDK primary holds the lock on its
+ * config file (EAL's runtime dir of the file prefix): secondaries can map
+ * the memory of a dead primary, but nothing would hold it for the next. */
+static inline int onvm_primary_running(const char *config_path)
+{
+	int fd = open(config_path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	int r = fcntl(fd, F_GETLK, &lk);
+	close(fd);
+	return r == 0 && lk.l_type != F_UNLCK;
+}
+
+/* onvm_view_lookup finds the shared objects the primary created (onvm_shm.h)
+ * and checks them: an NF attaching, or a manager adopting the tables after
+ * its predecessor died. -1 with err set when they are missing, not ready,
+ * or of another layout. */
+static inline int onvm_view_lookup(struct onvm_view *v, char *err, size_t n)
+{
+	const struct rte_memzone *mz = rte_memzone_lookup(ONVM_MZ_SHM);
+	if (mz == NULL) {
+		snprintf(err, n, "memzone %s not found (is the primary the onvm manager?)", ONVM_MZ_SHM);
+		return -1;
+	}
+	v->shm = mz->addr;
+	if (__atomic_load_n(&v->shm->magic, __ATOMIC_ACQUIRE) != ONVM_SHM_MAGIC ||
+	    v->shm->version != ONVM_SHM_VERSION) {
+		snprintf(err, n, "memzone %s is not ready or of another version", ONVM_MZ_SHM);
+		return -1;
+	}
+	mz = rte_memzone_lookup(ONVM_MZ_BUFS);
+	if (mz == NULL) {
+		snprintf(err, n, "memzone %s not found", ONVM_MZ_BUFS);
+		return -1;
+	}
+	uint32_t nbufs = v->shm->nbufs;
+	size_t want = (size_t)nbufs * ONVM_MSG_SIZE + (size_t)ONVM_CTL_BUFS * ONVM_CTL_SIZE;
+	if (nbufs == 0 || mz->len < want) {
+		snprintf(err, n, "memzone %s holds %zu bytes, not %u buffers", ONVM_MZ_BUFS,
+			 (size_t)mz->len, nbufs);
+		return -1;
+	}
+	v->data = mz->addr;
+	v->ndata = nbufs;
+	v->ctl = v->data + (size_t)nbufs * ONVM_MSG_SIZE;
+	char name[RTE_RING_NAMESIZE];
+	for (unsigned i = 0; i < ONVM_MAX_NF; i++) {
+		snprintf(name, sizeof(name), ONVM_RING_RX_FMT, i);
+		struct rte_ring *r = rte_ring_lookup(name);
+		if (r == NULL) {
+			snprintf(err, n, "ring %s not found", name);
+			return -1;
+		}
+		/* The wedge check and the manager's reap read the RTS head/tail. */
+		if (!onvm_ring_sync_ok(r)) {
+			snprintf(err, n, "ring %s is not MP-RTS/SC (another manager version?)", name);
+			return -1;
+		}
+		v->rx[i] = r;
+	}
+	return 0;
 }
 
 /* onvm_eal_init runs rte_eal_init without leaving the calling thread pinned:

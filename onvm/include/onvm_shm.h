@@ -19,6 +19,15 @@
  *   ring    ONVM_RING_RX(i) one receive ring per NF slot i (MP RTS enqueue, SC
  *                           dequeue): pointers to buffers
  *
+ * Who holds it: DPDK lets a new primary start only once every secondary of
+ * the old one has gone (it cannot take the memzone list they still map),
+ * and a primary always builds fresh memory. So on a node (package node) a
+ * primary that does nothing but create these objects and hold them (onvm
+ * "shm" role) outlives the manager, which is a secondary like the NFs: a
+ * manager killed at any instant is restarted and adopts its duties from
+ * here (manager_pid, manager_epoch, the reap records), while the NFs keep
+ * their processes, connections and in-memory state (manager.c).
+ *
  * The sizes and field offsets of these structs are pinned at the end of
  * this file (shm_layout.h): C asserts them, a Go test compares them with
  * Go's cgo view. Reading DPDK's ring internals is confined to onvm_ring.h.
@@ -50,7 +59,7 @@
 #include "shm_layout.h"
 
 #define ONVM_SHM_MAGIC 0x4c323547u /* "L25G" */
-#define ONVM_SHM_VERSION 2 /* bump on any change of a struct below */
+#define ONVM_SHM_VERSION 3 /* bump on any change of a struct below */
 
 #define ONVM_MZ_SHM "l25gc_onvm_shm"
 #define ONVM_MZ_BUFS "l25gc_onvm_bufs"
@@ -131,6 +140,14 @@ struct onvm_msg {
 	uint8_t data[];
 };
 
+/* The manager sends (RSTs for a dead NF's peers) and takes control buffers
+ * as a pseudo NF slot above the real ones, a different one per manager
+ * epoch: a restarted manager can tell the buffers its killed predecessor
+ * left HELD or half-delivered from its own. Owner and src are 8 bits. */
+#define ONVM_MGR_EPOCHS 128
+#define ONVM_MGR_SELF(epoch) (ONVM_MAX_NF + (uint32_t)(epoch) % ONVM_MGR_EPOCHS)
+#define ONVM_IS_MGR_SELF(x) ((x) >= ONVM_MAX_NF && (x) < ONVM_MAX_NF + ONVM_MGR_EPOCHS)
+
 /* DEAD: the manager is reclaiming it; senders treat it as gone. */
 enum onvm_nf_state { ONVM_NF_FREE = 0, ONVM_NF_ACTIVE = 1, ONVM_NF_DEAD = 2 };
 
@@ -189,6 +206,29 @@ struct onvm_conn {
 	uint64_t acked[2];
 };
 
+/* The clean-up of one dead NF, in the steps of manager.c: BEGIN (slot
+ * marked DEAD, its bindings dropped and its conns reset; RSTs being sent),
+ * RECLAIM (waiting for live senders, then taking its buffers back),
+ * ORPHANS (waiting for live peers to read past what it half-delivered),
+ * FINISH (freeing the slot). Kept here, not in the manager's memory, so a
+ * manager restarted in the middle goes on where its predecessor stopped. */
+enum onvm_reap_phase {
+	ONVM_REAP_NONE = 0,
+	ONVM_REAP_BEGIN = 1,
+	ONVM_REAP_RECLAIM = 2,
+	ONVM_REAP_ORPHANS = 3,
+	ONVM_REAP_FINISH = 4,
+};
+
+struct onvm_reap {
+	uint32_t phase; /* enum onvm_reap_phase */
+	int32_t pid;    /* the dead process */
+	uint64_t orphan_mask;              /* live NFs it was delivering to */
+	uint64_t freed;                    /* buffers taken back so far */
+	uint32_t orphan_gen[ONVM_MAX_NF];  /* their attach generations */
+	uint32_t orphan_head[ONVM_MAX_NF]; /* their rings' producer head after the death */
+};
+
 struct onvm_shm {
 	uint32_t magic;
 	uint32_t version;
@@ -201,9 +241,15 @@ struct onvm_shm {
 	uint32_t nbufs;    /* data buffers in ONVM_MZ_BUFS (control ones follow) */
 	uint64_t reclaimed_bufs; /* buffers the manager took back from dead NFs */
 	uint64_t reaped_nfs;     /* dead NF processes cleaned up */
+	/* Bumped by each manager that adopts the tables after its
+	 * predecessor died (0: the first manager); names its pseudo slot
+	 * (ONVM_MGR_SELF). */
+	uint32_t manager_epoch;
+	uint32_t pad;
 	struct onvm_nf nf[ONVM_MAX_NF];
 	struct onvm_svc svc[ONVM_MAX_SVC];
 	struct onvm_conn conn[ONVM_MAX_CONN];
+	struct onvm_reap reap[ONVM_MAX_NF]; /* by NF slot; the manager's alone */
 };
 
 /* ---- pinned layout (shm_layout.h) -------------------------------------- */
@@ -253,7 +299,14 @@ _Static_assert((ONVM_CTL_SIZE & (ONVM_CTL_SIZE - 1)) == 0, "ONVM_CTL_SIZE is a p
 	F(onvm_conn, pad, 36)                                                   \
 	F(onvm_conn, sent, 40)                                                  \
 	F(onvm_conn, acked, 56)                                                 \
-	S(onvm_shm, 64 + ONVM_MAX_NF * 384 + ONVM_MAX_SVC * 96 + ONVM_MAX_CONN * 72) \
+	S(onvm_reap, 536)                                                       \
+	F(onvm_reap, phase, 0)                                                  \
+	F(onvm_reap, pid, 4)                                                    \
+	F(onvm_reap, orphan_mask, 8)                                            \
+	F(onvm_reap, freed, 16)                                                 \
+	F(onvm_reap, orphan_gen, 24)                                            \
+	F(onvm_reap, orphan_head, 24 + ONVM_MAX_NF * 4)                         \
+	S(onvm_shm, ONVM_SHM_REAP_OFF + ONVM_MAX_NF * 536)                      \
 	F(onvm_shm, magic, 0)                                                   \
 	F(onvm_shm, version, 4)                                                 \
 	F(onvm_shm, manager_pid, 8)                                             \
@@ -262,9 +315,14 @@ _Static_assert((ONVM_CTL_SIZE & (ONVM_CTL_SIZE - 1)) == 0, "ONVM_CTL_SIZE is a p
 	F(onvm_shm, nbufs, 20)                                                  \
 	F(onvm_shm, reclaimed_bufs, 24)                                         \
 	F(onvm_shm, reaped_nfs, 32)                                             \
+	F(onvm_shm, manager_epoch, 40)                                          \
+	F(onvm_shm, pad, 44)                                                    \
 	F(onvm_shm, nf, 64)                                                     \
 	F(onvm_shm, svc, 64 + ONVM_MAX_NF * 384)                                \
-	F(onvm_shm, conn, 64 + ONVM_MAX_NF * 384 + ONVM_MAX_SVC * 96)
+	F(onvm_shm, conn, 64 + ONVM_MAX_NF * 384 + ONVM_MAX_SVC * 96)            \
+	F(onvm_shm, reap, ONVM_SHM_REAP_OFF)
+
+#define ONVM_SHM_REAP_OFF (64 + ONVM_MAX_NF * 384 + ONVM_MAX_SVC * 96 + ONVM_MAX_CONN * 72)
 
 SHM_PIN_LAYOUT(ONVM_SHM_LAYOUT)
 

@@ -19,10 +19,11 @@ import (
 )
 
 // The core over X-IO as `l25gc up` runs it (supervised, restarts on): the
-// onvm manager is part of the node's state; a manager that dies takes the
-// shared memory with it, so the node brings up a new one and the NFs on it
-// and UEs register again; once the core stops, none of its hugepage files
-// is left (they would keep the memory taken).
+// onvm manager and its shared memory's holder are part of the node's
+// state; a holder that dies takes the shared memory with it (a manager
+// alone is adopted again, onvmkill_test.go), so the node brings up X-IO
+// anew and the NFs on it and UEs register again; once the core stops, none
+// of its hugepage files is left (they would keep the memory taken).
 func TestXIOCoreSurvivesItsManagerAndLeavesNoHugepages(t *testing.T) {
 	cfg, path := coreConfig(t, t.TempDir(), withSBI("xio", func(c *config.Config) { c.Subscribers[0].Count = 20 }))
 	requirePortsFree(t, cfg)
@@ -51,14 +52,14 @@ func TestXIOCoreSurvivesItsManagerAndLeavesNoHugepages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.SBI != "xio" || st.Manager == nil || !node.Alive(st.Manager.PID) {
-		t.Fatalf("node state: SBI %q, manager %+v; want xio with a running manager", st.SBI, st.Manager)
+	if st.SBI != "xio" || st.Manager == nil || !node.Alive(st.Manager.PID) || st.ShmHolder == nil || !node.Alive(st.ShmHolder.PID) {
+		t.Fatalf("node state: SBI %q, manager %+v, holder %+v; want xio with both running", st.SBI, st.Manager, st.ShmHolder)
 	}
 	if len(ownHugepageFiles(t)) == 0 {
 		t.Fatal("no hugepage files of this core's manager in /dev/hugepages")
 	}
 
-	if err := syscall.Kill(st.Manager.PID, syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(st.ShmHolder.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	waitForRecovery(t, cfg, st.Manager.PID)
@@ -111,7 +112,7 @@ func waitForRecovery(t *testing.T, cfg *config.Config, oldPID int) {
 	}
 	for deadline := time.Now().Add(60 * time.Second); !recovered(); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the core did not recover within 60 s of its onvm manager being killed")
+			t.Fatal("the core did not recover within 60 s of its shared memory's holder being killed")
 		}
 	}
 }

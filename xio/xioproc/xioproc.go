@@ -29,10 +29,21 @@ const (
 	// EnvPrefix is the EAL file prefix shared by a manager and its NFs
 	// (xio reads it too).
 	EnvPrefix = "L25GC_XIO_PREFIX"
-	// RoleManager runs the onvm manager.
+	// RoleManager runs the onvm manager in one process that creates the
+	// shared memory and manages it (onvm.CreateAndManage).
 	RoleManager = "onvm-manager"
+	// RoleHolder creates the shared memory and holds it (onvm.Hold), for
+	// a manager in RoleAdopter: the pair a node runs, so that the manager
+	// can die and come back under running NFs.
+	RoleHolder = "onvm-holder"
+	// RoleAdopter manages shared memory a RoleHolder holds (onvm.Adopt).
+	RoleAdopter = "onvm-adopter"
 	readyLine   = "xioproc-ready"
 )
+
+// ExitWedged is the exit code of a manager role that stopped because a
+// shared ring is wedged (onvm.ErrWedged): X-IO must restart with its NFs.
+const ExitWedged = 3
 
 // RunRole runs this process's role if it was started as a child and returns
 // true and the exit code; otherwise false. roles adds roles beyond the
@@ -63,6 +74,9 @@ func RunRole(roles map[string]func(ctx context.Context) error) (bool, int) {
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "xioproc %s: %v\n", role, err)
+		if errors.Is(err, onvm.ErrWedged) {
+			return true, ExitWedged
+		}
 		return true, 1
 	}
 	return true, 0
@@ -72,6 +86,10 @@ func runOne(ctx context.Context, role string, fn func(context.Context) error) er
 	switch {
 	case role == RoleManager:
 		return onvm.Run(ctx, onvm.Config{FilePrefix: os.Getenv(EnvPrefix), Ready: Ready})
+	case role == RoleHolder:
+		return onvm.Run(ctx, onvm.Config{Mode: onvm.Hold, FilePrefix: os.Getenv(EnvPrefix), Ready: Ready})
+	case role == RoleAdopter:
+		return onvm.Run(ctx, onvm.Config{Mode: onvm.Adopt, FilePrefix: os.Getenv(EnvPrefix), Ready: Ready})
 	case fn != nil:
 		return fn(ctx)
 	}
@@ -271,6 +289,23 @@ func RemoveLeftovers(prefix string) {
 		os.Remove(f)
 	}
 	os.RemoveAll(filepath.Join("/var/run/dpdk", prefix))
+}
+
+// RemoveProcessLeftovers removes what EAL keeps for one secondary process
+// of prefix (its copies of the memory maps, its IPC socket) once pid is
+// gone: a secondary killed cannot remove them, and a node whose NFs or
+// manager restart often would collect them in /var/run.
+func RemoveProcessLeftovers(prefix string, pid int) {
+	if pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+		return
+	}
+	dir := filepath.Join("/var/run/dpdk", prefix)
+	for _, pattern := range []string{"fbarray_*_" + strconv.Itoa(pid), "mp_socket_" + strconv.Itoa(pid) + "_*"} {
+		files, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, f := range files {
+			os.Remove(f)
+		}
+	}
 }
 
 // EnsureHugepages makes sure hugetlbfs is mounted on /dev/hugepages and at

@@ -37,6 +37,7 @@ var cgoTypes = map[string]reflect.Type{
 	"onvm_nf":   reflect.TypeOf(C.struct_onvm_nf{}),
 	"onvm_svc":  reflect.TypeOf(C.struct_onvm_svc{}),
 	"onvm_conn": reflect.TypeOf(C.struct_onvm_conn{}),
+	"onvm_reap": reflect.TypeOf(C.struct_onvm_reap{}),
 	"onvm_shm":  reflect.TypeOf(C.struct_onvm_shm{}),
 }
 
