@@ -40,6 +40,8 @@ import (
 type Options struct {
 	Listen     ListenFunc           // N2 listener (package n2)
 	Consumer   Consumer             // SBI peers (NRF discovery over env.Client)
+	Sessions   SessionConsumer      // UDM smf-select-data, SMF selection, Nsmf_PDUSession (smf_consumer.go)
+	Slices     SliceSelector        // Nnssf_NSSelection (nssf_consumer.go)
 	Crypto     Crypto               // key derivation and NAS protection (package security)
 	Dispatcher ratelimit.Dispatcher // event dispatcher (ratelimit.Pool)
 	Limit      int                  // initial dispatcher limit when Dispatcher is nil
@@ -98,6 +100,12 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	if n.opts.Consumer == nil {
 		n.opts.Consumer = NewSBIConsumer(env.Client, env.NRF)
 	}
+	if n.opts.Sessions == nil {
+		n.opts.Sessions = NewSBISessions(env.Client, env.NRF)
+	}
+	if n.opts.Slices == nil {
+		n.opts.Slices = NewSBISlices(env.Client, env.NRF)
+	}
 	if n.opts.Crypto == nil {
 		n.opts.Crypto = securityCrypto{}
 	}
@@ -114,11 +122,13 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 // Dispatcher exposes the event dispatcher, for the adaptive limiter.
 func (n *NF) Dispatcher() ratelimit.Dispatcher { return n.disp }
 
-// Handler serves the AMF's SBI: the callbacks it gives the UDM and PCF
-// (namf_callback.go). Namf_Communication has no operation implemented yet.
+// Handler serves the AMF's SBI: the callbacks it gives the UDM, PCF and
+// SMF (namf_callback.go, namf_comm_n1n2.go) and Namf_Communication's
+// N1N2MessageTransfer (namf_comm_n1n2.go).
 func (n *NF) Handler() http.Handler {
 	mux := http.NewServeMux()
 	n.routeCallbacks(mux)
+	n.routeSessions(mux)
 	return mux
 }
 
