@@ -321,6 +321,11 @@ func (n *NF) onSMContextCreated(ue *ueContext, s *PDUSession, m n1SM, a SMAnswer
 	if err := n.deliverSM(ue, s, a.N1, a.N2, a.N2Type); err != nil {
 		n.log.Warn("SM answer not delivered", "supi", ue.supi, "pduSessionId", s.ID, "err", err)
 	}
+	early := s.early
+	s.early = nil
+	for _, o := range early {
+		n.answerToSMF(ue, o)
+	}
 }
 
 // smFailed answers the UE for a 5GSM message that went nowhere: the SMF's

@@ -120,8 +120,12 @@ func (n *NF) answerToSMF(ue *ueContext, o ngapx.SessionOutcome) {
 	}
 	id := uint8(o.ID)
 	s := ue.pdu.get(id)
-	if s == nil || !s.created() {
+	switch {
+	case s == nil:
 		n.log.Info("PDU Session Resource outcome for no PDU session", "amfUeNgapId", ue.amfID, "pduSessionId", id, "type", o.Type)
+		return
+	case !s.created():
+		s.early = append(s.early, o)
 		return
 	}
 	sess, uri := n.opts.Sessions, s.ContextURI

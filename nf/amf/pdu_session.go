@@ -11,6 +11,7 @@ import (
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/protocol/ngapx"
 	"github.com/l25gc/l25gc/ratelimit"
 )
 
@@ -26,6 +27,10 @@ type PDUSession struct {
 	// ContextURI is the SM context's resource (the Location of
 	// CreateSMContext, TS 29.502 5.2.2.2); "" while the creation runs.
 	ContextURI string `json:"smContextRef,omitempty"`
+	// early holds the gNB's answers that came before the SMF's answer to
+	// CreateSMContext (the SMF may send N1N2MessageTransfer before the
+	// AMF has read its 201); they go on once the context is known.
+	early []ngapx.SessionOutcome
 }
 
 // created says whether the SMF has confirmed the SM context.
