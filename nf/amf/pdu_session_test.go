@@ -264,10 +264,16 @@ func TestN1N2MessageTransferErrors(t *testing.T) {
 		cause  string
 	}{
 		{"unknown UE", "imsi-208930000009999", req, parts, 404, sbi.CauseContextNotFound},
-		{"unknown PDU session", ue.supi, func() models.N1N2MessageTransferReqData { r, _ := transferRequest(4, "PDU_RES_SETUP_REQ", []byte{1}, nil); return r }(), parts, 404, sbi.CauseContextNotFound},
+		{"unknown PDU session", ue.supi, func() models.N1N2MessageTransferReqData {
+			r, _ := transferRequest(4, "PDU_RES_SETUP_REQ", []byte{1}, nil)
+			return r
+		}(), parts, 404, sbi.CauseContextNotFound},
 		{"nothing to transfer", ue.supi, models.N1N2MessageTransferReqData{PduSessionId: 9}, nil, 400, sbi.CauseMandatoryIEMissing},
 		{"N1 part missing", ue.supi, req, parts[1:], 400, sbi.CauseMandatoryIEIncorrect},
-		{"N2 for no RAN request", ue.supi, func() models.N1N2MessageTransferReqData { r, _ := transferRequest(9, "PDU_RES_NTY", nil, []byte{2}); return r }(), parts[1:], 400, sbi.CauseMandatoryIEIncorrect},
+		{"N2 for no RAN request", ue.supi, func() models.N1N2MessageTransferReqData {
+			r, _ := transferRequest(9, "PDU_RES_NTY", nil, []byte{2})
+			return r
+		}(), parts[1:], 400, sbi.CauseMandatoryIEIncorrect},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w, p := h.n1n2(c.supi, c.req, c.parts...)
