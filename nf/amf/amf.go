@@ -13,7 +13,10 @@
 // senders), state.go (the transition table), reply.go (what is answered on
 // failure), consumer.go and sbi_call.go (SBI calls), namf_callback.go (SBI
 // notifications), timers.go (NAS timers and the guards that bound a UE
-// context's life), metrics.go.
+// context's life), metrics.go. PDU sessions: gsm_transport.go (5GSM from
+// the UE to the SMF), pdu_session.go (routing contexts, their SBI calls),
+// namf_comm_n1n2.go (the SMF's N1N2MessageTransfer), ngap_pdu_session.go
+// (PDU Session Resource procedures), smf_consumer.go and nssf_consumer.go.
 package amf
 
 import (

@@ -89,7 +89,11 @@ func readN1SM(ul *nasMessage.ULNASTransport) n1SM {
 // sendBack is the verdict on a 5GSM message the AMF does not forward (TS
 // 24.501 5.4.5.2.5): the message goes back to the UE in DL NAS Transport
 // with its PDU session ID and the 5GMM cause, so that the UE stops waiting
-// for its 5GSM timer.
+// for its 5GSM timer. The causes used: #90 (no SMF selectable, no routing
+// context, the SMF failing without a 5GSM answer) and #91 (DNN not
+// subscribed in the slice). #28 "restricted service area" needs service
+// area restrictions and #22 with back-off S-NSSAI/DNN congestion control,
+// neither of which this AMF applies, so neither is sent.
 func (n *NF) sendBack(m n1SM, cause uint8, err error) error {
 	n.metrics.notForwarded.WithLabelValues(payloadName(nasx.PayloadN1SMInformation)).Inc()
 	back := &nasx.DLNASTransport{PayloadType: nasx.PayloadN1SMInformation, Payload: m.msg, PDUSessionID: m.id, Cause: cause}
