@@ -23,14 +23,19 @@ import (
 // and ciphered (TS 24.501 4.4.4.2), so never before security mode.
 var errNoSecurity = errors.New("UE has no NAS security context")
 
-// protectN1 wraps a 5GSM message in DL NAS Transport (TS 24.501 8.2.11,
-// payload "N1 SM information" with the PDU session ID) under the UE's
-// security context.
+// dlN1 wraps a 5GSM message in DL NAS Transport (TS 24.501 8.2.11,
+// payload "N1 SM information" with the PDU session ID).
+func dlN1(id uint8, n1 []byte) ([]byte, error) {
+	return nasx.BuildDLNASTransport(nasx.DLNASTransport{PayloadType: nasx.PayloadN1SMInformation, Payload: n1, PDUSessionID: id})
+}
+
+// protectN1 is dlN1 under the UE's security context, for a NAS-PDU inside
+// a PDU Session Resource request.
 func (n *NF) protectN1(ue *ueContext, id uint8, n1 []byte) ([]byte, error) {
 	if ue.sec == nil {
 		return nil, errNoSecurity
 	}
-	plain, err := nasx.BuildDLNASTransport(nasx.DLNASTransport{PayloadType: nasx.PayloadN1SMInformation, Payload: n1, PDUSessionID: id})
+	plain, err := dlN1(id, n1)
 	if err != nil {
 		return nil, err
 	}
@@ -39,15 +44,14 @@ func (n *NF) protectN1(ue *ueContext, id uint8, n1 []byte) ([]byte, error) {
 
 // deliverN1 sends a 5GSM message alone, in Downlink NAS Transport.
 func (n *NF) deliverN1(ue *ueContext, id uint8, n1 []byte) error {
-	pdu, err := n.protectN1(ue, id, n1)
+	if ue.sec == nil {
+		return errNoSecurity
+	}
+	plain, err := dlN1(id, n1)
 	if err != nil {
 		return err
 	}
-	b, err := ngapx.BuildDownlinkNASTransport(ue.amfID, ue.ranID, pdu)
-	if err != nil {
-		return err
-	}
-	return n.sendToUE(ue, b)
+	return n.sendNAS(ue, plain, false)
 }
 
 // errUnknownN2Type: N2 SM information the AMF cannot send to the gNB in
