@@ -332,6 +332,7 @@ func (n *NF) dropConnection(ue *ueContext) State {
 	n.stopGuard(ue)
 	n.cancelCall(ue)
 	if ue.registered {
+		n.deactivateSessions(ue)
 		n.ues.park(ue)
 		return StateRegistered
 	}

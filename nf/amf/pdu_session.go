@@ -144,3 +144,25 @@ func (n *NF) releaseSMContext(supi string, s *PDUSession, data models.SmfPduSess
 		}
 	}()
 }
+
+// deactivateSessions: the UE went to CM-IDLE (TS 23.502 4.2.6 step 5):
+// the SMF of each session deactivates its user plane (TS 29.502
+// 5.2.2.3.2.2, upCnxState DEACTIVATED). Not awaited, and a failure only
+// logged: the N2 connection is gone whatever the SMF answers. The routing
+// contexts stay; re-activation (Service Request) comes with paging.
+func (n *NF) deactivateSessions(ue *ueContext) {
+	data := models.SmfPduSessionSmContextUpdateData{UpCnxState: models.UpCnxState_DEACTIVATED}
+	for _, s := range ue.pdu.sessions {
+		if !s.created() {
+			continue
+		}
+		uri, id, supi := s.ContextURI, s.ID, ue.supi
+		go func() {
+			ctx, cancel := context.WithTimeout(n.calls, sbiTimeout)
+			defer cancel()
+			if _, err := n.opts.Sessions.UpdateSMContext(ctx, uri, data, nil, nil); err != nil {
+				n.log.Warn("user plane deactivation", "supi", supi, "pduSessionId", id, "err", err)
+			}
+		}()
+	}
+}

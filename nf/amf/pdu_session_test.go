@@ -299,3 +299,41 @@ func TestN1N2MessageTransferMalformed(t *testing.T) {
 		t.Fatalf("%d %q", code, p.Cause)
 	}
 }
+
+// A UE's sessions outlive CM-IDLE (TS 23.502 4.2.6: the AN release keeps
+// the PDU sessions, their user plane deactivated at the SMF): back with a mobility registration update, its 5GSM
+// message reaches the session's SMF. The SMF's status notification for
+// the idle UE ends the routing context of the session it names.
+func TestSessionsOutliveCMIdle(t *testing.T) {
+	h, _, ue, smf := establishedUE(t, "0000000110", 10)
+	ue.goIdle(1)
+	if u := smf.expect("modify"); u.update.UpCnxState != models.UpCnxState_DEACTIVATED || u.ref != "1" {
+		t.Fatalf("AN release: update %+v of %s, want the user plane deactivated", u.update, u.ref)
+	}
+	note := `{"statusInfo":{"resourceStatus":"RELEASED"}}`
+	if code, p := h.callback(smStatusPath(ue.supi, 11), note); code != http.StatusNoContent {
+		t.Fatalf("status notify for the idle UE: %d %+v", code, p)
+	}
+	ue.returnWithGUTI(2)
+	ue.up(ue.registrationComplete())
+	ue.dl("DownlinkNASTransport") // Configuration Update Command
+	rel := []byte{0x2e, 10, 2, 0xd1}
+	ue.up(ue.ulNASTransport(nasx.ULNASTransport{PayloadType: nasx.PayloadN1SMInformation, Payload: rel, PDUSessionID: 10}))
+	if u := smf.expect("modify"); !bytes.Equal(u.n1, rel) || u.ref != "1" {
+		t.Fatalf("after CM-IDLE: update N1 % x for %s", u.n1, u.ref)
+	}
+	ue.goIdle(1)
+	smf.expect("modify") // deactivation again
+	if code, p := h.callback(smStatusPath(ue.supi, 10), note); code != http.StatusNoContent {
+		t.Fatalf("status notify: %d %+v", code, p)
+	}
+	ue.returnWithGUTI(3)
+	ue.up(ue.registrationComplete())
+	ue.dl("DownlinkNASTransport")
+	ue.up(ue.ulNASTransport(nasx.ULNASTransport{PayloadType: nasx.PayloadN1SMInformation, Payload: rel, PDUSessionID: 10}))
+	ue.sentBack(rel, 10, nasx.CausePayloadNotForwarded)
+	smf.none()
+	if code, _ := h.callback(smStatusPath("imsi-208930000009998", 10), note); code != http.StatusNotFound {
+		t.Fatalf("status notify for an unknown UE: %d, want 404", code)
+	}
+}
