@@ -407,6 +407,7 @@ func (n *NF) servedSlices() []models.Snssai {
 // (TS 23.502 4.2.2.2.2 step 21; TS 38.413 8.3.1), else in Downlink NAS
 // Transport (a registration update in CM-CONNECTED).
 func (n *NF) acceptRegistration(ue *ueContext) (State, error) {
+	n.releaseOnInitialRegistration(ue)
 	plain, err := nasx.BuildRegistrationAccept(nasx.RegistrationAccept{GUTI: ue.guti, TAIs: n.tais,
 		Allowed: ue.allowed, T3512: n.cfg.AMF.NAS.T3512})
 	if err != nil {

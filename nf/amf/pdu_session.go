@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"runtime/debug"
 
+	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/protocol/ngapx"
@@ -164,5 +165,15 @@ func (n *NF) deactivateSessions(ue *ueContext) {
 				n.log.Warn("user plane deactivation", "supi", supi, "pduSessionId", id, "err", err)
 			}
 		}()
+	}
+}
+
+// releaseOnInitialRegistration: a UE registering initially holds no PDU
+// session (TS 24.501 5.5.2: a UE leaving 5GMM-REGISTERED releases its
+// sessions locally, and initial registration starts from 5GMM-DEREGISTERED), so the routing contexts a kept or adopted 5GMM
+// context still names are stale; their SM contexts are released.
+func (n *NF) releaseOnInitialRegistration(ue *ueContext) {
+	if ue.reg.regType == nasMessage.RegistrationType5GSInitialRegistration && len(ue.pdu.sessions) > 0 {
+		n.releaseSessions(ue)
 	}
 }

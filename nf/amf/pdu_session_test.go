@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/free5gc/nas"
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/openapi/models"
 
@@ -336,4 +337,21 @@ func TestSessionsOutliveCMIdle(t *testing.T) {
 	if code, _ := h.callback(smStatusPath("imsi-208930000009998", 10), note); code != http.StatusNotFound {
 		t.Fatalf("status notify for an unknown UE: %d, want 404", code)
 	}
+}
+
+// An initial registration means the UE holds no session (TS 24.501
+// 5.5.2): the SM contexts of the context it returns to are released.
+func TestInitialRegistrationReleasesStaleSessions(t *testing.T) {
+	h, g, ue, smf := establishedUE(t, "0000000111", 12)
+	ue.goIdle(1)
+	smf.expect("modify") // user plane deactivated
+	gb, _ := nasx.EncodeGUTI(*ue.guti)
+	ue.ranID = 2
+	g.send(initialUEMessage(t, ue.ranID, ue.protect(ue.registrationRequest(
+		nasMessage.RegistrationType5GSInitialRegistration, gb), nas.SecurityHeaderTypeIntegrityProtected)))
+	ue.readAccept()
+	if c := smf.expect("release"); c.ref != "1" {
+		t.Fatalf("released %s, want the stale context 1", c.ref)
+	}
+	_ = h
 }
