@@ -12,5 +12,6 @@ var Builtin = Catalog{
 	{Name: "udm", Type: models.NrfNfManagementNfType_UDM, Ports: NF{SBIPort: 29503, MetricsPort: 9503}, After: []string{"nrf", "udr"}},
 	{Name: "ausf", Type: models.NrfNfManagementNfType_AUSF, Ports: NF{SBIPort: 29509, MetricsPort: 9509}, After: []string{"nrf", "udm"}},
 	{Name: "pcf", Type: models.NrfNfManagementNfType_PCF, Ports: NF{SBIPort: 29507, MetricsPort: 9507}, After: []string{"nrf", "udr"}},
-	{Name: "amf", Type: models.NrfNfManagementNfType_AMF, Ports: NF{SBIPort: 29518, MetricsPort: 9518}, Extra: []PortField{{Name: "N2", Addr: "amf.ngap.addr", Network: "n2", Transport: "amf.ngap.transport"}}, After: []string{"nrf", "ausf", "udm", "pcf"}},
+	{Name: "nssf", Type: models.NrfNfManagementNfType_NSSF, Ports: NF{SBIPort: 29531, MetricsPort: 9531}, After: []string{"nrf"}},
+	{Name: "amf", Type: models.NrfNfManagementNfType_AMF, Ports: NF{SBIPort: 29518, MetricsPort: 9518}, Extra: []PortField{{Name: "N2", Addr: "amf.ngap.addr", Network: "n2", Transport: "amf.ngap.transport"}}, After: []string{"nrf", "ausf", "udm", "pcf", "nssf"}},
 }

@@ -13,7 +13,10 @@
 // senders), state.go (the transition table), reply.go (what is answered on
 // failure), consumer.go and sbi_call.go (SBI calls), namf_callback.go (SBI
 // notifications), timers.go (NAS timers and the guards that bound a UE
-// context's life), metrics.go.
+// context's life), metrics.go. PDU sessions: gsm_transport.go (5GSM from
+// the UE to the SMF), pdu_session.go (routing contexts, their SBI calls),
+// namf_comm_n1n2.go (the SMF's N1N2MessageTransfer), ngap_pdu_session.go
+// (PDU Session Resource procedures), smf_consumer.go and nssf_consumer.go.
 package amf
 
 import (
@@ -40,6 +43,8 @@ import (
 type Options struct {
 	Listen     ListenFunc           // N2 listener (package n2)
 	Consumer   Consumer             // SBI peers (NRF discovery over env.Client)
+	Sessions   SessionConsumer      // UDM smf-select-data, SMF selection, Nsmf_PDUSession (smf_consumer.go)
+	Slices     SliceSelector        // Nnssf_NSSelection (nssf_consumer.go)
 	Crypto     Crypto               // key derivation and NAS protection (package security)
 	Dispatcher ratelimit.Dispatcher // event dispatcher (ratelimit.Pool)
 	Limit      int                  // initial dispatcher limit when Dispatcher is nil
@@ -98,6 +103,12 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	if n.opts.Consumer == nil {
 		n.opts.Consumer = NewSBIConsumer(env.Client, env.NRF)
 	}
+	if n.opts.Sessions == nil {
+		n.opts.Sessions = NewSBISessions(env.Client, env.NRF)
+	}
+	if n.opts.Slices == nil {
+		n.opts.Slices = NewSBISlices(env.Client, env.NRF)
+	}
 	if n.opts.Crypto == nil {
 		n.opts.Crypto = securityCrypto{}
 	}
@@ -114,11 +125,13 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 // Dispatcher exposes the event dispatcher, for the adaptive limiter.
 func (n *NF) Dispatcher() ratelimit.Dispatcher { return n.disp }
 
-// Handler serves the AMF's SBI: the callbacks it gives the UDM and PCF
-// (namf_callback.go). Namf_Communication has no operation implemented yet.
+// Handler serves the AMF's SBI: the callbacks it gives the UDM, PCF and
+// SMF (namf_callback.go, namf_comm_n1n2.go) and Namf_Communication's
+// N1N2MessageTransfer (namf_comm_n1n2.go).
 func (n *NF) Handler() http.Handler {
 	mux := http.NewServeMux()
 	n.routeCallbacks(mux)
+	n.routeSessions(mux)
 	return mux
 }
 

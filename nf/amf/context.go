@@ -72,6 +72,7 @@ type ueContext struct {
 	timer           *nasTimer
 	guard           *guardTimer // bounds the context's life before authentication and while releasing (timers.go)
 	call            pendingCall // the SBI answer the UE waits for (sbi_call.go)
+	pdu             pduState    // PDU session routing contexts (pdu_session.go)
 }
 
 type authState struct {

@@ -60,10 +60,12 @@ func (n *NF) endContext(ue *ueContext) {
 	n.cleanupSBI(ue)
 }
 
-// cleanupSBI purges the UDM registration and deletes the AM policy
-// association (TS 23.502 4.2.2.3.2 steps 3-5); failures are logged only.
+// cleanupSBI releases the UE's SM contexts, purges the UDM registration
+// and deletes the AM policy association (TS 23.502 4.2.2.3.2 steps 2-5);
+// failures are logged only.
 // Done once: the context forgets what it cleaned up.
 func (n *NF) cleanupSBI(ue *ueContext) {
+	n.releaseSessions(ue)
 	n.deletePolicy(ue)
 	if ue.udmRegistered {
 		n.purgeUECM(ue.supi)

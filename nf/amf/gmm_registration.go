@@ -184,6 +184,7 @@ func (ue *ueContext) adopt(old *ueContext) {
 	ue.sec, ue.allowed, ue.ambrUL, ue.ambrDL = old.sec, old.allowed, old.ambrUL, old.ambrDL
 	ue.policyID, ue.udmRegistered, ue.registered = old.policyID, old.udmRegistered, old.registered
 	ue.capability = old.capability
+	ue.pdu = old.pdu
 	if ue.reg.regType != nasMessage.RegistrationType5GSInitialRegistration {
 		// TS 23.501 5.4.4.1: the radio capability is kept while the UE stays
 		// registered, not across an initial registration.
@@ -220,6 +221,7 @@ func (n *NF) onIdentityResponse(ue *ueContext, in *input) (State, error) {
 // registration). onUDMAnswer goes on.
 func (n *NF) completeRegistration(ue *ueContext) (State, error) {
 	c, supi, plmn, guami := n.opts.Consumer, ue.supi, n.env.PLMN(), n.guami.ToModel()
+	requested, tai := ue.reg.requested, ue.tai.ToModel()
 	// Step 14a: Nudm_UECM_Registration.
 	reg := models.Amf3GppAccessRegistration{AmfInstanceId: n.id,
 		DeregCallbackUri:       n.callbackURI("/namf-callback/v1/" + supi + "/dereg-notify"),
@@ -243,6 +245,8 @@ func (n *NF) completeRegistration(ue *ueContext) (State, error) {
 		if a.udm.am, a.err = c.AMData(ctx, supi, plmn); a.err != nil {
 			return a
 		}
+		// TS 23.502 4.2.2.2.3: the NSSF decides the allowed NSSAI.
+		a.udm.slices = n.askNSSF(ctx, supi, requested, a.udm.am.Nssai, tai)
 		if err := c.SubscribeSDM(ctx, supi, sub); err != nil {
 			n.log.Warn("SDM subscribe failed; continuing", "supi", supi, "err", err)
 		}
@@ -266,7 +270,7 @@ func (n *NF) onUDMAnswer(ue *ueContext, in *input) (State, error) {
 		return ue.state, n.subscriberError(a.err)
 	}
 	am := a.udm.am
-	ue.allowed = n.allowedNSSAI(ue.reg.requested, am.Nssai)
+	ue.allowed = n.allowedFrom(a.udm.slices, ue.reg.requested, am.Nssai)
 	if len(ue.allowed) == 0 {
 		// TS 24.501 5.5.1.2.5: #62 no network slices available.
 		return ue.state, rejectRegistration(nasx.CauseNoNetworkSlicesAvailable, errors.New("allowed NSSAI empty"))
@@ -403,6 +407,7 @@ func (n *NF) servedSlices() []models.Snssai {
 // (TS 23.502 4.2.2.2.2 step 21; TS 38.413 8.3.1), else in Downlink NAS
 // Transport (a registration update in CM-CONNECTED).
 func (n *NF) acceptRegistration(ue *ueContext) (State, error) {
+	n.releaseOnInitialRegistration(ue)
 	plain, err := nasx.BuildRegistrationAccept(nasx.RegistrationAccept{GUTI: ue.guti, TAIs: n.tais,
 		Allowed: ue.allowed, T3512: n.cfg.AMF.NAS.T3512})
 	if err != nil {

@@ -255,6 +255,8 @@ func (n *NF) onUEAssociated(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) erro
 		n.step(ue, EvReleaseRequest, &input{cause: s.Cause})
 	case s.Procedure == ngapType.ProcedureCodeUEContextRelease && s.Kind == ngapx.Successful:
 		n.step(ue, EvReleaseComplete, &input{})
+	case ngapx.IsPDUSessionResourceAnswer(s):
+		return n.onSessionResourceAnswer(ue, pdu, s)
 	case s.Procedure == ngapType.ProcedureCodeUERadioCapabilityInfoIndication:
 		n.onRadioCapability(ue, pdu)
 	case s.Procedure == ngapType.ProcedureCodeNASNonDeliveryIndication:
@@ -330,6 +332,7 @@ func (n *NF) dropConnection(ue *ueContext) State {
 	n.stopGuard(ue)
 	n.cancelCall(ue)
 	if ue.registered {
+		n.deactivateSessions(ue)
 		n.ues.park(ue)
 		return StateRegistered
 	}

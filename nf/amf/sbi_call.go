@@ -60,6 +60,7 @@ type sbiAnswer struct {
 type udmAnswer struct {
 	registered bool // step 14a succeeded: the UDM holds this AMF for the UE
 	am         models.AccessAndMobilitySubscriptionData
+	slices     *models.AuthorizedNetworkSliceInfo // the NSSF's answer; nil: not reached (nssf_consumer.go)
 }
 
 // call runs do off the UE's key, bounded by sbiTimeout, and delivers its

@@ -22,6 +22,7 @@ import (
 	"github.com/l25gc/l25gc/nf/amf"
 	"github.com/l25gc/l25gc/nf/ausf"
 	"github.com/l25gc/l25gc/nf/nrf"
+	"github.com/l25gc/l25gc/nf/nssf"
 	"github.com/l25gc/l25gc/nf/pcf"
 	"github.com/l25gc/l25gc/nf/udm"
 	"github.com/l25gc/l25gc/nf/udr"
@@ -37,7 +38,7 @@ type Entry struct {
 
 // Table lists the NFs in start order; After says what each needs serving
 // first (TS 23.501 6.2: every NF registers with the NRF; the AMF serves
-// gNBs only once AUSF, UDM and PCF answer).
+// gNBs only once AUSF, UDM, PCF and NSSF answer).
 var Table = []Entry{
 	{config.NFSpec{Name: "nrf", Type: models.NrfNfManagementNfType_NRF,
 		Ports: config.NF{SBIPort: 29510, MetricsPort: 9510}},
@@ -58,11 +59,15 @@ var Table = []Entry{
 		Ports: config.NF{SBIPort: 29507, MetricsPort: 9507},
 		After: []string{"nrf", "udr"}},
 		func(e *nf.Env) (nf.Function, error) { return pcf.New(e) }},
+	{config.NFSpec{Name: "nssf", Type: models.NrfNfManagementNfType_NSSF,
+		Ports: config.NF{SBIPort: 29531, MetricsPort: 9531},
+		After: []string{"nrf"}},
+		func(e *nf.Env) (nf.Function, error) { return nssf.New(e) }},
 	{config.NFSpec{Name: "amf", Type: models.NrfNfManagementNfType_AMF,
 		Ports: config.NF{SBIPort: 29518, MetricsPort: 9518},
 		// N2: NGAP over SCTP, TS 38.412 7.
 		Extra: []config.PortField{{Name: "N2", Addr: "amf.ngap.addr", Network: "n2", Transport: "amf.ngap.transport"}},
-		After: []string{"nrf", "ausf", "udm", "pcf"}},
+		After: []string{"nrf", "ausf", "udm", "pcf", "nssf"}},
 		func(e *nf.Env) (nf.Function, error) {
 			ngap := e.Config.AMF.NGAP
 			o := n2.Options{Metrics: n2.NewMetrics(e.Registry), MaxAssociations: ngap.MaxAssociations, MaxMessageSize: ngap.MaxMessageSize}

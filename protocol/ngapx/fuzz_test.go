@@ -23,6 +23,7 @@ func FuzzDecodeNGAP(f *testing.F) {
 		_, _ = ParseRANConfigurationUpdate(pdu)
 		_, _ = ParseInitialUEMessage(pdu)
 		_, _ = ParseUERadioCapability(pdu)
+		_, _ = ParsePDUSessionResourceAnswer(pdu)
 		_ = Criticality(pdu) // decides whether an unhandled procedure gets an Error Indication
 		if _, part, err := ResetAll(pdu); err == nil {
 			// TS 38.413 8.7.4.2.1: a partial reset is acknowledged with its list.
