@@ -63,6 +63,7 @@ type NF struct {
 	// calls is the parent of every SBI call's context; Stop cancels it.
 	calls     context.Context
 	stopCalls context.CancelFunc
+	persist   *ueStore // UE contexts across restarts (persist.go); nil when off
 
 	mu     sync.Mutex
 	gnbs   map[uint64]*gnb
@@ -138,6 +139,11 @@ func (n *NF) Start(ctx context.Context) error {
 	if listen == nil {
 		return errors.New("amf: no N2 transport: set Options.Listen, e.g. amf.AdaptListen(n2.Listen)")
 	}
+	// The UEs of the previous process come back before any gNB can
+	// connect, so none of their GUTIs looks unknown.
+	if err := n.openPersist(); err != nil {
+		return err
+	}
 	ln, picked, err := listen(n.cfg.AMF.NGAP.Transport, n.cfg.AMF.NGAP.Addr)
 	if err != nil {
 		return fmt.Errorf("amf: N2 listen %s (%s): %w", n.cfg.AMF.NGAP.Addr, n.cfg.AMF.NGAP.Transport, err)
@@ -200,6 +206,7 @@ func (n *NF) Stop(context.Context) {
 	n.wg.Wait()
 	n.stopCalls()
 	n.disp.Close()
+	n.closePersist()
 }
 
 func (n *NF) addGNB(c Conn) *gnb {
@@ -274,6 +281,7 @@ func (n *NF) onPanic(key ratelimit.Key, r any, stack []byte) {
 	if ue.registered {
 		n.metrics.registered.Dec()
 	}
+	n.forgetUE(ue)
 	n.ues.remove(id)
 	if g := n.gnb(ue.gnbID); g != nil {
 		n.sendReleaseCommand(g, ue.amfID, ue.ranID, causeNasUnspecified())

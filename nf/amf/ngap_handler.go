@@ -330,6 +330,7 @@ func (n *NF) dropConnection(ue *ueContext) State {
 	n.stopGuard(ue)
 	n.cancelCall(ue)
 	if ue.registered {
+		n.persistUE(ue) // before park: once parked, another event may adopt it
 		n.ues.park(ue)
 		return StateRegistered
 	}

@@ -1,0 +1,268 @@
+package amf
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/free5gc/nas"
+	"github.com/free5gc/nas/nasMessage"
+
+	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/protocol/nasx"
+)
+
+var discardLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func testRecord(tmsi uint32) *ueRecord {
+	return &ueRecord{SUPI: fmt.Sprintf("imsi-20893%010d", tmsi), GUAMI: testGUAMI.String(), TMSI: tmsi,
+		KAMF: bytes.Repeat([]byte{byte(tmsi)}, 32), EA: 2, IA: 2, NextDL: 3, NextUL: 2}
+}
+
+func openStore(t *testing.T, path string, interval time.Duration, maxPending int) (*ueStore, map[uint32]*ueRecord) {
+	t.Helper()
+	s, recs, err := openUEStore(path, interval, maxPending, discardLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTMSI := map[uint32]*ueRecord{}
+	for _, r := range recs {
+		byTMSI[r.TMSI] = r
+	}
+	return s, byTMSI
+}
+
+func TestUEStoreKeepsRecordsAcrossRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "amf.ues")
+	s, recs := openStore(t, path, time.Millisecond, 16)
+	if len(recs) != 0 {
+		t.Fatalf("a new store holds %d records", len(recs))
+	}
+	s.save(testRecord(1))
+	s.save(testRecord(2))
+	r := testRecord(1)
+	r.NextDL = 9 // a later snapshot of the same UE replaces the first
+	s.save(r)
+	s.remove(2)
+	if err := s.reserveTMSI(5000); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	s, recs = openStore(t, path, time.Millisecond, 16)
+	defer s.close()
+	if len(recs) != 1 || recs[1] == nil || recs[1].NextDL != 9 {
+		t.Fatalf("after restart: %+v, want only TMSI 1 with NextDL 9", recs)
+	}
+	if s.reservedTMSI() != 5000 {
+		t.Fatalf("reservation %d after restart, want 5000", s.reservedTMSI())
+	}
+}
+
+func TestUEStoreCutsTornTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "amf.ues")
+	s, _ := openStore(t, path, time.Millisecond, 16)
+	s.save(testRecord(7))
+	s.close()
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"op":"put","ue":{"supi":"imsi-2089`) // killed mid-write
+	f.Close()
+	s, recs := openStore(t, path, time.Millisecond, 16)
+	s.save(testRecord(8))
+	s.close()
+	_, recs = openStore(t, path, time.Millisecond, 16)
+	if len(recs) != 2 || recs[7] == nil || recs[8] == nil {
+		t.Fatalf("after a torn tail: %v, want TMSIs 7 and 8", recs)
+	}
+}
+
+func TestUEStoreCompactsToLiveRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "amf.ues")
+	s, _ := openStore(t, path, time.Millisecond, 16)
+	s.file.SetCompactMin(16 << 10)
+	for i := 0; i < 2000; i++ {
+		r := testRecord(uint32(1 + i%5))
+		r.NextDL = uint32(i)
+		s.save(r)
+		if i%50 == 0 {
+			s.flush() // many small appends, as a busy AMF makes
+		}
+	}
+	s.reserveTMSI(4096)
+	s.close()
+	if st, _ := os.Stat(path); st.Size() > 64<<10 {
+		t.Fatalf("store is %d bytes for 5 UEs after 2000 updates: not compacted", st.Size())
+	}
+	s, recs := openStore(t, path, time.Millisecond, 16)
+	defer s.close()
+	if len(recs) != 5 || recs[5].NextDL != 1999 || s.reservedTMSI() != 4096 {
+		t.Fatalf("after compaction: %d records, TMSI 5 NextDL %d, reservation %d; want 5, 1999, 4096",
+			len(recs), recs[5].NextDL, s.reservedTMSI())
+	}
+}
+
+// The lag is bounded by the queue as well as by the interval: with an
+// interval no test waits for, the max_pending-th queued UE makes the
+// queue go to the file at once.
+func TestUEStoreQueueBoundForcesAFlush(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "amf.ues")
+	s, _ := openStore(t, path, time.Hour, 2)
+	defer s.close()
+	s.save(testRecord(1))
+	s.save(testRecord(2)) // the queue is full: flushed now
+	s.save(testRecord(3)) // queued until the next flush
+	inFile := func(tmsi uint32) bool {
+		b, _ := os.ReadFile(path)
+		return bytes.Contains(b, []byte(fmt.Sprintf(`"tmsi":%d,`, tmsi)))
+	}
+	for i := 0; i < 10000 && !(inFile(1) && inFile(2)); i++ {
+		time.Sleep(time.Millisecond)
+	}
+	if !inFile(1) || !inFile(2) {
+		t.Fatal("a full queue did not reach the file")
+	}
+	if inFile(3) {
+		t.Fatal("a change below the queue bound was written before the interval")
+	}
+}
+
+// persistHarness is an AMF with its UE store open, as Start opens it.
+func persistHarness(t *testing.T, dataDir string) (*harness, *gnbSide) {
+	t.Helper()
+	h := newHarness(t, func(c *config.Config) { c.DataDir = dataDir })
+	if err := h.amf.openPersist(); err != nil {
+		t.Fatal(err)
+	}
+	g := h.connect()
+	g.setup()
+	return h, g
+}
+
+// storedTMSIs reads which UEs the store file holds now (what a process
+// started at this moment would restore).
+func storedTMSIs(t *testing.T, dataDir string) map[uint32]*ueRecord {
+	t.Helper()
+	cp := filepath.Join(t.TempDir(), "copy.ues")
+	b, err := os.ReadFile(persistPath(dataDir, "", testGUAMI.AMFID.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(cp, b, 0o600)
+	s, recs := openStore(t, cp, time.Hour, 1)
+	s.close()
+	return recs
+}
+
+// awaitStored waits for the write-behind to leave exactly the UEs of
+// tmsis in the file.
+func awaitStored(t *testing.T, dataDir string, tmsis ...uint32) map[uint32]*ueRecord {
+	t.Helper()
+	same := func(recs map[uint32]*ueRecord) bool {
+		if len(recs) != len(tmsis) {
+			return false
+		}
+		for _, v := range tmsis {
+			if recs[v] == nil {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i < 2000; i++ {
+		if recs := storedTMSIs(t, dataDir); same(recs) {
+			return recs
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("the store never held exactly TMSIs %v: %v", tmsis, storedTMSIs(t, dataDir))
+	return nil
+}
+
+// A UE registered with one AMF process, the process gone without a word
+// (its store not closed), the next process restores the UE as CM-IDLE:
+// the UE's mobility registration with its 5G-GUTI is accepted under the
+// kept security context, without authentication, and the downlink COUNTs
+// it then receives pass its replay check.
+func TestRestoredUERegistersWithGUTIWithoutAuthentication(t *testing.T) {
+	dir := t.TempDir()
+	h1, g1 := persistHarness(t, dir)
+	ue := h1.newUE(g1, "0000000021", 1)
+	ue.register()
+	recs := awaitStored(t, dir, ue.guti.TMSI)
+	if r := recs[ue.guti.TMSI]; r == nil || r.SUPI != ue.supi || len(r.Allowed) == 0 || r.PolicyID == "" || !r.UDMRegistered {
+		t.Fatalf("stored %+v, want the UE's SUPI, allowed NSSAI, AM policy and UDM registration", recs)
+	}
+	authsBefore := h1.peers.nextAuth
+
+	// "Restart": a new AMF on the same data dir; the old one's N2 is gone.
+	h2, g2 := persistHarness(t, dir)
+	h2.wantMetric("l25gc_amf_registered_ues", nil, 1, "restored UEs count as registered")
+	old := *ue.guti
+	ue.g = g2
+	ue.returnWithGUTI(2) // straight to Registration Accept in ICS: no Authentication Request
+	if *ue.guti != old {
+		t.Fatalf("GUTI changed: %+v -> %+v", old, *ue.guti)
+	}
+	ue.up(ue.registrationComplete())
+	if m := ue.dl("DownlinkNASTransport"); m.ConfigurationUpdateCommand == nil {
+		t.Fatal("want Configuration Update Command after Registration Complete")
+	}
+	if h2.peers.nextAuth != 0 || h1.peers.nextAuth != authsBefore {
+		t.Fatalf("authentications after the restart: %d", h2.peers.nextAuth)
+	}
+
+	// A new UE gets a 5G-TMSI the restored one does not have.
+	other := h2.newUE(g2, "0000000022", 3)
+	other.register()
+	if other.guti.TMSI == old.TMSI {
+		t.Fatalf("TMSI %08x handed out again", old.TMSI)
+	}
+
+	// Deregistration deletes the record.
+	ue.up(ue.deregistrationRequest(true))
+	g2.expect("UEContextReleaseCommand")
+	awaitStored(t, dir, other.guti.TMSI)
+}
+
+// A restored context still checks integrity: a request with a wrong MAC
+// under the restored GUTI is not accepted without authentication.
+func TestRestoredUEWithWrongKeyAuthenticates(t *testing.T) {
+	dir := t.TempDir()
+	h1, g1 := persistHarness(t, dir)
+	ue := h1.newUE(g1, "0000000023", 1)
+	ue.register()
+	awaitStored(t, dir, ue.guti.TMSI)
+
+	h2, g2 := persistHarness(t, dir)
+	h2.peers.subs[ue.supi] = h1.peers.subs[ue.supi]
+	ue.g = g2
+	gb, _ := nasx.EncodeGUTI(*ue.guti)
+	forged := ue.registrationRequest(nasMessage.RegistrationType5GSMobilityRegistrationUpdating, gb)
+	// Someone without the keys: a made-up MAC.
+	g2.send(initialUEMessage(t, 2, append([]byte{0x7e, nas.SecurityHeaderTypeIntegrityProtected, 1, 2, 3, 4, 0}, forged...)))
+	ue.ranID = 2
+	if m := ue.dl("DownlinkNASTransport"); m.AuthenticationRequest == nil {
+		t.Fatalf("a request failing the restored context's check got message type %d, want Authentication Request", m.GmmHeader.GetMessageType())
+	}
+}
+
+// TMSIs handed out before a restart are never handed out after it, even
+// those of UEs whose records were lost.
+func TestTMSIAllocatorSkipsEverythingReservedBeforeRestart(t *testing.T) {
+	dir := t.TempDir()
+	h1, _ := persistHarness(t, dir)
+	var last uint32
+	for i := 0; i < 3; i++ {
+		last = h1.amf.ues.allocTMSI() // allocated, never registered: no record
+	}
+	h2, _ := persistHarness(t, dir)
+	if v := h2.amf.ues.allocTMSI(); v <= last {
+		t.Fatalf("after restart TMSI %d, but %d was handed out before", v, last)
+	}
+}
