@@ -83,6 +83,13 @@ func killedNFUnderLoad(t *testing.T, victim, mode string) {
 	if failedAfter != 0 {
 		t.Errorf("%s back after %v: %d of %d later registrations failed: %v", victim, recovered, failedAfter, after, reasons)
 	}
+	if victim == "nrf" {
+		// The NFs register again with the restarted NRF (a heartbeat
+		// answered 404 Not Found, TS 29.510 5.2.2.3.2), so a consumer
+		// without a cache still discovers them.
+		awaitUDMs(t, cfg, 1, 2*cfg.NRF.HeartbeatTimer+5*time.Second)
+		t.Logf("nrf sbi=%s: the UDM is discoverable again %v after the kill", mode, time.Since(killedAt).Round(time.Millisecond))
+	}
 }
 
 // startSupervisedCore starts the core as `l25gc up` does, restarting an NF
