@@ -266,3 +266,45 @@ func TestTMSIAllocatorSkipsEverythingReservedBeforeRestart(t *testing.T) {
 		t.Fatalf("after restart TMSI %d, but %d was handed out before", v, last)
 	}
 }
+
+// A crash within the write-behind lag loses the last COUNT increments: the
+// store holds older COUNTs than the UE. The restored context still accepts
+// the UE's uplink (COUNT estimated from the sequence number) and the UE
+// accepts the downlink (the restored downlink COUNT jumped past what it saw).
+func TestRestoredUEWithLostCountsStillTalks(t *testing.T) {
+	dir := t.TempDir()
+	h1, g1 := persistHarness(t, dir)
+	ue := h1.newUE(g1, "0000000024", 1)
+	ue.register()
+	awaitStored(t, dir, ue.guti.TMSI)
+	stale, err := os.ReadFile(persistPath(dir, "", testGUAMI.AMFID.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three periodic registration updates in CM-CONNECTED: 6 messages each way the store will not have.
+	gb, _ := nasx.EncodeGUTI(*ue.guti)
+	for i := 0; i < 3; i++ {
+		ue.up(ue.protect(ue.registrationRequest(nasMessage.RegistrationType5GSPeriodicRegistrationUpdating, gb),
+			nas.SecurityHeaderTypeIntegrityProtectedAndCiphered))
+		if m := ue.dl("DownlinkNASTransport"); m.RegistrationAccept == nil {
+			t.Fatal("want Registration Accept")
+		}
+		ue.up(ue.registrationComplete())
+		ue.dl("DownlinkNASTransport")
+	}
+
+	dir2 := t.TempDir()
+	if err := os.WriteFile(persistPath(dir2, "", testGUAMI.AMFID.String()), stale, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h2, g2 := persistHarness(t, dir2)
+	ue.g = g2
+	ue.returnWithGUTI(2) // the UE checked the Accept's MAC and COUNT (testUE.decode)
+	ue.up(ue.registrationComplete())
+	if m := ue.dl("DownlinkNASTransport"); m.ConfigurationUpdateCommand == nil {
+		t.Fatal("the AMF did not take the UE's Registration Complete")
+	}
+	if h2.peers.nextAuth != 0 {
+		t.Fatal("the UE was authenticated again")
+	}
+}
