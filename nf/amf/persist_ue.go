@@ -109,8 +109,8 @@ func (n *NF) restoredUE(rec *ueRecord) (*ueContext, error) {
 	if rec.GUAMI != n.guami.String() {
 		return nil, fmt.Errorf("5G-GUTI of GUAMI %s, this AMF is %s", rec.GUAMI, n.guami)
 	}
-	if rec.SUPI == "" || len(rec.KAMF) != 32 {
-		return nil, fmt.Errorf("no SUPI or KAMF")
+	if rec.SUPI == "" || len(rec.KAMF) != 32 || rec.TMSI == 0 {
+		return nil, fmt.Errorf("no SUPI, KAMF or 5G-TMSI")
 	}
 	nasCtx, err := n.opts.Crypto.NewNASContext(rec.KAMF, rec.EA, rec.IA)
 	if err != nil {
