@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -44,7 +45,8 @@ func killedAMFUnderLoad(t *testing.T, mode string) {
 	residents := registerResidents(t, cfg, g, fleet)
 
 	old := nfProcess(t, cfg, "amf")
-	waves, stopLoad := reconnectingWaves(t, cfg, g, fleet)
+	var gnbBack atomic.Int64 // when the gNB's association was up again (unix ns)
+	waves, stopLoad := reconnectingWaves(t, cfg, g, fleet, &gnbBack)
 	killedAt := time.Now()
 	if err := syscall.Kill(old.PID, syscall.SIGKILL); err != nil {
 		stopLoad()
@@ -60,8 +62,9 @@ func killedAMFUnderLoad(t *testing.T, mode string) {
 
 	noN2 := withoutN2(reasons)
 	back, authenticated, errs := reRegisterWithGUTI(t, cfg, residents)
-	t.Logf("nfkill victim=amf sbi=%s in_flight=%d failed=%d (on the killed AMF %d, no N2 yet %d) recovery=%v after=%d failed_after=%d residents=%d back_with_guti=%d authenticated=%d",
-		mode, inFlight, failed, failed-noN2, noN2, recovered.Round(time.Millisecond), after, failedAfter, len(residents), back, authenticated)
+	n2Back := time.Unix(0, gnbBack.Load()).Sub(killedAt)
+	t.Logf("nfkill victim=amf sbi=%s in_flight=%d failed=%d (on the killed AMF %d, no N2 yet %d) recovery=%v n2_back=%v after=%d failed_after=%d residents=%d back_with_guti=%d authenticated=%d",
+		mode, inFlight, failed, failed-noN2, noN2, recovered.Round(time.Millisecond), n2Back.Round(time.Millisecond), after, failedAfter, len(residents), back, authenticated)
 	t.Logf("failures of the waves cut by the kill: %v", reasons)
 	if inFlight == 0 || after == 0 {
 		t.Fatalf("no registration ran during (%d) or after (%d) the outage", inFlight, after)
@@ -106,8 +109,10 @@ func registerResidents(t *testing.T, cfg *config.Config, g *ransim.GNB, fleet ra
 
 // reconnectingWaves is registerWaves with a gNB that, like a real one,
 // sets its association up again when it ends (the AMF died), before the
-// next wave.
-func reconnectingWaves(t *testing.T, cfg *config.Config, g *ransim.GNB, fleet ransim.Fleet) (<-chan waveResult, func()) {
+// next wave; back records when it did (the gNB notices the end by its
+// SCTP association failing: at once when it sends, by heartbeat when all
+// its UEs wait for answers).
+func reconnectingWaves(t *testing.T, cfg *config.Config, g *ransim.GNB, fleet ransim.Fleet, back *atomic.Int64) (<-chan waveResult, func()) {
 	load, stopLoad := context.WithCancel(context.Background())
 	out := make(chan waveResult, 1024)
 	gnbCfg := bench.GNBConfig(cfg, cfg.AMF.NGAP.Addr, cfg.AMF.NGAP.Transport)
@@ -119,6 +124,7 @@ func reconnectingWaves(t *testing.T, cfg *config.Config, g *ransim.GNB, fleet ra
 				if g = reconnect(load, gnbCfg); g == nil {
 					return
 				}
+				back.Store(time.Now().UnixNano())
 				defer g.Close()
 			default:
 			}
