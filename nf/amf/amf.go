@@ -13,7 +13,11 @@
 // senders), state.go (the transition table), reply.go (what is answered on
 // failure), consumer.go and sbi_call.go (SBI calls), namf_callback.go (SBI
 // notifications), timers.go (NAS timers and the guards that bound a UE
-// context's life), metrics.go.
+// context's life), persist*.go (the UE store: registered UEs survive a
+// restart of the process, in a write-behind log in data_dir rather than a
+// UDSF, so that a restart depends on no other NF and no procedure waits for
+// an SBI round trip; why and what a crash costs are in persist.go),
+// metrics.go.
 package amf
 
 import (

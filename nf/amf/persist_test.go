@@ -12,6 +12,7 @@ import (
 
 	"github.com/free5gc/nas"
 	"github.com/free5gc/nas/nasMessage"
+	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/protocol/nasx"
@@ -306,5 +307,27 @@ func TestRestoredUEWithLostCountsStillTalks(t *testing.T) {
 	}
 	if h2.peers.nextAuth != 0 {
 		t.Fatal("the UE was authenticated again")
+	}
+}
+
+// BenchmarkUEStoreWrite is the flusher's cost per UE record (encode and
+// append), what write-behind takes off the procedures.
+func BenchmarkUEStoreWrite(b *testing.B) {
+	s, _, err := openUEStore(filepath.Join(b.TempDir(), "amf.ues"), time.Hour, 1<<20, discardLog)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.close()
+	rec := testRecord(1)
+	rec.Allowed = []models.Snssai{{Sst: 1, Sd: "010203"}}
+	rec.TAIs, rec.LastTAI, rec.Capability, rec.PolicyID = []string{"20893-000001"}, "20893-000001", []byte{0xe0, 0xe0}, "0123456789abcdef"
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r := *rec
+		r.TMSI = uint32(i%65536 + 1)
+		s.save(&r)
+		if i%64 == 63 {
+			s.flush()
+		}
 	}
 }
