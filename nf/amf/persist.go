@@ -34,6 +34,9 @@ package amf
 //     longer names this AMF for it, and its GUTI is never reused (below),
 //     so it only costs memory until the UE registers afresh.
 //
+// An unreadable store is set aside (renamed .unreadable) and a new one
+// started, so a bad file costs its UEs an authentication, not the AMF.
+//
 // 5G-TMSIs are never handed out twice across restarts: the allocator
 // writes a reservation (the next tmsiBlock values) synchronously before it
 // uses a value past the last one, and a restarted AMF allocates above the

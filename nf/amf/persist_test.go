@@ -334,6 +334,24 @@ func BenchmarkUEStoreWrite(b *testing.B) {
 	}
 }
 
+// An unreadable store does not keep the AMF down: it is set aside and the
+// AMF starts with none of its UEs.
+func TestUnreadableStoreIsSetAside(t *testing.T) {
+	dir := t.TempDir()
+	path := persistPath(dir, "", testGUAMI.AMFID.String())
+	junk := []byte(`{"op":"hdr","format":"` + persistFormat + `"}` + "\nnot a record\n" + `{"op":"del","tmsi":1}` + "\n")
+	if err := os.WriteFile(path, junk, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, g := persistHarness(t, dir)
+	if kept, err := os.ReadFile(path + ".unreadable"); err != nil || !bytes.Equal(kept, junk) {
+		t.Fatalf("the unreadable store was not kept aside: %v", err)
+	}
+	ue := h.newUE(g, "0000000025", 1)
+	ue.register()
+	awaitStored(t, dir, ue.guti.TMSI)
+}
+
 // FuzzRestore: whatever the store file holds (a disk error, an edited
 // file), the AMF either refuses it with an error or starts with the
 // records that make sense; it never crashes.

@@ -6,6 +6,7 @@ package amf
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -73,7 +74,10 @@ func (n *NF) openPersist() error {
 	path := persistPath(n.cfg.DataDir, p.Path, n.guami.AMFID.String())
 	st, records, err := openUEStore(path, p.FlushInterval, p.MaxPending, n.log)
 	if err != nil {
-		return err
+		st, records, err = n.setAsideUnreadable(path, err)
+		if err != nil {
+			return err
+		}
 	}
 	n.persist = st
 	var last uint32
@@ -99,6 +103,20 @@ func (n *NF) openPersist() error {
 	})
 	n.log.Info("UE contexts restored", "ues", restored, "of", len(records), "store", path)
 	return nil
+}
+
+// setAsideUnreadable: a store that cannot be read must not keep the AMF
+// down (the supervisor would restart it into the same error). The file is
+// renamed for the operator to inspect and a new one started; its UEs
+// register afresh, with authentication, as after a restart without store.
+func (n *NF) setAsideUnreadable(path string, cause error) (*ueStore, []*ueRecord, error) {
+	bad := path + ".unreadable"
+	if err := os.Rename(path, bad); err != nil {
+		return nil, nil, cause // not a bad file: e.g. the directory is not writable
+	}
+	n.log.Error("UE store unreadable: set aside, its UEs register afresh", "err", cause, "movedTo", bad)
+	p := n.cfg.AMF.Persist
+	return openUEStore(path, p.FlushInterval, p.MaxPending, n.log)
 }
 
 // restoredUE is the parked context a record describes: registered, CM-IDLE,
