@@ -20,7 +20,9 @@ package amf
 // per 5G-TMSI); a flusher writes the queue every amf.persist.flush_interval
 // (a few ms) in one append, and at once when amf.persist.max_pending UEs
 // wait, a changer then waiting for that write (back-pressure, not loss).
-// A crash within the lag loses at most the changes of the last interval:
+// A crash of the process loses at most the changes of the last interval
+// (what was written is in the kernel; a power loss also takes the last
+// second keylog had not fsynced yet), with these consequences:
 //   - a UE whose registration completed in it is unknown after the restart:
 //     its Registration Request with the GUTI gets an Identity Request and
 //     it authenticates again (TS 24.501 5.4.3) — it is not locked out;
