@@ -151,6 +151,25 @@ type AMF struct {
 	NAS      NAS     `yaml:"nas"`
 	Network  NetName `yaml:"network_name"`
 	Relative int     `yaml:"relative_capacity"` // TS 38.413 9.3.1.32, 0..255
+	Persist  Persist `yaml:"persist"`
+}
+
+// Persist is the AMF's UE-context store (nf/amf/persist.go): what a
+// registered UE needs survives an AMF restart, written behind the
+// procedures with a bounded lag.
+type Persist struct {
+	// Enabled keeps UE contexts across restarts; off, a restarted AMF
+	// knows no UE and every UE registers (and authenticates) afresh.
+	Enabled bool `yaml:"enabled"`
+	// Path is the store's file, relative to data_dir unless absolute; ""
+	// names it after the AMF ID (amf-<region><set><pointer>.ues), so AMFs
+	// of one set sharing a data_dir keep their own.
+	Path string `yaml:"path"`
+	// FlushInterval bounds the lag: changes queued longer are written out.
+	FlushInterval time.Duration `yaml:"flush_interval"`
+	// MaxPending bounds the queue: a change finding this many UEs waiting
+	// to be written waits for the flush (back-pressure, not loss).
+	MaxPending int `yaml:"max_pending"`
 }
 
 // GUAMI identifies this AMF (TS 23.003 2.10.1).

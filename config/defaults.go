@@ -61,6 +61,7 @@ func defaultSections() *Config {
 			},
 			Network:  NetName{Full: "L25GC+", Short: "L25GC"},
 			Relative: 255,
+			Persist:  Persist{Enabled: true, FlushInterval: 5 * time.Millisecond, MaxPending: 8192},
 		},
 		UDM: UDM{
 			SUCIKeys: []SUCIKey{

@@ -140,6 +140,19 @@ func (v *validator) amf(a *AMF) {
 	v.rangeInt("amf.relative_capacity", a.Relative, 0, 255)
 	v.ueBounds(a)
 	v.nas(&a.NAS)
+	v.persist(&a.Persist)
+}
+
+// persist: the lag and the queue bound what a crash of the AMF can cost
+// (nf/amf/persist.go), so both are finite and non-zero.
+func (v *validator) persist(p *Persist) {
+	if !p.Enabled {
+		return
+	}
+	if p.FlushInterval <= 0 || p.FlushInterval > time.Second {
+		v.fail("amf.persist.flush_interval", "must be a positive duration up to 1s such as 5ms, got %v", p.FlushInterval)
+	}
+	v.rangeInt("amf.persist.max_pending", p.MaxPending, 1, 1<<20)
 }
 
 // ueBounds: the caps on UE contexts and the timers that free them; a zero

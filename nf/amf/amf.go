@@ -13,10 +13,14 @@
 // senders), state.go (the transition table), reply.go (what is answered on
 // failure), consumer.go and sbi_call.go (SBI calls), namf_callback.go (SBI
 // notifications), timers.go (NAS timers and the guards that bound a UE
-// context's life), metrics.go. PDU sessions: gsm_transport.go (5GSM from
-// the UE to the SMF), pdu_session.go (routing contexts, their SBI calls),
-// namf_comm_n1n2.go (the SMF's N1N2MessageTransfer), ngap_pdu_session.go
-// (PDU Session Resource procedures), smf_consumer.go and nssf_consumer.go.
+// context's life), persist*.go (the UE store: registered UEs survive a
+// restart of the process, in a write-behind log in data_dir rather than a
+// UDSF, so that a restart depends on no other NF and no procedure waits for
+// an SBI round trip; why and what a crash costs are in persist.go),
+// metrics.go. PDU sessions: gsm_transport.go (5GSM from the UE to the SMF),
+// pdu_session.go (routing contexts, their SBI calls), namf_comm_n1n2.go
+// (the SMF's N1N2MessageTransfer), ngap_pdu_session.go (PDU Session
+// Resource procedures), smf_consumer.go and nssf_consumer.go.
 package amf
 
 import (
@@ -68,6 +72,7 @@ type NF struct {
 	// calls is the parent of every SBI call's context; Stop cancels it.
 	calls     context.Context
 	stopCalls context.CancelFunc
+	persist   *ueStore // UE contexts across restarts (persist.go); nil when off
 
 	mu     sync.Mutex
 	gnbs   map[uint64]*gnb
@@ -151,6 +156,11 @@ func (n *NF) Start(ctx context.Context) error {
 	if listen == nil {
 		return errors.New("amf: no N2 transport: set Options.Listen, e.g. amf.AdaptListen(n2.Listen)")
 	}
+	// The UEs of the previous process come back before any gNB can
+	// connect, so none of their GUTIs looks unknown.
+	if err := n.openPersist(); err != nil {
+		return err
+	}
 	ln, picked, err := listen(n.cfg.AMF.NGAP.Transport, n.cfg.AMF.NGAP.Addr)
 	if err != nil {
 		return fmt.Errorf("amf: N2 listen %s (%s): %w", n.cfg.AMF.NGAP.Addr, n.cfg.AMF.NGAP.Transport, err)
@@ -213,6 +223,7 @@ func (n *NF) Stop(context.Context) {
 	n.wg.Wait()
 	n.stopCalls()
 	n.disp.Close()
+	n.closePersist()
 }
 
 func (n *NF) addGNB(c Conn) *gnb {
@@ -287,6 +298,7 @@ func (n *NF) onPanic(key ratelimit.Key, r any, stack []byte) {
 	if ue.registered {
 		n.metrics.registered.Dec()
 	}
+	n.forgetUE(ue)
 	n.ues.remove(id)
 	if g := n.gnb(ue.gnbID); g != nil {
 		n.sendReleaseCommand(g, ue.amfID, ue.ranID, causeNasUnspecified())

@@ -73,6 +73,7 @@ type ueContext struct {
 	guard           *guardTimer // bounds the context's life before authentication and while releasing (timers.go)
 	call            pendingCall // the SBI answer the UE waits for (sbi_call.go)
 	pdu             pduState    // PDU session routing contexts (pdu_session.go)
+	stored          storedAs    // its record in the UE store (persist_ue.go)
 }
 
 type authState struct {
@@ -105,6 +106,7 @@ type ueTable struct {
 	perGNB map[uint64]int
 	nextID atomic.Int64
 	tmsi   atomic.Uint32
+	tmsiReservation
 }
 
 func newUETable() *ueTable {
@@ -114,13 +116,25 @@ func newUETable() *ueTable {
 // allocID gives a fresh AMF UE NGAP ID (TS 38.413 9.3.3.1: 0..2^40-1).
 func (t *ueTable) allocID() int64 { return t.nextID.Add(1) & (1<<40 - 1) }
 
-// allocTMSI gives a fresh 5G-TMSI (TS 23.003 2.10.1), never 0.
+// allocTMSI gives a fresh 5G-TMSI (TS 23.003 2.10.1), never 0 and never
+// one of a parked (or restored) context, reserved in the UE store before
+// use (persist.go) so a restarted AMF does not hand it out again.
 func (t *ueTable) allocTMSI() uint32 {
 	for {
-		if v := t.tmsi.Add(1); v != 0 {
-			return v
+		v := t.tmsi.Add(1)
+		if v == 0 || t.parked(v) {
+			continue
 		}
+		t.reserveUpTo(v)
+		return v
 	}
+}
+
+func (t *ueTable) parked(tmsi uint32) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.idle[tmsi]
+	return ok
 }
 
 func (t *ueTable) get(id int64) *ueContext {

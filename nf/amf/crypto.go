@@ -28,4 +28,9 @@ type NASContext interface {
 	// DecipherContainer deciphers the NAS message container of the initial
 	// message that last passed Unprotect, with its COUNT (TS 24.501 4.4.6).
 	DecipherContainer(ciphered []byte) ([]byte, error)
+	// Counts are the next downlink COUNT to send and the next uplink COUNT
+	// expected (the UE store keeps them, persist.go).
+	Counts() (nextDL, nextUL uint32)
+	// Resume continues a stored context at these COUNTs.
+	Resume(nextDL, nextUL uint32)
 }

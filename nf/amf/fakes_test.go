@@ -207,6 +207,7 @@ type harness struct {
 func newHarness(t *testing.T, edit func(*config.Config)) *harness {
 	t.Helper()
 	cfg := config.Default()
+	cfg.DataDir = t.TempDir() // the UE store (persist.go) lives there
 	if edit != nil {
 		edit(cfg)
 	}

@@ -57,6 +57,7 @@ func (n *NF) endContext(ue *ueContext) {
 		ue.registered = false
 		n.metrics.registered.Dec()
 	}
+	n.forgetUE(ue)
 	n.cleanupSBI(ue)
 }
 

@@ -185,6 +185,7 @@ func (ue *ueContext) adopt(old *ueContext) {
 	ue.policyID, ue.udmRegistered, ue.registered = old.policyID, old.udmRegistered, old.registered
 	ue.capability = old.capability
 	ue.pdu = old.pdu
+	ue.stored = old.stored
 	if ue.reg.regType != nasMessage.RegistrationType5GSInitialRegistration {
 		// TS 23.501 5.4.4.1: the radio capability is kept while the UE stays
 		// registered, not across an initial registration.
@@ -464,6 +465,7 @@ func (n *NF) onRegistrationComplete(ue *ueContext, _ *input) (State, error) {
 	if net.Full != "" || net.Short != "" {
 		n.sendPlainOrProtected(ue, n.built("ConfigurationUpdateCommand")(nasx.BuildConfigurationUpdateCommand(net.Full, net.Short)))
 	}
+	n.persistUE(ue) // after the last downlink of the procedure: its COUNTs are final
 	return StateRegistered, nil
 }
 

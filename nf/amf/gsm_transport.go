@@ -321,6 +321,7 @@ func (n *NF) onSMContextCreated(ue *ueContext, s *PDUSession, m n1SM, a SMAnswer
 		return
 	}
 	s.ContextURI = a.ContextURI
+	n.persistUE(ue) // the session survives an AMF restart from now on
 	n.log.Info("SM context created", "supi", ue.supi, "pduSessionId", s.ID, "snssai", snssaiString(s.SNSSAI), "dnn", s.DNN, "smf", s.SMFURI)
 	if err := n.deliverSM(ue, s, a.N1, a.N2, a.N2Type); err != nil {
 		n.log.Warn("SM answer not delivered", "supi", ue.supi, "pduSessionId", s.ID, "err", err)
@@ -380,6 +381,7 @@ func (n *NF) onSMContextUpdated(ue *ueContext, m n1SM, a SMAnswer, err error) {
 	if err != nil {
 		if isContextGone(err) {
 			ue.pdu.remove(m.id) // the SMF no longer has it (TS 29.502 5.2.2.3.1: 404 CONTEXT_NOT_FOUND)
+			n.persistUE(ue)
 		}
 		n.smFailed(ue, m, a, err)
 		return

@@ -333,6 +333,7 @@ func (n *NF) dropConnection(ue *ueContext) State {
 	n.cancelCall(ue)
 	if ue.registered {
 		n.deactivateSessions(ue)
+		n.persistUE(ue) // before park: once parked, another event may adopt it
 		n.ues.park(ue)
 		return StateRegistered
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"slices"
 
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/openapi/models"
@@ -65,6 +66,19 @@ func (ue *ueContext) Sessions() []PDUSession {
 	for _, s := range ue.pdu.sessions {
 		out = append(out, *s)
 	}
+	return out
+}
+
+// storedSessions are the sessions whose SM context exists (a creation
+// still running has none to reach after a restart).
+func (ue *ueContext) storedSessions() []PDUSession {
+	var out []PDUSession
+	for _, s := range ue.pdu.sessions {
+		if s.ContextURI != "" {
+			out = append(out, PDUSession{ID: s.ID, SNSSAI: s.SNSSAI, DNN: s.DNN, SMFURI: s.SMFURI, ContextURI: s.ContextURI})
+		}
+	}
+	slices.SortFunc(out, func(a, b PDUSession) int { return int(a.ID) - int(b.ID) })
 	return out
 }
 

@@ -35,6 +35,14 @@ func (n networkNAS) Unprotect(pdu []byte) ([]byte, error) {
 
 func (n networkNAS) ULCount() uint32 { return n.c.LastRxCount() }
 
+// Counts: a registered UE's context has received at least the Security
+// Mode Complete, so the next uplink COUNT expected follows the last one.
+func (n networkNAS) Counts() (nextDL, nextUL uint32) {
+	return n.c.NextTxCount(), n.c.LastRxCount() + 1
+}
+
+func (n networkNAS) Resume(nextDL, nextUL uint32) { n.c.ResumeCounts(nextDL, nextUL) }
+
 func (n networkNAS) DecipherContainer(ciphered []byte) ([]byte, error) {
 	return n.c.DecipherContainer(ciphered)
 }

@@ -19,41 +19,32 @@
 // The log is JSON lines: a header, then "put" (a whole subscriber), "del",
 // "sqn" and "amf" (AMF 3GPP access registration) records. A torn last line
 // (crash mid-write) is cut off at open; a bad line elsewhere is an error.
+// The file handling (replay, torn tail, compaction, periodic fsync) is
+// package keylog's, shared with the AMF's UE-context store; this package
+// keeps the records and the map.
 package embedded
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/internal/keylog"
 	"github.com/l25gc/l25gc/nf/udr/store"
 )
 
 // format names the log layout in its header line.
 const format = "l25gc-udr-log/1"
 
-const (
-	// compactMin keeps small logs from being rewritten over and over.
-	compactMin = 8 << 20
-	// syncInterval bounds what a power loss can take (see package comment).
-	syncInterval = time.Second
-)
-
-// record is one line of the log.
+// record is one line of the log (after the header keylog writes).
 type record struct {
-	Op      string                            `json:"op"` // hdr | put | del | sqn | amf
-	Format  string                            `json:"format,omitempty"`
+	Op      string                            `json:"op"` // put | del | sqn | amf
 	UeID    string                            `json:"ue,omitempty"`
 	SQN     string                            `json:"sqn,omitempty"`
 	Sub     *store.Subscriber                 `json:"sub,omitempty"`
@@ -73,20 +64,12 @@ func (e *entry) size() int64 { return e.putSize + e.amfSize }
 
 // Store is the embedded backend; it is safe for concurrent use.
 type Store struct {
-	path       string
-	compactMin int64 // compactMin unless a test lowers it
-
-	mu       sync.RWMutex
-	f        *os.File
-	ues      map[string]*entry
-	sorted   []string // ueIds in order; nil when stale
-	logBytes int64    // size of the log file
-	live     int64    // sum of entry sizes
-	dirty    bool     // written since the last fsync
-	closed   bool
-
-	stop chan struct{}
-	done chan struct{}
+	mu     sync.RWMutex
+	log    *keylog.Log
+	ues    map[string]*entry
+	sorted []string // ueIds in order; nil when stale
+	live   int64    // sum of entry sizes
+	closed bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -94,85 +77,30 @@ var _ store.Store = (*Store)(nil)
 // Open loads the log at path (creating it and its directory if absent) and
 // starts the periodic fsync.
 func Open(path string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	s := &Store{ues: map[string]*entry{}}
+	l, err := keylog.Open(path, keylog.Options{Format: format}, s.replayLine)
+	if err != nil {
 		return nil, fmt.Errorf("embedded store: %w", err)
 	}
-	s := &Store{path: path, compactMin: compactMin, ues: map[string]*entry{}, stop: make(chan struct{}), done: make(chan struct{})}
-	if err := s.load(); err != nil {
-		return nil, err
+	s.log = l
+	if l.Oversized(s.live) {
+		s.maybeCompact()
 	}
-	if s.logBytes == 0 || s.needsCompaction() {
-		if err := s.compact(); err != nil {
-			return nil, err
-		}
-	} else if err := s.openAppend(); err != nil {
-		return nil, err
-	}
-	go s.syncLoop()
 	return s, nil
 }
 
-// load replays the log into memory.
-func (s *Store) load() error {
-	f, err := os.Open(s.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
+// replayLine applies one record of the log at open.
+func (s *Store) replayLine(b []byte) error {
+	var rec record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("embedded store: %w", err)
-	}
-	defer f.Close()
-	good, err := s.replay(bufio.NewReaderSize(f, 1<<20))
-	if err != nil {
-		return fmt.Errorf("embedded store %s: %w", s.path, err)
-	}
-	s.logBytes = good
-	st, err := f.Stat()
-	if err == nil && st.Size() > good {
-		// A torn last record from a crash mid-write: drop it.
-		if err := os.Truncate(s.path, good); err != nil {
-			return fmt.Errorf("embedded store: cut torn record: %w", err)
-		}
-	}
-	return nil
-}
-
-// replay applies every complete record and returns the offset after the
-// last one. Only the final line may be incomplete.
-func (s *Store) replay(r *bufio.Reader) (int64, error) {
-	var off int64
-	for line := 1; ; line++ {
-		b, err := r.ReadBytes('\n')
-		if err == io.EOF {
-			return off, nil // an unterminated tail is a torn write
-		}
-		if err != nil {
-			return off, err
-		}
-		var rec record
-		if err := json.Unmarshal(b, &rec); err != nil {
-			if _, perr := r.Peek(1); perr == io.EOF {
-				return off, nil // torn last line that happened to end in '\n'
-			}
-			return off, fmt.Errorf("line %d: %w", line, err)
-		}
-		if line == 1 && rec.Op != "hdr" {
-			return off, errors.New("not an L25GC UDR log (no header)")
-		}
-		if err := s.apply(&rec, int64(len(b))); err != nil {
-			return off, fmt.Errorf("line %d: %w", line, err)
-		}
-		off += int64(len(b))
-	}
+	return s.apply(&rec, int64(len(b)))
 }
 
 // apply changes memory by one record of n bytes.
 func (s *Store) apply(rec *record, n int64) error {
 	switch rec.Op {
-	case "hdr":
-		if rec.Format != format {
-			return fmt.Errorf("unknown log format %q (want %q)", rec.Format, format)
-		}
 	case "put":
 		if rec.Sub == nil || rec.Sub.UeID == "" {
 			return errors.New("put record without a subscriber")
@@ -227,89 +155,32 @@ func withSQN(sub *store.Subscriber, sqn string) *store.Subscriber {
 	return &c
 }
 
-func (s *Store) needsCompaction() bool {
-	return s.logBytes > s.compactMin && s.logBytes > 2*s.live
-}
-
-func (s *Store) openAppend() error {
-	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("embedded store: %w", err)
-	}
-	s.f = f
-	return nil
-}
-
-// compact writes the live data to a new log and renames it over the old one.
-func (s *Store) compact() error {
-	tmp := s.path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("embedded store: compact: %w", err)
-	}
-	n, err := s.writeSnapshot(f)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, s.path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("embedded store: compact: %w", err)
-	}
-	syncDir(filepath.Dir(s.path))
-	if s.f != nil {
-		_ = s.f.Close()
-	}
-	s.logBytes, s.dirty = n, false
-	return s.openAppend()
-}
-
-// writeSnapshot writes the header and one put (and amf) record per UE,
-// recomputing each UE's size.
-func (s *Store) writeSnapshot(f *os.File) (int64, error) {
-	w := bufio.NewWriterSize(f, 1<<20)
-	var total int64
-	hdr, _ := encode(&record{Op: "hdr", Format: format})
-	if _, err := w.Write(hdr); err != nil {
-		return 0, err
-	}
-	total += int64(len(hdr))
+// emitSnapshot writes one put (and amf) record per UE, recomputing each
+// UE's size; the caller holds s.mu.
+func (s *Store) emitSnapshot(emit func([]byte) error) error {
 	s.live = 0
 	for ueID, e := range s.ues {
 		put, err := encode(&record{Op: "put", Sub: e.sub})
 		if err != nil {
-			return 0, err
+			return err
 		}
 		e.putSize, e.amfSize = int64(len(put)), 0
-		if _, err := w.Write(put); err != nil {
-			return 0, err
+		if err := emit(put); err != nil {
+			return err
 		}
 		if e.amf != nil {
 			amf, err := encode(&record{Op: "amf", UeID: ueID, AMF3GPP: e.amf})
 			if err != nil {
-				return 0, err
+				return err
 			}
 			e.amfSize = int64(len(amf))
-			if _, err := w.Write(amf); err != nil {
-				return 0, err
+			if err := emit(amf); err != nil {
+				return err
 			}
 		}
-		total += e.size()
 		s.live += e.size()
 	}
-	return total, w.Flush()
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
+	return nil
 }
 
 func encode(rec *record) ([]byte, error) {
@@ -325,44 +196,21 @@ func (s *Store) appendLog(b []byte) error {
 	if s.closed {
 		return errors.New("embedded store: closed")
 	}
-	if _, err := s.f.Write(b); err != nil {
-		return fmt.Errorf("embedded store: write: %w", err)
+	if err := s.log.Append(b); err != nil {
+		return fmt.Errorf("embedded store: %w", err)
 	}
-	s.logBytes += int64(len(b))
-	s.dirty = true
 	return nil
 }
 
 // maybeCompact runs after a write; the caller holds s.mu. A failed
-// compaction leaves the old log in place and in use, so it is only logged
-// by returning nil: the change itself is already durable.
+// compaction leaves the old log in place and in use, so it is dropped: the
+// change itself is already durable.
 func (s *Store) maybeCompact() {
-	if s.needsCompaction() {
-		_ = s.compact()
-	}
-}
-
-func (s *Store) syncLoop() {
-	defer close(s.done)
-	t := time.NewTicker(syncInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			s.syncNow()
+	if s.log.Oversized(s.live) {
+		live := s.live
+		if err := s.log.Compact(s.emitSnapshot); err != nil {
+			s.live = live
 		}
-	}
-}
-
-func (s *Store) syncNow() {
-	s.mu.Lock()
-	f, dirty := s.f, s.dirty
-	s.dirty = false
-	s.mu.Unlock()
-	if dirty && f != nil {
-		_ = f.Sync() // a file closed by a compaction meanwhile was synced by it
 	}
 }
 
@@ -686,19 +534,10 @@ func (s *Store) AMF3GPPAccess(_ context.Context, ueID string) (*models.Amf3GppAc
 // closes the log.
 func (s *Store) Close(context.Context) error {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closed {
-		s.mu.Unlock()
 		return nil
 	}
 	s.closed = true
-	s.mu.Unlock()
-	close(s.stop)
-	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	err := s.f.Sync()
-	if cerr := s.f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return s.log.Close()
 }

@@ -114,7 +114,8 @@ func TestCorruptLogIsAnError(t *testing.T) {
 func TestCompaction(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "udr.db")
 	s := open(t, path)
-	s.compactMin = 64 << 10
+	const compactMin = 64 << 10
+	s.log.SetCompactMin(compactMin)
 	subs := make([]*store.Subscriber, 20)
 	for i := range subs {
 		subs[i] = storetest.Subscriber(fmt.Sprintf("2089300000000%02d", i), "000000000000")
@@ -128,8 +129,8 @@ func TestCompaction(t *testing.T) {
 		}
 	}
 	st, _ := os.Stat(path)
-	if st.Size() > 2*s.compactMin {
-		t.Fatalf("log is %d bytes after 5000 SQN updates; compaction should keep it under %d", st.Size(), 2*s.compactMin)
+	if st.Size() > 2*compactMin {
+		t.Fatalf("log is %d bytes after 5000 SQN updates; compaction should keep it under %d", st.Size(), 2*compactMin)
 	}
 	closeStore(t, s)
 	s = open(t, path)
