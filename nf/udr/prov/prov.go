@@ -40,6 +40,19 @@ type Subscriber struct {
 	SNSSAIs []SNSSAI `json:"snssais,omitempty"`
 	DNNs    []string `json:"dnns,omitempty"`
 	AMBR    *AMBR    `json:"ambr,omitempty"`
+	// Session is the QoS of every subscribed DNN's PDU sessions.
+	Session *SessionQoS `json:"session,omitempty"`
+}
+
+// SessionQoS is what a subscriber's PDU sessions get on each DNN: the
+// session AMBR (TS 23.501 5.7.2.6) and the default QoS flow's 5QI and ARP
+// priority (5.7.2.7; TS 29.505 DnnConfiguration 5gQosProfile, sessionAmbr).
+// The UDR stores it both in the subscription data (smData) and in the
+// PCF's policy data (policyData.ues.smData).
+type SessionQoS struct {
+	AMBR        AMBR `json:"ambr"`
+	FiveQI      int  `json:"5qi"`
+	ARPPriority int  `json:"arpPriority"`
 }
 
 // SNSSAI is a slice, {"sst": 1, "sd": "010203"} in JSON; its rules are the
@@ -81,7 +94,13 @@ type Defaults struct {
 	SNSSAIs []SNSSAI
 	DNNs    []string
 	AMBR    AMBR
+	Session SessionQoS
 }
+
+// DefaultSession is the session QoS of a subscriber provisioned without
+// one: 1 Gbps up, 2 Gbps down (free5GC's sample values), 5QI 9 with ARP 8
+// (TS 23.501 5.7.4: 5QI 9 is the default bearer of internet access).
+var DefaultSession = SessionQoS{AMBR: AMBR{Uplink: "1 Gbps", Downlink: "2 Gbps"}, FiveQI: 9, ARPPriority: 8}
 
 // Default values of a subscriber's SQN and AMF (TS 33.102 6.3.2: AMF
 // separation bit set for 5G, TS 33.501 6.1.3.2 / Annex A.2 of 33.102).
@@ -110,7 +129,48 @@ func (s Subscriber) WithDefaults(d Defaults) Subscriber {
 		a := d.AMBR
 		s.AMBR = &a
 	}
+	s.Session = s.Session.withDefaults(d.Session)
 	return s
+}
+
+// withDefaults fills the fields q leaves out from d, then DefaultSession.
+func (q *SessionQoS) withDefaults(d SessionQoS) *SessionQoS {
+	out := SessionQoS{}
+	if q != nil {
+		out = *q
+	}
+	for _, def := range []SessionQoS{d, DefaultSession} {
+		if out.AMBR.Uplink == "" {
+			out.AMBR.Uplink = def.AMBR.Uplink
+		}
+		if out.AMBR.Downlink == "" {
+			out.AMBR.Downlink = def.AMBR.Downlink
+		}
+		if out.FiveQI == 0 {
+			out.FiveQI = def.FiveQI
+		}
+		if out.ARPPriority == 0 {
+			out.ARPPriority = def.ARPPriority
+		}
+	}
+	return &out
+}
+
+// Validate names the field of q that is wrong.
+func (q SessionQoS) Validate() error {
+	if _, err := domain.ParseBitRate(q.AMBR.Uplink); err != nil {
+		return fmt.Errorf("session.ambr.uplink: %w", err)
+	}
+	if _, err := domain.ParseBitRate(q.AMBR.Downlink); err != nil {
+		return fmt.Errorf("session.ambr.downlink: %w", err)
+	}
+	if err := domain.CheckDefault5QI(q.FiveQI); err != nil {
+		return fmt.Errorf("session.5qi: %w", err)
+	}
+	if err := domain.CheckARPPriority(q.ARPPriority); err != nil {
+		return fmt.Errorf("session.arpPriority: %w", err)
+	}
+	return nil
 }
 
 // Validate says what is wrong with a completed subscriber, naming the field.
@@ -149,6 +209,17 @@ func (s Subscriber) Validate() error {
 		if _, err := domain.ParseDNN(d); err != nil {
 			return fmt.Errorf("dnns: %w", err)
 		}
+	}
+	if s.AMBR != nil {
+		if _, err := domain.ParseBitRate(s.AMBR.Uplink); err != nil {
+			return fmt.Errorf("ambr.uplink: %w", err)
+		}
+		if _, err := domain.ParseBitRate(s.AMBR.Downlink); err != nil {
+			return fmt.Errorf("ambr.downlink: %w", err)
+		}
+	}
+	if s.Session != nil {
+		return s.Session.Validate()
 	}
 	return nil
 }

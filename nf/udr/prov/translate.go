@@ -12,14 +12,10 @@ import (
 	"github.com/l25gc/l25gc/security"
 )
 
-// Policy values every provisioned subscriber gets, as free5GC's web console
-// sample does: IPv4 sessions, SSC mode 1, default QoS 5QI 9 with ARP 8
-// (TS 23.501 5.7.4: 5QI 9 is the default bearer of internet access).
-const (
-	default5QI         = 9
-	defaultARPPriority = 8
-	subscriberCategory = "l25gc"
-)
+// Every provisioned subscriber gets IPv4 sessions in SSC mode 1, as
+// free5GC's web console sample does, and this subscriber category in its
+// AM policy data.
+const subscriberCategory = "l25gc"
 
 // ToRecord translates a validated subscriber into free5GC's layout for the
 // serving PLMN plmn ("20893").
@@ -68,6 +64,7 @@ func template(s Subscriber, plmn string) (*recordTemplate, error) {
 	if s.AMBR != nil {
 		ambr = *s.AMBR
 	}
+	session := *s.Session.withDefaults(SessionQoS{})
 	return &recordTemplate{store.Subscriber{
 		ServingPlmnID: plmn,
 		OP:            s.OP,
@@ -84,9 +81,10 @@ func template(s Subscriber, plmn string) (*recordTemplate, error) {
 			Nssai:            &models.Nssai{DefaultSingleNssais: snssais, SingleNssais: snssais},
 			SubscribedUeAmbr: &models.AmbrRm{Uplink: ambr.Uplink, Downlink: ambr.Downlink},
 		},
-		SM:           smData(snssais, s.DNNs, ambr),
+		SM:           smData(snssais, s.DNNs, session),
 		SMFSelection: smfSelection(s.SNSSAIs, s.DNNs),
 		AMPolicy:     models.AmPolicyData{SubscCats: []string{subscriberCategory}},
+		SMPolicy:     smPolicy(snssais, s.DNNs),
 	}}, nil
 }
 
@@ -107,21 +105,22 @@ func opcOf(s Subscriber) (string, error) {
 	return hex.EncodeToString(opc), nil
 }
 
-func smData(snssais []models.Snssai, dnns []string, ambr AMBR) []models.SessionManagementSubscriptionData {
+func smData(snssais []models.Snssai, dnns []string, q SessionQoS) []models.SessionManagementSubscriptionData {
 	out := make([]models.SessionManagementSubscriptionData, len(snssais))
 	for i := range snssais {
 		confs := make(map[string]models.DnnConfiguration, len(dnns))
 		for _, d := range dnns {
-			confs[d] = dnnConfiguration(ambr)
+			confs[d] = dnnConfiguration(q)
 		}
 		out[i] = models.SessionManagementSubscriptionData{SingleNssai: &snssais[i], DnnConfigurations: confs}
 	}
 	return out
 }
 
-// dnnConfiguration is TS 29.505 DnnConfiguration with the session AMBR
-// equal to the UE AMBR.
-func dnnConfiguration(ambr AMBR) models.DnnConfiguration {
+// dnnConfiguration is TS 29.505 DnnConfiguration with the subscriber's
+// session AMBR and default QoS. The ARP lets the session pre-empt none and
+// be pre-empted (TS 23.501 5.7.2.2), the usual choice for best effort.
+func dnnConfiguration(q SessionQoS) models.DnnConfiguration {
 	return models.DnnConfiguration{
 		PduSessionTypes: &models.PduSessionTypes{
 			DefaultSessionType:  models.PduSessionType_IPV4,
@@ -129,15 +128,30 @@ func dnnConfiguration(ambr AMBR) models.DnnConfiguration {
 		},
 		SscModes: &models.SscModes{DefaultSscMode: models.SscMode__1, AllowedSscModes: []models.SscMode{models.SscMode__1}},
 		Var5gQosProfile: &models.SubscribedDefaultQos{
-			Var5qi: default5QI, PriorityLevel: defaultARPPriority,
-			Arp: &models.Arp{PriorityLevel: defaultARPPriority, PreemptCap: models.PreemptionCapability_NOT_PREEMPT, PreemptVuln: models.PreemptionVulnerability_PREEMPTABLE},
+			Var5qi: int32(q.FiveQI), PriorityLevel: int32(q.ARPPriority),
+			Arp: &models.Arp{PriorityLevel: int32(q.ARPPriority), PreemptCap: models.PreemptionCapability_NOT_PREEMPT, PreemptVuln: models.PreemptionVulnerability_PREEMPTABLE},
 		},
-		SessionAmbr: &models.Ambr{Uplink: ambr.Uplink, Downlink: ambr.Downlink},
+		SessionAmbr: &models.Ambr{Uplink: q.AMBR.Uplink, Downlink: q.AMBR.Downlink},
 	}
 }
 
-// smfSelection keys each slice as free5GC does: SST in 2 hex digits then SD
-// (TS 29.505 6.1.6.2.7 subscribedSnssaiInfos is keyed by S-NSSAI).
+// smPolicy is the PCF's SM policy data (TS 29.519 SmPolicyData): every
+// subscribed slice with every subscribed DNN, keyed as free5GC keys them,
+// so the PCF authorises exactly the subscribed slice and DNN pairs.
+func smPolicy(snssais []models.Snssai, dnns []string) models.SmPolicyData {
+	slices := make(map[string]models.SmPolicySnssaiData, len(snssais))
+	for i := range snssais {
+		per := make(map[string]models.SmPolicyDnnData, len(dnns))
+		for _, d := range dnns {
+			per[d] = models.SmPolicyDnnData{Dnn: d}
+		}
+		slices[store.SNSSAIKey(snssais[i])] = models.SmPolicySnssaiData{Snssai: &snssais[i], SmPolicyDnnData: per}
+	}
+	return models.SmPolicyData{SmPolicySnssaiData: slices}
+}
+
+// smfSelection keys each slice as free5GC does (store.SNSSAIKey; TS 29.505
+// 6.1.6.2.7 subscribedSnssaiInfos is keyed by S-NSSAI).
 func smfSelection(snssais []SNSSAI, dnns []string) models.SmfSelectionSubscriptionData {
 	infos := make(map[string]models.SnssaiInfo, len(snssais))
 	for _, n := range snssais {
@@ -145,7 +159,7 @@ func smfSelection(snssais []SNSSAI, dnns []string) models.SmfSelectionSubscripti
 		for i, d := range dnns {
 			di[i] = models.DnnInfo{Dnn: d, DefaultDnnIndicator: i == 0}
 		}
-		infos[fmt.Sprintf("%02x%s", n.SST, n.SD)] = models.SnssaiInfo{DnnInfos: di}
+		infos[store.SNSSAIKey(models.Snssai{Sst: int32(n.SST), Sd: n.SD})] = models.SnssaiInfo{DnnInfos: di}
 	}
 	return models.SmfSelectionSubscriptionData{SubscribedSnssaiInfos: infos}
 }
@@ -176,7 +190,32 @@ func FromRecord(r *store.Subscriber) Subscriber {
 	if a := r.AM.SubscribedUeAmbr; a != nil {
 		s.AMBR = &AMBR{Uplink: a.Uplink, Downlink: a.Downlink}
 	}
+	s.Session = sessionOf(r.SM)
 	return s
+}
+
+// sessionOf shows the session QoS of the first DNN configuration (in slice,
+// then DNN order) that has one: what we provision is the same on all.
+func sessionOf(sm []models.SessionManagementSubscriptionData) *SessionQoS {
+	for _, d := range sm {
+		dnns := make([]string, 0, len(d.DnnConfigurations))
+		for dnn := range d.DnnConfigurations {
+			dnns = append(dnns, dnn)
+		}
+		sort.Strings(dnns)
+		for _, dnn := range dnns {
+			c := d.DnnConfigurations[dnn]
+			if c.SessionAmbr == nil || c.Var5gQosProfile == nil {
+				continue
+			}
+			q := &SessionQoS{AMBR: AMBR{Uplink: c.SessionAmbr.Uplink, Downlink: c.SessionAmbr.Downlink}, FiveQI: int(c.Var5gQosProfile.Var5qi)}
+			if c.Var5gQosProfile.Arp != nil {
+				q.ARPPriority = int(c.Var5gQosProfile.Arp.PriorityLevel)
+			}
+			return q
+		}
+	}
+	return nil
 }
 
 func dnnsOf(sm []models.SessionManagementSubscriptionData) []string {

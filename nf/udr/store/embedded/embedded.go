@@ -17,7 +17,8 @@
 // moves SQN_HE forward again (TS 33.102 6.3.5), so no UE is locked out.
 //
 // The log is JSON lines: a header, then "put" (a whole subscriber), "del",
-// "sqn" and "amf" (AMF 3GPP access registration) records. A torn last line
+// "sqn", "amf" (AMF 3GPP access registration), "smf" and "smfdel" (SMF
+// registration of a PDU session) records. A torn last line
 // (crash mid-write) is cut off at open; a bad line elsewhere is an error.
 package embedded
 
@@ -52,12 +53,14 @@ const (
 
 // record is one line of the log.
 type record struct {
-	Op      string                            `json:"op"` // hdr | put | del | sqn | amf
+	Op      string                            `json:"op"` // hdr | put | del | sqn | amf | smf | smfdel
 	Format  string                            `json:"format,omitempty"`
 	UeID    string                            `json:"ue,omitempty"`
 	SQN     string                            `json:"sqn,omitempty"`
 	Sub     *store.Subscriber                 `json:"sub,omitempty"`
 	AMF3GPP *models.Amf3GppAccessRegistration `json:"amf3gpp,omitempty"`
+	SMF     *models.SmfRegistration           `json:"smf,omitempty"`
+	PDUID   int32                             `json:"pdu,omitempty"` // smfdel: the PDU session id
 }
 
 // entry is one UE in memory. sub and amf are never modified in place:
@@ -65,11 +68,24 @@ type record struct {
 type entry struct {
 	sub *store.Subscriber
 	amf *models.Amf3GppAccessRegistration
+	smf map[int32]smfEntry // SMF registrations by PDU session id
 	// putSize and amfSize are the bytes of its records in a compacted log.
 	putSize, amfSize int64
 }
 
-func (e *entry) size() int64 { return e.putSize + e.amfSize }
+// smfEntry is one SMF registration and the bytes of its record.
+type smfEntry struct {
+	reg  *models.SmfRegistration
+	size int64
+}
+
+func (e *entry) size() int64 {
+	n := e.putSize + e.amfSize
+	for _, r := range e.smf {
+		n += r.size
+	}
+	return n
+}
 
 // Store is the embedded backend; it is safe for concurrent use.
 type Store struct {
@@ -188,6 +204,14 @@ func (s *Store) apply(rec *record, n int64) error {
 		if e := s.ues[rec.UeID]; e != nil {
 			s.setAMF(e, rec.AMF3GPP, n)
 		}
+	case "smf":
+		if e := s.ues[rec.UeID]; e != nil && rec.SMF != nil {
+			s.setSMF(e, rec.SMF, n)
+		}
+	case "smfdel":
+		if e := s.ues[rec.UeID]; e != nil {
+			s.deleteSMF(e, rec.PDUID)
+		}
 	default:
 		return fmt.Errorf("unknown record %q", rec.Op)
 	}
@@ -199,13 +223,40 @@ func (s *Store) setAMF(e *entry, reg *models.Amf3GppAccessRegistration, n int64)
 	e.amf, e.amfSize = reg, n
 }
 
-// setEntry stores a (re)provisioned UE; its AMF registration, which
-// describes the UE's current registration rather than its subscription,
-// carries over.
+// setSMF stores reg (its PDU session's registration) in a fresh map, so
+// readers holding the old one are not disturbed.
+func (s *Store) setSMF(e *entry, reg *models.SmfRegistration, n int64) {
+	m := make(map[int32]smfEntry, len(e.smf)+1)
+	for id, r := range e.smf {
+		m[id] = r
+	}
+	s.live += n - m[reg.PduSessionId].size
+	m[reg.PduSessionId] = smfEntry{reg: reg, size: n}
+	e.smf = m
+}
+
+func (s *Store) deleteSMF(e *entry, id int32) {
+	old, ok := e.smf[id]
+	if !ok {
+		return
+	}
+	m := make(map[int32]smfEntry, len(e.smf))
+	for k, r := range e.smf {
+		if k != id {
+			m[k] = r
+		}
+	}
+	s.live -= old.size
+	e.smf = m
+}
+
+// setEntry stores a (re)provisioned UE; its AMF and SMF registrations,
+// which describe the UE's current registration and sessions rather than
+// its subscription, carry over.
 func (s *Store) setEntry(ueID string, e *entry) {
 	if old, ok := s.ues[ueID]; ok {
 		s.live -= old.size()
-		e.amf, e.amfSize = old.amf, old.amfSize
+		e.amf, e.amfSize, e.smf = old.amf, old.amfSize, old.smf
 	} else {
 		s.sorted = nil
 	}
@@ -299,10 +350,29 @@ func (s *Store) writeSnapshot(f *os.File) (int64, error) {
 				return 0, err
 			}
 		}
+		if err := writeSMFRecords(w, ueID, e); err != nil {
+			return 0, err
+		}
 		total += e.size()
 		s.live += e.size()
 	}
 	return total, w.Flush()
+}
+
+// writeSMFRecords writes one smf record per SMF registration of the UE,
+// recomputing their sizes.
+func writeSMFRecords(w io.Writer, ueID string, e *entry) error {
+	for id, r := range e.smf {
+		b, err := encode(&record{Op: "smf", UeID: ueID, SMF: r.reg})
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		e.smf[id] = smfEntry{reg: r.reg, size: int64(len(b))}
+	}
+	return nil
 }
 
 func syncDir(dir string) {
@@ -641,6 +711,85 @@ func (s *Store) AMPolicy(_ context.Context, ueID string) (*models.AmPolicyData, 
 	}
 	p := e.sub.AMPolicy
 	return &p, nil
+}
+
+// SMPolicy implements store.Store.
+func (s *Store) SMPolicy(_ context.Context, ueID string, snssai *models.Snssai, dnn string) (*models.SmPolicyData, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, err := s.get(ueID)
+	if err != nil {
+		return nil, err
+	}
+	if e.sub.SMPolicy.SmPolicySnssaiData == nil {
+		return nil, store.ErrNotFound
+	}
+	p := store.FilterSMPolicy(e.sub.SMPolicy, snssai, dnn)
+	return &p, nil
+}
+
+// PutSMFRegistration implements store.Store.
+func (s *Store) PutSMFRegistration(_ context.Context, ueID string, reg *models.SmfRegistration) (bool, error) {
+	rec, err := encode(&record{Op: "smf", UeID: ueID, SMF: reg})
+	if err != nil {
+		return false, err
+	}
+	var copied record
+	if err := json.Unmarshal(rec, &copied); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.get(ueID)
+	if err != nil {
+		return false, err
+	}
+	if err := s.appendLog(rec); err != nil {
+		return false, err
+	}
+	_, replaced := e.smf[reg.PduSessionId]
+	s.setSMF(e, copied.SMF, int64(len(rec)))
+	s.maybeCompact()
+	return replaced, nil
+}
+
+// SMFRegistrations implements store.Store.
+func (s *Store) SMFRegistrations(_ context.Context, ueID string) ([]models.SmfRegistration, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, err := s.get(ueID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]models.SmfRegistration, 0, len(e.smf))
+	for _, r := range e.smf {
+		out = append(out, *r.reg)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].PduSessionId < out[j].PduSessionId })
+	return out, nil
+}
+
+// DeleteSMFRegistration implements store.Store.
+func (s *Store) DeleteSMFRegistration(_ context.Context, ueID string, pduSessionID int32) error {
+	rec, err := encode(&record{Op: "smfdel", UeID: ueID, PDUID: pduSessionID})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.get(ueID)
+	if err != nil {
+		return err
+	}
+	if _, ok := e.smf[pduSessionID]; !ok {
+		return store.ErrNotFound
+	}
+	if err := s.appendLog(rec); err != nil {
+		return err
+	}
+	s.deleteSMF(e, pduSessionID)
+	s.maybeCompact()
+	return nil
 }
 
 // PutAMF3GPPAccess implements store.Store.

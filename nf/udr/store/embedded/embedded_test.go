@@ -52,6 +52,14 @@ func TestRestartKeepsEverything(t *testing.T) {
 	if err := s.DeleteSubscriber(ctx, gone.UeID); err != nil {
 		t.Fatal(err)
 	}
+	for _, id := range []int32{1, 2} {
+		if _, err := s.PutSMFRegistration(ctx, b.UeID, &models.SmfRegistration{SmfInstanceId: "smf-1", PduSessionId: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteSMFRegistration(ctx, b.UeID, 1); err != nil {
+		t.Fatal(err)
+	}
 	closeStore(t, s)
 
 	s = open(t, path)
@@ -61,6 +69,9 @@ func TestRestartKeepsEverything(t *testing.T) {
 	}
 	if reg, err := s.AMF3GPPAccess(ctx, b.UeID); err != nil || reg.AmfInstanceId != "amf-1" {
 		t.Fatalf("AMF registration after restart = %v, %v", reg, err)
+	}
+	if regs, err := s.SMFRegistrations(ctx, b.UeID); err != nil || len(regs) != 1 || regs[0].PduSessionId != 2 {
+		t.Fatalf("SMF registrations after restart = %+v, %v; want session 2 only", regs, err)
 	}
 	if _, err := s.Subscriber(ctx, gone.UeID); err != store.ErrNotFound {
 		t.Fatalf("deleted subscriber after restart: %v", err)
@@ -122,6 +133,9 @@ func TestCompaction(t *testing.T) {
 	if _, err := s.AddAbsent(ctx, subs); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.PutSMFRegistration(ctx, subs[0].UeID, &models.SmfRegistration{SmfInstanceId: "smf-1", PduSessionId: 7}); err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < 5000; i++ {
 		if _, err := s.IncrementSQN(ctx, subs[i%len(subs)].UeID, 1); err != nil {
 			t.Fatal(err)
@@ -134,6 +148,9 @@ func TestCompaction(t *testing.T) {
 	closeStore(t, s)
 	s = open(t, path)
 	defer closeStore(t, s)
+	if regs, err := s.SMFRegistrations(ctx, subs[0].UeID); err != nil || len(regs) != 1 || regs[0].PduSessionId != 7 {
+		t.Fatalf("SMF registration after compaction = %+v, %v", regs, err)
+	}
 	for _, sub := range subs {
 		if a, _ := s.AuthSubscription(ctx, sub.UeID); a.SequenceNumber.Sqn != "0000000000fa" {
 			t.Fatalf("%s SQN = %s, want 0000000000fa (250 updates)", sub.UeID, a.SequenceNumber.Sqn)

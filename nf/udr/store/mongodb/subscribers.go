@@ -15,7 +15,7 @@ const batch = 1000
 
 // provisionedColls are rewritten by PutSubscriber; context data (the AMF
 // registration) stays, as it describes the UE's current registration.
-var provisionedColls = []string{CollAuth, CollWebAuth, CollAM, CollSM, CollSMFSel, CollAMPolicy}
+var provisionedColls = []string{CollAuth, CollWebAuth, CollAM, CollSM, CollSMFSel, CollAMPolicy, CollSMPolicy}
 
 // docs lays one subscriber out as free5GC's web console does.
 func docs(sub *store.Subscriber) (map[string][]any, error) {
@@ -48,6 +48,11 @@ func docs(sub *store.Subscriber) (map[string][]any, error) {
 	}
 	if err := add(CollAMPolicy, sub.AMPolicy, ue); err != nil {
 		return nil, err
+	}
+	if sub.SMPolicy.SmPolicySnssaiData != nil {
+		if err := add(CollSMPolicy, renamePolicyDNNs(sub.SMPolicy, escapeDNN), ue); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -283,6 +288,13 @@ func assemble(ueID string, byColl map[string]map[string][]map[string]any) (*stor
 		if err := fromDoc(pol[0], &sub.AMPolicy); err != nil {
 			return nil, fmt.Errorf("mongodb store: policy amData of %s: %w", ueID, err)
 		}
+	}
+	if pol := byColl[CollSMPolicy][ueID]; len(pol) > 0 {
+		p, err := smPolicyFromDoc(pol[0])
+		if err != nil {
+			return nil, err
+		}
+		sub.SMPolicy = *p
 	}
 	return sub, nil
 }

@@ -53,6 +53,13 @@ func Subscriber(imsi, sqn string) *store.Subscriber {
 			"01112233": {DnnInfos: []models.DnnInfo{{Dnn: "internet"}}},
 		}},
 		AMPolicy: models.AmPolicyData{SubscCats: []string{"free5gc"}},
+		SMPolicy: models.SmPolicyData{SmPolicySnssaiData: map[string]models.SmPolicySnssaiData{
+			"01010203": {Snssai: &s1, SmPolicyDnnData: map[string]models.SmPolicyDnnData{
+				"internet":               {Dnn: "internet", SubscCats: []string{"gold"}},
+				"ims.mnc093.mcc208.gprs": {Dnn: "ims.mnc093.mcc208.gprs"},
+			}},
+			"01112233": {Snssai: &s2, SmPolicyDnnData: map[string]models.SmPolicyDnnData{"internet": {Dnn: "internet"}}},
+		}},
 	}
 }
 
