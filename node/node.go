@@ -96,6 +96,8 @@ type Core struct {
 	managerRestarts int
 	managerUp       chan struct{} // closed while a manager serves; nil without X-IO
 
+	lab *LabNet // the lab topology this node built, nil if none (labnet.go)
+
 	stateMu    sync.Mutex // serialises writeState
 	started    time.Time
 	startingNF string // the NF startNF is spawning (guarded by mu)
@@ -146,6 +148,10 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Core, error)
 		return nil, err
 	}
 	c := &Core{cfg: cfg, opts: opts, stop: make(chan struct{}), started: time.Now()}
+	if err := c.prepareLabNet(); err != nil {
+		c.Stop()
+		return nil, err
+	}
 	if err := c.prepareSBI(); err != nil {
 		c.Stop()
 		return nil, err
@@ -489,6 +495,7 @@ func (c *Core) Stop() {
 		fmt.Fprintf(c.opts.Out, "  %-5s stopped\n", p.Name)
 	}
 	c.stopManager()
+	c.removeLabNet()
 	c.wg.Wait()
 	if c.opts.Publish {
 		c.unpublish()
