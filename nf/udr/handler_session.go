@@ -2,8 +2,9 @@ package udr
 
 // Nudr_DataRepository resources of PDU sessions: the PCF's session
 // management policy data (TS 29.519 5.2.x, policy-data/ues/{ueId}/sm-data)
-// and the SMF registrations the UDM stores as context data (TS 29.505
-// 5.2.2.x, context-data/smf-registrations/{pduSessionId}).
+// and the subscriber's QoS flows as operator-specific policy data
+// (operator-specific-data), and the SMF registrations the UDM stores as
+// context data (TS 29.505 5.2.2.x, context-data/smf-registrations/{pduSessionId}).
 
 import (
 	"encoding/json"
@@ -18,6 +19,7 @@ import (
 
 func (n *NF) routeSession(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+DRBase+"/policy-data/ues/{ueId}/sm-data", n.getSMPolicy)
+	mux.HandleFunc("GET "+DRBase+"/policy-data/ues/{ueId}/operator-specific-data", n.getOperatorSpecificData)
 	regs := DRBase + "/subscription-data/{ueId}/context-data/smf-registrations"
 	mux.HandleFunc("GET "+regs, n.getSMFRegistrations)
 	mux.HandleFunc("PUT "+regs+"/{pduSessionId}", n.putSMFRegistration)
@@ -46,6 +48,32 @@ func (n *NF) getSMPolicy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sbi.WriteJSON(w, http.StatusOK, p)
+}
+
+// QosFlowsKey is the operator-specific policy data (TS 29.519 5.2.x
+// OperatorSpecificDataContainer map key) holding a subscriber's QoS flows:
+// an object {"flowRules": [...], "qosFlows": [...]} in free5GC's web
+// console field names (store.FlowRule, store.QosFlow). No 3GPP policy data
+// type carries per-UE PCC rules; operator-specific data is the clause for
+// what an operator adds.
+const QosFlowsKey = "l25gc-qos-flows"
+
+// getOperatorSpecificData answers the UE's operator-specific policy data:
+// its QoS flows under QosFlowsKey (an empty map when it has none).
+func (n *NF) getOperatorSpecificData(w http.ResponseWriter, r *http.Request) {
+	ue := r.PathValue("ueId")
+	rules, flows, err := n.store.PolicyFlows(r.Context(), ue)
+	if err != nil {
+		n.writeStoreError(r.Context(), w, ue, err)
+		return
+	}
+	out := map[string]models.OperatorSpecificDataContainer{}
+	if len(rules)+len(flows) > 0 {
+		out[QosFlowsKey] = models.OperatorSpecificDataContainer{DataType: "object",
+			DataTypeDefinition: "L25GC+ QoS flows: flowRules and qosFlows as free5GC's policyData.ues.flowRule and policyData.ues.qosFlow",
+			Value:              map[string]any{"flowRules": rules, "qosFlows": flows}}
+	}
+	sbi.WriteJSON(w, http.StatusOK, out)
 }
 
 // snssaiQuery reads a query parameter holding a JSON Snssai (nil when

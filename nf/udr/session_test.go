@@ -9,6 +9,7 @@ import (
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/nf/udr/prov"
+	"github.com/l25gc/l25gc/nf/udr/store"
 	"github.com/l25gc/l25gc/nf/udr/store/storetest"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/sbi/sbitest"
@@ -111,5 +112,37 @@ func TestSMFRegistrationResource(t *testing.T) {
 		wantProblem(t, "PUT without smfInstanceId", st, pd, http.StatusBadRequest, causeMandatoryMissing)
 		st, pd = srv.call(t, "PUT", strings.Replace(regs, ue1, "imsi-208930000009999", 1)+"/5", reg, nil)
 		wantProblem(t, "PUT for an unknown UE", st, pd, http.StatusNotFound, causeUserNotFound)
+	})
+}
+
+func TestOperatorSpecificQosFlows(t *testing.T) {
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		n, srv := testUDR(t, tr, nil)
+		sub := storetest.Subscriber("208930000000001", "000000000020")
+		bare := storetest.Subscriber("208930000000002", "000000000020")
+		bare.FlowRules, bare.QosFlows = nil, nil
+		for _, s := range []*store.Subscriber{sub, bare} {
+			if err := n.store.PutSubscriber(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		base := srv.URL + DRBase + "/policy-data/ues/"
+		var got map[string]struct {
+			DataType string `json:"dataType"`
+			Value    struct {
+				FlowRules []store.FlowRule `json:"flowRules"`
+				QosFlows  []store.QosFlow  `json:"qosFlows"`
+			} `json:"value"`
+		}
+		if st, _ := srv.call(t, "GET", base+ue1+"/operator-specific-data", "", &got); st != 200 || got[QosFlowsKey].DataType != "object" ||
+			len(got[QosFlowsKey].Value.FlowRules) != 1 || got[QosFlowsKey].Value.QosFlows[0].GBRUL != "2 Mbps" {
+			t.Fatalf("operator-specific-data = %d %+v", st, got)
+		}
+		got = nil
+		if st, _ := srv.call(t, "GET", base+bare.UeID+"/operator-specific-data", "", &got); st != 200 || len(got) != 0 {
+			t.Fatalf("operator-specific-data of a UE without QoS flows = %d %+v, want an empty map", st, got)
+		}
+		st, pd := srv.call(t, "GET", base+"imsi-208930000009999/operator-specific-data", "", nil)
+		wantProblem(t, "operator-specific-data of an unknown UE", st, pd, http.StatusNotFound, causeUserNotFound)
 	})
 }

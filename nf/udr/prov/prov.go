@@ -42,6 +42,82 @@ type Subscriber struct {
 	AMBR    *AMBR    `json:"ambr,omitempty"`
 	// Session is the QoS of every subscribed DNN's PDU sessions.
 	Session *SessionQoS `json:"session,omitempty"`
+	// QosFlows are QoS flows beyond the default one: the PCF makes each a
+	// PCC rule with its QoS data.
+	QosFlows []QosFlow `json:"qosFlows,omitempty"`
+}
+
+// QosFlow is traffic of a subscriber's sessions that gets its own QoS:
+// packets matching Filter get the 5QI, MBR and (for a GBR 5QI) GBR.
+type QosFlow struct {
+	// Filter is a TS 29.512 FlowDescription, an IPFilterRule (RFC 6733
+	// 4.3) such as "permit out ip from 10.200.0.2 to assigned", or just a
+	// data network address or prefix ("10.200.0.2", "10.200.0.0/24").
+	Filter     string `json:"filter"`
+	Precedence int    `json:"precedence,omitempty"` // 1-255, lower first; 0 = 128 + its index
+	FiveQI     int    `json:"5qi"`
+	MBR        *AMBR  `json:"mbr,omitempty"`
+	GBR        *AMBR  `json:"gbr,omitempty"`
+	// DNN and SNSSAI narrow it to one DNN or slice; empty: all subscribed.
+	DNN    string  `json:"dnn,omitempty"`
+	SNSSAI *SNSSAI `json:"snssai,omitempty"`
+}
+
+// rates parses an uplink/downlink pair named name; a nil pair is none.
+func rates(name string, r *AMBR) ([2]domain.BitRate, error) {
+	var out [2]domain.BitRate
+	if r == nil {
+		return out, nil
+	}
+	var err error
+	if out[0], err = domain.ParseBitRate(r.Uplink); err != nil {
+		return out, fmt.Errorf("%s.uplink: %w", name, err)
+	}
+	if out[1], err = domain.ParseBitRate(r.Downlink); err != nil {
+		return out, fmt.Errorf("%s.downlink: %w", name, err)
+	}
+	return out, nil
+}
+
+// maxFilterLen bounds a filter: an IPFilterRule with a few ports.
+const maxFilterLen = 256
+
+// Validate names the field of f that is wrong.
+func (f QosFlow) Validate() error {
+	if f.Filter == "" || len(f.Filter) > maxFilterLen {
+		return fmt.Errorf("filter: want an IP filter rule or a data network address, 1 to %d characters", maxFilterLen)
+	}
+	if f.Precedence < 0 || f.Precedence > 255 {
+		return fmt.Errorf("precedence %d: want 1 to 255", f.Precedence)
+	}
+	if err := domain.Check5QI(f.FiveQI); err != nil {
+		return fmt.Errorf("5qi: %w", err)
+	}
+	mbr, err := rates("mbr", f.MBR)
+	if err != nil {
+		return err
+	}
+	gbr, err := rates("gbr", f.GBR)
+	if err != nil {
+		return err
+	}
+	if domain.IsGBR5QI(f.FiveQI) && f.GBR == nil {
+		return fmt.Errorf("gbr: 5QI %d is a GBR 5QI and needs a guaranteed bit rate (TS 23.501 5.7.2.5)", f.FiveQI)
+	}
+	if f.MBR != nil && f.GBR != nil && (gbr[0] > mbr[0] || gbr[1] > mbr[1]) {
+		return fmt.Errorf("gbr: above the mbr (TS 23.501 5.7.2.5: MFBR >= GFBR)")
+	}
+	if f.DNN != "" {
+		if _, err := domain.ParseDNN(f.DNN); err != nil {
+			return fmt.Errorf("dnn: %w", err)
+		}
+	}
+	if f.SNSSAI != nil {
+		if err := f.SNSSAI.Validate(); err != nil {
+			return fmt.Errorf("snssai: %w", err)
+		}
+	}
+	return nil
 }
 
 // SessionQoS is what a subscriber's PDU sessions get on each DNN: the
@@ -219,7 +295,14 @@ func (s Subscriber) Validate() error {
 		}
 	}
 	if s.Session != nil {
-		return s.Session.Validate()
+		if err := s.Session.Validate(); err != nil {
+			return err
+		}
+	}
+	for i, f := range s.QosFlows {
+		if err := f.Validate(); err != nil {
+			return fmt.Errorf("qosFlows[%d].%w", i, err)
+		}
 	}
 	return nil
 }

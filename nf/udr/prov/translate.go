@@ -85,7 +85,58 @@ func template(s Subscriber, plmn string) (*recordTemplate, error) {
 		SMFSelection: smfSelection(s.SNSSAIs, s.DNNs),
 		AMPolicy:     models.AmPolicyData{SubscCats: []string{subscriberCategory}},
 		SMPolicy:     smPolicy(snssais, s.DNNs),
+		FlowRules:    flowRules(s.QosFlows, snssais, s.DNNs),
+		QosFlows:     qosFlows(s.QosFlows, snssais, s.DNNs),
 	}}, nil
+}
+
+// flowScope calls f for every slice (SNSSAIKey) and DNN a QoS flow
+// applies to: its own, or every subscribed one.
+func flowScope(q QosFlow, snssais []models.Snssai, dnns []string, f func(snssai, dnn string)) {
+	for _, n := range snssais {
+		if q.SNSSAI != nil && !domain.SameModelSNSSAI(n, models.Snssai{Sst: int32(q.SNSSAI.SST), Sd: q.SNSSAI.SD}) {
+			continue
+		}
+		for _, d := range dnns {
+			if q.DNN == "" || domain.DNN(d).Equal(domain.DNN(q.DNN)) {
+				f(store.SNSSAIKey(n), d)
+			}
+		}
+	}
+}
+
+// flowRules lays the QoS flows out as free5GC's flow rules: one per flow,
+// slice and DNN, bound to its QoS by qosRef (the flow's index + 1).
+func flowRules(qs []QosFlow, snssais []models.Snssai, dnns []string) []store.FlowRule {
+	var out []store.FlowRule
+	for i, q := range qs {
+		prec := q.Precedence
+		if prec == 0 {
+			prec = min(128+i, 255)
+		}
+		flowScope(q, snssais, dnns, func(sn, dnn string) {
+			out = append(out, store.FlowRule{Filter: q.Filter, Precedence: prec, Snssai: sn, Dnn: dnn, QosRef: i + 1})
+		})
+	}
+	return out
+}
+
+// qosFlows lays the QoS flows' QoS out as free5GC's QoS flows.
+func qosFlows(qs []QosFlow, snssais []models.Snssai, dnns []string) []store.QosFlow {
+	var out []store.QosFlow
+	for i, q := range qs {
+		flowScope(q, snssais, dnns, func(sn, dnn string) {
+			f := store.QosFlow{Snssai: sn, Dnn: dnn, QosRef: i + 1, FiveQI: q.FiveQI}
+			if q.MBR != nil {
+				f.MBRUL, f.MBRDL = q.MBR.Uplink, q.MBR.Downlink
+			}
+			if q.GBR != nil {
+				f.GBRUL, f.GBRDL = q.GBR.Uplink, q.GBR.Downlink
+			}
+			out = append(out, f)
+		})
+	}
+	return out
 }
 
 // opcOf is the OPc to store: given, or derived from OP (TS 35.206 4.1).
@@ -191,7 +242,51 @@ func FromRecord(r *store.Subscriber) Subscriber {
 		s.AMBR = &AMBR{Uplink: a.Uplink, Downlink: a.Downlink}
 	}
 	s.Session = sessionOf(r.SM)
+	s.QosFlows = qosFlowsOf(r.FlowRules, r.QosFlows)
 	return s
+}
+
+// qosFlowsOf shows the stored flows one per qosRef, in qosRef order, with
+// the QoS of its first QoS flow. A flow whose rules all name one DNN shows
+// it (with one DNN subscribed that reads the same as "every one"); the
+// slice is not shown.
+func qosFlowsOf(rules []store.FlowRule, flows []store.QosFlow) []QosFlow {
+	byRef := map[int]*QosFlow{}
+	var refs []int
+	dnns := map[int]map[string]bool{}
+	for _, r := range rules {
+		if byRef[r.QosRef] == nil {
+			byRef[r.QosRef] = &QosFlow{Filter: r.Filter, Precedence: r.Precedence}
+			refs = append(refs, r.QosRef)
+			dnns[r.QosRef] = map[string]bool{}
+		}
+		dnns[r.QosRef][r.Dnn] = true
+	}
+	for _, f := range flows {
+		q := byRef[f.QosRef]
+		if q == nil || q.FiveQI != 0 {
+			continue
+		}
+		q.FiveQI = f.FiveQI
+		if f.MBRUL != "" || f.MBRDL != "" {
+			q.MBR = &AMBR{Uplink: f.MBRUL, Downlink: f.MBRDL}
+		}
+		if f.GBRUL != "" || f.GBRDL != "" {
+			q.GBR = &AMBR{Uplink: f.GBRUL, Downlink: f.GBRDL}
+		}
+	}
+	sort.Ints(refs)
+	out := make([]QosFlow, 0, len(refs))
+	for _, ref := range refs {
+		q := byRef[ref]
+		if len(dnns[ref]) == 1 {
+			for d := range dnns[ref] {
+				q.DNN = d
+			}
+		}
+		out = append(out, *q)
+	}
+	return out
 }
 
 // sessionOf shows the session QoS of the first DNN configuration (in slice,

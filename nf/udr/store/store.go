@@ -44,6 +44,36 @@ type Subscriber struct {
 	// SMPolicy is the PCF's session management policy data (TS 29.519
 	// 5.2.x policy-data/ues/{ueId}/sm-data): per S-NSSAI and DNN.
 	SMPolicy models.SmPolicyData `json:"smPolicyData"`
+	// FlowRules and QosFlows are the subscriber's QoS flows beyond the
+	// default one, in free5GC's web console shape: the PCF makes them PCC
+	// rules with QoS data (TS 29.512 5.6.2.6, 5.6.2.8).
+	FlowRules []FlowRule `json:"flowRules,omitempty"`
+	QosFlows  []QosFlow  `json:"qosFlows,omitempty"`
+}
+
+// FlowRule is one service data flow of a subscriber's policy, as free5GC's
+// web console keeps it (policyData.ues.flowRule): an IP filter on a slice
+// (SNSSAIKey form) and DNN, bound by QosRef to the QosFlow of the same
+// slice, DNN and QosRef.
+type FlowRule struct {
+	Filter     string `json:"filter"` // TS 29.512 FlowDescription (an IPFilterRule, RFC 6733 4.3) or an address/prefix of the data network
+	Precedence int    `json:"precedence,omitempty"`
+	Snssai     string `json:"snssai"`
+	Dnn        string `json:"dnn"`
+	QosRef     int    `json:"qosRef"`
+}
+
+// QosFlow is the QoS of the flow rules that name its QosRef
+// (policyData.ues.qosFlow): 5QI and TS 29.571 BitRate strings.
+type QosFlow struct {
+	Snssai string `json:"snssai"`
+	Dnn    string `json:"dnn"`
+	QosRef int    `json:"qosRef"`
+	FiveQI int    `json:"5qi"`
+	MBRUL  string `json:"mbrUL,omitempty"`
+	MBRDL  string `json:"mbrDL,omitempty"`
+	GBRUL  string `json:"gbrUL,omitempty"`
+	GBRDL  string `json:"gbrDL,omitempty"`
 }
 
 // IMSI is the subscriber's IMSI (its ueId without the "imsi-" prefix).
@@ -102,6 +132,9 @@ type Store interface {
 	// given (its query parameters of the same names); ErrNotFound when the
 	// UE has none.
 	SMPolicy(ctx context.Context, ueID string, snssai *models.Snssai, dnn string) (*models.SmPolicyData, error)
+	// PolicyFlows are the UE's flow rules and QoS flows (none is no
+	// error); ErrNotFound only for an unknown UE.
+	PolicyFlows(ctx context.Context, ueID string) ([]FlowRule, []QosFlow, error)
 
 	// PutSMFRegistration stores (or replaces) the SMF serving the PDU
 	// session reg.PduSessionId (context data, TS 29.505 5.2.2.x

@@ -72,6 +72,7 @@ func TestStore(t *testing.T) {
 		{"AMF 3GPP access registration", testAMF3GPP},
 		{"SM policy data by slice and DNN", testSMPolicy},
 		{"SMF registrations per PDU session", testSMFRegistrations},
+		{"policy flow rules and QoS flows", testPolicyFlows},
 	}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -378,5 +379,32 @@ func testSMFRegistrations(t *testing.T, _ backend, s store.Store) {
 	}
 	if _, err := s.SMFRegistrations(ctx, sub.UeID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("registrations of a deleted UE: %v, want ErrNotFound", err)
+	}
+}
+
+func testPolicyFlows(t *testing.T, _ backend, s store.Store) {
+	sub := storetest.Subscriber("208930000000001", "000000000020")
+	mustPut(t, s, sub)
+	rules, flows, err := s.PolicyFlows(ctx, sub.UeID)
+	if err != nil || len(rules) != 1 || rules[0] != sub.FlowRules[0] || len(flows) != 1 || flows[0] != sub.QosFlows[0] {
+		t.Fatalf("flows = %+v %+v, %v; want those stored", rules, flows, err)
+	}
+	got, err := s.Subscriber(ctx, sub.UeID)
+	if err != nil || len(got.FlowRules) != 1 || len(got.QosFlows) != 1 {
+		t.Fatalf("subscriber's flows = %+v %+v, %v", got.FlowRules, got.QosFlows, err)
+	}
+	bare := storetest.Subscriber("208930000000002", "000000000020")
+	bare.FlowRules, bare.QosFlows = nil, nil
+	mustPut(t, s, bare)
+	if rules, flows, err := s.PolicyFlows(ctx, bare.UeID); err != nil || len(rules)+len(flows) != 0 {
+		t.Fatalf("flows of a UE without any = %+v %+v, %v; want none, no error", rules, flows, err)
+	}
+	sub.QosFlows = nil
+	mustPut(t, s, sub) // replaced: the QoS flow goes
+	if _, flows, _ := s.PolicyFlows(ctx, sub.UeID); len(flows) != 0 {
+		t.Fatalf("QoS flows after re-provisioning without them: %+v", flows)
+	}
+	if _, _, err := s.PolicyFlows(ctx, "imsi-208930000009999"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("flows of an unknown UE: %v, want ErrNotFound", err)
 	}
 }

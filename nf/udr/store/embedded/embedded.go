@@ -728,6 +728,17 @@ func (s *Store) SMPolicy(_ context.Context, ueID string, snssai *models.Snssai, 
 	return &p, nil
 }
 
+// PolicyFlows implements store.Store.
+func (s *Store) PolicyFlows(_ context.Context, ueID string) ([]store.FlowRule, []store.QosFlow, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, err := s.get(ueID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e.sub.FlowRules, e.sub.QosFlows, nil
+}
+
 // PutSMFRegistration implements store.Store.
 func (s *Store) PutSMFRegistration(_ context.Context, ueID string, reg *models.SmfRegistration) (bool, error) {
 	rec, err := encode(&record{Op: "smf", UeID: ueID, SMF: reg})

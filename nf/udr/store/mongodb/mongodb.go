@@ -15,6 +15,7 @@
 //	subscriptionData.provisionedData.smfSelectionSubscriptionData    SmfSelectionSubscriptionData
 //	policyData.ues.amData                                            AmPolicyData
 //	policyData.ues.smData                                            SmPolicyData
+//	policyData.ues.flowRule, policyData.ues.qosFlow                  store.FlowRule, store.QosFlow, one document each (with ueId and servingPlmnId)
 //	subscriptionData.contextData.amf3gppAccess                       Amf3GppAccessRegistration
 //	subscriptionData.contextData.smfRegistrations                    SmfRegistration, one per PDU session (keyed by ueId and pduSessionId)
 //
@@ -53,12 +54,14 @@ const (
 	CollSMFSel   = "subscriptionData.provisionedData.smfSelectionSubscriptionData"
 	CollAMPolicy = "policyData.ues.amData"
 	CollSMPolicy = "policyData.ues.smData"
+	CollFlowRule = "policyData.ues.flowRule"
+	CollQosFlow  = "policyData.ues.qosFlow"
 	CollAMF3GPP  = "subscriptionData.contextData.amf3gppAccess"
 	CollSMFRegs  = "subscriptionData.contextData.smfRegistrations"
 )
 
 // subscriberColls hold a subscriber's data; DeleteSubscriber clears them all.
-var subscriberColls = []string{CollAuth, CollWebAuth, CollAM, CollSM, CollSMFSel, CollAMPolicy, CollSMPolicy, CollAMF3GPP, CollSMFRegs}
+var subscriberColls = []string{CollAuth, CollWebAuth, CollAM, CollSM, CollSMFSel, CollAMPolicy, CollSMPolicy, CollFlowRule, CollQosFlow, CollAMF3GPP, CollSMFRegs}
 
 // maxCASRetries bounds IncrementSQN under contention; each retry means
 // another writer made progress, so this is only hit by a pathological storm.
@@ -491,6 +494,34 @@ func (s *Store) PutAMF3GPPAccess(ctx context.Context, ueID string, reg *models.A
 		return fmt.Errorf("mongodb store: amf3gppAccess: %w", err)
 	}
 	return nil
+}
+
+// PolicyFlows implements store.Store.
+func (s *Store) PolicyFlows(ctx context.Context, ueID string) ([]store.FlowRule, []store.QosFlow, error) {
+	if _, err := s.findOne(ctx, CollAuth, bson.M{"ueId": ueID}); err != nil {
+		return nil, nil, err
+	}
+	rules, err := decodeAll[store.FlowRule](ctx, s, CollFlowRule, ueID)
+	if err != nil {
+		return nil, nil, err
+	}
+	flows, err := decodeAll[store.QosFlow](ctx, s, CollQosFlow, ueID)
+	return rules, flows, err
+}
+
+// decodeAll decodes the UE's documents of coll.
+func decodeAll[T any](ctx context.Context, s *Store, coll, ueID string) ([]T, error) {
+	docs, err := s.findMany(ctx, coll, bson.M{"ueId": ueID})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(docs))
+	for i, d := range docs {
+		if err := fromDoc(d, &out[i]); err != nil {
+			return nil, fmt.Errorf("mongodb store: %s: %w", coll, err)
+		}
+	}
+	return out, nil
 }
 
 // PutSMFRegistration implements store.Store; the UE must be provisioned.

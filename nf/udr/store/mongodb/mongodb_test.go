@@ -81,6 +81,10 @@ func TestReadsFree5GCWebConsoleSubscriber(t *testing.T) {
 	if err != nil || smp.SmPolicySnssaiData["01010203"].SmPolicyDnnData["internet"].Dnn != "internet" || smp.SmPolicySnssaiData["01010203"].Snssai.Sd != "010203" {
 		t.Fatalf("sm policy = %+v, %v", smp, err)
 	}
+	rules, flows, err := s.PolicyFlows(ctx, ue)
+	if err != nil || len(rules) != 1 || rules[0].Filter != "10.200.0.2/32" || rules[0].QosRef != 1 || len(flows) != 1 || flows[0].FiveQI != 2 || flows[0].GBRDL != "2 Mbps" {
+		t.Fatalf("flow rules and QoS flows = %+v %+v, %v", rules, flows, err)
+	}
 	sub, err := s.Subscriber(ctx, ue)
 	if err != nil || sub.ServingPlmnID != "20893" || len(sub.SM) != 2 || sub.OP != "" {
 		t.Fatalf("subscriber = %+v, %v", sub, err)
@@ -170,6 +174,12 @@ func TestWritesFree5GCLayout(t *testing.T) {
 	if _, err := s.PutSMFRegistration(ctx, sub.UeID, &models.SmfRegistration{SmfInstanceId: "smf-1", PduSessionId: 3,
 		SingleNssai: &models.Snssai{Sst: 1, Sd: "010203"}, PlmnId: &models.PlmnId{Mcc: "208", Mnc: "93"}}); err != nil {
 		t.Fatal(err)
+	}
+	if fr := find(mongodb.CollFlowRule, bson.M{"ueId": sub.UeID, "servingPlmnId": "20893", "snssai": "01010203", "dnn": "internet"}); fr["filter"] == nil || fr["qosRef"] == nil {
+		t.Fatalf("flowRule document = %v", fr)
+	}
+	if qf := find(mongodb.CollQosFlow, bson.M{"ueId": sub.UeID, "servingPlmnId": "20893", "qosRef": 1}); qf["5qi"] == nil || qf["mbrUL"] != "5 Mbps" {
+		t.Fatalf("qosFlow document = %v", qf)
 	}
 	if reg := find(mongodb.CollSMFRegs, bson.M{"ueId": sub.UeID, "pduSessionId": 3}); reg["smfInstanceId"] != "smf-1" {
 		t.Fatalf("smfRegistrations document = %v", reg)

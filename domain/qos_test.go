@@ -40,3 +40,19 @@ func TestDefaultQoSChecks(t *testing.T) {
 		t.Error("ARP priority bounds are not 1..15")
 	}
 }
+
+func TestGBR5QI(t *testing.T) {
+	for _, q := range []int{1, 4, 65, 67, 71, 76, 82, 90} {
+		if !IsGBR5QI(q) {
+			t.Errorf("5QI %d is GBR", q)
+		}
+	}
+	for _, q := range []int{5, 9, 69, 70, 79, 80, 128} {
+		if IsGBR5QI(q) {
+			t.Errorf("5QI %d is not GBR", q)
+		}
+	}
+	if Check5QI(0) == nil || Check5QI(256) == nil || Check5QI(1) != nil || Check5QI(255) != nil {
+		t.Error("5QI bounds are not 1..255")
+	}
+}

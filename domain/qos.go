@@ -69,3 +69,19 @@ func CheckARPPriority(p int) error {
 	}
 	return nil
 }
+
+// IsGBR5QI says whether q is a standardized GBR or delay-critical GBR 5QI
+// (TS 23.501 Table 5.7.4-1: 1-4, 65-67, 71-76, 82-90): a flow with one
+// needs a guaranteed bit rate.
+func IsGBR5QI(q int) bool {
+	return q >= 1 && q <= 4 || q >= 65 && q <= 67 || q >= 71 && q <= 76 || q >= 82 && q <= 90
+}
+
+// Check5QI says whether q is a 5QI value (TS 23.501 5.7.2.1: 1-255; 0 is
+// reserved).
+func Check5QI(q int) error {
+	if q < 1 || q > 255 {
+		return fmt.Errorf("5QI %d: must be 1 to 255, TS 23.501 5.7.2.1", q)
+	}
+	return nil
+}
