@@ -3,6 +3,7 @@ package pcf
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 
@@ -36,4 +37,36 @@ func (u *udrClient) smPolicyData(ctx context.Context, supi string, slice *models
 		return nil, err
 	}
 	return &out, nil
+}
+
+// qosFlowsKey is where the UDR keeps a subscriber's QoS flows in its
+// operator-specific policy data (nf/udr QosFlowsKey).
+const qosFlowsKey = "l25gc-qos-flows"
+
+// policyFlows reads the UE's QoS flows (TS 29.519 operator-specific-data);
+// nil, nil when it has none.
+func (u *udrClient) policyFlows(ctx context.Context, supi string) (*policyFlows, error) {
+	base, err := u.nrf.ServiceURI(ctx, models.NrfNfManagementNfType_UDR, models.ServiceName_NUDR_DR)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]struct {
+		Value json.RawMessage `json:"value"`
+	}
+	_, err = u.c.Do(ctx, http.MethodGet, base+"/nudr-dr/v1/policy-data/ues/"+url.PathEscape(supi)+"/operator-specific-data", nil, &out)
+	if sbi.StatusOf(err) == http.StatusNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	c, ok := out[qosFlowsKey]
+	if !ok {
+		return nil, nil
+	}
+	var f policyFlows
+	if err := json.Unmarshal(c.Value, &f); err != nil {
+		return nil, fmt.Errorf("the UDR's %s of %s: %w", qosFlowsKey, supi, err)
+	}
+	return &f, nil
 }

@@ -14,6 +14,7 @@ import (
 type smPolicy struct {
 	context  *models.SmPolicyContextData // replaced, never changed in place
 	data     *models.SmPolicyData        // nil: no UE-specific policy data
+	flows    *policyFlows                // the subscriber's QoS flows, nil if none
 	decision models.SmPolicyDecision
 }
 

@@ -41,7 +41,9 @@ func defaultQoS() models.SubscribedDefaultQos {
 //  1. the request carries the mandatory attributes (TS 29.512 5.6.2.3);
 //  2. the UE's SM policy data for the slice and DNN comes from the UDR
 //     (step 2 of 4.16.4; none stored: no UE-specific policy);
-//  3. the decision is made and the association stored (step 3).
+//  3. the decision is made — a session rule, and a PCC rule per QoS flow
+//     the subscriber has on the slice and DNN — and the association
+//     stored (step 3).
 func (n *NF) createSM(ctx context.Context, req *models.SmPolicyContextData) (string, *models.SmPolicyDecision, error) {
 	if err := checkSMContext(req); err != nil {
 		return "", nil, err
@@ -57,7 +59,12 @@ func (n *NF) createSM(ctx context.Context, req *models.SmPolicyContextData) (str
 	if err != nil {
 		return "", nil, err
 	}
-	p := &smPolicy{context: req, data: data, decision: d}
+	flows, err := n.udr.policyFlows(ctx, req.Supi)
+	if err != nil {
+		return "", nil, err
+	}
+	addPCCRules(&d, flows, req.SliceInfo, req.Dnn, d.SessRules[sessionRuleID].AuthDefQos.Arp, n.log)
+	p := &smPolicy{context: req, data: data, flows: flows, decision: d}
 	id, replaced := n.smPolicies.add(req.Supi, req.PduSessionId, p)
 	if replaced != "" {
 		n.log.Info("SM policy association replaced", "supi", req.Supi, "pduSessionId", req.PduSessionId, "old", replaced, "new", id)
@@ -187,6 +194,7 @@ func (n *NF) updateSM(id string, upd *models.SmPolicyUpdateContextData) (models.
 		ctx := *p.context // a copy: what was handed out keeps the old context
 		applySMUpdate(&ctx, upd)
 		if d, derr = decideSM(&ctx); derr == nil {
+			addPCCRules(&d, p.flows, ctx.SliceInfo, ctx.Dnn, d.SessRules[sessionRuleID].AuthDefQos.Arp, n.log)
 			p.context, p.decision = &ctx, d
 		}
 	})

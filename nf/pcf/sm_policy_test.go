@@ -10,6 +10,7 @@ import (
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/nf/nrf/nrftest"
 	"github.com/l25gc/l25gc/nf/udr"
+	"github.com/l25gc/l25gc/nf/udr/store"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/sbi/sbitest"
 )
@@ -23,7 +24,7 @@ const (
 
 // pcfOverRealUDR is a PCF whose UDR is package udr with the default
 // subscribers; noPolicyUE keeps its subscription but loses its policy data.
-func pcfOverRealUDR(t *testing.T, tr sbi.Transport) (*NF, string, *sbi.Client) {
+func pcfOverRealUDR(t *testing.T, tr sbi.Transport, prepare ...func(store.Store)) (*NF, string, *sbi.Client) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
@@ -43,6 +44,9 @@ func pcfOverRealUDR(t *testing.T, tr sbi.Transport) (*NF, string, *sbi.Client) {
 	sub.SMPolicy = models.SmPolicyData{}
 	if err := u.Store().PutSubscriber(ctx, sub); err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range prepare {
+		f(u.Store())
 	}
 	env := nrftest.Env(t, tr, cfg, models.NrfNfManagementNfType_PCF,
 		nrftest.Peer(t, models.NrfNfManagementNfType_UDR, nrftest.Serve(t, tr, u.Handler()), models.ServiceName_NUDR_DR))
@@ -205,6 +209,66 @@ func TestSMPolicyCreateErrors(t *testing.T) {
 			if _, err := c.Do(context.Background(), "POST", base+smPoliciesPath, tc.body, nil); sbi.StatusOf(err) != tc.status || sbi.CauseOf(err) != tc.cause {
 				t.Errorf("%s: %v, want %d %s", tc.what, err, tc.status, tc.cause)
 			}
+		}
+	})
+}
+
+// The subscriber's QoS flows on the session's slice and DNN become PCC
+// rules with their QoS data; those of another DNN and an unusable one do
+// not.
+func TestSMPolicyPCCRulesFromQosFlows(t *testing.T) {
+	withFlows := func(st store.Store) {
+		sub, err := st.Subscriber(context.Background(), smUE)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub.FlowRules = []store.FlowRule{
+			{Filter: "10.200.0.2", Precedence: 10, Snssai: "01010203", Dnn: "internet", QosRef: 1},
+			{Filter: "permit out udp from 10.200.0.0/24 5000 to assigned", Precedence: 20, Snssai: "01010203", Dnn: "internet", QosRef: 2},
+			{Filter: "not a filter", Snssai: "01010203", Dnn: "internet", QosRef: 1},
+			{Filter: "10.200.0.9", Snssai: "01010203", Dnn: "ims", QosRef: 3},
+		}
+		sub.QosFlows = []store.QosFlow{
+			{Snssai: "01010203", Dnn: "internet", QosRef: 1, FiveQI: 2, MBRUL: "5 Mbps", MBRDL: "5 Mbps", GBRUL: "2 Mbps", GBRDL: "2 Mbps"},
+			{Snssai: "01010203", Dnn: "internet", QosRef: 2, FiveQI: 7, MBRUL: "1 Mbps", MBRDL: "1 Mbps"},
+			{Snssai: "01010203", Dnn: "ims", QosRef: 3, FiveQI: 5},
+		}
+		if err := st.PutSubscriber(context.Background(), sub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		_, base, c := pcfOverRealUDR(t, tr, withFlows)
+		uri, d := createSMPolicy(t, c, base, smContext(smUE, 1))
+		if len(d.PccRules) != 2 || len(d.QosDecs) != 2 {
+			t.Fatalf("PCC rules %+v, QoS data %+v; want 2 and 2", d.PccRules, d.QosDecs)
+		}
+		byPrec := map[int32]*models.PccRule{}
+		for id, r := range d.PccRules {
+			if r.PccRuleId != id || len(r.RefQosData) != 1 || d.QosDecs[r.RefQosData[0]] == nil || len(r.FlowInfos) != 1 {
+				t.Fatalf("PCC rule %s = %+v", id, r)
+			}
+			byPrec[r.Precedence] = r
+		}
+		gbr := byPrec[10]
+		if gbr == nil || gbr.FlowInfos[0].FlowDescription != "permit out ip from 10.200.0.2 to assigned" || gbr.FlowInfos[0].FlowDirection != models.FlowDirection_BIDIRECTIONAL {
+			t.Fatalf("rule of the address filter = %+v", gbr)
+		}
+		q := d.QosDecs[gbr.RefQosData[0]]
+		if q.Var5qi != 2 || q.GbrUl != "2 Mbps" || q.MaxbrDl != "5 Mbps" || q.Arp == nil || q.Arp.PriorityLevel != 3 {
+			t.Fatalf("QoS data = %+v, want 5QI 2, GBR 2 Mbps, MBR 5 Mbps, the session's ARP", q)
+		}
+		if r := byPrec[20]; r == nil || r.FlowInfos[0].FlowDescription != "permit out udp from 10.200.0.0/24 5000 to assigned" || d.QosDecs[r.RefQosData[0]].Var5qi != 7 {
+			t.Fatalf("rule of the IPFilterRule = %+v", r)
+		}
+		var nd models.SmPolicyDecision
+		if _, err := c.Do(context.Background(), "POST", uri+"/update", models.SmPolicyUpdateContextData{SubsSessAmbr: &models.Ambr{Uplink: "1 Mbps", Downlink: "1 Mbps"}}, &nd); err != nil || len(nd.PccRules) != 2 {
+			t.Fatalf("update: %v, %d PCC rules; want them kept", err, len(nd.PccRules))
+		}
+		other := smContext(smUE, 2)
+		other.SliceInfo = &models.Snssai{Sst: 1, Sd: "112233"}
+		if _, d := createSMPolicy(t, c, base, other); len(d.PccRules) != 0 {
+			t.Fatalf("a session on another slice got PCC rules %+v", d.PccRules)
 		}
 	})
 }
