@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -106,6 +107,7 @@ func newSubscriberAddCmd() *cobra.Command {
 		replace bool
 		batch   int
 		session sessionFlags
+		flows   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "add --imsi IMSI --k K (--opc OPC | --op OP) [--count N]",
@@ -130,6 +132,13 @@ func newSubscriberAddCmd() *cobra.Command {
 				return err
 			}
 			s.Session = q
+			for _, v := range flows {
+				f, err := parseQosFlow(v)
+				if err != nil {
+					return fmt.Errorf("--qos-flow %q: %w", v, err)
+				}
+				s.QosFlows = append(s.QosFlows, f)
+			}
 			c, err := provClient(cmd)
 			if err != nil {
 				return err
@@ -161,6 +170,8 @@ func newSubscriberAddCmd() *cobra.Command {
 	f.StringVar(&session.ambrDL, "session-ambr-dl", "", "session AMBR downlink of every DNN (default "+prov.DefaultSession.AMBR.Downlink+")")
 	f.IntVar(&session.fiveQI, "5qi", 0, fmt.Sprintf("5QI of the default QoS flow, non-GBR (default %d)", prov.DefaultSession.FiveQI))
 	f.IntVar(&session.arp, "arp", 0, fmt.Sprintf("ARP priority level of the default QoS flow, 1-15 (default %d)", prov.DefaultSession.ARPPriority))
+	f.StringArrayVar(&flows, "qos-flow", nil, "a QoS flow beyond the default one, as 'filter=FILTER;5qi=N[;mbr=UL/DL][;gbr=UL/DL][;precedence=N][;dnn=DNN][;snssai=SST/SD]',\n"+
+		"e.g. 'filter=10.200.0.2;5qi=2;mbr=5 Mbps/5 Mbps;gbr=2 Mbps/2 Mbps'; FILTER is an address, a prefix or a 'permit out ...' IP filter rule; repeatable")
 	f.BoolVar(&replace, "replace", false, "replace a subscriber that exists (single IMSI only)")
 	f.IntVar(&batch, "batch", defaultBatch, "subscribers per request of a --count range (at most the UDR's udr.max_bulk)")
 	return cmd
@@ -197,6 +208,65 @@ func (f sessionFlags) qos() (*prov.SessionQoS, error) {
 		}
 	}
 	return &prov.SessionQoS{AMBR: prov.AMBR{Uplink: f.ambrUL, Downlink: f.ambrDL}, FiveQI: f.fiveQI, ARPPriority: f.arp}, nil
+}
+
+// parseQosFlow reads a --qos-flow value: key=value pairs separated by
+// ';' (IP filter rules contain spaces and commas, never ';').
+func parseQosFlow(v string) (prov.QosFlow, error) {
+	var f prov.QosFlow
+	for _, part := range strings.Split(v, ";") {
+		key, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return f, fmt.Errorf("%q is not key=value", part)
+		}
+		if err := setQosFlowField(&f, key, strings.TrimSpace(val)); err != nil {
+			return f, err
+		}
+	}
+	if f.Filter == "" || f.FiveQI == 0 {
+		return f, errors.New("filter and 5qi are needed")
+	}
+	if err := f.Validate(); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+func setQosFlowField(f *prov.QosFlow, key, val string) error {
+	var err error
+	switch key {
+	case "filter":
+		f.Filter = val
+	case "dnn":
+		f.DNN = val
+	case "5qi":
+		f.FiveQI, err = strconv.Atoi(val)
+	case "precedence":
+		f.Precedence, err = strconv.Atoi(val)
+	case "mbr":
+		f.MBR, err = rateSplit(val)
+	case "gbr":
+		f.GBR, err = rateSplit(val)
+	case "snssai":
+		var n domain.SNSSAI
+		n, err = domain.ParseSNSSAI(val)
+		f.SNSSAI = &n
+	default:
+		return fmt.Errorf("unknown key %q (want filter, 5qi, mbr, gbr, precedence, dnn, snssai)", key)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return nil
+}
+
+// rateSplit reads "UL/DL" bit rates, e.g. "5 Mbps/10 Mbps".
+func rateSplit(v string) (*prov.AMBR, error) {
+	ul, dl, ok := strings.Cut(v, "/")
+	if !ok {
+		return nil, fmt.Errorf("%q: want UPLINK/DOWNLINK, e.g. 5 Mbps/10 Mbps", v)
+	}
+	return &prov.AMBR{Uplink: strings.TrimSpace(ul), Downlink: strings.TrimSpace(dl)}, nil
 }
 
 // defaultBatch is well under the UDR's default udr.max_bulk (10,000), so
@@ -360,6 +430,9 @@ func printSubscriber(out io.Writer, s prov.Subscriber) error {
 	if s.AMBR != nil {
 		rows = append(rows, [2]string{"UE-AMBR", "up " + s.AMBR.Uplink + ", down " + s.AMBR.Downlink})
 	}
+	for i, f := range s.QosFlows {
+		rows = append(rows, [2]string{fmt.Sprintf("QOS-FLOW %d", i+1), qosFlowText(f)})
+	}
 	if q := s.Session; q != nil {
 		rows = append(rows, [2]string{"SESSION-AMBR", "up " + q.AMBR.Uplink + ", down " + q.AMBR.Downlink},
 			[2]string{"DEFAULT-QOS", fmt.Sprintf("5QI %d, ARP %d", q.FiveQI, q.ARPPriority)})
@@ -368,6 +441,24 @@ func printSubscriber(out io.Writer, s prov.Subscriber) error {
 		fmt.Fprintf(tw, "%s\t%s\n", r[0], r[1])
 	}
 	return tw.Flush()
+}
+
+// qosFlowText shows a QoS flow in the --qos-flow syntax.
+func qosFlowText(f prov.QosFlow) string {
+	parts := []string{"filter=" + f.Filter, fmt.Sprintf("5qi=%d", f.FiveQI)}
+	if f.MBR != nil {
+		parts = append(parts, "mbr="+f.MBR.Uplink+"/"+f.MBR.Downlink)
+	}
+	if f.GBR != nil {
+		parts = append(parts, "gbr="+f.GBR.Uplink+"/"+f.GBR.Downlink)
+	}
+	if f.Precedence != 0 {
+		parts = append(parts, fmt.Sprintf("precedence=%d", f.Precedence))
+	}
+	if f.DNN != "" {
+		parts = append(parts, "dnn="+f.DNN)
+	}
+	return strings.Join(parts, ";")
 }
 
 func opcOrOP(s prov.Subscriber) string {

@@ -192,3 +192,31 @@ func TestSubscriberSessionQoSFlags(t *testing.T) {
 		t.Error("a refused add stored the subscriber")
 	}
 }
+
+func TestSubscriberQosFlowFlag(t *testing.T) {
+	url := serveUDR(t)
+	keys := []string{"--k", config.DefaultK, "--opc", config.DefaultOPc}
+	args := append([]string{"add", "--imsi", "208930000000001",
+		"--qos-flow", "filter=10.200.0.2;5qi=2;mbr=5 Mbps/5 Mbps;gbr=2 Mbps/2 Mbps",
+		"--qos-flow", "filter=permit out udp from 10.200.0.0/24 5000,5001 to assigned; 5qi=7; precedence=20; dnn=internet"}, keys...)
+	if out, err := runSubscriber(t, url, args...); err != nil {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	out, err := runSubscriber(t, url, "show", "208930000000001")
+	if err != nil || !strings.Contains(out, "filter=10.200.0.2;5qi=2;mbr=5 Mbps/5 Mbps;gbr=2 Mbps/2 Mbps;precedence=128") ||
+		!strings.Contains(out, "filter=permit out udp from 10.200.0.0/24 5000,5001 to assigned;5qi=7;precedence=20;dnn=internet") {
+		t.Fatalf("show: %v\n%s", err, out)
+	}
+	for v, want := range map[string]string{
+		"filter=10.200.0.2":                 "filter and 5qi are needed",
+		"filter=10.200.0.2;5qi=1":           "gbr: 5QI 1 is a GBR 5QI",
+		"filter=10.200.0.2;5qi=9;color=red": `unknown key "color"`,
+		"filter=10.200.0.2;5qi=9;mbr=5":     "mbr:",
+		"filter=10.200.0.2;5qi=nine":        "5qi:",
+	} {
+		_, err := runSubscriber(t, url, append([]string{"add", "--imsi", "208930000000002", "--qos-flow", v}, keys...)...)
+		if err == nil || !strings.HasPrefix(err.Error(), "--qos-flow") || !strings.Contains(err.Error(), want) {
+			t.Errorf("--qos-flow %q: %v, want %q", v, err, want)
+		}
+	}
+}
