@@ -39,8 +39,9 @@ func defaultQoS() models.SubscribedDefaultQos {
 
 // createSM establishes a PDU session's SM policy association:
 //  1. the request carries the mandatory attributes (TS 29.512 5.6.2.3);
-//  2. the UE's SM policy data for the slice and DNN comes from the UDR
-//     (step 2 of 4.16.4; none stored: no UE-specific policy);
+//  2. the UE's SM policy data for the slice and DNN, and its QoS flows,
+//     come from the UDR (step 2 of 4.16.4; none stored: no UE-specific
+//     policy);
 //  3. the decision is made — a session rule, and a PCC rule per QoS flow
 //     the subscriber has on the slice and DNN — and the association
 //     stored (step 3).
@@ -48,7 +49,7 @@ func (n *NF) createSM(ctx context.Context, req *models.SmPolicyContextData) (str
 	if err := checkSMContext(req); err != nil {
 		return "", nil, err
 	}
-	data, err := n.udr.smPolicyData(ctx, req.Supi, req.SliceInfo, req.Dnn)
+	data, flows, err := n.policyDataOf(ctx, req)
 	if err != nil {
 		return "", nil, err
 	}
@@ -59,10 +60,6 @@ func (n *NF) createSM(ctx context.Context, req *models.SmPolicyContextData) (str
 	if err != nil {
 		return "", nil, err
 	}
-	flows, err := n.udr.policyFlows(ctx, req.Supi)
-	if err != nil {
-		return "", nil, err
-	}
 	addPCCRules(&d, flows, req.SliceInfo, req.Dnn, d.SessRules[sessionRuleID].AuthDefQos.Arp, n.log)
 	p := &smPolicy{context: req, data: data, flows: flows, decision: d}
 	id, replaced := n.smPolicies.add(req.Supi, req.PduSessionId, p)
@@ -70,6 +67,27 @@ func (n *NF) createSM(ctx context.Context, req *models.SmPolicyContextData) (str
 		n.log.Info("SM policy association replaced", "supi", req.Supi, "pduSessionId", req.PduSessionId, "old", replaced, "new", id)
 	}
 	return id, &d, nil
+}
+
+// policyDataOf reads the UE's SM policy data and QoS flows from the UDR,
+// both at once: a session establishment waits for one UDR round trip, not
+// two.
+func (n *NF) policyDataOf(ctx context.Context, req *models.SmPolicyContextData) (*models.SmPolicyData, *policyFlows, error) {
+	type flowsResult struct {
+		flows *policyFlows
+		err   error
+	}
+	ch := make(chan flowsResult, 1)
+	go func() {
+		f, err := n.udr.policyFlows(ctx, req.Supi)
+		ch <- flowsResult{f, err}
+	}()
+	data, err := n.udr.smPolicyData(ctx, req.Supi, req.SliceInfo, req.Dnn)
+	fr := <-ch
+	if err != nil {
+		return nil, nil, err
+	}
+	return data, fr.flows, fr.err
 }
 
 // checkSMContext: supi, pduSessionId, pduSessionType, dnn, notificationUri
