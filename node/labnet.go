@@ -91,6 +91,32 @@ func LabDevargs(index int, iface string) string {
 	return fmt.Sprintf("net_af_packet%d,iface=%s", index, iface)
 }
 
+// UPFPorts are the DPDK devices UPF-U opens for N3 and N6: those config
+// names, else the af_packet ports on the lab links `l25gc up` builds.
+func UPFPorts(cfg *config.Config) (n3, n6 string) {
+	n3, n6 = cfg.UPF.N3.Port, cfg.UPF.N6.Port
+	if n3 == "" {
+		n3 = LabDevargs(0, LabN3Iface)
+	}
+	if n6 == "" {
+		n6 = LabDevargs(1, LabN6Iface)
+	}
+	return n3, n6
+}
+
+// RemoveLabNet removes the lab topology cfg asks for, if any is there:
+// for `l25gc down` when the supervisor that built it is gone.
+func RemoveLabNet(cfg *config.Config) error {
+	if !NeedsLabNet(cfg) {
+		return nil
+	}
+	l, err := LabNetFor(cfg)
+	if err != nil {
+		return err
+	}
+	return l.Down()
+}
+
 // Up builds the topology from scratch: whatever an earlier run left (a
 // core killed before `down`) is removed first, so a second `up` never
 // meets half of an old topology.
