@@ -91,6 +91,10 @@ func LabDevargs(index int, iface string) string {
 	return fmt.Sprintf("net_af_packet%d,iface=%s", index, iface)
 }
 
+// euid is the effective user id (a variable so a test run as root can
+// see the refusal a user gets).
+var euid = os.Geteuid
+
 // UPFPorts are the DPDK devices UPF-U opens for N3 and N6: those config
 // names, else the af_packet ports on the lab links `l25gc up` builds.
 func UPFPorts(cfg *config.Config) (n3, n6 string) {
@@ -121,7 +125,7 @@ func RemoveLabNet(cfg *config.Config) error {
 // core killed before `down`) is removed first, so a second `up` never
 // meets half of an old topology.
 func (l LabNet) Up() error {
-	if os.Geteuid() != 0 {
+	if euid() != 0 {
 		return errors.New("lab topology: creating veth pairs and netns " + l.Netns + " needs root (CAP_NET_ADMIN); run `l25gc up` as root, or name UPF-U's devices in upf.n3.port and upf.n6.port")
 	}
 	if _, err := exec.LookPath("ip"); err != nil {

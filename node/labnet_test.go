@@ -173,3 +173,15 @@ func TestLabNetFor(t *testing.T) {
 		t.Fatalf("UPF-U N3 port %q", n3)
 	}
 }
+
+func TestLabNetNeedsRoot(t *testing.T) {
+	defer func(f func() int) { euid = f }(euid)
+	euid = func() int { return 1000 }
+	l := testLabNet()
+	if err := l.Up(); err == nil || !strings.Contains(err.Error(), "needs root") || !strings.Contains(err.Error(), "upf.n3.port") {
+		t.Fatalf("Up as a user: %v, want an error saying root is needed or devices named", err)
+	}
+	if linkExists(l.N3) {
+		t.Fatal("Up as a user created links")
+	}
+}
