@@ -26,8 +26,8 @@ type NF struct {
 	log        *slog.Logger
 	id         string
 	udr        *udrClient
-	policies   *associations
-	smPolicies *smPolicies
+	policies   *table[association] // AM policies, one per UE (by SUPI)
+	smPolicies *table[smPolicy]    // SM policies, one per PDU session (by SUPI and PDU session id)
 }
 
 // New builds the PCF.
@@ -35,7 +35,7 @@ func New(env *nf.Env) (*NF, error) {
 	cfg := env.Config
 	return &NF{env: env, log: env.Log,
 		id:  sbi.InstanceID(models.NrfNfManagementNfType_PCF, cfg.AdvertisedAddr(cfg.PCF.SBIPort)),
-		udr: &udrClient{c: env.Client, nrf: env.NRF}, policies: newAssociations(), smPolicies: newSMPolicies()}, nil
+		udr: &udrClient{c: env.Client, nrf: env.NRF}, policies: newTable[association](), smPolicies: newTable[smPolicy]()}, nil
 }
 
 // Handler serves npcf-am-policy-control and npcf-smpolicycontrol.

@@ -10,6 +10,7 @@ package pcf
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/free5gc/openapi/models"
 
@@ -62,7 +63,7 @@ func (n *NF) createSM(ctx context.Context, req *models.SmPolicyContextData) (str
 	}
 	addPCCRules(&d, flows, req.SliceInfo, req.Dnn, d.SessRules[sessionRuleID].AuthDefQos.Arp, n.log)
 	p := &smPolicy{context: req, data: data, flows: flows, decision: d}
-	id, replaced := n.smPolicies.add(req.Supi, req.PduSessionId, p)
+	id, replaced := n.smPolicies.add(req.Supi+"/"+strconv.Itoa(int(req.PduSessionId)), p)
 	if replaced != "" {
 		n.log.Info("SM policy association replaced", "supi", req.Supi, "pduSessionId", req.PduSessionId, "old", replaced, "new", id)
 	}
