@@ -56,3 +56,19 @@ func TestGBR5QI(t *testing.T) {
 		t.Error("5QI bounds are not 1..255")
 	}
 }
+
+func TestParsePDUSessionID(t *testing.T) {
+	for s, want := range map[string]int32{"1": 1, "15": 15, "255": 255} {
+		if got, err := ParsePDUSessionID(s); err != nil || got != want {
+			t.Errorf("ParsePDUSessionID(%q) = %d, %v", s, got, err)
+		}
+	}
+	for _, s := range []string{"0", "256", "-1", "", "1a", "+5"} {
+		if _, err := ParsePDUSessionID(s); err == nil {
+			t.Errorf("ParsePDUSessionID(%q) accepted", s)
+		}
+	}
+	if CheckPDUSessionID(0) == nil || CheckPDUSessionID(256) == nil || CheckPDUSessionID(5) != nil {
+		t.Error("CheckPDUSessionID bounds are not 1..255")
+	}
+}

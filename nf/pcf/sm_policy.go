@@ -101,8 +101,8 @@ func checkSMContext(req *models.SmPolicyContextData) error {
 	if _, err := domain.ParseSUPI(req.Supi); err != nil {
 		return sbi.Rejectf(http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, "supi: %v", err)
 	}
-	if req.PduSessionId < 1 || req.PduSessionId > 255 {
-		return sbi.Rejectf(http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, "pduSessionId %d: want 1 to 255", req.PduSessionId)
+	if err := domain.CheckPDUSessionID(req.PduSessionId); err != nil {
+		return sbi.Rejectf(http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, "pduSessionId: %v", err)
 	}
 	if _, err := domain.ParseDNN(req.Dnn); err != nil {
 		return sbi.Rejectf(http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, "dnn: %v", err)

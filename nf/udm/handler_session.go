@@ -81,17 +81,15 @@ func validSMDataQuery(w http.ResponseWriter, snssai, dnn string) bool {
 	return true
 }
 
-// pduSessionParam reads the path's PDU session id (TS 29.571 PduSessionId,
-// 0 to 255; 0 is no PDU session, TS 24.007 11.2.3.1b); on failure it has
+// pduSessionParam reads the path's PDU session id; on failure it has
 // answered 400.
 func pduSessionParam(w http.ResponseWriter, r *http.Request) (int32, bool) {
-	v := r.PathValue("pduSessionId")
-	id, err := strconv.ParseUint(v, 10, 8)
-	if err != nil || id == 0 {
-		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, "pduSessionId "+strconv.Quote(v)+": want 1 to 255")
+	id, err := domain.ParsePDUSessionID(r.PathValue("pduSessionId"))
+	if err != nil {
+		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, err.Error())
 		return 0, false
 	}
-	return int32(id), true
+	return id, true
 }
 
 // handleRegisterSMF is Nudm_UECM_Registration by an SMF (TS 29.503

@@ -94,16 +94,15 @@ func snssaiQuery(w http.ResponseWriter, v, name string) (*models.Snssai, bool) {
 	return &s, true
 }
 
-// pduSessionID reads the path's PDU session id, 1 to 15 for a UE-requested
-// session (TS 24.007 11.2.3.1b; 0 is "no PDU session identity"); on failure
-// it has answered 400.
+// pduSessionID reads the path's PDU session id; on failure it has answered
+// 400.
 func pduSessionID(w http.ResponseWriter, r *http.Request) (int32, bool) {
-	id, err := strconv.ParseUint(r.PathValue("pduSessionId"), 10, 8)
-	if err != nil || id == 0 {
-		sbi.WriteProblem(w, http.StatusBadRequest, causeInvalidFormat, "pduSessionId "+strconv.Quote(r.PathValue("pduSessionId"))+" is not 1 to 255 (TS 29.571 PduSessionId)")
+	id, err := domain.ParsePDUSessionID(r.PathValue("pduSessionId"))
+	if err != nil {
+		sbi.WriteProblem(w, http.StatusBadRequest, causeInvalidFormat, err.Error())
 		return 0, false
 	}
-	return int32(id), true
+	return id, true
 }
 
 // putSMFRegistration stores the SMF of a PDU session: 201 with the
