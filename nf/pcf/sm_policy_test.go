@@ -9,8 +9,8 @@ import (
 
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/nf/nrf/nrftest"
-	"github.com/l25gc/l25gc/nf/udr"
 	"github.com/l25gc/l25gc/nf/udr/store"
+	"github.com/l25gc/l25gc/nf/udr/udrtest"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/sbi/sbitest"
 )
@@ -26,17 +26,8 @@ const (
 // subscribers; noPolicyUE keeps its subscription but loses its policy data.
 func pcfOverRealUDR(t *testing.T, tr sbi.Transport, prepare ...func(store.Store)) (*NF, string, *sbi.Client) {
 	t.Helper()
-	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
 	ctx := context.Background()
-	u, err := udr.New(nrftest.Env(t, tr, cfg, models.NrfNfManagementNfType_UDR))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := u.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { u.Stop(ctx) })
+	u, peer := udrtest.Serve(t, tr, nil)
 	sub, err := u.Store().Subscriber(ctx, noPolicyUE)
 	if err != nil {
 		t.Fatal(err)
@@ -48,8 +39,7 @@ func pcfOverRealUDR(t *testing.T, tr sbi.Transport, prepare ...func(store.Store)
 	for _, f := range prepare {
 		f(u.Store())
 	}
-	env := nrftest.Env(t, tr, cfg, models.NrfNfManagementNfType_PCF,
-		nrftest.Peer(t, models.NrfNfManagementNfType_UDR, nrftest.Serve(t, tr, u.Handler()), models.ServiceName_NUDR_DR))
+	env := nrftest.Env(t, tr, nil, models.NrfNfManagementNfType_PCF, peer)
 	n, err := New(env)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/nf/nrf/nrftest"
-	"github.com/l25gc/l25gc/nf/udr"
+	"github.com/l25gc/l25gc/nf/udr/udrtest"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/sbi/sbitest"
 )
@@ -18,19 +18,8 @@ import (
 // subscribers (DNN internet on slice 1/010203, 1 Gbps / 2 Gbps, 5QI 9).
 func udmOverRealUDR(t *testing.T, tr sbi.Transport) (string, *sbi.Client) {
 	t.Helper()
-	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
-	ctx := context.Background()
-	u, err := udr.New(nrftest.Env(t, tr, cfg, models.NrfNfManagementNfType_UDR))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := u.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { u.Stop(ctx) })
-	env := nrftest.Env(t, tr, cfg, models.NrfNfManagementNfType_UDM,
-		nrftest.Peer(t, models.NrfNfManagementNfType_UDR, nrftest.Serve(t, tr, u.Handler()), models.ServiceName_NUDR_DR))
+	_, peer := udrtest.Serve(t, tr, nil)
+	env := nrftest.Env(t, tr, nil, models.NrfNfManagementNfType_UDM, peer)
 	n, err := New(env)
 	if err != nil {
 		t.Fatal(err)
