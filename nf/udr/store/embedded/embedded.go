@@ -32,6 +32,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"sync"
 	"time"
@@ -492,8 +493,9 @@ func (s *Store) AddAbsent(_ context.Context, subs []*store.Subscriber) (int, err
 	s.mu.RUnlock()
 
 	var buf bytes.Buffer
+	var enc rangeEncoder
 	for i := range todo {
-		put, err := encode(&record{Op: "put", Sub: todo[i].sub})
+		put, err := enc.put(todo[i].sub)
 		if err != nil {
 			return 0, fmt.Errorf("embedded store: %w", err)
 		}
@@ -521,6 +523,50 @@ func (s *Store) AddAbsent(_ context.Context, subs []*store.Subscriber) (int, err
 	}
 	s.maybeCompact()
 	return len(added), nil
+}
+
+// rangeEncoder writes the put records of a batch. The subscribers of a
+// provisioned range differ only in their ueId (and share their nested
+// data), so it encodes the first as a template and gives the others the
+// template's bytes with their own ueId: a bulk add of 10,000 costs one
+// JSON encoding of the data sets, not 10,000.
+type rangeEncoder struct {
+	last *store.Subscriber // the subscriber tmpl was made from
+	tmpl []byte            // its put record with "ueId":"", after the prefix
+}
+
+// putPrefix is how every put record starts: Subscriber's first field is
+// its ueId.
+const putPrefix = `{"op":"put","sub":{"ueId":`
+
+func (e *rangeEncoder) put(sub *store.Subscriber) ([]byte, error) {
+	if e.last == nil || !sameButUeID(e.last, sub) {
+		blank := *sub
+		blank.UeID = ""
+		b, err := encode(&record{Op: "put", Sub: &blank})
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.HasPrefix(b, []byte(putPrefix+`""`)) {
+			return nil, fmt.Errorf("put record of %s does not start with its ueId", sub.UeID)
+		}
+		e.last, e.tmpl = sub, b[len(putPrefix)+2:]
+	}
+	id, err := json.Marshal(sub.UeID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(putPrefix)+len(id)+len(e.tmpl))
+	return append(append(append(out, putPrefix...), id...), e.tmpl...), nil
+}
+
+// sameButUeID says whether a and b hold the same data apart from their
+// ueId. Data shared between them compares in constant time (DeepEqual
+// stops at identical pointers, maps and slices).
+func sameButUeID(a, b *store.Subscriber) bool {
+	x, y := *a, *b
+	x.UeID, y.UeID = "", ""
+	return reflect.DeepEqual(x, y)
 }
 
 func (s *Store) get(ueID string) (*entry, error) {

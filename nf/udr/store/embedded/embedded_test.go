@@ -222,3 +222,29 @@ func BenchmarkAuthSubscription(b *testing.B) {
 		}
 	})
 }
+
+// A batch reuses the encoding of subscribers that differ only in ueId; one
+// that differs in anything else is written with its own data.
+func TestBatchKeepsEachSubscribersData(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "udr.db")
+	s := open(t, path)
+	a := storetest.Subscriber("208930000000001", "000000000020")
+	b := *a
+	b.UeID = "imsi-208930000000002" // shares a's data
+	c := *a
+	c.UeID, c.Auth.EncPermanentKey = "imsi-208930000000003", strings.Repeat("0f", 16)
+	d := b
+	d.UeID = "imsi-208930000000004" // like b again, after c
+	if n, err := s.AddAbsent(ctx, []*store.Subscriber{a, &b, &c, &d}); err != nil || n != 4 {
+		t.Fatalf("AddAbsent = %d, %v", n, err)
+	}
+	closeStore(t, s)
+	s = open(t, path)
+	defer closeStore(t, s)
+	for id, k := range map[string]string{a.UeID: storetest.K, b.UeID: storetest.K, c.UeID: strings.Repeat("0f", 16), d.UeID: storetest.K} {
+		got, err := s.Subscriber(ctx, id)
+		if err != nil || got.UeID != id || got.Auth.EncPermanentKey != k || len(got.SMPolicy.SmPolicySnssaiData) != 2 {
+			t.Errorf("%s after restart: %+v, %v; want K %s", id, got, err, k)
+		}
+	}
+}
