@@ -44,8 +44,6 @@ const (
 	LabN6Iface    = "l25gc-n6"     // UPF-U's N6 end
 	LabN6Peer     = "l25gc-n6-dn"  // the data network's end, in LabNetns
 	LabNetns      = "l25gc-dn"
-	LabGNBAddr    = "10.100.0.2/24"
-	LabDNAddr     = "10.200.0.2/24"
 	DefaultUEPool = "10.60.0.0/16" // the SMF's pool of DNN internet (config has no SMF section on this branch)
 )
 
@@ -68,21 +66,50 @@ func NeedsLabNet(cfg *config.Config) bool {
 }
 
 // LabNetFor is the lab topology cfg asks for: the pairs of the ports
-// config leaves empty, the data network routing the UE pools to upf.n6.ip.
+// config leaves empty, each peer end on UPF-U's subnet at the address
+// after UPF-U's (10.100.0.2/24 and 10.200.0.2/24 with the default
+// upf.n3.ip and upf.n6.ip), the data network routing the UE pools to
+// upf.n6.ip.
 func LabNetFor(cfg *config.Config) (LabNet, error) {
-	l := LabNet{Netns: LabNetns, GNBAddr: LabGNBAddr, DNAddr: LabDNAddr, UEPools: []string{DefaultUEPool}}
+	l := LabNet{Netns: LabNetns, UEPools: []string{DefaultUEPool}}
+	var err error
 	if cfg.UPF.N3.Port == "" {
 		l.N3, l.N3Peer = LabN3Iface, LabN3Peer
+		if l.GNBAddr, _, err = peerOf("upf.n3.ip", cfg.UPF.N3.IP); err != nil {
+			return l, err
+		}
 	}
 	if cfg.UPF.N6.Port == "" {
 		l.N6, l.N6Peer = LabN6Iface, LabN6Peer
-		ip, _, err := net.ParseCIDR(cfg.UPF.N6.IP)
-		if err != nil {
-			return l, fmt.Errorf("lab topology: upf.n6.ip %q: want UPF-U's N6 address with its prefix, e.g. 10.200.0.1/24", cfg.UPF.N6.IP)
+		if l.DNAddr, l.UPFN6IP, err = peerOf("upf.n6.ip", cfg.UPF.N6.IP); err != nil {
+			return l, err
 		}
-		l.UPFN6IP = ip.String()
 	}
 	return l, nil
+}
+
+// peerOf is the address after UPF-U's on its subnet, with the prefix, and
+// UPF-U's address alone; field names the config field in errors.
+func peerOf(field, cidr string) (peer, upf string, err error) {
+	ip, n, err := net.ParseCIDR(cidr)
+	ip4 := ip.To4()
+	if err != nil || ip4 == nil {
+		return "", "", fmt.Errorf("lab topology: %s %q: want UPF-U's IPv4 address with its prefix, e.g. 10.200.0.1/24", field, cidr)
+	}
+	next := net.IPv4(ip4[0], ip4[1], ip4[2], ip4[3]+1).To4()
+	ones, bits := n.Mask.Size()
+	if ip4[3] == 255 || !n.Contains(next) || bits-ones < 2 || next.Equal(broadcast(n)) {
+		return "", "", fmt.Errorf("lab topology: %s %s leaves no address after it on its subnet for the peer end", field, cidr)
+	}
+	return fmt.Sprintf("%s/%d", next, ones), ip4.String(), nil
+}
+
+func broadcast(n *net.IPNet) net.IP {
+	b := make(net.IP, 4)
+	for i := range b {
+		b[i] = n.IP.To4()[i] | ^n.Mask[i]
+	}
+	return b
 }
 
 // LabDevargs is the DPDK vdev UPF-U attaches to a lab link: an af_packet

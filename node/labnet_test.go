@@ -149,8 +149,15 @@ func TestLabNetFor(t *testing.T) {
 		t.Fatal("upf-u with empty ports needs no lab topology")
 	}
 	l, err := LabNetFor(cfg)
-	if err != nil || l.N3 != LabN3Iface || l.N6Peer != LabN6Peer || l.Netns != LabNetns || l.UPFN6IP != "10.200.0.1" || l.UEPools[0] != DefaultUEPool {
+	if err != nil || l.N3 != LabN3Iface || l.N6Peer != LabN6Peer || l.Netns != LabNetns || l.UPFN6IP != "10.200.0.1" || l.UEPools[0] != DefaultUEPool ||
+		l.GNBAddr != "10.100.0.2/24" || l.DNAddr != "10.200.0.2/24" {
 		t.Fatalf("default lab = %+v, %v", l, err)
+	}
+	for cidr, want := range map[string]string{"192.168.7.10/16": "192.168.7.11/16", "10.0.0.254/24": "", "10.0.0.1/31": "", "10.0.0.255/8": "", "fd00::1/64": ""} {
+		got, _, err := peerOf("upf.n3.ip", cidr)
+		if got != want || (want == "" && (err == nil || !strings.Contains(err.Error(), "upf.n3.ip"))) {
+			t.Errorf("peer of %s = %q, %v; want %q", cidr, got, err, want)
+		}
 	}
 	cfg.UPF.N3.Port = "0000:3b:00.0"
 	if l, _ := LabNetFor(cfg); l.N3 != "" || l.N6 == "" {
