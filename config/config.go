@@ -337,6 +337,20 @@ type SubscriberRange struct {
 	AMF     string   `yaml:"amf"`
 	SNSSAIs []SNSSAI `yaml:"snssais"`
 	DNNs    []string `yaml:"dnns"`
+	// The QoS of every DNN's PDU sessions (TS 23.501 5.7.2.6 session
+	// AMBR, 5.7.2.7 default QoS flow): stored in the subscription data
+	// (smData) and the PCF's policy data. Left out, each takes the UDR's
+	// default: 1 Gbps up and 2 Gbps down, 5QI 9, ARP priority 8.
+	SessionAMBR *AMBR `yaml:"session_ambr,omitempty"`
+	FiveQI      int   `yaml:"5qi,omitempty"`
+	ARPPriority int   `yaml:"arp_priority,omitempty"`
+}
+
+// AMBR is an aggregate maximum bit rate pair (TS 29.571 5.5.2 BitRate
+// strings such as "1 Gbps").
+type AMBR struct {
+	Uplink   string `yaml:"uplink"`
+	Downlink string `yaml:"downlink"`
 }
 
 // Addr joins the SBI bind IP with a port: where this node listens.

@@ -84,6 +84,7 @@ func defaultSections() *Config {
 			IMSI: DefaultFirstIMSI, Count: DefaultSubscriberCount,
 			K: DefaultK, OPc: DefaultOPc, SQN: "000000000020", AMF: "8000",
 			SNSSAIs: slices, DNNs: []string{"internet"},
+			SessionAMBR: &AMBR{Uplink: "1 Gbps", Downlink: "2 Gbps"}, FiveQI: 9, ARPPriority: 8,
 		}},
 	}
 }

@@ -273,6 +273,24 @@ func (v *validator) subscribers(f string, r SubscriberRange, home PLMN) {
 	v.hex(f+".amf", r.AMF, 2)
 	v.snssais(f+".snssais", r.SNSSAIs)
 	v.dnns(f+".dnns", r.DNNs)
+	v.sessionQoS(f, r)
+}
+
+// sessionQoS checks the optional session QoS of a subscriber range: bit
+// rates as TS 29.571 writes them, a non-GBR default 5QI, an ARP level.
+func (v *validator) sessionQoS(f string, r SubscriberRange) {
+	if a := r.SessionAMBR; a != nil {
+		_, err := domain.ParseBitRate(a.Uplink)
+		v.check(f+".session_ambr.uplink", err)
+		_, err = domain.ParseBitRate(a.Downlink)
+		v.check(f+".session_ambr.downlink", err)
+	}
+	if r.FiveQI != 0 {
+		v.check(f+".5qi", domain.CheckDefault5QI(r.FiveQI))
+	}
+	if r.ARPPriority != 0 {
+		v.check(f+".arp_priority", domain.CheckARPPriority(r.ARPPriority))
+	}
 }
 
 // store: a mongodb backend needs a server and a database to open.

@@ -217,3 +217,21 @@ func FuzzParseSUPI(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseBitRate: bit rates come from SBI bodies and provisioning; a
+// rate parsed writes back (String) to one that parses to the same value.
+func FuzzParseBitRate(f *testing.F) {
+	for _, s := range []string{"1 Gbps", "512.5 Kbps", "0 bps", "1e3 bps", "-1 Mbps", "99999999999999999999 Tbps"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b, err := ParseBitRate(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseBitRate(b.String())
+		if err != nil || again != b {
+			t.Fatalf("%q = %d, written %q, read back %d, %v", s, uint64(b), b.String(), uint64(again), err)
+		}
+	})
+}

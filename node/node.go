@@ -101,6 +101,8 @@ type Core struct {
 	managerUp       chan struct{} // closed while X-IO serves; nil without X-IO
 	xioRestartMu    sync.Mutex    // one restart of X-IO at a time
 
+	lab *LabNet // the lab topology this node built, nil if none (labnet.go)
+
 	stateMu    sync.Mutex // serialises writeState
 	started    time.Time
 	startingNF string // the NF startNF is spawning (guarded by mu)
@@ -153,6 +155,10 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Core, error)
 		return nil, err
 	}
 	c := &Core{cfg: cfg, opts: opts, stop: make(chan struct{}), started: time.Now()}
+	if err := c.prepareLabNet(); err != nil {
+		c.Stop()
+		return nil, err
+	}
 	if err := c.prepareSBI(); err != nil {
 		c.Stop()
 		return nil, err
@@ -502,6 +508,7 @@ func (c *Core) Stop() {
 		fmt.Fprintf(c.opts.Out, "  %-5s stopped\n", p.Name)
 	}
 	c.stopManager()
+	c.removeLabNet()
 	c.wg.Wait()
 	if c.opts.Publish {
 		c.unpublish()

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -105,12 +106,15 @@ func newSubscriberAddCmd() *cobra.Command {
 		snssais []string
 		replace bool
 		batch   int
+		session sessionFlags
+		flows   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "add --imsi IMSI --k K (--opc OPC | --op OP) [--count N]",
 		Short: "add one subscriber, or a range of --count consecutive IMSIs sharing keys",
 		Example: "  l25gc subscriber add --imsi 208930000000001 --k 8baf473f2f8fd09487cccbd7097c6862 --opc 8e27b6af0e692e750f32667a3b14605d\n" +
-			"  l25gc subscriber add --imsi 208930000000001 --count 10000 --k ... --op ... --snssai 1/010203 --dnn internet",
+			"  l25gc subscriber add --imsi 208930000000001 --count 10000 --k ... --op ... --snssai 1/010203 --dnn internet\n" +
+			"  l25gc subscriber add --imsi 208930000000002 --k ... --opc ... --dnn internet --dnn ims --session-ambr-ul '100 Mbps' --session-ambr-dl '300 Mbps' --5qi 8 --arp 2",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, v := range snssais {
@@ -122,6 +126,18 @@ func newSubscriberAddCmd() *cobra.Command {
 			}
 			if s.IMSI == "" || s.K == "" || (s.OPc == "" && s.OP == "") {
 				return errors.New("--imsi, --k and one of --opc or --op are needed")
+			}
+			q, err := session.qos()
+			if err != nil {
+				return err
+			}
+			s.Session = q
+			for _, v := range flows {
+				f, err := parseQosFlow(v)
+				if err != nil {
+					return fmt.Errorf("--qos-flow %q: %w", v, err)
+				}
+				s.QosFlows = append(s.QosFlows, f)
 			}
 			c, err := provClient(cmd)
 			if err != nil {
@@ -150,9 +166,107 @@ func newSubscriberAddCmd() *cobra.Command {
 	f.StringVar(&s.AMF, "amf", "", "authentication management field, 4 hex digits (default "+prov.DefaultAMF+")")
 	f.StringArrayVar(&snssais, "snssai", nil, "subscribed S-NSSAI as SST[/SD], e.g. 1/010203; repeatable (default: the node's slices)")
 	f.StringArrayVar(&s.DNNs, "dnn", nil, "subscribed DNN; repeatable (default: the node's DNNs)")
+	f.StringVar(&session.ambrUL, "session-ambr-ul", "", "session AMBR uplink of every DNN, e.g. '100 Mbps' (default "+prov.DefaultSession.AMBR.Uplink+")")
+	f.StringVar(&session.ambrDL, "session-ambr-dl", "", "session AMBR downlink of every DNN (default "+prov.DefaultSession.AMBR.Downlink+")")
+	f.IntVar(&session.fiveQI, "5qi", 0, fmt.Sprintf("5QI of the default QoS flow, non-GBR (default %d)", prov.DefaultSession.FiveQI))
+	f.IntVar(&session.arp, "arp", 0, fmt.Sprintf("ARP priority level of the default QoS flow, 1-15 (default %d)", prov.DefaultSession.ARPPriority))
+	f.StringArrayVar(&flows, "qos-flow", nil, "a QoS flow beyond the default one, as 'filter=FILTER;5qi=N[;mbr=UL/DL][;gbr=UL/DL][;precedence=N][;dnn=DNN][;snssai=SST/SD]',\n"+
+		"e.g. 'filter=10.200.0.2;5qi=2;mbr=5 Mbps/5 Mbps;gbr=2 Mbps/2 Mbps'; FILTER is an address, a prefix or a 'permit out ...' IP filter rule; repeatable")
 	f.BoolVar(&replace, "replace", false, "replace a subscriber that exists (single IMSI only)")
 	f.IntVar(&batch, "batch", defaultBatch, "subscribers per request of a --count range (at most the UDR's udr.max_bulk)")
 	return cmd
+}
+
+// sessionFlags are the session QoS flags of `subscriber add`; those left
+// out take the UDR's defaults.
+type sessionFlags struct {
+	ambrUL, ambrDL string
+	fiveQI, arp    int
+}
+
+// qos checks the flags given, naming the flag at fault; nil when none is.
+func (f sessionFlags) qos() (*prov.SessionQoS, error) {
+	if f == (sessionFlags{}) {
+		return nil, nil
+	}
+	for _, v := range [][2]string{{"--session-ambr-ul", f.ambrUL}, {"--session-ambr-dl", f.ambrDL}} {
+		if v[1] == "" {
+			continue
+		}
+		if _, err := domain.ParseBitRate(v[1]); err != nil {
+			return nil, fmt.Errorf("%s: %w", v[0], err)
+		}
+	}
+	if f.fiveQI != 0 {
+		if err := domain.CheckDefault5QI(f.fiveQI); err != nil {
+			return nil, fmt.Errorf("--5qi: %w", err)
+		}
+	}
+	if f.arp != 0 {
+		if err := domain.CheckARPPriority(f.arp); err != nil {
+			return nil, fmt.Errorf("--arp: %w", err)
+		}
+	}
+	return &prov.SessionQoS{AMBR: prov.AMBR{Uplink: f.ambrUL, Downlink: f.ambrDL}, FiveQI: f.fiveQI, ARPPriority: f.arp}, nil
+}
+
+// parseQosFlow reads a --qos-flow value: key=value pairs separated by
+// ';' (IP filter rules contain spaces and commas, never ';').
+func parseQosFlow(v string) (prov.QosFlow, error) {
+	var f prov.QosFlow
+	for _, part := range strings.Split(v, ";") {
+		key, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return f, fmt.Errorf("%q is not key=value", part)
+		}
+		if err := setQosFlowField(&f, key, strings.TrimSpace(val)); err != nil {
+			return f, err
+		}
+	}
+	if f.Filter == "" || f.FiveQI == 0 {
+		return f, errors.New("filter and 5qi are needed")
+	}
+	if err := f.Validate(); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+func setQosFlowField(f *prov.QosFlow, key, val string) error {
+	var err error
+	switch key {
+	case "filter":
+		f.Filter = val
+	case "dnn":
+		f.DNN = val
+	case "5qi":
+		f.FiveQI, err = strconv.Atoi(val)
+	case "precedence":
+		f.Precedence, err = strconv.Atoi(val)
+	case "mbr":
+		f.MBR, err = rateSplit(val)
+	case "gbr":
+		f.GBR, err = rateSplit(val)
+	case "snssai":
+		var n domain.SNSSAI
+		n, err = domain.ParseSNSSAI(val)
+		f.SNSSAI = &n
+	default:
+		return fmt.Errorf("unknown key %q (want filter, 5qi, mbr, gbr, precedence, dnn, snssai)", key)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return nil
+}
+
+// rateSplit reads "UL/DL" bit rates, e.g. "5 Mbps/10 Mbps".
+func rateSplit(v string) (*prov.AMBR, error) {
+	ul, dl, ok := strings.Cut(v, "/")
+	if !ok {
+		return nil, fmt.Errorf("%q: want UPLINK/DOWNLINK, e.g. 5 Mbps/10 Mbps", v)
+	}
+	return &prov.AMBR{Uplink: strings.TrimSpace(ul), Downlink: strings.TrimSpace(dl)}, nil
 }
 
 // defaultBatch is well under the UDR's default udr.max_bulk (10,000), so
@@ -316,10 +430,35 @@ func printSubscriber(out io.Writer, s prov.Subscriber) error {
 	if s.AMBR != nil {
 		rows = append(rows, [2]string{"UE-AMBR", "up " + s.AMBR.Uplink + ", down " + s.AMBR.Downlink})
 	}
+	for i, f := range s.QosFlows {
+		rows = append(rows, [2]string{fmt.Sprintf("QOS-FLOW %d", i+1), qosFlowText(f)})
+	}
+	if q := s.Session; q != nil {
+		rows = append(rows, [2]string{"SESSION-AMBR", "up " + q.AMBR.Uplink + ", down " + q.AMBR.Downlink},
+			[2]string{"DEFAULT-QOS", fmt.Sprintf("5QI %d, ARP %d", q.FiveQI, q.ARPPriority)})
+	}
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\n", r[0], r[1])
 	}
 	return tw.Flush()
+}
+
+// qosFlowText shows a QoS flow in the --qos-flow syntax.
+func qosFlowText(f prov.QosFlow) string {
+	parts := []string{"filter=" + f.Filter, fmt.Sprintf("5qi=%d", f.FiveQI)}
+	if f.MBR != nil {
+		parts = append(parts, "mbr="+f.MBR.Uplink+"/"+f.MBR.Downlink)
+	}
+	if f.GBR != nil {
+		parts = append(parts, "gbr="+f.GBR.Uplink+"/"+f.GBR.Downlink)
+	}
+	if f.Precedence != 0 {
+		parts = append(parts, fmt.Sprintf("precedence=%d", f.Precedence))
+	}
+	if f.DNN != "" {
+		parts = append(parts, "dnn="+f.DNN)
+	}
+	return strings.Join(parts, ";")
 }
 
 func opcOrOP(s prov.Subscriber) string {

@@ -160,3 +160,63 @@ func TestSubscriberAddCountIsBounded(t *testing.T) {
 		t.Fatalf("a batch over udr.max_bulk: %v, want BULK_TOO_LARGE after adding 0", err)
 	}
 }
+
+// The session QoS flags go to the UDR and come back in `show`; a bad value
+// is refused naming its flag, before any request.
+func TestSubscriberSessionQoSFlags(t *testing.T) {
+	url := serveUDR(t)
+	keys := []string{"--k", config.DefaultK, "--opc", config.DefaultOPc}
+	args := append([]string{"add", "--imsi", "208930000000001", "--dnn", "internet", "--dnn", "ims",
+		"--session-ambr-ul", "100 Mbps", "--session-ambr-dl", "300 Mbps", "--5qi", "8", "--arp", "2"}, keys...)
+	if out, err := runSubscriber(t, url, args...); err != nil {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	out, err := runSubscriber(t, url, "show", "208930000000001")
+	if err != nil || !strings.Contains(out, "up 100 Mbps, down 300 Mbps") || !strings.Contains(out, "5QI 8, ARP 2") || !strings.Contains(out, "ims,internet") {
+		t.Fatalf("show: %v\n%s", err, out)
+	}
+	if _, err := runSubscriber(t, url, append([]string{"add", "--imsi", "208930000000002", "--5qi", "9"}, keys...)...); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runSubscriber(t, url, "show", "208930000000002")
+	if err != nil || !strings.Contains(out, "up 1 Gbps, down 2 Gbps") || !strings.Contains(out, "5QI 9, ARP 8") {
+		t.Fatalf("show of a subscriber with only --5qi: %v\n%s\nwant the defaults for the rest", err, out)
+	}
+	for flag, v := range map[string]string{"--session-ambr-ul": "100", "--session-ambr-dl": "1 gbps", "--5qi": "1", "--arp": "16"} {
+		_, err := runSubscriber(t, url, append([]string{"add", "--imsi", "208930000000003", flag, v}, keys...)...)
+		if err == nil || !strings.HasPrefix(err.Error(), flag+":") {
+			t.Errorf("%s %q: %v, want an error naming the flag", flag, v, err)
+		}
+	}
+	if _, err := runSubscriber(t, url, "show", "208930000000003"); err == nil {
+		t.Error("a refused add stored the subscriber")
+	}
+}
+
+func TestSubscriberQosFlowFlag(t *testing.T) {
+	url := serveUDR(t)
+	keys := []string{"--k", config.DefaultK, "--opc", config.DefaultOPc}
+	args := append([]string{"add", "--imsi", "208930000000001",
+		"--qos-flow", "filter=10.200.0.2;5qi=2;mbr=5 Mbps/5 Mbps;gbr=2 Mbps/2 Mbps",
+		"--qos-flow", "filter=permit out udp from 10.200.0.0/24 5000,5001 to assigned; 5qi=7; precedence=20; dnn=internet"}, keys...)
+	if out, err := runSubscriber(t, url, args...); err != nil {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	out, err := runSubscriber(t, url, "show", "208930000000001")
+	if err != nil || !strings.Contains(out, "filter=10.200.0.2;5qi=2;mbr=5 Mbps/5 Mbps;gbr=2 Mbps/2 Mbps;precedence=128") ||
+		!strings.Contains(out, "filter=permit out udp from 10.200.0.0/24 5000,5001 to assigned;5qi=7;precedence=20;dnn=internet") {
+		t.Fatalf("show: %v\n%s", err, out)
+	}
+	for v, want := range map[string]string{
+		"filter=10.200.0.2":                 "filter and 5qi are needed",
+		"filter=10.200.0.2;5qi=1":           "gbr: 5QI 1 is a GBR 5QI",
+		"filter=10.200.0.2;5qi=9;color=red": `unknown key "color"`,
+		"filter=10.200.0.2;5qi=9;mbr=5":     "mbr:",
+		"filter=10.200.0.2;5qi=nine":        "5qi:",
+	} {
+		_, err := runSubscriber(t, url, append([]string{"add", "--imsi", "208930000000002", "--qos-flow", v}, keys...)...)
+		if err == nil || !strings.HasPrefix(err.Error(), "--qos-flow") || !strings.Contains(err.Error(), want) {
+			t.Errorf("--qos-flow %q: %v, want %q", v, err, want)
+		}
+	}
+}

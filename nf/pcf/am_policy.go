@@ -26,9 +26,9 @@ func (n *NF) create(ctx context.Context, req *models.PcfAmPolicyControlPolicyAss
 	if err != nil {
 		return "", nil, err
 	}
-	a := &association{supi: req.Supi, request: req, data: data}
+	a := &association{request: req, data: data}
 	a.decision = decide(req, data)
-	id, replaced := n.policies.add(a)
+	id, replaced := n.policies.add(req.Supi, a)
 	if replaced != "" {
 		n.log.Info("AM policy association replaced", "supi", req.Supi, "old", replaced, "new", id)
 	}

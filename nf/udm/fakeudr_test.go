@@ -75,6 +75,16 @@ func (f *fakeUDR) handler() http.Handler {
 		}
 		sbi.WriteJSON(w, 200, am)
 	})
+	mux.HandleFunc("GET "+base+"/context-data/smf-registrations", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		_, ok := f.auth[r.PathValue("ueId")]
+		f.mu.Unlock()
+		if !ok {
+			sbi.WriteProblem(w, 404, "USER_NOT_FOUND", "")
+			return
+		}
+		sbi.WriteJSON(w, 200, []models.SmfRegistration{})
+	})
 	mux.HandleFunc("PUT "+base+"/context-data/amf-3gpp-access", func(w http.ResponseWriter, r *http.Request) {
 		var reg models.Amf3GppAccessRegistration
 		if !sbi.DecodeJSON(w, r, &reg) {

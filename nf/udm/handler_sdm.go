@@ -105,18 +105,18 @@ func (n *NF) handleSMFSelectData(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleUEContextInSMFData is Nudm_SDM_Get of the UE's context in SMF data
-// (5.2.2.2.7). No SMF registers PDU sessions with this UDM yet, so a known
-// UE has an empty context.
+// (5.2.2.2.7): the PDU sessions SMFs registered (Nudm_UECM, 5.3.2.2.3).
 func (n *NF) handleUEContextInSMFData(w http.ResponseWriter, r *http.Request) {
 	supi, ok := supiParam(w, r, "supi")
 	if !ok {
 		return
 	}
-	if err := n.knownUser(r.Context(), supi); err != nil {
+	regs, err := n.udr.smfRegistrations(r.Context(), supi)
+	if err != nil {
 		sbi.WriteError(w, "UDR", err)
 		return
 	}
-	sbi.WriteJSON(w, http.StatusOK, models.UeContextInSmfData{})
+	sbi.WriteJSON(w, http.StatusOK, ueContextInSMF(regs))
 }
 
 // handleSubscribe is Nudm_SDM_Subscribe (5.2.2.3.2): 201 with the

@@ -50,6 +50,7 @@ func (n *NF) Handler() http.Handler {
 	n.routeUEAU(mux)
 	n.routeUECM(mux)
 	n.routeSDM(mux)
+	n.routeSession(mux)
 	return mux
 }
 

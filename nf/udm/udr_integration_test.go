@@ -10,7 +10,7 @@ import (
 
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/nf/nrf/nrftest"
-	"github.com/l25gc/l25gc/nf/udr"
+	"github.com/l25gc/l25gc/nf/udr/udrtest"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/sbi/sbitest"
 )
@@ -20,23 +20,9 @@ import (
 // and the errors must be the ones the UDR really speaks.
 func TestAgainstTheRealUDR(t *testing.T) {
 	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
-		cfg := config.Default()
-		cfg.DataDir = t.TempDir()
 		ctx := context.Background()
-
-		udrEnv := nrftest.Env(t, tr, cfg, models.NrfNfManagementNfType_UDR)
-		u, err := udr.New(udrEnv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := u.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { u.Stop(ctx) })
-		udrURL := nrftest.Serve(t, tr, u.Handler())
-
-		env := nrftest.Env(t, tr, cfg, models.NrfNfManagementNfType_UDM,
-			nrftest.Peer(t, models.NrfNfManagementNfType_UDR, udrURL, models.ServiceName_NUDR_DR))
+		u, peer := udrtest.Serve(t, tr, nil)
+		env := nrftest.Env(t, tr, nil, models.NrfNfManagementNfType_UDM, peer)
 		n, err := New(env)
 		if err != nil {
 			t.Fatal(err)

@@ -50,6 +50,10 @@ func defaultsOf(cfg *config.Config) prov.Defaults {
 func rangeOf(r config.SubscriberRange) prov.Range {
 	s := prov.Subscriber{IMSI: r.IMSI, K: r.K, OPc: r.OPc, OP: r.OP, SQN: r.SQN, AMF: r.AMF, DNNs: r.DNNs}
 	s.SNSSAIs = append(s.SNSSAIs, r.SNSSAIs...)
+	s.Session = &prov.SessionQoS{FiveQI: r.FiveQI, ARPPriority: r.ARPPriority} // zero fields take defaults
+	if a := r.SessionAMBR; a != nil {
+		s.Session.AMBR = prov.AMBR{Uplink: a.Uplink, Downlink: a.Downlink}
+	}
 	return prov.Range{Subscriber: s, Count: r.Count}
 }
 

@@ -6,13 +6,11 @@ package udr
 // policy data (TS 29.519 5.2.2).
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 
 	"github.com/free5gc/openapi/models"
 
-	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/nf/udr/store"
 	"github.com/l25gc/l25gc/sbi"
 )
@@ -154,17 +152,9 @@ func (n *NF) getSMFSelection(w http.ResponseWriter, r *http.Request) {
 func (n *NF) getSMData(w http.ResponseWriter, r *http.Request) {
 	ue := r.PathValue("ueId")
 	q := r.URL.Query()
-	var snssai *models.Snssai
-	if v := q.Get("single-nssai"); v != "" {
-		snssai = new(models.Snssai)
-		if err := json.Unmarshal([]byte(v), snssai); err != nil {
-			sbi.WriteProblem(w, http.StatusBadRequest, causeInvalidQuery, "single-nssai: "+err.Error())
-			return
-		}
-		if _, err := domain.SNSSAIFromModel(*snssai); err != nil {
-			sbi.WriteProblem(w, http.StatusBadRequest, causeInvalidQuery, "single-nssai: "+err.Error())
-			return
-		}
+	snssai, ok := snssaiQuery(w, q.Get("single-nssai"), "single-nssai")
+	if !ok {
+		return
 	}
 	sm, err := n.store.SMData(r.Context(), ue, r.PathValue("servingPlmnId"), snssai, q.Get("dnn"))
 	if err != nil {

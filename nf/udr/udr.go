@@ -81,6 +81,7 @@ func (n *NF) Store() store.Store { return n.store }
 func (n *NF) Handler() http.Handler {
 	mux := http.NewServeMux()
 	n.routeDR(mux)
+	n.routeSession(mux)
 	n.routeProv(mux)
 	return mux // unknown paths and methods: sbi.Handler's 404 and 405 ProblemDetails
 }

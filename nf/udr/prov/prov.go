@@ -40,6 +40,95 @@ type Subscriber struct {
 	SNSSAIs []SNSSAI `json:"snssais,omitempty"`
 	DNNs    []string `json:"dnns,omitempty"`
 	AMBR    *AMBR    `json:"ambr,omitempty"`
+	// Session is the QoS of every subscribed DNN's PDU sessions.
+	Session *SessionQoS `json:"session,omitempty"`
+	// QosFlows are QoS flows beyond the default one: the PCF makes each a
+	// PCC rule with its QoS data.
+	QosFlows []QosFlow `json:"qosFlows,omitempty"`
+}
+
+// QosFlow is traffic of a subscriber's sessions that gets its own QoS:
+// packets matching Filter get the 5QI, MBR and (for a GBR 5QI) GBR.
+type QosFlow struct {
+	// Filter is a TS 29.512 FlowDescription, an IPFilterRule (RFC 6733
+	// 4.3) such as "permit out ip from 10.200.0.2 to assigned", or just a
+	// data network address or prefix ("10.200.0.2", "10.200.0.0/24").
+	Filter     string `json:"filter"`
+	Precedence int    `json:"precedence,omitempty"` // 1-255, lower first; 0 = 128 + its index
+	FiveQI     int    `json:"5qi"`
+	MBR        *AMBR  `json:"mbr,omitempty"`
+	GBR        *AMBR  `json:"gbr,omitempty"`
+	// DNN and SNSSAI narrow it to one DNN or slice; empty: all subscribed.
+	DNN    string  `json:"dnn,omitempty"`
+	SNSSAI *SNSSAI `json:"snssai,omitempty"`
+}
+
+// rates parses an uplink/downlink pair named name; a nil pair is none.
+func rates(name string, r *AMBR) ([2]domain.BitRate, error) {
+	var out [2]domain.BitRate
+	if r == nil {
+		return out, nil
+	}
+	var err error
+	if out[0], err = domain.ParseBitRate(r.Uplink); err != nil {
+		return out, fmt.Errorf("%s.uplink: %w", name, err)
+	}
+	if out[1], err = domain.ParseBitRate(r.Downlink); err != nil {
+		return out, fmt.Errorf("%s.downlink: %w", name, err)
+	}
+	return out, nil
+}
+
+// maxFilterLen bounds a filter: an IPFilterRule with a few ports.
+const maxFilterLen = 256
+
+// Validate names the field of f that is wrong.
+func (f QosFlow) Validate() error {
+	if f.Filter == "" || len(f.Filter) > maxFilterLen {
+		return fmt.Errorf("filter: want an IP filter rule or a data network address, 1 to %d characters", maxFilterLen)
+	}
+	if f.Precedence < 0 || f.Precedence > 255 {
+		return fmt.Errorf("precedence %d: want 1 to 255", f.Precedence)
+	}
+	if err := domain.Check5QI(f.FiveQI); err != nil {
+		return fmt.Errorf("5qi: %w", err)
+	}
+	mbr, err := rates("mbr", f.MBR)
+	if err != nil {
+		return err
+	}
+	gbr, err := rates("gbr", f.GBR)
+	if err != nil {
+		return err
+	}
+	if domain.IsGBR5QI(f.FiveQI) && f.GBR == nil {
+		return fmt.Errorf("gbr: 5QI %d is a GBR 5QI and needs a guaranteed bit rate (TS 23.501 5.7.2.5)", f.FiveQI)
+	}
+	if f.MBR != nil && f.GBR != nil && (gbr[0] > mbr[0] || gbr[1] > mbr[1]) {
+		return fmt.Errorf("gbr: above the mbr (TS 23.501 5.7.2.5: MFBR >= GFBR)")
+	}
+	if f.DNN != "" {
+		if _, err := domain.ParseDNN(f.DNN); err != nil {
+			return fmt.Errorf("dnn: %w", err)
+		}
+	}
+	if f.SNSSAI != nil {
+		if err := f.SNSSAI.Validate(); err != nil {
+			return fmt.Errorf("snssai: %w", err)
+		}
+	}
+	return nil
+}
+
+// SessionQoS is what a subscriber's PDU sessions get on each DNN: the
+// session AMBR (TS 23.501 5.7.2.6) and the default QoS flow's 5QI and ARP
+// priority (5.7.2.7; TS 29.505 DnnConfiguration 5gQosProfile, sessionAmbr).
+// The UDR stores it both in the subscription data (smData) and in the
+// PCF's policy data (policyData.ues.smData).
+type SessionQoS struct {
+	AMBR        AMBR `json:"ambr"`
+	FiveQI      int  `json:"5qi"`
+	ARPPriority int  `json:"arpPriority"`
 }
 
 // SNSSAI is a slice, {"sst": 1, "sd": "010203"} in JSON; its rules are the
@@ -81,7 +170,13 @@ type Defaults struct {
 	SNSSAIs []SNSSAI
 	DNNs    []string
 	AMBR    AMBR
+	Session SessionQoS
 }
+
+// DefaultSession is the session QoS of a subscriber provisioned without
+// one: 1 Gbps up, 2 Gbps down (free5GC's sample values), 5QI 9 with ARP 8
+// (TS 23.501 5.7.4: 5QI 9 is the default bearer of internet access).
+var DefaultSession = SessionQoS{AMBR: AMBR{Uplink: "1 Gbps", Downlink: "2 Gbps"}, FiveQI: 9, ARPPriority: 8}
 
 // Default values of a subscriber's SQN and AMF (TS 33.102 6.3.2: AMF
 // separation bit set for 5G, TS 33.501 6.1.3.2 / Annex A.2 of 33.102).
@@ -110,7 +205,48 @@ func (s Subscriber) WithDefaults(d Defaults) Subscriber {
 		a := d.AMBR
 		s.AMBR = &a
 	}
+	s.Session = s.Session.withDefaults(d.Session)
 	return s
+}
+
+// withDefaults fills the fields q leaves out from d, then DefaultSession.
+func (q *SessionQoS) withDefaults(d SessionQoS) *SessionQoS {
+	out := SessionQoS{}
+	if q != nil {
+		out = *q
+	}
+	for _, def := range []SessionQoS{d, DefaultSession} {
+		if out.AMBR.Uplink == "" {
+			out.AMBR.Uplink = def.AMBR.Uplink
+		}
+		if out.AMBR.Downlink == "" {
+			out.AMBR.Downlink = def.AMBR.Downlink
+		}
+		if out.FiveQI == 0 {
+			out.FiveQI = def.FiveQI
+		}
+		if out.ARPPriority == 0 {
+			out.ARPPriority = def.ARPPriority
+		}
+	}
+	return &out
+}
+
+// Validate names the field of q that is wrong.
+func (q SessionQoS) Validate() error {
+	if _, err := domain.ParseBitRate(q.AMBR.Uplink); err != nil {
+		return fmt.Errorf("session.ambr.uplink: %w", err)
+	}
+	if _, err := domain.ParseBitRate(q.AMBR.Downlink); err != nil {
+		return fmt.Errorf("session.ambr.downlink: %w", err)
+	}
+	if err := domain.CheckDefault5QI(q.FiveQI); err != nil {
+		return fmt.Errorf("session.5qi: %w", err)
+	}
+	if err := domain.CheckARPPriority(q.ARPPriority); err != nil {
+		return fmt.Errorf("session.arpPriority: %w", err)
+	}
+	return nil
 }
 
 // Validate says what is wrong with a completed subscriber, naming the field.
@@ -148,6 +284,24 @@ func (s Subscriber) Validate() error {
 	for _, d := range s.DNNs {
 		if _, err := domain.ParseDNN(d); err != nil {
 			return fmt.Errorf("dnns: %w", err)
+		}
+	}
+	if s.AMBR != nil {
+		if _, err := domain.ParseBitRate(s.AMBR.Uplink); err != nil {
+			return fmt.Errorf("ambr.uplink: %w", err)
+		}
+		if _, err := domain.ParseBitRate(s.AMBR.Downlink); err != nil {
+			return fmt.Errorf("ambr.downlink: %w", err)
+		}
+	}
+	if s.Session != nil {
+		if err := s.Session.Validate(); err != nil {
+			return err
+		}
+	}
+	for i, f := range s.QosFlows {
+		if err := f.Validate(); err != nil {
+			return fmt.Errorf("qosFlows[%d].%w", i, err)
 		}
 	}
 	return nil

@@ -41,6 +41,39 @@ type Subscriber struct {
 	SM           []models.SessionManagementSubscriptionData `json:"smData,omitempty"`
 	SMFSelection models.SmfSelectionSubscriptionData        `json:"smfSelectionSubscriptionData"`
 	AMPolicy     models.AmPolicyData                        `json:"amPolicyData"`
+	// SMPolicy is the PCF's session management policy data (TS 29.519
+	// 5.2.x policy-data/ues/{ueId}/sm-data): per S-NSSAI and DNN.
+	SMPolicy models.SmPolicyData `json:"smPolicyData"`
+	// FlowRules and QosFlows are the subscriber's QoS flows beyond the
+	// default one, in free5GC's web console shape: the PCF makes them PCC
+	// rules with QoS data (TS 29.512 5.6.2.6, 5.6.2.8).
+	FlowRules []FlowRule `json:"flowRules,omitempty"`
+	QosFlows  []QosFlow  `json:"qosFlows,omitempty"`
+}
+
+// FlowRule is one service data flow of a subscriber's policy, as free5GC's
+// web console keeps it (policyData.ues.flowRule): an IP filter on a slice
+// (SNSSAIKey form) and DNN, bound by QosRef to the QosFlow of the same
+// slice, DNN and QosRef.
+type FlowRule struct {
+	Filter     string `json:"filter"` // TS 29.512 FlowDescription (an IPFilterRule, RFC 6733 4.3) or an address/prefix of the data network
+	Precedence int    `json:"precedence,omitempty"`
+	Snssai     string `json:"snssai"`
+	Dnn        string `json:"dnn"`
+	QosRef     int    `json:"qosRef"`
+}
+
+// QosFlow is the QoS of the flow rules that name its QosRef
+// (policyData.ues.qosFlow): 5QI and TS 29.571 BitRate strings.
+type QosFlow struct {
+	Snssai string `json:"snssai"`
+	Dnn    string `json:"dnn"`
+	QosRef int    `json:"qosRef"`
+	FiveQI int    `json:"5qi"`
+	MBRUL  string `json:"mbrUL,omitempty"`
+	MBRDL  string `json:"mbrDL,omitempty"`
+	GBRUL  string `json:"gbrUL,omitempty"`
+	GBRDL  string `json:"gbrDL,omitempty"`
 }
 
 // IMSI is the subscriber's IMSI (its ueId without the "imsi-" prefix).
@@ -93,6 +126,25 @@ type Store interface {
 	SMData(ctx context.Context, ueID, servingPlmnID string, snssai *models.Snssai, dnn string) ([]models.SessionManagementSubscriptionData, error)
 	// AMPolicy is the access and mobility policy data (TS 29.519 5.2.2).
 	AMPolicy(ctx context.Context, ueID string) (*models.AmPolicyData, error)
+
+	// SMPolicy is the session management policy data (TS 29.519 5.2.2,
+	// SmPolicyData), keeping only the slice snssai and the DNN dnn when
+	// given (its query parameters of the same names); ErrNotFound when the
+	// UE has none.
+	SMPolicy(ctx context.Context, ueID string, snssai *models.Snssai, dnn string) (*models.SmPolicyData, error)
+	// PolicyFlows are the UE's flow rules and QoS flows (none is no
+	// error); ErrNotFound only for an unknown UE.
+	PolicyFlows(ctx context.Context, ueID string) ([]FlowRule, []QosFlow, error)
+
+	// PutSMFRegistration stores (or replaces) the SMF serving the PDU
+	// session reg.PduSessionId (context data, TS 29.505 5.2.2.x
+	// smf-registrations/{pduSessionId}, written by the UDM's UECM) and says
+	// whether it replaced one. The UE must be stored.
+	PutSMFRegistration(ctx context.Context, ueID string, reg *models.SmfRegistration) (replaced bool, err error)
+	// SMFRegistrations are the UE's SMF registrations in PDU session id order.
+	SMFRegistrations(ctx context.Context, ueID string) ([]models.SmfRegistration, error)
+	// DeleteSMFRegistration removes one, or ErrNotFound.
+	DeleteSMFRegistration(ctx context.Context, ueID string, pduSessionID int32) error
 
 	// PutAMF3GPPAccess stores the AMF registration for 3GPP access
 	// (context data written by the UDM on registration, TS 29.504 5.2.2.3).
@@ -174,3 +226,31 @@ func SetSQNIn(a models.AuthenticationSubscription, sqn string) models.Authentica
 	a.SequenceNumber = &seq
 	return a
 }
+
+// FilterSMPolicy keeps the policy data of the requested slice (all when
+// snssai is nil) and, inside each slice, of the DNN dnn (all when empty),
+// by the same rules as FilterSM. The result shares nothing mutable with p.
+func FilterSMPolicy(p models.SmPolicyData, snssai *models.Snssai, dnn string) models.SmPolicyData {
+	out := p
+	out.SmPolicySnssaiData = make(map[string]models.SmPolicySnssaiData, len(p.SmPolicySnssaiData))
+	for key, sd := range p.SmPolicySnssaiData {
+		if snssai != nil && (sd.Snssai == nil || !domain.SameModelSNSSAI(*sd.Snssai, *snssai)) {
+			continue
+		}
+		if dnn != "" {
+			kept := map[string]models.SmPolicyDnnData{}
+			for d, dd := range sd.SmPolicyDnnData {
+				if domain.DNN(d).Match(domain.DNN(dnn)) {
+					kept[d] = dd
+				}
+			}
+			sd.SmPolicyDnnData = kept
+		}
+		out.SmPolicySnssaiData[key] = sd
+	}
+	return out
+}
+
+// SNSSAIKey is how free5GC keys a slice in maps (smPolicySnssaiData,
+// subscribedSnssaiInfos): SST in 2 hex digits, then the SD.
+func SNSSAIKey(n models.Snssai) string { return fmt.Sprintf("%02x%s", n.Sst, n.Sd) }

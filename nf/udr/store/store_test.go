@@ -70,6 +70,9 @@ func TestStore(t *testing.T) {
 		{"SQN compare and set", testSetSQN},
 		{"provisioned data by PLMN, slice and DNN", testProvisioned},
 		{"AMF 3GPP access registration", testAMF3GPP},
+		{"SM policy data by slice and DNN", testSMPolicy},
+		{"SMF registrations per PDU session", testSMFRegistrations},
+		{"policy flow rules and QoS flows", testPolicyFlows},
 	}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -306,5 +309,102 @@ func testAMF3GPP(t *testing.T, _ backend, s store.Store) {
 	mustPut(t, s, sub) // re-provisioning keeps the UE's current registration
 	if _, err := s.AMF3GPPAccess(ctx, sub.UeID); err != nil {
 		t.Fatalf("AMF registration after re-provisioning: %v", err)
+	}
+}
+
+func testSMPolicy(t *testing.T, _ backend, s store.Store) {
+	sub := storetest.Subscriber("208930000000001", "000000000020")
+	mustPut(t, s, sub)
+	all, err := s.SMPolicy(ctx, sub.UeID, nil, "")
+	if err != nil || len(all.SmPolicySnssaiData) != 2 || all.SmPolicySnssaiData["01010203"].SmPolicyDnnData["internet"].SubscCats[0] != "gold" {
+		t.Fatalf("SM policy data = %+v, %v", all, err)
+	}
+	dotted, err := s.SMPolicy(ctx, sub.UeID, &models.Snssai{Sst: 1, Sd: "010203"}, "ims.mnc093.mcc208.gprs")
+	if err != nil || len(dotted.SmPolicySnssaiData) != 1 || len(dotted.SmPolicySnssaiData["01010203"].SmPolicyDnnData) != 1 ||
+		dotted.SmPolicySnssaiData["01010203"].SmPolicyDnnData["ims.mnc093.mcc208.gprs"].Dnn != "ims.mnc093.mcc208.gprs" {
+		t.Fatalf("SM policy data of 1/010203 and the dotted DNN = %+v, %v", dotted, err)
+	}
+	if none, err := s.SMPolicy(ctx, sub.UeID, &models.Snssai{Sst: 2}, ""); err != nil || len(none.SmPolicySnssaiData) != 0 {
+		t.Fatalf("SM policy data of an unsubscribed slice = %+v, %v; want none", none, err)
+	}
+	again, _ := s.SMPolicy(ctx, sub.UeID, nil, "")
+	if len(again.SmPolicySnssaiData["01010203"].SmPolicyDnnData) != 2 {
+		t.Fatal("filtering changed the stored policy data")
+	}
+	bare := storetest.Subscriber("208930000000002", "000000000020")
+	bare.SMPolicy = models.SmPolicyData{}
+	mustPut(t, s, bare)
+	if _, err := s.SMPolicy(ctx, bare.UeID, nil, ""); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("SM policy data of a UE without any: %v, want ErrNotFound", err)
+	}
+	if _, err := s.SMPolicy(ctx, "imsi-208930000009999", nil, ""); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("SM policy data of an unknown UE: %v, want ErrNotFound", err)
+	}
+}
+
+func testSMFRegistrations(t *testing.T, _ backend, s store.Store) {
+	sub := storetest.Subscriber("208930000000001", "000000000020")
+	mustPut(t, s, sub)
+	reg := func(id int32, smf string) *models.SmfRegistration {
+		return &models.SmfRegistration{SmfInstanceId: smf, PduSessionId: id, Dnn: "internet",
+			SingleNssai: &models.Snssai{Sst: 1, Sd: "010203"}, PlmnId: &models.PlmnId{Mcc: "208", Mnc: "93"}}
+	}
+	for _, r := range []*models.SmfRegistration{reg(5, "smf-a"), reg(1, "smf-a")} {
+		if replaced, err := s.PutSMFRegistration(ctx, sub.UeID, r); err != nil || replaced {
+			t.Fatalf("put session %d: replaced %v, %v", r.PduSessionId, replaced, err)
+		}
+	}
+	if replaced, err := s.PutSMFRegistration(ctx, sub.UeID, reg(5, "smf-b")); err != nil || !replaced {
+		t.Fatalf("put session 5 again: replaced %v, %v; want replaced", replaced, err)
+	}
+	mustPut(t, s, sub) // re-provisioning keeps the UE's sessions
+	got, err := s.SMFRegistrations(ctx, sub.UeID)
+	if err != nil || len(got) != 2 || got[0].PduSessionId != 1 || got[1].PduSessionId != 5 || got[1].SmfInstanceId != "smf-b" || got[1].SingleNssai.Sd != "010203" {
+		t.Fatalf("registrations = %+v, %v; want sessions 1 and 5 (smf-b)", got, err)
+	}
+	if err := s.DeleteSMFRegistration(ctx, sub.UeID, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteSMFRegistration(ctx, sub.UeID, 5); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("second delete: %v, want ErrNotFound", err)
+	}
+	if got, _ := s.SMFRegistrations(ctx, sub.UeID); len(got) != 1 || got[0].PduSessionId != 1 {
+		t.Fatalf("after delete: %+v", got)
+	}
+	if _, err := s.PutSMFRegistration(ctx, "imsi-208930000009999", reg(1, "smf-a")); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("registration of an unknown UE: %v, want ErrNotFound", err)
+	}
+	if err := s.DeleteSubscriber(ctx, sub.UeID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SMFRegistrations(ctx, sub.UeID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("registrations of a deleted UE: %v, want ErrNotFound", err)
+	}
+}
+
+func testPolicyFlows(t *testing.T, _ backend, s store.Store) {
+	sub := storetest.Subscriber("208930000000001", "000000000020")
+	mustPut(t, s, sub)
+	rules, flows, err := s.PolicyFlows(ctx, sub.UeID)
+	if err != nil || len(rules) != 1 || rules[0] != sub.FlowRules[0] || len(flows) != 1 || flows[0] != sub.QosFlows[0] {
+		t.Fatalf("flows = %+v %+v, %v; want those stored", rules, flows, err)
+	}
+	got, err := s.Subscriber(ctx, sub.UeID)
+	if err != nil || len(got.FlowRules) != 1 || len(got.QosFlows) != 1 {
+		t.Fatalf("subscriber's flows = %+v %+v, %v", got.FlowRules, got.QosFlows, err)
+	}
+	bare := storetest.Subscriber("208930000000002", "000000000020")
+	bare.FlowRules, bare.QosFlows = nil, nil
+	mustPut(t, s, bare)
+	if rules, flows, err := s.PolicyFlows(ctx, bare.UeID); err != nil || len(rules)+len(flows) != 0 {
+		t.Fatalf("flows of a UE without any = %+v %+v, %v; want none, no error", rules, flows, err)
+	}
+	sub.QosFlows = nil
+	mustPut(t, s, sub) // replaced: the QoS flow goes
+	if _, flows, _ := s.PolicyFlows(ctx, sub.UeID); len(flows) != 0 {
+		t.Fatalf("QoS flows after re-provisioning without them: %+v", flows)
+	}
+	if _, _, err := s.PolicyFlows(ctx, "imsi-208930000009999"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("flows of an unknown UE: %v, want ErrNotFound", err)
 	}
 }

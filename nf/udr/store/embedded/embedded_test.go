@@ -52,6 +52,14 @@ func TestRestartKeepsEverything(t *testing.T) {
 	if err := s.DeleteSubscriber(ctx, gone.UeID); err != nil {
 		t.Fatal(err)
 	}
+	for _, id := range []int32{1, 2} {
+		if _, err := s.PutSMFRegistration(ctx, b.UeID, &models.SmfRegistration{SmfInstanceId: "smf-1", PduSessionId: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteSMFRegistration(ctx, b.UeID, 1); err != nil {
+		t.Fatal(err)
+	}
 	closeStore(t, s)
 
 	s = open(t, path)
@@ -61,6 +69,9 @@ func TestRestartKeepsEverything(t *testing.T) {
 	}
 	if reg, err := s.AMF3GPPAccess(ctx, b.UeID); err != nil || reg.AmfInstanceId != "amf-1" {
 		t.Fatalf("AMF registration after restart = %v, %v", reg, err)
+	}
+	if regs, err := s.SMFRegistrations(ctx, b.UeID); err != nil || len(regs) != 1 || regs[0].PduSessionId != 2 {
+		t.Fatalf("SMF registrations after restart = %+v, %v; want session 2 only", regs, err)
 	}
 	if _, err := s.Subscriber(ctx, gone.UeID); err != store.ErrNotFound {
 		t.Fatalf("deleted subscriber after restart: %v", err)
@@ -123,6 +134,9 @@ func TestCompaction(t *testing.T) {
 	if _, err := s.AddAbsent(ctx, subs); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.PutSMFRegistration(ctx, subs[0].UeID, &models.SmfRegistration{SmfInstanceId: "smf-1", PduSessionId: 7}); err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < 5000; i++ {
 		if _, err := s.IncrementSQN(ctx, subs[i%len(subs)].UeID, 1); err != nil {
 			t.Fatal(err)
@@ -135,6 +149,9 @@ func TestCompaction(t *testing.T) {
 	closeStore(t, s)
 	s = open(t, path)
 	defer closeStore(t, s)
+	if regs, err := s.SMFRegistrations(ctx, subs[0].UeID); err != nil || len(regs) != 1 || regs[0].PduSessionId != 7 {
+		t.Fatalf("SMF registration after compaction = %+v, %v", regs, err)
+	}
 	for _, sub := range subs {
 		if a, _ := s.AuthSubscription(ctx, sub.UeID); a.SequenceNumber.Sqn != "0000000000fa" {
 			t.Fatalf("%s SQN = %s, want 0000000000fa (250 updates)", sub.UeID, a.SequenceNumber.Sqn)
@@ -205,4 +222,30 @@ func BenchmarkAuthSubscription(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A batch reuses the encoding of subscribers that differ only in ueId; one
+// that differs in anything else is written with its own data.
+func TestBatchKeepsEachSubscribersData(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "udr.db")
+	s := open(t, path)
+	a := storetest.Subscriber("208930000000001", "000000000020")
+	b := *a
+	b.UeID = "imsi-208930000000002" // shares a's data
+	c := *a
+	c.UeID, c.Auth.EncPermanentKey = "imsi-208930000000003", strings.Repeat("0f", 16)
+	d := b
+	d.UeID = "imsi-208930000000004" // like b again, after c
+	if n, err := s.AddAbsent(ctx, []*store.Subscriber{a, &b, &c, &d}); err != nil || n != 4 {
+		t.Fatalf("AddAbsent = %d, %v", n, err)
+	}
+	closeStore(t, s)
+	s = open(t, path)
+	defer closeStore(t, s)
+	for id, k := range map[string]string{a.UeID: storetest.K, b.UeID: storetest.K, c.UeID: strings.Repeat("0f", 16), d.UeID: storetest.K} {
+		got, err := s.Subscriber(ctx, id)
+		if err != nil || got.UeID != id || got.Auth.EncPermanentKey != k || len(got.SMPolicy.SmPolicySnssaiData) != 2 {
+			t.Errorf("%s after restart: %+v, %v; want K %s", id, got, err, k)
+		}
+	}
 }

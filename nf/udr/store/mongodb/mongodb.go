@@ -14,10 +14,14 @@
 //	subscriptionData.provisionedData.smData                          SessionManagementSubscriptionData, one per S-NSSAI
 //	subscriptionData.provisionedData.smfSelectionSubscriptionData    SmfSelectionSubscriptionData
 //	policyData.ues.amData                                            AmPolicyData
+//	policyData.ues.smData                                            SmPolicyData
+//	policyData.ues.flowRule, policyData.ues.qosFlow                  store.FlowRule, store.QosFlow, one document each (with ueId and servingPlmnId)
 //	subscriptionData.contextData.amf3gppAccess                       Amf3GppAccessRegistration
+//	subscriptionData.contextData.smfRegistrations                    SmfRegistration, one per PDU session (keyed by ueId and pduSessionId)
 //
-// Keys are hex strings. DNN keys of dnnConfigurations have "." escaped as
-// "_" (free5GC's convention, MongoDB field names); they are unescaped on read.
+// Keys are hex strings. DNN keys of dnnConfigurations and smPolicyDnnData
+// have "." escaped as "_" (free5GC's convention, MongoDB field names); they
+// are unescaped on read.
 package mongodb
 
 import (
@@ -27,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,11 +54,14 @@ const (
 	CollSMFSel   = "subscriptionData.provisionedData.smfSelectionSubscriptionData"
 	CollAMPolicy = "policyData.ues.amData"
 	CollSMPolicy = "policyData.ues.smData"
+	CollFlowRule = "policyData.ues.flowRule"
+	CollQosFlow  = "policyData.ues.qosFlow"
 	CollAMF3GPP  = "subscriptionData.contextData.amf3gppAccess"
+	CollSMFRegs  = "subscriptionData.contextData.smfRegistrations"
 )
 
 // subscriberColls hold a subscriber's data; DeleteSubscriber clears them all.
-var subscriberColls = []string{CollAuth, CollWebAuth, CollAM, CollSM, CollSMFSel, CollAMPolicy, CollSMPolicy, CollAMF3GPP}
+var subscriberColls = []string{CollAuth, CollWebAuth, CollAM, CollSM, CollSMFSel, CollAMPolicy, CollSMPolicy, CollFlowRule, CollQosFlow, CollAMF3GPP, CollSMFRegs}
 
 // maxCASRetries bounds IncrementSQN under contention; each retry means
 // another writer made progress, so this is only hit by a pathological storm.
@@ -409,15 +417,52 @@ func smFromDocs(docs []bson.M) ([]models.SessionManagementSubscriptionData, erro
 func escapeDNN(dnn string) string   { return strings.ReplaceAll(dnn, ".", "_") }
 func unescapeDNN(key string) string { return strings.ReplaceAll(key, "_", ".") }
 
-func renameKeys(m map[string]models.DnnConfiguration, f func(string) string) map[string]models.DnnConfiguration {
+func renameKeys[V any](m map[string]V, f func(string) string) map[string]V {
 	if m == nil {
 		return nil
 	}
-	out := make(map[string]models.DnnConfiguration, len(m))
+	out := make(map[string]V, len(m))
 	for k, v := range m {
 		out[f(k)] = v
 	}
 	return out
+}
+
+// renamePolicyDNNs applies f to the DNN keys of every slice's policy data.
+func renamePolicyDNNs(p models.SmPolicyData, f func(string) string) models.SmPolicyData {
+	if p.SmPolicySnssaiData == nil {
+		return p
+	}
+	slices := make(map[string]models.SmPolicySnssaiData, len(p.SmPolicySnssaiData))
+	for k, sd := range p.SmPolicySnssaiData {
+		sd.SmPolicyDnnData = renameKeys(sd.SmPolicyDnnData, f)
+		slices[k] = sd
+	}
+	p.SmPolicySnssaiData = slices
+	return p
+}
+
+func smPolicyFromDoc(m bson.M) (*models.SmPolicyData, error) {
+	var p models.SmPolicyData
+	if err := fromDoc(m, &p); err != nil {
+		return nil, fmt.Errorf("mongodb store: policy smData: %w", err)
+	}
+	p = renamePolicyDNNs(p, unescapeDNN)
+	return &p, nil
+}
+
+// SMPolicy implements store.Store.
+func (s *Store) SMPolicy(ctx context.Context, ueID string, snssai *models.Snssai, dnn string) (*models.SmPolicyData, error) {
+	m, err := s.findOne(ctx, CollSMPolicy, bson.M{"ueId": ueID})
+	if err != nil {
+		return nil, err
+	}
+	p, err := smPolicyFromDoc(m)
+	if err != nil {
+		return nil, err
+	}
+	f := store.FilterSMPolicy(*p, snssai, dnn)
+	return &f, nil
 }
 
 // AMPolicy implements store.Store.
@@ -447,6 +492,82 @@ func (s *Store) PutAMF3GPPAccess(ctx context.Context, ueID string, reg *models.A
 	_, err = s.coll(CollAMF3GPP).ReplaceOne(ctx, bson.M{"ueId": ueID}, doc, options.Replace().SetUpsert(true))
 	if err != nil {
 		return fmt.Errorf("mongodb store: amf3gppAccess: %w", err)
+	}
+	return nil
+}
+
+// PolicyFlows implements store.Store.
+func (s *Store) PolicyFlows(ctx context.Context, ueID string) ([]store.FlowRule, []store.QosFlow, error) {
+	if _, err := s.findOne(ctx, CollAuth, bson.M{"ueId": ueID}); err != nil {
+		return nil, nil, err
+	}
+	rules, err := decodeAll[store.FlowRule](ctx, s, CollFlowRule, ueID)
+	if err != nil {
+		return nil, nil, err
+	}
+	flows, err := decodeAll[store.QosFlow](ctx, s, CollQosFlow, ueID)
+	return rules, flows, err
+}
+
+// decodeAll decodes the UE's documents of coll.
+func decodeAll[T any](ctx context.Context, s *Store, coll, ueID string) ([]T, error) {
+	docs, err := s.findMany(ctx, coll, bson.M{"ueId": ueID})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(docs))
+	for i, d := range docs {
+		if err := fromDoc(d, &out[i]); err != nil {
+			return nil, fmt.Errorf("mongodb store: %s: %w", coll, err)
+		}
+	}
+	return out, nil
+}
+
+// PutSMFRegistration implements store.Store; the UE must be provisioned.
+func (s *Store) PutSMFRegistration(ctx context.Context, ueID string, reg *models.SmfRegistration) (bool, error) {
+	if _, err := s.findOne(ctx, CollAuth, bson.M{"ueId": ueID}); err != nil {
+		return false, err
+	}
+	key := bson.M{"ueId": ueID, "pduSessionId": reg.PduSessionId}
+	doc, err := toDoc(reg, key)
+	if err != nil {
+		return false, fmt.Errorf("mongodb store: smfRegistrations: %w", err)
+	}
+	res, err := s.coll(CollSMFRegs).ReplaceOne(ctx, key, doc, options.Replace().SetUpsert(true))
+	if err != nil {
+		return false, fmt.Errorf("mongodb store: smfRegistrations: %w", err)
+	}
+	return res.MatchedCount > 0, nil
+}
+
+// SMFRegistrations implements store.Store.
+func (s *Store) SMFRegistrations(ctx context.Context, ueID string) ([]models.SmfRegistration, error) {
+	if _, err := s.findOne(ctx, CollAuth, bson.M{"ueId": ueID}); err != nil {
+		return nil, err
+	}
+	docs, err := s.findMany(ctx, CollSMFRegs, bson.M{"ueId": ueID})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]models.SmfRegistration, len(docs))
+	for i, d := range docs {
+		if err := fromDoc(d, &out[i]); err != nil {
+			return nil, fmt.Errorf("mongodb store: smfRegistrations: %w", err)
+		}
+	}
+	slices.SortFunc(out, func(a, b models.SmfRegistration) int { return int(a.PduSessionId - b.PduSessionId) })
+	return out, nil
+}
+
+// DeleteSMFRegistration implements store.Store.
+func (s *Store) DeleteSMFRegistration(ctx context.Context, ueID string, pduSessionID int32) error {
+	res, err := s.coll(CollSMFRegs).DeleteOne(ctx, bson.M{"ueId": ueID, "pduSessionId": pduSessionID})
+	if err != nil {
+		return fmt.Errorf("mongodb store: smfRegistrations: %w", err)
+	}
+	if res.DeletedCount == 0 {
+		return store.ErrNotFound
 	}
 	return nil
 }

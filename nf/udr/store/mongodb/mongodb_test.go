@@ -77,6 +77,14 @@ func TestReadsFree5GCWebConsoleSubscriber(t *testing.T) {
 	if pol, err := s.AMPolicy(ctx, ue); err != nil || pol.SubscCats[0] != "free5gc" {
 		t.Fatalf("am policy = %+v, %v", pol, err)
 	}
+	smp, err := s.SMPolicy(ctx, ue, &models.Snssai{Sst: 1, Sd: "010203"}, "internet")
+	if err != nil || smp.SmPolicySnssaiData["01010203"].SmPolicyDnnData["internet"].Dnn != "internet" || smp.SmPolicySnssaiData["01010203"].Snssai.Sd != "010203" {
+		t.Fatalf("sm policy = %+v, %v", smp, err)
+	}
+	rules, flows, err := s.PolicyFlows(ctx, ue)
+	if err != nil || len(rules) != 1 || rules[0].Filter != "10.200.0.2/32" || rules[0].QosRef != 1 || len(flows) != 1 || flows[0].FiveQI != 2 || flows[0].GBRDL != "2 Mbps" {
+		t.Fatalf("flow rules and QoS flows = %+v %+v, %v", rules, flows, err)
+	}
 	sub, err := s.Subscriber(ctx, ue)
 	if err != nil || sub.ServingPlmnID != "20893" || len(sub.SM) != 2 || sub.OP != "" {
 		t.Fatalf("subscriber = %+v, %v", sub, err)
@@ -155,5 +163,25 @@ func TestWritesFree5GCLayout(t *testing.T) {
 	dnns, _ := sm["dnnConfigurations"].(bson.M)
 	if _, ok := dnns["ims_mnc093_mcc208_gprs"]; !ok {
 		t.Fatalf("dnnConfigurations keys = %v, want the dotted DNN escaped as free5GC does", dnns)
+	}
+	pol := find(mongodb.CollSMPolicy, bson.M{"ueId": sub.UeID})
+	slices, _ := pol["smPolicySnssaiData"].(bson.M)
+	slice, _ := slices["01010203"].(bson.M)
+	perDNN, _ := slice["smPolicyDnnData"].(bson.M)
+	if _, ok := perDNN["ims_mnc093_mcc208_gprs"]; !ok || slice["snssai"] == nil {
+		t.Fatalf("policyData.ues.smData = %v, want smPolicySnssaiData keyed 01010203 with escaped DNN keys", pol)
+	}
+	if _, err := s.PutSMFRegistration(ctx, sub.UeID, &models.SmfRegistration{SmfInstanceId: "smf-1", PduSessionId: 3,
+		SingleNssai: &models.Snssai{Sst: 1, Sd: "010203"}, PlmnId: &models.PlmnId{Mcc: "208", Mnc: "93"}}); err != nil {
+		t.Fatal(err)
+	}
+	if fr := find(mongodb.CollFlowRule, bson.M{"ueId": sub.UeID, "servingPlmnId": "20893", "snssai": "01010203", "dnn": "internet"}); fr["filter"] == nil || fr["qosRef"] == nil {
+		t.Fatalf("flowRule document = %v", fr)
+	}
+	if qf := find(mongodb.CollQosFlow, bson.M{"ueId": sub.UeID, "servingPlmnId": "20893", "qosRef": 1}); qf["5qi"] == nil || qf["mbrUL"] != "5 Mbps" {
+		t.Fatalf("qosFlow document = %v", qf)
+	}
+	if reg := find(mongodb.CollSMFRegs, bson.M{"ueId": sub.UeID, "pduSessionId": 3}); reg["smfInstanceId"] != "smf-1" {
+		t.Fatalf("smfRegistrations document = %v", reg)
 	}
 }

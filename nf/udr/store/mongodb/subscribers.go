@@ -15,7 +15,7 @@ const batch = 1000
 
 // provisionedColls are rewritten by PutSubscriber; context data (the AMF
 // registration) stays, as it describes the UE's current registration.
-var provisionedColls = []string{CollAuth, CollWebAuth, CollAM, CollSM, CollSMFSel, CollAMPolicy}
+var provisionedColls = []string{CollAuth, CollWebAuth, CollAM, CollSM, CollSMFSel, CollAMPolicy, CollSMPolicy, CollFlowRule, CollQosFlow}
 
 // docs lays one subscriber out as free5GC's web console does.
 func docs(sub *store.Subscriber) (map[string][]any, error) {
@@ -48,6 +48,21 @@ func docs(sub *store.Subscriber) (map[string][]any, error) {
 	}
 	if err := add(CollAMPolicy, sub.AMPolicy, ue); err != nil {
 		return nil, err
+	}
+	if sub.SMPolicy.SmPolicySnssaiData != nil {
+		if err := add(CollSMPolicy, renamePolicyDNNs(sub.SMPolicy, escapeDNN), ue); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range sub.FlowRules {
+		if err := add(CollFlowRule, r, uePlmn); err != nil {
+			return nil, err
+		}
+	}
+	for _, q := range sub.QosFlows {
+		if err := add(CollQosFlow, q, uePlmn); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -284,6 +299,16 @@ func assemble(ueID string, byColl map[string]map[string][]map[string]any) (*stor
 			return nil, fmt.Errorf("mongodb store: policy amData of %s: %w", ueID, err)
 		}
 	}
+	if err := decodeFlows(sub, byColl); err != nil {
+		return nil, err
+	}
+	if pol := byColl[CollSMPolicy][ueID]; len(pol) > 0 {
+		p, err := smPolicyFromDoc(pol[0])
+		if err != nil {
+			return nil, err
+		}
+		sub.SMPolicy = *p
+	}
 	return sub, nil
 }
 
@@ -295,4 +320,23 @@ func samePlmn(docs []map[string]any, plmn string) []bson.M {
 		}
 	}
 	return out
+}
+
+// decodeFlows reads the subscriber's flow rules and QoS flows of its PLMN.
+func decodeFlows(sub *store.Subscriber, byColl map[string]map[string][]map[string]any) error {
+	for _, d := range samePlmn(byColl[CollFlowRule][sub.UeID], sub.ServingPlmnID) {
+		var r store.FlowRule
+		if err := fromDoc(d, &r); err != nil {
+			return fmt.Errorf("mongodb store: flowRule of %s: %w", sub.UeID, err)
+		}
+		sub.FlowRules = append(sub.FlowRules, r)
+	}
+	for _, d := range samePlmn(byColl[CollQosFlow][sub.UeID], sub.ServingPlmnID) {
+		var q store.QosFlow
+		if err := fromDoc(d, &q); err != nil {
+			return fmt.Errorf("mongodb store: qosFlow of %s: %w", sub.UeID, err)
+		}
+		sub.QosFlows = append(sub.QosFlows, q)
+	}
+	return nil
 }

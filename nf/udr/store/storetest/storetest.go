@@ -53,6 +53,15 @@ func Subscriber(imsi, sqn string) *store.Subscriber {
 			"01112233": {DnnInfos: []models.DnnInfo{{Dnn: "internet"}}},
 		}},
 		AMPolicy: models.AmPolicyData{SubscCats: []string{"free5gc"}},
+		SMPolicy: models.SmPolicyData{SmPolicySnssaiData: map[string]models.SmPolicySnssaiData{
+			"01010203": {Snssai: &s1, SmPolicyDnnData: map[string]models.SmPolicyDnnData{
+				"internet":               {Dnn: "internet", SubscCats: []string{"gold"}},
+				"ims.mnc093.mcc208.gprs": {Dnn: "ims.mnc093.mcc208.gprs"},
+			}},
+			"01112233": {Snssai: &s2, SmPolicyDnnData: map[string]models.SmPolicyDnnData{"internet": {Dnn: "internet"}}},
+		}},
+		FlowRules: []store.FlowRule{{Filter: "permit out ip from 10.200.0.2 to assigned", Precedence: 128, Snssai: "01010203", Dnn: "internet", QosRef: 1}},
+		QosFlows:  []store.QosFlow{{Snssai: "01010203", Dnn: "internet", QosRef: 1, FiveQI: 2, MBRUL: "5 Mbps", MBRDL: "5 Mbps", GBRUL: "2 Mbps", GBRDL: "2 Mbps"}},
 	}
 }
 
@@ -109,6 +118,15 @@ func Free5GCDocs(ueID, plmn, sqn string) map[string][]bson.M {
 			"ueId": ueID, "servingPlmnId": plmn,
 		}},
 		"policyData.ues.amData": {{"subscCats": bson.A{"free5gc"}, "ueId": ueID}},
+		"policyData.ues.flowRule": {{
+			"filter": "10.200.0.2/32", "precedence": float64(128), "snssai": "01010203", "dnn": "internet", "qosRef": float64(1),
+			"ueId": ueID, "servingPlmnId": plmn,
+		}},
+		"policyData.ues.qosFlow": {{
+			"snssai": "01010203", "dnn": "internet", "qosRef": float64(1), "5qi": float64(2),
+			"mbrUL": "5 Mbps", "mbrDL": "5 Mbps", "gbrUL": "2 Mbps", "gbrDL": "2 Mbps",
+			"ueId": ueID, "servingPlmnId": plmn,
+		}},
 		"policyData.ues.smData": {{
 			"smPolicySnssaiData": bson.M{"01010203": bson.M{
 				"snssai":          snssai("010203"),
