@@ -95,12 +95,12 @@ func decodeHeader(b []byte) (pfcp.Header, error) {
 	if len(b) < headerLen {
 		return h, &DecodeError{Err: &Error{Cause: CauseInvalidLength, Detail: fmt.Sprintf("%d octets, shorter than a PFCP header", len(b))}}
 	}
-	if err := h.UnmarshalBinary(b); err != nil {
-		return h, &DecodeError{Err: &Error{Cause: CauseInvalidLength, Detail: "header: " + err.Error()}}
-	}
-	session := IsSessionMessage(h.MessageType)
+	session := IsSessionMessage(pfcp.MessageType(b[1]))
 	if session && len(b) < 16 {
 		return h, &DecodeError{Err: &Error{Cause: CauseInvalidLength, Detail: fmt.Sprintf("session message of %d octets, shorter than its header", len(b))}}
+	}
+	if err := h.UnmarshalBinary(b); err != nil {
+		return h, &DecodeError{Err: &Error{Cause: CauseInvalidLength, Detail: "header: " + err.Error()}}
 	}
 	if h.Version != pfcp.PfcpVersion {
 		return h, &DecodeError{Header: h, HeaderOK: true, Err: &Error{Detail: fmt.Sprintf("PFCP version %d", h.Version)}}
