@@ -28,7 +28,7 @@ func aSession() *rules.Session {
 				UEIPv4: ueAddr, NetworkInstance: "internet", OuterHeaderRemoval: true, FARID: 1, QERIDs: []uint32{1}, URRIDs: []uint32{1}},
 			{ID: 2, Precedence: 255, Source: rules.Core, UEIPv4: ueAddr, NetworkInstance: "internet", FARID: 2, QERIDs: []uint32{1}, URRIDs: []uint32{1}},
 			{ID: 3, Precedence: 10, Source: rules.Access, LocalFTEID: &rules.FTEID{Choose: true, ChooseID: 1}, UEIPv4: ueAddr, QFI: 5,
-				SDFFilters: []string{"permit out 17 from 10.200.0.2 5201 to assigned", "permit out 6 from 10.200.0.2 to assigned"},
+				SDFFilters:         []string{"permit out 17 from 10.200.0.2 5201 to assigned", "permit out 6 from 10.200.0.2 to assigned"},
 				OuterHeaderRemoval: true, FARID: 1, QERIDs: []uint32{1, 2}},
 			{ID: 4, Precedence: 10, Source: rules.Core, UEIPv4: ueAddr,
 				SDFFilters: []string{"permit out 17 from 10.200.0.2 5201 to assigned"}, FARID: 3, QERIDs: []uint32{2}},
