@@ -26,6 +26,7 @@ var bodies = map[pfcp.MessageType]func() any{
 	pfcp.PFCP_ASSOCIATION_SETUP_RESPONSE:     func() any { return &pfcp.PFCPAssociationSetupResponse{} },
 	pfcp.PFCP_ASSOCIATION_RELEASE_REQUEST:    func() any { return &pfcp.PFCPAssociationReleaseRequest{} },
 	pfcp.PFCP_ASSOCIATION_RELEASE_RESPONSE:   func() any { return &pfcp.PFCPAssociationReleaseResponse{} },
+	pfcp.PFCP_VERSION_NOT_SUPPORTED_RESPONSE: func() any { return &struct{}{} }, // header only (TS 29.244 7.4.4.7)
 	pfcp.PFCP_SESSION_ESTABLISHMENT_REQUEST:  func() any { return &SessionEstablishmentRequest{} },
 	pfcp.PFCP_SESSION_ESTABLISHMENT_RESPONSE: func() any { return &SessionEstablishmentResponse{} },
 	pfcp.PFCP_SESSION_MODIFICATION_REQUEST:   func() any { return &SessionModificationRequest{} },

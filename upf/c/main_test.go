@@ -1,6 +1,7 @@
 package upfc
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -14,6 +15,10 @@ import (
 func TestMain(m *testing.M) {
 	if ok, code := xioproc.RunRole(nil); ok {
 		os.Exit(code)
+	}
+	flag.Parse()
+	if fuzzing() {
+		os.Exit(m.Run()) // FuzzN4 needs no X-IO: spare each fuzz worker a manager
 	}
 	mgr, err := xioproc.StartManager()
 	if err != nil {
@@ -31,4 +36,12 @@ func TestMain(m *testing.M) {
 		code = 1
 	}
 	os.Exit(code)
+}
+
+// fuzzing reports whether this process runs a fuzz target (go test -fuzz,
+// coordinator or worker).
+func fuzzing() bool {
+	f := flag.Lookup("test.fuzz")
+	w := flag.Lookup("test.fuzzworker")
+	return (f != nil && f.Value.String() != "") || (w != nil && w.Value.String() == "true")
 }
