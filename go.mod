@@ -8,11 +8,13 @@ require (
 	github.com/free5gc/ngap v1.1.3
 	github.com/free5gc/openapi v1.2.4
 	github.com/free5gc/pfcp v1.1.2
+	github.com/free5gc/tlv v1.1.1
 	github.com/free5gc/util v1.3.2
 	github.com/golang-jwt/jwt/v5 v5.2.2
 	github.com/ishidawataru/sctp v0.0.0-20251114114122-19ddcbc6aae2
 	github.com/pion/sctp v1.11.0
 	github.com/prometheus/client_golang v1.23.2
+	github.com/prometheus/client_model v0.6.2
 	github.com/spf13/cobra v1.8.1
 	go.mongodb.org/mongo-driver v1.17.4
 	golang.org/x/crypto v0.45.0
@@ -25,7 +27,6 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/felixge/httpsnoop v1.0.4 // indirect
-	github.com/free5gc/tlv v1.1.1 // indirect
 	github.com/go-logr/logr v1.4.1 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/golang/snappy v0.0.4 // indirect
@@ -40,7 +41,6 @@ require (
 	github.com/pion/randutil v0.1.0 // indirect
 	github.com/pion/transport/v4 v4.0.2 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
-	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.66.1 // indirect
 	github.com/prometheus/procfs v0.16.1 // indirect
 	github.com/sirupsen/logrus v1.9.3 // indirect

@@ -15,6 +15,7 @@ import (
 	"github.com/free5gc/pfcp"
 	"github.com/free5gc/pfcp/pfcpType"
 
+	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/upf/rules"
 )
 
@@ -57,6 +58,16 @@ type association struct {
 }
 
 var xioClients atomic.Uint32
+
+// ClientConfigFor is the client configuration of an SMF on a node of cfg:
+// its Node ID is the node's advertised IP, its timers upf.c.t1 and n1.
+func ClientConfigFor(cfg *config.Config, log *slog.Logger) ClientConfig {
+	id, _ := netip.ParseAddr(cfg.AdvertisedIP())
+	if !id.Is4() {
+		id = netip.Addr{} // NewClient's default
+	}
+	return ClientConfig{NodeID: id, T1: cfg.UPF.C.T1, N1: cfg.UPF.C.N1, Log: log}
+}
 
 // NewClient is a client with no sockets yet; the first request over each
 // network opens one.

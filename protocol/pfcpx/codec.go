@@ -2,7 +2,6 @@ package pfcpx
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"reflect"
 
@@ -149,6 +148,3 @@ func safeUnmarshal(b []byte, v any) (err error) {
 	}()
 	return tlv.Unmarshal(b, v)
 }
-
-// ErrNotHandled is a message type this package does not read.
-var ErrNotHandled = errors.New("pfcp: message type not handled")

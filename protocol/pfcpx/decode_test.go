@@ -4,9 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/free5gc/pfcp"
 	"github.com/free5gc/pfcp/pfcpType"
+
+	"github.com/l25gc/l25gc/config"
 )
 
 // establishmentWith is aSession's establishment request changed by edit.
@@ -146,5 +149,21 @@ func TestParseAddr(t *testing.T) {
 		if _, _, err := ParseAddr(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// An SMF reaches the node's UPF-C over X-IO when the node's SBI runs
+// over X-IO, over UDP otherwise, with the node's timers and address.
+func TestAddrFollowsTheSBITransport(t *testing.T) {
+	cfg := config.Default()
+	for transport, want := range map[string]string{"xio": "xio:127.0.0.1:8805", "xio-socket": "xio:127.0.0.1:8805", "tcp": "udp:127.0.0.1:8805"} {
+		cfg.SBI.Transport = transport
+		if got := Addr(cfg); got != want {
+			t.Errorf("sbi.transport %s: N4 at %q, want %q", transport, got, want)
+		}
+	}
+	cc := ClientConfigFor(cfg, nil)
+	if cc.NodeID.String() != "127.0.0.1" || cc.T1 != 3*time.Second || cc.N1 != 3 {
+		t.Fatalf("client config %+v", cc)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -346,9 +347,15 @@ type answerKey struct {
 }
 
 type answerEntry struct {
-	req    string
+	req    uint64 // FNV-1a of the request: the bytes themselves need not be kept
 	answer []byte // nil while the request is being handled
 	at     time.Time
+}
+
+func digest(b []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
 }
 
 func newAnswerCache(keep time.Duration) *answerCache {
@@ -362,13 +369,14 @@ func (c *answerCache) lookup(k answerKey, req []byte) ([]byte, bool) {
 	defer c.mu.Unlock()
 	now := time.Now()
 	c.expire(now)
-	if e, ok := c.m[k]; ok && e.req == string(req) {
+	d := digest(req)
+	if e, ok := c.m[k]; ok && e.req == d {
 		return e.answer, true
 	}
 	if _, ok := c.m[k]; !ok {
 		c.order = append(c.order, k)
 	}
-	c.m[k] = &answerEntry{req: string(req), at: now}
+	c.m[k] = &answerEntry{req: d, at: now}
 	return nil, false
 }
 
@@ -399,11 +407,4 @@ func (c *answerCache) expire(now time.Time) {
 		}
 	}
 	c.order = c.order[i:]
-}
-
-// size is how many answers are kept.
-func (c *answerCache) size() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
 }
