@@ -329,9 +329,9 @@ func (s *Server) allocateFTEIDs(sess *rules.Session, old *rules.Session) ([]*pfc
 		}
 	}
 	var created []*pfcpx.CreatedPDR
-	var taken []uint32
 	fail := func(err error) ([]*pfcpx.CreatedPDR, error) {
-		s.teids.release(sess.UPSEID, taken...)
+		// What this request took or held, and only that, goes back.
+		s.teids.release(sess.UPSEID, teidsOnlyIn(sess, old)...)
 		return nil, err
 	}
 	for i := range sess.PDRs {
@@ -352,7 +352,6 @@ func (s *Server) allocateFTEIDs(sess *rules.Session, old *rules.Session) ([]*pfc
 			if !ok {
 				return fail(&pfcpx.Error{Cause: pfcpx.CauseNoResources, Detail: "no TEID left"})
 			}
-			taken = append(taken, id)
 			got = rules.FTEID{TEID: id, IPv4: s.cfg.N3, ChooseID: f.ChooseID}
 			if f.ChooseID != 0 {
 				byChooseID[f.ChooseID] = got
@@ -378,10 +377,12 @@ func localTEIDs(sess *rules.Session) []uint32 {
 	return out
 }
 
-// teidsOnlyIn are the TEIDs of a that b does not use.
+// teidsOnlyIn are the TEIDs of a that b (nil: no session) does not use.
 func teidsOnlyIn(a, b *rules.Session) []uint32 {
-	var out []uint32
-	inB := localTEIDs(b)
+	var out, inB []uint32
+	if b != nil {
+		inB = localTEIDs(b)
+	}
 	for _, id := range localTEIDs(a) {
 		if !slices.Contains(inB, id) {
 			out = append(out, id)

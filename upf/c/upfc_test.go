@@ -28,7 +28,7 @@ var (
 	dnAddr  = "10.200.0.2"
 )
 
-func testConfig(t *testing.T) *config.Config {
+func testConfig(t testing.TB) *config.Config {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir, cfg.LogDir = t.TempDir(), t.TempDir()
@@ -38,7 +38,7 @@ func testConfig(t *testing.T) *config.Config {
 }
 
 // startUPFC runs UPF-C with cfg over table until the test ends.
-func startUPFC(t *testing.T, cfg *config.Config, table rules.Table) *NF {
+func startUPFC(t testing.TB, cfg *config.Config, table rules.Table) *NF {
 	t.Helper()
 	env := nf.NewEnv(cfg, logging.Discard(), sbi.NewTCP(), models.NrfNfManagementNfType_UPF)
 	u, err := NewWithOptions(env, Options{Table: table})
@@ -202,8 +202,19 @@ func TestAllocationsAreUnique(t *testing.T) {
 		s.PDRs[0].LocalFTEID = &rules.FTEID{TEID: teid, IPv4: n3Addr}
 		break
 	}
+	// PDR 1 asks for a free TEID, PDR 3 for one another session holds.
+	free := rules.FTEID{TEID: 0xfff0, IPv4: n3Addr}
+	taken := *s.PDRs[0].LocalFTEID
+	s.PDRs[0].LocalFTEID = &free
+	s.PDRs = append(s.PDRs, rules.PDR{ID: 3, Precedence: 9, Source: rules.Access, LocalFTEID: &taken, FARID: 1})
 	if _, err := c.Establish(ctx, u.N4Addrs()[0], s); causeOf(err) != pfcpx.CauseRuleFailure {
 		t.Fatalf("an F-TEID another session holds: %v, want cause 73", err)
+	}
+	// The refused request kept nothing: the free TEID is still free.
+	s = pduSession("10.60.1.2")
+	s.PDRs[0].LocalFTEID = &free
+	if est, err := c.Establish(ctx, u.N4Addrs()[0], s); err != nil || est.FTEIDs[1] != (rules.FTEID{}) {
+		t.Fatalf("the TEID of a refused establishment stayed taken: %v (created F-TEIDs %+v)", err, est)
 	}
 }
 

@@ -56,7 +56,7 @@ func TestN4OverXIO(t *testing.T) {
 }
 
 // freeUDPAddr is a loopback UDP address nobody holds now.
-func freeUDPAddr(t *testing.T) string {
+func freeUDPAddr(t testing.TB) string {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
