@@ -570,3 +570,37 @@ func TestAssociationReleaseDeletesSessions(t *testing.T) {
 }
 
 func equalSessions(a, b rules.Session) bool { return reflect.DeepEqual(a, b) }
+
+// Many sessions established at once from one client (the SMF serving
+// many UEs): every one succeeds with its own SEID and tunnel.
+func TestConcurrentEstablishments(t *testing.T) {
+	table := rules.NewMemTable()
+	u := startUPFC(t, testConfig(t), table)
+	c := newClient(t)
+	const n = 200
+	type result struct {
+		est *rules.Established
+		err error
+	}
+	results := make(chan result, n)
+	for i := range n {
+		go func() {
+			est, err := c.Establish(context.Background(), u.N4Addrs()[0], pduSession(netip.AddrFrom4([4]byte{10, 60, byte(i >> 8), byte(i + 1)}).String()))
+			results <- result{est, err}
+		}()
+	}
+	seids, teids := map[uint64]bool{}, map[uint32]bool{}
+	for range n {
+		r := <-results
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if seids[r.est.UPSEID] || teids[r.est.FTEIDs[1].TEID] {
+			t.Fatalf("SEID %#x or TEID %#x given twice", r.est.UPSEID, r.est.FTEIDs[1].TEID)
+		}
+		seids[r.est.UPSEID], teids[r.est.FTEIDs[1].TEID] = true, true
+	}
+	if list, _ := table.Sessions(); len(list) != n {
+		t.Fatalf("%d sessions in the table, want %d", len(list), n)
+	}
+}

@@ -65,3 +65,13 @@ func freeUDPAddr(t testing.TB) string {
 	defer pc.Close()
 	return pc.LocalAddr().String()
 }
+
+// An SMF whose UPF-C is not there over X-IO learns it at once, not after
+// T1 x N1: nobody holds the socket name.
+func TestN4OverXIOToNobody(t *testing.T) {
+	c := newClient(t)
+	_, err := c.Establish(context.Background(), "xio:no-upf-here", pduSession("10.60.0.1"))
+	if err == nil || causeOf(err) != 0 {
+		t.Fatalf("establishment at no X-IO socket: %v, want a transport error", err)
+	}
+}
