@@ -19,7 +19,7 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "l25gc_upfc_pfcp_messages_total",
-			Help: "PFCP messages UPF-C read (in) and sent (out), by type and the PFCP cause they carried (TS 29.244 8.2.1; none for messages without a cause)."},
+			Help: "PFCP messages UPF-C read (in) and sent (out), by type and the PFCP cause they carried (TS 29.244 8.2.1; none for messages without one); a message UPF-C could not read counts in with the cause it was refused with."},
 			[]string{"direction", "type", "cause"}),
 		sessions: prometheus.NewGauge(prometheus.GaugeOpts{Name: "l25gc_upfc_sessions",
 			Help: "PFCP sessions UPF-C serves (installed in UPF-U's rule tables)."}),
