@@ -3,6 +3,7 @@ package pfcpx
 import (
 	"encoding/binary"
 	"errors"
+	"net"
 	"testing"
 	"time"
 
@@ -57,6 +58,12 @@ func TestEstablishmentIEsChecked(t *testing.T) {
 			r.CreatePDR[0].OuterHeaderRemoval.OuterHeaderRemovalDescription = pfcpType.OuterHeaderRemovalGtpUUdpIpv6
 		}, CauseMandatoryIEIncorrect, IEOuterHeaderRemoval},
 		{"source interface 9", func(r *SessionEstablishmentRequest) { r.CreatePDR[0].PDI.SourceInterface.InterfaceValue = 9 }, CauseMandatoryIEIncorrect, IESourceInterface},
+		{"F-TEID to choose in IPv6 only", func(r *SessionEstablishmentRequest) {
+			r.CreatePDR[0].PDI.LocalFTEID = &pfcpType.FTEID{Ch: true, V6: true}
+		}, CauseInvalidFTEIDAllocation, IEFTEID},
+		{"F-TEID without address", func(r *SessionEstablishmentRequest) {
+			r.CreatePDR[0].PDI.LocalFTEID = &pfcpType.FTEID{V6: true, Teid: 1, Ipv6Address: net.ParseIP("::1")}
+		}, CauseMandatoryIEIncorrect, IEFTEID},
 		{"two QFIs", func(r *SessionEstablishmentRequest) {
 			r.CreatePDR[0].PDI.QFI = []*pfcpType.QFI{{QFI: 1}, {QFI: 2}}
 		}, CauseServiceNotSupported, IEQFI},
