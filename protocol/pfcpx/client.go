@@ -133,7 +133,10 @@ func (c *Client) Establish(ctx context.Context, upf string, s *rules.Session) (*
 }
 
 // Modify changes the session upSEID at upf (TS 29.244 7.5.4) and returns
-// the usage reports of the URRs it removed.
+// the usage reports of the URRs it removes. An Update replaces the rule
+// it names; an updated or created uplink PDR keeps the session's tunnel
+// when its F-TEID is the one Establish returned or asks to choose with
+// the session's Choose ID (any other CH gets a new TEID).
 func (c *Client) Modify(ctx context.Context, upf string, upSEID uint64, m *rules.Modification) ([]rules.Usage, error) {
 	body, err := ModificationRequestOf(m)
 	if err != nil {
