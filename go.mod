@@ -8,6 +8,7 @@ require (
 	github.com/free5gc/ngap v1.1.3
 	github.com/free5gc/openapi v1.2.4
 	github.com/free5gc/pfcp v1.1.2
+	github.com/free5gc/tlv v1.1.1
 	github.com/free5gc/util v1.3.2
 	github.com/golang-jwt/jwt/v5 v5.2.2
 	github.com/ishidawataru/sctp v0.0.0-20251114114122-19ddcbc6aae2
@@ -27,7 +28,6 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/felixge/httpsnoop v1.0.4 // indirect
-	github.com/free5gc/tlv v1.1.1 // indirect
 	github.com/go-logr/logr v1.4.1 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/golang/snappy v0.0.4 // indirect

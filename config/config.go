@@ -269,7 +269,7 @@ type UPF struct {
 	N3 UPFPort `yaml:"n3"`
 	N6 UPFPort `yaml:"n6"`
 	// MaxSessions bounds the PFCP sessions the shared rule tables hold; an
-	// establishment beyond it gets PFCP cause 73 (No resources available).
+	// establishment beyond it gets PFCP cause 75 (No resources available).
 	MaxSessions int `yaml:"max_sessions"`
 }
 
@@ -280,6 +280,11 @@ type UPFC struct {
 	// 4.2.2); on one node with sbi.transport xio the SMF reaches it over
 	// X-IO instead.
 	PFCPAddr string `yaml:"pfcp_addr"`
+	// T1 and N1 are N4's retransmission timer and count (TS 29.244 6.4):
+	// a request unanswered after T1 is sent again, at most N1 times. The
+	// SMF's PFCP client on this node uses them too.
+	T1 time.Duration `yaml:"t1"`
+	N1 int           `yaml:"n1"`
 }
 
 // UPFU is the forwarding side of the UPF (C, DPDK).

@@ -75,7 +75,7 @@ func defaultSections() *Config {
 			MaxBulk:        10000,
 		},
 		UPF: UPF{
-			C:           UPFC{PFCPAddr: "127.0.0.1:8805"},
+			C:           UPFC{PFCPAddr: "127.0.0.1:8805", T1: 3 * time.Second, N1: 3},
 			N3:          UPFPort{IP: "10.100.0.1/24"},
 			N6:          UPFPort{IP: "10.200.0.1/24"},
 			MaxSessions: 65536,

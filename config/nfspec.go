@@ -20,7 +20,8 @@ type NFSpec struct {
 	Name string
 	// Type is what it registers as with the NRF (TS 29.510 6.1.6.3.3).
 	Type models.NrfNfManagementNfType
-	// Ports are its default SBI and metrics ports.
+	// Ports are its default SBI and metrics ports; an SBI port of 0 means
+	// the NF serves no SBI (UPF-C: N4 and metrics only).
 	Ports NF
 	// Extra are the other sockets it binds (the AMF's N2).
 	Extra []PortField
@@ -47,8 +48,15 @@ func (s NFSpec) PortsIn(c *Config) *NF {
 	if s.Section != nil {
 		return s.Section(c)
 	}
-	return sectionPorts(c, s.Name)
+	return sectionPorts(c, s.Key())
 }
+
+// Key is the dotted YAML path of the NF's config section: its name, where
+// a dash names a nested section (upf-c is upf.c).
+func (s NFSpec) Key() string { return strings.ReplaceAll(s.Name, "-", ".") }
+
+// HasSBI reports whether the NF serves an SBI.
+func (s NFSpec) HasSBI() bool { return s.Ports.SBIPort != 0 }
 
 // Catalog is the network functions a node can run: Builtin, or Builtin
 // with more (tests).
@@ -120,7 +128,7 @@ func (cat Catalog) Check() error {
 			}
 		}
 		if s.PortsIn(probe) == nil {
-			errs = append(errs, fmt.Errorf("NF %s: the config has no section %q with sbi_port and metrics_port", s.Name, s.Name))
+			errs = append(errs, fmt.Errorf("NF %s: the config has no section %q with sbi_port and metrics_port", s.Name, s.Key()))
 		}
 		for _, x := range s.Extra {
 			if _, err := probe.stringAt(x.Addr); err != nil {
@@ -139,12 +147,17 @@ func (cat Catalog) Check() error {
 // accepts gNBs once its peers are up).
 var AllNFs = Builtin.Names()
 
-// sectionPorts is the NF block of c's section with YAML key key: the
-// section itself when it is an NF, else the NF it embeds; nil if none.
+// sectionPorts is the NF block of c's section at the dotted YAML path
+// key: the section itself when it is an NF, else the NF it embeds; nil if
+// none.
 func sectionPorts(c *Config, key string) *NF {
-	v, ok := fieldByKey(reflect.ValueOf(c).Elem(), key)
-	if !ok {
-		return nil
+	v := reflect.ValueOf(c).Elem()
+	for _, k := range strings.Split(key, ".") {
+		next, ok := fieldByKey(v, k)
+		if !ok {
+			return nil
+		}
+		v = next
 	}
 	nfType := reflect.TypeOf(NF{})
 	if v.Type() == nfType {

@@ -66,7 +66,7 @@ func (c *Config) validateFor(cat Catalog, file string, root *yaml.Node) error {
 		return errors.Join(v.errs...)
 	}
 	for _, s := range cat {
-		v.nf(s.Name, *s.PortsIn(c))
+		v.nf(s, *s.PortsIn(c))
 	}
 	v.validityPeriod("nrf.validity_period", c.NRF.ValidityPeriod)
 	v.heartbeatTimer("nrf.heartbeat_timer", c.NRF.HeartbeatTimer)
@@ -75,6 +75,7 @@ func (c *Config) validateFor(cat Catalog, file string, root *yaml.Node) error {
 	v.amf(&c.AMF)
 	v.udm(&c.UDM)
 	v.store(&c.UDR.Store)
+	v.upfc(&c.UPF)
 	if c.UDR.MaxBulk < 1 {
 		v.fail("udr.max_bulk", "must be at least 1, got %d", c.UDR.MaxBulk)
 	}
@@ -379,9 +380,15 @@ func (v *validator) imsiRange(field string, r SubscriberRange, home PLMN) {
 	}
 }
 
-func (v *validator) nf(name string, n NF) {
-	v.rangeInt(name+".sbi_port", n.SBIPort, 1, 65535)
-	v.rangeInt(name+".metrics_port", n.MetricsPort, 1, 65535)
+func (v *validator) nf(s NFSpec, n NF) {
+	key := s.Key()
+	switch {
+	case s.HasSBI():
+		v.rangeInt(key+".sbi_port", n.SBIPort, 1, 65535)
+	case n.SBIPort != 0:
+		v.fail(key+".sbi_port", "%s serves no SBI: leave sbi_port out", s.Name)
+	}
+	v.rangeInt(key+".metrics_port", n.MetricsPort, 1, 65535)
 }
 
 // uniquePorts: every NF serves its SBI and metrics ports over TCP on
@@ -412,8 +419,8 @@ func (v *validator) uniquePorts(cat Catalog, c *Config) {
 	}
 	for _, s := range cat {
 		ports := s.PortsIn(c)
-		check("tcp", s.Name+".sbi_port", ports.SBIPort)
-		check("tcp", s.Name+".metrics_port", ports.MetricsPort)
+		check("tcp", s.Key()+".sbi_port", ports.SBIPort)
+		check("tcp", s.Key()+".metrics_port", ports.MetricsPort)
 		for _, x := range s.Extra {
 			if _, port, err := net.SplitHostPort(c.AddrOf(x)); err == nil {
 				p, _ := strconv.Atoi(port)

@@ -94,15 +94,16 @@ func Run(ctx context.Context, env *Env, f Function, sbiAddr, metricsAddr string)
 	if env.Config.TLSOn() {
 		sbi.UseHTTPS(&profile) // TS 29.510 6.1.6.2.3 scheme: peers reach it over TLS
 	}
-	srv, err := env.Transport.Serve(sbiAddr, sbi.Handler(Guard(env, profile, withNFStatusNotify(f.Handler(), env.NRF)), env.Metrics, env.Log, handlerOptions(f)...))
+	srv, err := serveSBI(env, f, profile, sbiAddr)
 	if err != nil {
 		return err
 	}
-	env.Log.Info("SBI serving", "addr", srv.Addr(), "transport", env.Transport.Name())
 	var metrics *http.Server
 	if metricsAddr != "" {
 		if metrics, err = serveMetrics(metricsAddr, env.Registry); err != nil {
-			_ = srv.Shutdown(context.Background())
+			if srv != nil {
+				_ = srv.Shutdown(context.Background())
+			}
 			return err
 		}
 	}
@@ -129,6 +130,21 @@ func Run(ctx context.Context, env *Env, f Function, sbiAddr, metricsAddr string)
 	<-ctx.Done()
 	env.Log.Info("stopping")
 	return nil
+}
+
+// serveSBI serves f's SBI at sbiAddr; nil when f has none (its Handler
+// is nil, like UPF-C's, which speaks N4 only).
+func serveSBI(env *Env, f Function, profile models.NrfNfManagementNfProfile, sbiAddr string) (sbi.Server, error) {
+	h := f.Handler()
+	if h == nil {
+		return nil, nil
+	}
+	srv, err := env.Transport.Serve(sbiAddr, sbi.Handler(Guard(env, profile, withNFStatusNotify(h, env.NRF)), env.Metrics, env.Log, handlerOptions(f)...))
+	if err != nil {
+		return nil, err
+	}
+	env.Log.Info("SBI serving", "addr", srv.Addr(), "transport", env.Transport.Name())
+	return srv, nil
 }
 
 // Guard puts the SBI security in front of the NF's handler: the NRF
@@ -212,8 +228,10 @@ var notifyPattern = http.MethodPost + " " + sbi.NFStatusNotifyPath
 func shutdown(env *Env, srv sbi.Server, metrics *http.Server) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
-		env.Log.Warn("SBI shutdown", "err", err)
+	if srv != nil {
+		if err := srv.Shutdown(ctx); err != nil {
+			env.Log.Warn("SBI shutdown", "err", err)
+		}
 	}
 	if metrics != nil {
 		_ = metrics.Shutdown(ctx)

@@ -196,6 +196,9 @@ func runHere(cfg *config.Config, cat config.Catalog) []config.NFSpec {
 func (c *Core) addrs(name string) (sbiAddr, metricsAddr string) {
 	spec, _ := c.opts.NFs.Lookup(name)
 	n := spec.PortsIn(c.cfg)
+	if !spec.HasSBI() {
+		return "-", c.cfg.Addr(n.MetricsPort) // UPF-C: N4 only
+	}
 	return c.cfg.Addr(n.SBIPort), c.cfg.Addr(n.MetricsPort)
 }
 

@@ -164,6 +164,10 @@ func nodeConfig(t *testing.T, nfs ...string) (*config.Config, string) {
 	cfg := config.DefaultFor(cat)
 	for i, spec := range cat[2:] {
 		*spec.PortsIn(cfg) = config.NF{SBIPort: ports[4+2*i], MetricsPort: ports[5+2*i]}
+		if !spec.HasSBI() { // UPF-C: its N4 UDP port takes the SBI port's slot
+			cfg.UPF.C.PFCPAddr = "127.0.0.1:" + strconv.Itoa(ports[4+2*i])
+			spec.PortsIn(cfg).SBIPort = 0
+		}
 	}
 	dir := t.TempDir()
 	cfg.NFs, cfg.SBI.Transport = nfs, "tcp"
@@ -191,7 +195,7 @@ func TestNFAddedThroughTheTableIsConfiguredValidatedStartedAndStopped(t *testing
 	if err := cat.Check(); err != nil {
 		t.Fatal(err)
 	}
-	if d := config.DefaultFor(cat); strings.Join(d.NFs, " ") != "flaky nrf fake udr udm ausf pcf nssf amf" || fakePorts != cat[0].Ports {
+	if d := config.DefaultFor(cat); strings.Join(d.NFs, " ") != "flaky nrf fake udr udm ausf pcf nssf amf upf-c" || fakePorts != cat[0].Ports {
 		t.Fatalf("defaults: nfs %v, fake ports %+v, want the fake right after the NRF, on %+v", d.NFs, fakePorts, cat[0].Ports)
 	}
 	clash := fmt.Sprintf("nrf:\n  metrics_port: %d\n", cat[0].Ports.SBIPort)

@@ -27,9 +27,10 @@ func sockets(cfg *config.Config, cat config.Catalog) []socket {
 	var out []socket
 	for _, spec := range runHere(cfg, cat) {
 		ports := spec.PortsIn(cfg)
-		out = append(out,
-			socket{spec.Name, spec.Name + ".sbi_port", "tcp", cfg.Addr(ports.SBIPort), ""},
-			socket{spec.Name, spec.Name + ".metrics_port", "tcp", cfg.Addr(ports.MetricsPort), ""})
+		if spec.HasSBI() {
+			out = append(out, socket{spec.Name, spec.Key() + ".sbi_port", "tcp", cfg.Addr(ports.SBIPort), ""})
+		}
+		out = append(out, socket{spec.Name, spec.Key() + ".metrics_port", "tcp", cfg.Addr(ports.MetricsPort), ""})
 		for _, x := range spec.Extra {
 			out = append(out, socket{spec.Name, x.Addr, x.Network, cfg.AddrOf(x), cfg.TransportOf(x)})
 		}

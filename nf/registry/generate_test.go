@@ -116,6 +116,9 @@ func portTable(cat config.Catalog) string {
 	fmt.Fprintf(&b, "| ports (%s) | SBI | metrics (`/metrics`, `/healthz`) |\n|---|---|---|\n", cfg.SBI.BindIP)
 	for _, s := range cat.StartOrder() {
 		sbi := fmt.Sprint(s.Ports.SBIPort)
+		if !s.HasSBI() {
+			sbi = "none"
+		}
 		for _, x := range s.Extra {
 			if _, port, err := net.SplitHostPort(cfg.AddrOf(x)); err == nil {
 				sbi += fmt.Sprintf(" (+ %s %s)", x.Name, port)

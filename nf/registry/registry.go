@@ -26,6 +26,7 @@ import (
 	"github.com/l25gc/l25gc/nf/pcf"
 	"github.com/l25gc/l25gc/nf/udm"
 	"github.com/l25gc/l25gc/nf/udr"
+	upfc "github.com/l25gc/l25gc/upf/c"
 )
 
 // Entry is one network function: its spec and how to build it in an `l25gc
@@ -73,6 +74,14 @@ var Table = []Entry{
 			o := n2.Options{Metrics: n2.NewMetrics(e.Registry), MaxAssociations: ngap.MaxAssociations, MaxMessageSize: ngap.MaxMessageSize}
 			return amf.NewWithOptions(e, amf.Options{Listen: amf.AdaptListen(o.Listen)})
 		}},
+	// UPF-C: N4 (PFCP over UDP 8805, TS 29.244 4.2.2; over X-IO too on
+	// an X-IO node) and metrics, no SBI. Its rules go to an in-memory
+	// table until upf/shm is merged: then Options{Table: <upf/shm's
+	// rules.Table>} here.
+	{config.NFSpec{Name: "upf-c", Type: models.NrfNfManagementNfType_UPF,
+		Ports: config.NF{MetricsPort: 9805},
+		Extra: []config.PortField{{Name: "N4", Addr: "upf.c.pfcp_addr", Network: "udp"}}},
+		func(e *nf.Env) (nf.Function, error) { return upfc.New(e) }},
 }
 
 // Specs are the table's specs, what package config and node work from.

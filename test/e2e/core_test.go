@@ -137,7 +137,10 @@ func usePortsNobodyUses(t *testing.T, cfg *config.Config) {
 	var ports []*int
 	for _, spec := range config.Builtin {
 		nf := spec.PortsIn(cfg)
-		ports = append(ports, &nf.SBIPort, &nf.MetricsPort)
+		if spec.HasSBI() {
+			ports = append(ports, &nf.SBIPort)
+		}
+		ports = append(ports, &nf.MetricsPort)
 	}
 	for _, port := range ports {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -153,6 +156,12 @@ func usePortsNobodyUses(t *testing.T, cfg *config.Config) {
 	}
 	held = append(held, pc)
 	cfg.AMF.NGAP.Addr = pc.LocalAddr().String()
+	n4, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held = append(held, n4)
+	cfg.UPF.C.PFCPAddr = n4.LocalAddr().String()
 }
 
 func requirePortsFree(t *testing.T, cfg *config.Config) {

@@ -97,7 +97,18 @@ func freeSBIPorts(t *testing.T, cfg *config.Config) {
 	t.Helper()
 	for _, spec := range config.Builtin {
 		nf := spec.PortsIn(cfg)
-		for _, port := range []*int{&nf.SBIPort, &nf.MetricsPort} {
+		ports := []*int{&nf.MetricsPort}
+		if spec.HasSBI() {
+			ports = append(ports, &nf.SBIPort)
+		} else { // UPF-C: a free N4 port instead
+			pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.UPF.C.PFCPAddr = pc.LocalAddr().String()
+			defer pc.Close()
+		}
+		for _, port := range ports {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)

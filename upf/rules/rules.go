@@ -154,7 +154,7 @@ type Established struct {
 }
 
 // CauseError is a UPF's rejection, with the PFCP cause (TS 29.244 8.2.1),
-// e.g. 73 No resources available, 65 Session context not found.
+// e.g. 75 No resources available, 73 Rule creation/modification failure, 65 Session context not found.
 type CauseError struct {
 	Cause  uint8
 	Detail string

@@ -1,0 +1,42 @@
+package pfcpx
+
+import (
+	"testing"
+
+	"github.com/free5gc/pfcp"
+)
+
+// FuzzDecode: bytes from the network never panic the decoder, and what
+// decodes converts to rules or to a cause without panicking either.
+func FuzzDecode(f *testing.F) {
+	body, err := EstablishmentRequestOf(smfAddr, aSession())
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, m := range []*Message{
+		{Header: pfcp.Header{MessageType: pfcp.PFCP_SESSION_ESTABLISHMENT_REQUEST, SequenceNumber: 1}, Body: body},
+		{Header: pfcp.Header{MessageType: pfcp.PFCP_HEARTBEAT_REQUEST, SequenceNumber: 2}, Body: &pfcp.HeartbeatRequest{}},
+	} {
+		b, err := Encode(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := Decode(b)
+		if err != nil {
+			return
+		}
+		switch body := m.Body.(type) {
+		case *SessionEstablishmentRequest:
+			_, _ = SessionOf(body)
+		case *SessionModificationRequest:
+			_, _ = RulesOf(body.CreatePDR, body.CreateFAR, body.CreateQER, body.CreateURR)
+		case *SessionEstablishmentResponse:
+			_, _ = EstablishedOf(body)
+		case *SessionDeletionResponse:
+			_ = UsagesOf(body.UsageReport)
+		}
+	})
+}

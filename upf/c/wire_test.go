@@ -1,0 +1,78 @@
+package upfc
+
+import (
+	"context"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/l25gc/l25gc/internal/tsharkcap"
+	"github.com/l25gc/l25gc/protocol/pfcpx"
+	"github.com/l25gc/l25gc/upf/rules"
+)
+
+// What UPF-C and the SMF's client put on the wire is PFCP as Wireshark
+// reads it (DESIGN.md "Correctness bar"): every message of a session's
+// life, and rejections with their Offending IE, dissect without a
+// malformed packet or an error.
+func TestWireDissectsWithoutMalformedPackets(t *testing.T) {
+	table := rules.NewMemTable()
+	cfg := testConfig(t)
+	cfg.UPF.C.PFCPAddr = freeUDPAddr(t)
+	u := startUPFC(t, cfg, table)
+	_, portStr, _ := net.SplitHostPort(cfg.UPF.C.PFCPAddr)
+	port, _ := strconv.Atoi(portStr)
+	capt := tsharkcap.Start(t, port)
+	capt.Read = []string{"-d", "udp.port==" + portStr + ",pfcp"} // PFCP off its port 8805
+
+	upf := u.N4Addrs()[0]
+	c := newClient(t)
+	ctx := context.Background()
+	if _, err := c.Heartbeat(ctx, upf); err != nil {
+		t.Fatal(err)
+	}
+	s := pduSession("10.60.0.1")
+	s.URRs[0].VolumeThreshold = 1 << 20
+	est, err := c.Establish(ctx, upf, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table.Count(est.UPSEID, rules.Usage{URRID: 2, UplinkBytes: 10, DownlinkBytes: 20, UplinkPackets: 1, DownlinkPackets: 2})
+	if _, err := c.Modify(ctx, upf, est.UPSEID, &rules.Modification{Create: qosFlow()}); err != nil {
+		t.Fatal(err)
+	}
+	buffer := s.FARs[1]
+	buffer.Action = rules.ActionBuffer | rules.ActionNotify
+	if _, err := c.Modify(ctx, upf, est.UPSEID, &rules.Modification{Update: rules.Rules{FARs: []rules.FAR{buffer}, QERs: qosFlow().QERs},
+		Remove: rules.RuleIDs{PDRs: []uint16{3, 4}, URRs: []uint32{2}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Modify(ctx, upf, est.UPSEID, &rules.Modification{Remove: rules.RuleIDs{FARs: []uint32{1}}}); causeOf(err) == 0 {
+		t.Fatal("a FAR a PDR names was removed")
+	}
+	p := newRawPeer(t, upf)
+	p.send(establishment(t, pduSession("10.60.0.2"), nil)) // no association: 72
+	p.associate()
+	p.send(establishment(t, pduSession("10.60.0.2"), func(r *pfcpx.SessionEstablishmentRequest) { r.CreatePDR[0].PDI = nil }))
+	if _, err := c.Delete(ctx, upf, est.UPSEID); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Release(ctx, upf); err != nil {
+		t.Fatal(err)
+	}
+
+	capt.Stop()
+	capt.RequireClean(t)
+	types := strings.Fields(capt.Tshark(t, "-Y", "pfcp", "-T", "fields", "-e", "pfcp.msg_type"))
+	t.Logf("PFCP message types on the wire: %v", types)
+	if testing.Verbose() {
+		t.Logf("a Session Establishment Request as tshark reads it:\n%s", tsharkcap.Tail([]byte(capt.Tshark(t, "-V", "-Y", "pfcp.msg_type==50")), 5000))
+	}
+	for _, want := range []string{"1", "2", "5", "6", "9", "10", "50", "51", "52", "53", "54", "55"} {
+		if !slices.Contains(types, want) {
+			t.Errorf("no PFCP message of type %s captured (got %v)", want, types)
+		}
+	}
+}
