@@ -2,7 +2,6 @@ package nasx
 
 import (
 	"math"
-	"net"
 	"net/netip"
 	"testing"
 
@@ -10,6 +9,8 @@ import (
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/nas/nasType"
 	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/protocol/nasx/nasxtest"
 )
 
 // decodeGSM reads what the UE sent with free5gc/nas, the decoder an SMF
@@ -74,57 +75,10 @@ func ueMust(b []byte, err error) []byte {
 	return b
 }
 
-// smfAccept builds an accept the way an SMF does, with free5gc/nas: the
-// default QoS rule (match-all, QFI 1), a QoS flow of 5QI 9, Session-AMBR
-// 100 Mbit/s up / 1 Gbit/s down, 10.60.0.7, slice 1/010203, DNN internet.
+// smfAccept is an accept as an SMF builds it with free5gc/nas.
 func smfAccept(t *testing.T) []byte {
 	t.Helper()
-	m := nas.NewMessage()
-	m.GsmMessage = nas.NewGsmMessage()
-	m.GsmHeader.SetExtendedProtocolDiscriminator(nasMessage.Epd5GSSessionManagementMessage)
-	m.GsmHeader.SetMessageType(nas.MsgTypePDUSessionEstablishmentAccept)
-	a := nasMessage.NewPDUSessionEstablishmentAccept(0)
-	a.ExtendedProtocolDiscriminator.SetExtendedProtocolDiscriminator(nasMessage.Epd5GSSessionManagementMessage)
-	a.PDUSessionID.SetPDUSessionID(1)
-	a.PTI.SetPTI(1)
-	a.PDUSESSIONESTABLISHMENTACCEPTMessageIdentity.SetMessageType(nas.MsgTypePDUSessionEstablishmentAccept)
-	a.SelectedSSCModeAndSelectedPDUSessionType.SetPDUSessionType(nasMessage.PDUSessionTypeIPv4)
-	a.SelectedSSCModeAndSelectedPDUSessionType.SetSSCMode(1)
-	rules := nasType.QoSRules{{Identifier: 1, Operation: nasType.OperationCodeCreateNewQoSRule, DQR: true, Precedence: 255, QFI: 1,
-		PacketFilterList: nasType.PacketFilterList{{Identifier: 1, Direction: nasType.PacketFilterDirectionBidirectional,
-			Components: nasType.PacketFilterComponentList{&nasType.PacketFilterMatchAll{}}}}}}
-	rb, err := rules.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.AuthorizedQosRules.SetLen(uint16(len(rb)))
-	a.AuthorizedQosRules.SetQosRule(rb)
-	a.SessionAMBR.SetLen(6)
-	a.SessionAMBR.SetUnitForSessionAMBRForUplink(6) // 1 Mbit/s
-	a.SessionAMBR.SetSessionAMBRForUplink([2]uint8{0, 100})
-	a.SessionAMBR.SetUnitForSessionAMBRForDownlink(11) // 1 Gbit/s
-	a.SessionAMBR.SetSessionAMBRForDownlink([2]uint8{0, 1})
-	a.PDUAddress = nasType.NewPDUAddress(nasMessage.PDUSessionEstablishmentAcceptPDUAddressType)
-	a.PDUAddress.SetLen(5)
-	a.PDUAddress.SetPDUSessionTypeValue(nasMessage.PDUSessionTypeIPv4)
-	a.PDUAddress.SetPDUAddressInformation([12]uint8{10, 60, 0, 7})
-	flows := nasType.QoSFlowDescs{{QFI: 1, OperationCode: nasType.OperationCodeCreateNewQoSFlowDescription,
-		Parameters: nasType.QoSFlowParameterList{&nasType.QoSFlow5QI{FiveQI: 9}}}}
-	fb, err := flows.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.AuthorizedQosFlowDescriptions = nasType.NewAuthorizedQosFlowDescriptions(nasMessage.PDUSessionEstablishmentAcceptAuthorizedQosFlowDescriptionsType)
-	a.AuthorizedQosFlowDescriptions.SetLen(uint16(len(fb)))
-	a.AuthorizedQosFlowDescriptions.SetQoSFlowDescriptions(fb)
-	a.SNSSAI = nasType.NewSNSSAI(nasMessage.PDUSessionEstablishmentAcceptSNSSAIType)
-	a.SNSSAI.SetLen(4)
-	a.SNSSAI.SetSST(1)
-	a.SNSSAI.SetSD([3]uint8{1, 2, 3})
-	a.DNN = nasType.NewDNN(nasMessage.PDUSessionEstablishmentAcceptDNNType)
-	a.DNN.SetDNN("internet")
-	m.PDUSessionEstablishmentAccept = a
-	b, err := m.PlainNasEncode()
+	b, err := nasxtest.Accept(1, 1, netip.MustParseAddr("10.60.0.7"), "internet")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,57 +112,16 @@ func TestUEReadsTheAcceptAnSMFBuilds(t *testing.T) {
 }
 
 func TestUEReadsRejectReleaseAndModificationCommands(t *testing.T) {
-	gsm := func(typ uint8, set func(*nas.GsmMessage)) []byte {
-		m := nas.NewMessage()
-		m.GsmMessage = nas.NewGsmMessage()
-		m.GsmHeader.SetExtendedProtocolDiscriminator(nasMessage.Epd5GSSessionManagementMessage)
-		m.GsmHeader.SetMessageType(typ)
-		set(m.GsmMessage)
-		b, err := m.PlainNasEncode()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	hdr := func(epd *nasType.ExtendedProtocolDiscriminator, id *nasType.PDUSessionID, pti *nasType.PTI, mt interface{ SetMessageType(uint8) }, typ uint8) {
-		epd.SetExtendedProtocolDiscriminator(nasMessage.Epd5GSSessionManagementMessage)
-		id.SetPDUSessionID(1)
-		pti.SetPTI(1)
-		mt.SetMessageType(typ)
-	}
-	reject := gsm(nas.MsgTypePDUSessionEstablishmentReject, func(g *nas.GsmMessage) {
-		r := nasMessage.NewPDUSessionEstablishmentReject(0)
-		hdr(&r.ExtendedProtocolDiscriminator, &r.PDUSessionID, &r.PTI, &r.PDUSESSIONESTABLISHMENTREJECTMessageIdentity, nas.MsgTypePDUSessionEstablishmentReject)
-		r.Cause5GSM.SetCauseValue(nasMessage.Cause5GSMMissingOrUnknownDNN)
-		g.PDUSessionEstablishmentReject = r
-	})
-	if g, err := ParseGSMAtUE(reject); err != nil || g.Cause != 27 {
+	if g, err := ParseGSMAtUE(ueMust(nasxtest.Reject(1, 1, nasMessage.Cause5GSMMissingOrUnknownDNN))); err != nil || g.Cause != 27 {
 		t.Fatalf("reject: %+v, %v (want cause #27 unknown DNN)", g, err)
 	}
-	release := gsm(nas.MsgTypePDUSessionReleaseCommand, func(g *nas.GsmMessage) {
-		r := nasMessage.NewPDUSessionReleaseCommand(0)
-		hdr(&r.ExtendedProtocolDiscriminator, &r.PDUSessionID, &r.PTI, &r.PDUSESSIONRELEASECOMMANDMessageIdentity, nas.MsgTypePDUSessionReleaseCommand)
-		r.Cause5GSM.SetCauseValue(nasMessage.Cause5GSMRegularDeactivation)
-		g.PDUSessionReleaseCommand = r
-	})
-	if g, err := ParseGSMAtUE(release); err != nil || g.Type != nas.MsgTypePDUSessionReleaseCommand || g.Cause != 36 {
+	g, err := ParseGSMAtUE(ueMust(nasxtest.ReleaseCommand(1, 4, nasMessage.Cause5GSMRegularDeactivation)))
+	if err != nil || g.Type != nas.MsgTypePDUSessionReleaseCommand || g.Cause != 36 || g.PTI != 4 {
 		t.Fatalf("release: %+v, %v", g, err)
 	}
-	rules := nasType.QoSRules{{Identifier: 2, Operation: nasType.OperationCodeCreateNewQoSRule, Precedence: 10, QFI: 5,
-		PacketFilterList: nasType.PacketFilterList{{Identifier: 1, Direction: nasType.PacketFilterDirectionUplink,
-			Components: nasType.PacketFilterComponentList{&nasType.PacketFilterIPv4RemoteAddress{
-				Address: net.IPv4(10, 200, 0, 2).To4(), Mask: net.CIDRMask(32, 32)}}}}}}
-	rb, _ := rules.MarshalBinary()
-	modify := gsm(nas.MsgTypePDUSessionModificationCommand, func(g *nas.GsmMessage) {
-		c := nasMessage.NewPDUSessionModificationCommand(0)
-		hdr(&c.ExtendedProtocolDiscriminator, &c.PDUSessionID, &c.PTI, &c.PDUSESSIONMODIFICATIONCOMMANDMessageIdentity, nas.MsgTypePDUSessionModificationCommand)
-		c.AuthorizedQosRules = nasType.NewAuthorizedQosRules(nasMessage.PDUSessionModificationCommandAuthorizedQosRulesType)
-		c.AuthorizedQosRules.SetLen(uint16(len(rb)))
-		c.AuthorizedQosRules.SetQosRule(rb)
-		g.PDUSessionModificationCommand = c
-	})
-	g, err := ParseGSMAtUE(modify)
-	if err != nil || g.Modify == nil || len(g.Modify.QoSRules) != 1 || g.Modify.QoSRules[0].QFI != 5 {
+	rules := nasType.QoSRules{nasxtest.RuleToHost(2, 10, 5, netip.MustParseAddr("10.200.0.2"))}
+	g, err = ParseGSMAtUE(ueMust(nasxtest.ModificationCommand(1, rules, nasType.QoSFlowDescs{nasxtest.Flow(5, 7)})))
+	if err != nil || g.Modify == nil || len(g.Modify.QoSRules) != 1 || g.Modify.QoSRules[0].QFI != 5 || len(g.Modify.QoSFlows) != 1 {
 		t.Fatalf("modification: %+v, %v", g, err)
 	}
 }
