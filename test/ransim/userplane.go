@@ -134,8 +134,15 @@ func (t *Tunnel) UL() ngapx.NGUTunnel { return *t.ul.Load() }
 func (t *Tunnel) QFIs() []uint8 { return *t.qfis.Load() }
 
 // SetSink names where downlink packets of the tunnel go (the UE's TUN);
-// without one they are counted and dropped.
-func (t *Tunnel) SetSink(f func(pkt []byte)) { t.sink.Store(&f) }
+// pkt is valid only during the call. Without one (nil) they are counted
+// and dropped.
+func (t *Tunnel) SetSink(f func(pkt []byte)) {
+	if f == nil {
+		t.sink.Store(nil)
+		return
+	}
+	t.sink.Store(&f)
+}
 
 // setRules gives the tunnel the UE's QoS rules for marking uplink packets.
 func (t *Tunnel) setRules(r qosRules) { t.rules.Store(&r) }
