@@ -12,20 +12,13 @@ import (
 // built here, the ones the network sends are read into plain structs. The
 // SMF's side lives in its own file; both encode through free5gc/nas.
 
-// SSC modes of TS 24.501 9.11.4.16.
-const (
-	SSCMode1 uint8 = 1
-	SSCMode2 uint8 = 2
-	SSCMode3 uint8 = 3
-)
-
 // GSMEstablishmentRequest is what a UE puts in PDU Session Establishment
 // Request (TS 24.501 8.3.1).
 type GSMEstablishmentRequest struct {
 	SessionID uint8
 	PTI       uint8
 	Type      uint8 // PDU session type (9.11.4.11), e.g. nasMessage.PDUSessionTypeIPv4
-	SSCMode   uint8 // 0: IE left out
+	SSCMode   uint8 // 1-3 (9.11.4.16); 0: IE left out
 }
 
 // BuildGSMEstablishmentRequest builds PDU Session Establishment Request

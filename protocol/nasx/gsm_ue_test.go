@@ -28,7 +28,7 @@ func decodeGSM(t *testing.T, b []byte, err error) *nas.GsmMessage {
 }
 
 func TestEstablishmentRequestAsksForIPv4AndSSCMode1(t *testing.T) {
-	b, err := BuildGSMEstablishmentRequest(GSMEstablishmentRequest{SessionID: 5, PTI: 3, Type: nasMessage.PDUSessionTypeIPv4, SSCMode: SSCMode1})
+	b, err := BuildGSMEstablishmentRequest(GSMEstablishmentRequest{SessionID: 5, PTI: 3, Type: nasMessage.PDUSessionTypeIPv4, SSCMode: 1})
 	r := decodeGSM(t, b, err).PDUSessionEstablishmentRequest
 	if r.GetPDUSessionID() != 5 || r.GetPTI() != 3 {
 		t.Fatalf("session %d PTI %d", r.GetPDUSessionID(), r.GetPTI())

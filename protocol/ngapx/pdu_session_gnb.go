@@ -56,7 +56,7 @@ var ErrNotThisMessage = errors.New("NGAP: not the expected message")
 
 // ParseRANSetupRequest reads a PDU Session Resource Setup Request.
 func ParseRANSetupRequest(pdu *ngapType.NGAPPDU) (out *RANSetupRequest, err error) {
-	defer recoverAs(&err, "PDU Session Resource Setup Request")
+	defer gnbRecover(&err, "PDU Session Resource Setup Request")
 	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.PDUSessionResourceSetupRequest == nil {
 		return nil, ErrNotThisMessage
 	}
@@ -97,7 +97,7 @@ func ParseRANSetupRequest(pdu *ngapType.NGAPPDU) (out *RANSetupRequest, err erro
 // Transfer (TS 38.413 9.3.4.1): the UPF's N3 F-TEID, the PDU session type,
 // the QoS flows and the session AMBR.
 func DecodeSetupRequestTransfer(b []byte) (out *RANSessionSetup, err error) {
-	defer recoverAs(&err, "PDU Session Resource Setup Request Transfer")
+	defer gnbRecover(&err, "PDU Session Resource Setup Request Transfer")
 	var t ngapType.PDUSessionResourceSetupRequestTransfer
 	if err := aper.UnmarshalWithParams(b, &t, "valueExt"); err != nil {
 		return nil, fmt.Errorf("PDU Session Resource Setup Request Transfer: %w", err)
@@ -108,7 +108,7 @@ func DecodeSetupRequestTransfer(b []byte) (out *RANSessionSetup, err error) {
 		v := ie.Value
 		switch {
 		case v.ULNGUUPTNLInformation != nil:
-			if out.UL, err = tunnelOf(v.ULNGUUPTNLInformation); err != nil {
+			if out.UL, err = gnbTunnel(v.ULNGUUPTNLInformation); err != nil {
 				return nil, fmt.Errorf("UL NG-U UP TNL Information: %w", err)
 			}
 			haveUL = true
@@ -116,7 +116,7 @@ func DecodeSetupRequestTransfer(b []byte) (out *RANSessionSetup, err error) {
 			out.Type, haveType = v.PDUSessionType.Value, true
 		case v.QosFlowSetupRequestList != nil:
 			for _, f := range v.QosFlowSetupRequestList.List {
-				out.Flows = append(out.Flows, flowOf(f.QosFlowIdentifier, &f.QosFlowLevelQosParameters))
+				out.Flows = append(out.Flows, gnbFlow(f.QosFlowIdentifier, &f.QosFlowLevelQosParameters))
 			}
 			haveFlows = len(out.Flows) > 0
 		case v.PDUSessionAggregateMaximumBitRate != nil:
@@ -131,7 +131,7 @@ func DecodeSetupRequestTransfer(b []byte) (out *RANSessionSetup, err error) {
 	return out, nil
 }
 
-func flowOf(qfi ngapType.QosFlowIdentifier, p *ngapType.QosFlowLevelQosParameters) RANQoSFlow {
+func gnbFlow(qfi ngapType.QosFlowIdentifier, p *ngapType.QosFlowLevelQosParameters) RANQoSFlow {
 	f := RANQoSFlow{QFI: uint8(qfi.Value)}
 	if p != nil && p.QosCharacteristics.NonDynamic5QI != nil {
 		f.FiveQI = p.QosCharacteristics.NonDynamic5QI.FiveQI.Value
@@ -139,9 +139,9 @@ func flowOf(qfi ngapType.QosFlowIdentifier, p *ngapType.QosFlowLevelQosParameter
 	return f
 }
 
-// tunnelOf reads a GTP tunnel; the simulator uses IPv4 transport only
+// gnbTunnel reads a GTP tunnel; the simulator uses IPv4 transport only
 // (a 32-bit Transport Layer Address, 9.3.2.4; 160 bits carry IPv4 first).
-func tunnelOf(u *ngapType.UPTransportLayerInformation) (NGUTunnel, error) {
+func gnbTunnel(u *ngapType.UPTransportLayerInformation) (NGUTunnel, error) {
 	if u.GTPTunnel == nil {
 		return NGUTunnel{}, errors.New("not a GTP tunnel")
 	}
@@ -156,8 +156,8 @@ func tunnelOf(u *ngapType.UPTransportLayerInformation) (NGUTunnel, error) {
 	return NGUTunnel{Addr: netip.AddrFrom4([4]byte(a.Bytes[:4])), TEID: binary.BigEndian.Uint32(teid)}, nil
 }
 
-// upTNL is the UP Transport Layer Information of t (IPv4).
-func upTNL(t NGUTunnel) (ngapType.UPTransportLayerInformation, error) {
+// gnbUPTNL is the UP Transport Layer Information of t (IPv4).
+func gnbUPTNL(t NGUTunnel) (ngapType.UPTransportLayerInformation, error) {
 	if !t.Addr.Is4() {
 		return ngapType.UPTransportLayerInformation{}, fmt.Errorf("N3 address %v: want IPv4", t.Addr)
 	}
@@ -173,25 +173,25 @@ func upTNL(t NGUTunnel) (ngapType.UPTransportLayerInformation, error) {
 // Transfer (TS 38.413 9.3.4.2): the gNB's DL tunnel and the QoS flows it
 // carries.
 func EncodeSetupResponseTransfer(dl NGUTunnel, qfis []uint8) (b []byte, err error) {
-	defer recoverAs(&err, "PDU Session Resource Setup Response Transfer")
-	tnl, err := upTNL(dl)
+	defer gnbRecover(&err, "PDU Session Resource Setup Response Transfer")
+	tnl, err := gnbUPTNL(dl)
 	if err != nil {
 		return nil, err
 	}
 	t := ngapType.PDUSessionResourceSetupResponseTransfer{DLQosFlowPerTNLInformation: ngapType.QosFlowPerTNLInformation{
-		UPTransportLayerInformation: tnl, AssociatedQosFlowList: associated(qfis)}}
+		UPTransportLayerInformation: tnl, AssociatedQosFlowList: gnbAssociatedFlows(qfis)}}
 	return aper.MarshalWithParams(t, "valueExt")
 }
 
 // DecodeSetupResponseTransfer reads what EncodeSetupResponseTransfer
 // builds (the SMF's reading, and the tests').
 func DecodeSetupResponseTransfer(b []byte) (dl NGUTunnel, qfis []uint8, err error) {
-	defer recoverAs(&err, "PDU Session Resource Setup Response Transfer")
+	defer gnbRecover(&err, "PDU Session Resource Setup Response Transfer")
 	var t ngapType.PDUSessionResourceSetupResponseTransfer
 	if err := aper.UnmarshalWithParams(b, &t, "valueExt"); err != nil {
 		return NGUTunnel{}, nil, err
 	}
-	if dl, err = tunnelOf(&t.DLQosFlowPerTNLInformation.UPTransportLayerInformation); err != nil {
+	if dl, err = gnbTunnel(&t.DLQosFlowPerTNLInformation.UPTransportLayerInformation); err != nil {
 		return NGUTunnel{}, nil, err
 	}
 	for _, f := range t.DLQosFlowPerTNLInformation.AssociatedQosFlowList.List {
@@ -200,7 +200,7 @@ func DecodeSetupResponseTransfer(b []byte) (dl NGUTunnel, qfis []uint8, err erro
 	return dl, qfis, nil
 }
 
-func associated(qfis []uint8) ngapType.AssociatedQosFlowList {
+func gnbAssociatedFlows(qfis []uint8) ngapType.AssociatedQosFlowList {
 	var l ngapType.AssociatedQosFlowList
 	for _, q := range qfis {
 		l.List = append(l.List, ngapType.AssociatedQosFlowItem{QosFlowIdentifier: ngapType.QosFlowIdentifier{Value: int64(q)}})
@@ -235,7 +235,7 @@ func BuildRANSetupResponse(amfUEID, ranUEID int64, results []RANSessionResult) (
 	var failed ngapType.PDUSessionResourceFailedToSetupListSURes
 	for _, res := range results {
 		if res.Cause != nil {
-			t, err := encodeUnsuccessfulTransfer(*res.Cause)
+			t, err := gnbSetupUnsuccessfulTransfer(*res.Cause)
 			if err != nil {
 				return nil, err
 			}
@@ -262,14 +262,14 @@ func BuildRANSetupResponse(amfUEID, ranUEID int64, results []RANSessionResult) (
 	return Encode(pdu)
 }
 
-func encodeUnsuccessfulTransfer(c ngapType.Cause) (b []byte, err error) {
-	defer recoverAs(&err, "PDU Session Resource Setup Unsuccessful Transfer")
+func gnbSetupUnsuccessfulTransfer(c ngapType.Cause) (b []byte, err error) {
+	defer gnbRecover(&err, "PDU Session Resource Setup Unsuccessful Transfer")
 	return aper.MarshalWithParams(ngapType.PDUSessionResourceSetupUnsuccessfulTransfer{Cause: c}, "valueExt")
 }
 
-// recoverAs turns a panic of free5gc's APER coder on crafted input into an
+// gnbRecover turns a panic of free5gc's APER coder on crafted input into an
 // error naming what was being read.
-func recoverAs(err *error, what string) {
+func gnbRecover(err *error, what string) {
 	if r := recover(); r != nil {
 		*err = fmt.Errorf("%w: %s: coder panic: %v", ErrTransferSyntax, what, r)
 	}

@@ -30,7 +30,7 @@ type RANModifyRequest struct {
 
 // ParseRANModifyRequest reads a PDU Session Resource Modify Request.
 func ParseRANModifyRequest(pdu *ngapType.NGAPPDU) (out *RANModifyRequest, err error) {
-	defer recoverAs(&err, "PDU Session Resource Modify Request")
+	defer gnbRecover(&err, "PDU Session Resource Modify Request")
 	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.PDUSessionResourceModifyRequest == nil {
 		return nil, ErrNotThisMessage
 	}
@@ -50,7 +50,7 @@ func ParseRANModifyRequest(pdu *ngapType.NGAPPDU) (out *RANModifyRequest, err er
 		return nil, errors.New("PDU Session Resource Modify Request: a mandatory IE is missing (UE NGAP IDs or the session list)")
 	}
 	for _, item := range list.List {
-		s, err := decodeModifyRequestTransfer(item.PDUSessionResourceModifyRequestTransfer)
+		s, err := gnbModifyRequestTransfer(item.PDUSessionResourceModifyRequestTransfer)
 		if err != nil {
 			out.Unreadable = append(out.Unreadable, uint8(item.PDUSessionID.Value))
 			continue
@@ -64,8 +64,8 @@ func ParseRANModifyRequest(pdu *ngapType.NGAPPDU) (out *RANModifyRequest, err er
 	return out, nil
 }
 
-func decodeModifyRequestTransfer(b []byte) (out *RANSessionModify, err error) {
-	defer recoverAs(&err, "PDU Session Resource Modify Request Transfer")
+func gnbModifyRequestTransfer(b []byte) (out *RANSessionModify, err error) {
+	defer gnbRecover(&err, "PDU Session Resource Modify Request Transfer")
 	var t ngapType.PDUSessionResourceModifyRequestTransfer
 	if err := aper.UnmarshalWithParams(b, &t, "valueExt"); err != nil {
 		return nil, fmt.Errorf("PDU Session Resource Modify Request Transfer: %w", err)
@@ -74,14 +74,14 @@ func decodeModifyRequestTransfer(b []byte) (out *RANSessionModify, err error) {
 	for _, ie := range t.ProtocolIEs.List {
 		switch v := ie.Value; {
 		case v.ULNGUUPTNLModifyList != nil && len(v.ULNGUUPTNLModifyList.List) > 0:
-			ul, err := tunnelOf(&v.ULNGUUPTNLModifyList.List[0].ULNGUUPTNLInformation)
+			ul, err := gnbTunnel(&v.ULNGUUPTNLModifyList.List[0].ULNGUUPTNLInformation)
 			if err != nil {
 				return nil, fmt.Errorf("UL NG-U UP TNL Modify List: %w", err)
 			}
 			out.UL = &ul
 		case v.QosFlowAddOrModifyRequestList != nil:
 			for _, f := range v.QosFlowAddOrModifyRequestList.List {
-				out.AddOrModify = append(out.AddOrModify, flowOf(f.QosFlowIdentifier, f.QosFlowLevelQosParameters))
+				out.AddOrModify = append(out.AddOrModify, gnbFlow(f.QosFlowIdentifier, f.QosFlowLevelQosParameters))
 			}
 		case v.QosFlowToReleaseList != nil:
 			for _, f := range v.QosFlowToReleaseList.List {
@@ -95,7 +95,7 @@ func decodeModifyRequestTransfer(b []byte) (out *RANSessionModify, err error) {
 // EncodeModifyResponseTransfer builds PDU Session Resource Modify Response
 // Transfer (TS 38.413 9.3.4.4) listing the QoS flows added or modified.
 func EncodeModifyResponseTransfer(qfis []uint8) (b []byte, err error) {
-	defer recoverAs(&err, "PDU Session Resource Modify Response Transfer")
+	defer gnbRecover(&err, "PDU Session Resource Modify Response Transfer")
 	t := ngapType.PDUSessionResourceModifyResponseTransfer{}
 	if len(qfis) > 0 {
 		l := &ngapType.QosFlowAddOrModifyResponseList{}
@@ -125,7 +125,7 @@ func BuildRANModifyResponse(amfUEID, ranUEID int64, results []RANSessionResult) 
 	var failed ngapType.PDUSessionResourceFailedToModifyListModRes
 	for _, res := range results {
 		if res.Cause != nil {
-			t, err := encodeModifyUnsuccessfulTransfer(*res.Cause)
+			t, err := gnbModifyUnsuccessfulTransfer(*res.Cause)
 			if err != nil {
 				return nil, err
 			}
@@ -151,8 +151,8 @@ func BuildRANModifyResponse(amfUEID, ranUEID int64, results []RANSessionResult) 
 	return Encode(pdu)
 }
 
-func encodeModifyUnsuccessfulTransfer(c ngapType.Cause) (b []byte, err error) {
-	defer recoverAs(&err, "PDU Session Resource Modify Unsuccessful Transfer")
+func gnbModifyUnsuccessfulTransfer(c ngapType.Cause) (b []byte, err error) {
+	defer gnbRecover(&err, "PDU Session Resource Modify Unsuccessful Transfer")
 	return aper.MarshalWithParams(ngapType.PDUSessionResourceModifyUnsuccessfulTransfer{Cause: c}, "valueExt")
 }
 
@@ -167,7 +167,7 @@ type RANReleaseCommand struct {
 
 // ParseRANReleaseCommand reads a PDU Session Resource Release Command.
 func ParseRANReleaseCommand(pdu *ngapType.NGAPPDU) (out *RANReleaseCommand, err error) {
-	defer recoverAs(&err, "PDU Session Resource Release Command")
+	defer gnbRecover(&err, "PDU Session Resource Release Command")
 	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.PDUSessionResourceReleaseCommand == nil {
 		return nil, ErrNotThisMessage
 	}
@@ -190,12 +190,12 @@ func ParseRANReleaseCommand(pdu *ngapType.NGAPPDU) (out *RANReleaseCommand, err 
 	}
 	for _, item := range list.List {
 		out.IDs = append(out.IDs, uint8(item.PDUSessionID.Value))
-		out.Causes = append(out.Causes, releaseCause(item.PDUSessionResourceReleaseCommandTransfer))
+		out.Causes = append(out.Causes, gnbReleaseCause(item.PDUSessionResourceReleaseCommandTransfer))
 	}
 	return out, nil
 }
 
-func releaseCause(b []byte) (c *ngapType.Cause) {
+func gnbReleaseCause(b []byte) (c *ngapType.Cause) {
 	defer func() {
 		if recover() != nil {
 			c = nil
@@ -215,7 +215,7 @@ func BuildRANReleaseResponse(amfUEID, ranUEID int64, ids []uint8) ([]byte, error
 	pdu := successful(ngapType.ProcedureCodePDUSessionResourceRelease, ngapType.SuccessfulOutcomePresentPDUSessionResourceReleaseResponse)
 	r := &ngapType.PDUSessionResourceReleaseResponse{}
 	pdu.SuccessfulOutcome.Value.PDUSessionResourceReleaseResponse = r
-	empty, err := encodeReleaseResponseTransfer()
+	empty, err := gnbReleaseResponseTransfer()
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +235,7 @@ func BuildRANReleaseResponse(amfUEID, ranUEID int64, ids []uint8) ([]byte, error
 	return Encode(pdu)
 }
 
-func encodeReleaseResponseTransfer() (b []byte, err error) {
-	defer recoverAs(&err, "PDU Session Resource Release Response Transfer")
+func gnbReleaseResponseTransfer() (b []byte, err error) {
+	defer gnbRecover(&err, "PDU Session Resource Release Response Transfer")
 	return aper.MarshalWithParams(ngapType.PDUSessionResourceReleaseResponseTransfer{}, "valueExt")
 }

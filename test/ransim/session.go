@@ -88,6 +88,10 @@ func gsmCauseName(c uint8) string {
 	return "unknown cause"
 }
 
+// sscMode1 keeps the UE's IP address for the session's life (TS 23.501
+// 5.6.9.2.1; value of TS 24.501 9.11.4.16).
+const sscMode1 = 1
+
 // SessionRequest says which PDU session a UE asks for.
 type SessionRequest struct {
 	ID     uint8 // PDU session identity, 1-15
@@ -122,7 +126,7 @@ func (u *UE) EstablishPDUSession(ctx context.Context, r SessionRequest) (*PDUSes
 	}
 	pti := u.newPTI()
 	sm, err := nasx.BuildGSMEstablishmentRequest(nasx.GSMEstablishmentRequest{SessionID: r.ID, PTI: pti,
-		Type: nasMessage.PDUSessionTypeIPv4, SSCMode: nasx.SSCMode1})
+		Type: nasMessage.PDUSessionTypeIPv4, SSCMode: sscMode1})
 	if err != nil {
 		return nil, 0, err
 	}
