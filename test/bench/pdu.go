@@ -43,8 +43,11 @@ func pduRun(dnn string) run {
 		f.Progress = progressLine(w, phaseLabel(ProcedurePDUSession, mode, f.UEs, warm))
 		est := ransim.RunFleet(ctx, ues, f, ransim.Establish(ransim.SessionRequest{ID: 1, DNN: dnn}))
 		held := ransim.WithSession(ues, 1)
-		f.Progress = progressLine(w, phaseLabel(ProcedurePDUSessionRelease, mode, len(held), warm))
-		rel := ransim.RunFleet(ctx, held, f, ransim.Release(1))
+		var rel ransim.Outcome
+		if len(held) > 0 {
+			f.Progress = progressLine(w, phaseLabel(ProcedurePDUSessionRelease, mode, len(held), warm))
+			rel = ransim.RunFleet(ctx, held, f, ransim.Release(1))
+		}
 		if missing := f.UEs - len(held); missing > 0 {
 			// A session that was not established cannot be released: it
 			// counts as a failed release too, so both rows cover every UE.

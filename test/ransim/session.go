@@ -348,6 +348,15 @@ func (u *UE) sendGSM(id, requestType uint8, build func() ([]byte, error)) error 
 		Payload: sm, PDUSessionID: id, RequestType: requestType}))
 }
 
+// forgetSessions releases the UE's sessions locally, as deregistration
+// does (TS 24.501 5.5.2.2.2: the network releases them without 5GSM
+// signalling).
+func (u *UE) forgetSessions() {
+	u.sessMu.Lock()
+	defer u.sessMu.Unlock()
+	clear(u.sessions)
+}
+
 // newPTI allocates a procedure transaction identity for a UE-requested
 // procedure: 1-254 (TS 24.501 9.6: 0 is "no PTI", 255 reserved).
 func (u *UE) newPTI() uint8 {

@@ -205,3 +205,26 @@ func ipv4Packet(src, dst netip.Addr) []byte {
 	p[20], p[21], p[22], p[23] = 0x30, 0x39, 0x00, 0x35
 	return p
 }
+
+// TS 24.501 5.5.2.2.2: deregistration releases the UE's sessions locally;
+// the UE Context Release that follows takes the gNB's tunnels.
+func TestDeregistrationForgetsSessionsAndTunnels(t *testing.T) {
+	g, amf := connectScripted(t)
+	ue, ranID := amf.register(g, "208930000000015")
+	if res, _ := amf.establish(ue, ranID); res.err != nil {
+		t.Fatal(res.err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := ue.Deregister(context.Background(), true); done <- err }()
+	if m := amf.uplinkNAS(); m.DeregistrationRequestUEOriginatingDeregistration == nil {
+		t.Fatal("want Deregistration Request")
+	}
+	amf.send(ngapx.BuildUEContextReleaseCommand(testAMFUEID, ranID, ngapx.CauseNas(ngapType.CauseNasPresentDeregister)))
+	amf.next("UEContextReleaseComplete")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if ue.Session(1) != nil || g.UserPlane().Tunnels() != 0 {
+		t.Fatalf("after deregistration: session %v, %d tunnels", ue.Session(1), g.UserPlane().Tunnels())
+	}
+}

@@ -504,6 +504,7 @@ func (u *UE) Deregister(ctx context.Context, switchOff bool) (time.Duration, err
 		m, err := u.nextNAS(ctx)
 		switch {
 		case errors.Is(err, ErrReleased) && accepted:
+			u.forgetSessions()
 			return time.Since(start), nil
 		case err != nil:
 			return 0, fmt.Errorf("deregistration of %s: %w", u.supi, err)
