@@ -107,15 +107,22 @@ func (g *GNB) onSessionModify(ue *UE, pdu *ngapType.NGAPPDU) {
 			continue
 		}
 		results = append(results, ngapx.RANSessionResult{ID: s.ID, QFIs: t.modify(s)})
-		g.deliverNAS(ue, r.AMFUEID, "PDUSessionResourceModifyRequest", s.NASPDU)
 	}
 	for _, id := range r.Unreadable {
 		c := ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorFalselyConstructedMessage)
 		results = append(results, ngapx.RANSessionResult{ID: id, Cause: &c})
 	}
+	// TS 23.502 4.3.3.2 steps 4-8: the N2 answer reaches the SMF before
+	// the UE's Modification Complete, so it goes out before the UE can
+	// answer.
 	g.send(r.AMFUEID, r.RANUEID, func(amfID, ranID int64) ([]byte, error) {
 		return ngapx.BuildRANModifyResponse(amfID, ranID, results)
 	})
+	for _, s := range r.Sessions {
+		if g.tunnel(ue, s.ID) != nil {
+			g.deliverNAS(ue, r.AMFUEID, "PDUSessionResourceModifyRequest", s.NASPDU)
+		}
+	}
 }
 
 // modify applies a Modify Request Transfer to the tunnel and returns the
@@ -155,8 +162,8 @@ func containsQFI(qfis []uint8, q uint8) bool {
 }
 
 // onSessionRelease handles PDU Session Resource Release Command (TS 38.413
-// 8.2.2.2): the tunnels go, the UE gets its NAS PDU, the AMF the list of
-// sessions released.
+// 8.2.2.2): the tunnels go, the AMF gets the list of sessions released,
+// the UE its NAS PDU.
 func (g *GNB) onSessionRelease(ue *UE, pdu *ngapType.NGAPPDU) {
 	r, err := ngapx.ParseRANReleaseCommand(pdu)
 	if err != nil {
@@ -166,10 +173,12 @@ func (g *GNB) onSessionRelease(ue *UE, pdu *ngapType.NGAPPDU) {
 	for _, id := range r.IDs {
 		g.dropTunnel(ue, id)
 	}
-	g.deliverNAS(ue, r.AMFUEID, "PDUSessionResourceReleaseCommand", r.NASPDU)
+	// TS 23.502 4.3.4.2 steps 4-8: the N2 Release Response reaches the SMF
+	// before the UE's Release Complete.
 	g.send(r.AMFUEID, r.RANUEID, func(amfID, ranID int64) ([]byte, error) {
 		return ngapx.BuildRANReleaseResponse(amfID, ranID, r.IDs)
 	})
+	g.deliverNAS(ue, r.AMFUEID, "PDUSessionResourceReleaseCommand", r.NASPDU)
 }
 
 func (g *GNB) deliverNAS(ue *UE, amfID int64, name string, pdu []byte) {
