@@ -60,23 +60,18 @@ func ParseRANSetupRequest(pdu *ngapType.NGAPPDU) (out *RANSetupRequest, err erro
 	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.PDUSessionResourceSetupRequest == nil {
 		return nil, ErrNotThisMessage
 	}
-	out = &RANSetupRequest{AMFUEID: -1, RANUEID: -1}
+	out = &RANSetupRequest{}
+	if out.AMFUEID, out.RANUEID, out.NASPDU, err = gnbUEIDs(pdu, "PDU Session Resource Setup Request"); err != nil {
+		return nil, err
+	}
 	var list *ngapType.PDUSessionResourceSetupListSUReq
 	for _, ie := range pdu.InitiatingMessage.Value.PDUSessionResourceSetupRequest.ProtocolIEs.List {
-		v := ie.Value
-		switch {
-		case v.AMFUENGAPID != nil:
-			out.AMFUEID = v.AMFUENGAPID.Value
-		case v.RANUENGAPID != nil:
-			out.RANUEID = v.RANUENGAPID.Value
-		case v.NASPDU != nil:
-			out.NASPDU = v.NASPDU.Value
-		case v.PDUSessionResourceSetupListSUReq != nil:
-			list = v.PDUSessionResourceSetupListSUReq
+		if ie.Value.PDUSessionResourceSetupListSUReq != nil {
+			list = ie.Value.PDUSessionResourceSetupListSUReq
 		}
 	}
-	if out.AMFUEID < 0 || out.RANUEID < 0 || list == nil {
-		return nil, errors.New("PDU Session Resource Setup Request: a mandatory IE is missing (UE NGAP IDs or the session list)")
+	if list == nil {
+		return nil, errors.New("PDU Session Resource Setup Request without the session list")
 	}
 	for _, item := range list.List {
 		s, err := DecodeSetupRequestTransfer(item.PDUSessionResourceSetupRequestTransfer)
@@ -91,6 +86,19 @@ func ParseRANSetupRequest(pdu *ngapType.NGAPPDU) (out *RANSetupRequest, err erro
 		out.Sessions = append(out.Sessions, *s)
 	}
 	return out, nil
+}
+
+// gnbUEIDs reads the UE NGAP IDs, both mandatory in the requests of
+// TS 38.413 9.2.1, and the message-level NAS-PDU of a request.
+func gnbUEIDs(pdu *ngapType.NGAPPDU, what string) (amfUEID, ranUEID int64, nasPDU []byte, err error) {
+	s, err := Summarize(pdu)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if s.AMFUEID < 0 || s.RANUEID < 0 {
+		return 0, 0, nil, fmt.Errorf("%s without the AMF or RAN UE NGAP ID", what)
+	}
+	return s.AMFUEID, s.RANUEID, s.NASPDU, nil
 }
 
 // DecodeSetupRequestTransfer reads PDU Session Resource Setup Request

@@ -34,20 +34,18 @@ func ParseRANModifyRequest(pdu *ngapType.NGAPPDU) (out *RANModifyRequest, err er
 	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.PDUSessionResourceModifyRequest == nil {
 		return nil, ErrNotThisMessage
 	}
-	out = &RANModifyRequest{AMFUEID: -1, RANUEID: -1}
+	out = &RANModifyRequest{}
+	if out.AMFUEID, out.RANUEID, _, err = gnbUEIDs(pdu, "PDU Session Resource Modify Request"); err != nil {
+		return nil, err
+	}
 	var list *ngapType.PDUSessionResourceModifyListModReq
 	for _, ie := range pdu.InitiatingMessage.Value.PDUSessionResourceModifyRequest.ProtocolIEs.List {
-		switch v := ie.Value; {
-		case v.AMFUENGAPID != nil:
-			out.AMFUEID = v.AMFUENGAPID.Value
-		case v.RANUENGAPID != nil:
-			out.RANUEID = v.RANUENGAPID.Value
-		case v.PDUSessionResourceModifyListModReq != nil:
-			list = v.PDUSessionResourceModifyListModReq
+		if ie.Value.PDUSessionResourceModifyListModReq != nil {
+			list = ie.Value.PDUSessionResourceModifyListModReq
 		}
 	}
-	if out.AMFUEID < 0 || out.RANUEID < 0 || list == nil {
-		return nil, errors.New("PDU Session Resource Modify Request: a mandatory IE is missing (UE NGAP IDs or the session list)")
+	if list == nil {
+		return nil, errors.New("PDU Session Resource Modify Request without the session list")
 	}
 	for _, item := range list.List {
 		s, err := gnbModifyRequestTransfer(item.PDUSessionResourceModifyRequestTransfer)
@@ -171,22 +169,18 @@ func ParseRANReleaseCommand(pdu *ngapType.NGAPPDU) (out *RANReleaseCommand, err 
 	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.PDUSessionResourceReleaseCommand == nil {
 		return nil, ErrNotThisMessage
 	}
-	out = &RANReleaseCommand{AMFUEID: -1, RANUEID: -1}
+	out = &RANReleaseCommand{}
+	if out.AMFUEID, out.RANUEID, out.NASPDU, err = gnbUEIDs(pdu, "PDU Session Resource Release Command"); err != nil {
+		return nil, err
+	}
 	var list *ngapType.PDUSessionResourceToReleaseListRelCmd
 	for _, ie := range pdu.InitiatingMessage.Value.PDUSessionResourceReleaseCommand.ProtocolIEs.List {
-		switch v := ie.Value; {
-		case v.AMFUENGAPID != nil:
-			out.AMFUEID = v.AMFUENGAPID.Value
-		case v.RANUENGAPID != nil:
-			out.RANUEID = v.RANUENGAPID.Value
-		case v.NASPDU != nil:
-			out.NASPDU = v.NASPDU.Value
-		case v.PDUSessionResourceToReleaseListRelCmd != nil:
-			list = v.PDUSessionResourceToReleaseListRelCmd
+		if ie.Value.PDUSessionResourceToReleaseListRelCmd != nil {
+			list = ie.Value.PDUSessionResourceToReleaseListRelCmd
 		}
 	}
-	if out.AMFUEID < 0 || out.RANUEID < 0 || list == nil {
-		return nil, errors.New("PDU Session Resource Release Command: a mandatory IE is missing (UE NGAP IDs or the session list)")
+	if list == nil {
+		return nil, errors.New("PDU Session Resource Release Command without the session list")
 	}
 	for _, item := range list.List {
 		out.IDs = append(out.IDs, uint8(item.PDUSessionID.Value))

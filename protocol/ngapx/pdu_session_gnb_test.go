@@ -144,3 +144,19 @@ func TestReadersRefuseOtherMessages(t *testing.T) {
 		t.Fatalf("modify reader on a release command: %v", err)
 	}
 }
+
+// TS 38.413 9.2.1.1: both UE NGAP IDs are mandatory.
+func TestSetupRequestWithoutARANUEIDIsRefused(t *testing.T) {
+	pdu := decode(t)(ngapxtest.SetupRequest(7, 3, []ngapxtest.Session{{ID: 1, UL: upf, QFIs: []uint8{1}}}, nil))
+	r := pdu.InitiatingMessage.Value.PDUSessionResourceSetupRequest
+	var kept []ngapType.PDUSessionResourceSetupRequestIEs
+	for _, ie := range r.ProtocolIEs.List {
+		if ie.Value.RANUENGAPID == nil {
+			kept = append(kept, ie)
+		}
+	}
+	r.ProtocolIEs.List = kept
+	if _, err := ngapx.ParseRANSetupRequest(pdu); err == nil {
+		t.Fatal("a Setup Request without RAN UE NGAP ID parsed")
+	}
+}
