@@ -85,6 +85,9 @@ func (u *UETUN) configure(addr netip.Addr) error {
 	steps := [][]string{
 		{"link", "set", "dev", n, "netns", n},
 		{"-n", n, "link", "set", "lo", "up"},
+		// No IPv6 link-local address: the session is IPv4, and the
+		// kernel's IPv6 chatter would only be dropped at the tunnel.
+		{"-n", n, "link", "set", "dev", n, "addrgenmode", "none"},
 		{"-n", n, "addr", "add", addr.String() + "/32", "dev", n},
 		{"-n", n, "link", "set", "dev", n, "mtu", fmt.Sprint(tunMTU), "up"},
 		{"-n", n, "route", "add", "default", "dev", n},

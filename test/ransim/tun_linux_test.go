@@ -81,6 +81,9 @@ func TestTUNCarriesTheUEsPacketsThroughGTPU(t *testing.T) {
 			t.Errorf("namespace %s still there after Close", name)
 		}
 	}()
+	if out, err := exec.Command("ip", "-n", name, "-6", "addr", "show", "dev", name).Output(); err != nil || len(out) > 0 {
+		t.Fatalf("the UE's TUN has IPv6 addresses (%v): %s", err, out)
+	}
 	helper := exec.Command("ip", "netns", "exec", name, os.Args[0], "-test.run=^$")
 	helper.Env = append(os.Environ(), "L25GC_TUN_HELPER="+netip.AddrPortFrom(dn, 7777).String())
 	out := make(chan error, 1)
