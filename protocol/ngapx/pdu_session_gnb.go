@@ -56,12 +56,12 @@ var ErrNotThisMessage = errors.New("NGAP: not the expected message")
 
 // ParseRANSetupRequest reads a PDU Session Resource Setup Request.
 func ParseRANSetupRequest(pdu *ngapType.NGAPPDU) (out *RANSetupRequest, err error) {
-	defer gnbRecover(&err, "PDU Session Resource Setup Request")
+	defer ranSideRecover(&err, "PDU Session Resource Setup Request")
 	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.PDUSessionResourceSetupRequest == nil {
 		return nil, ErrNotThisMessage
 	}
 	out = &RANSetupRequest{}
-	if out.AMFUEID, out.RANUEID, out.NASPDU, err = gnbUEIDs(pdu, "PDU Session Resource Setup Request"); err != nil {
+	if out.AMFUEID, out.RANUEID, out.NASPDU, err = ranSideUEIDs(pdu, "PDU Session Resource Setup Request"); err != nil {
 		return nil, err
 	}
 	var list *ngapType.PDUSessionResourceSetupListSUReq
@@ -88,9 +88,9 @@ func ParseRANSetupRequest(pdu *ngapType.NGAPPDU) (out *RANSetupRequest, err erro
 	return out, nil
 }
 
-// gnbUEIDs reads the UE NGAP IDs, both mandatory in the requests of
+// ranSideUEIDs reads the UE NGAP IDs, both mandatory in the requests of
 // TS 38.413 9.2.1, and the message-level NAS-PDU of a request.
-func gnbUEIDs(pdu *ngapType.NGAPPDU, what string) (amfUEID, ranUEID int64, nasPDU []byte, err error) {
+func ranSideUEIDs(pdu *ngapType.NGAPPDU, what string) (amfUEID, ranUEID int64, nasPDU []byte, err error) {
 	s, err := Summarize(pdu)
 	if err != nil {
 		return 0, 0, nil, err
@@ -105,7 +105,7 @@ func gnbUEIDs(pdu *ngapType.NGAPPDU, what string) (amfUEID, ranUEID int64, nasPD
 // Transfer (TS 38.413 9.3.4.1): the UPF's N3 F-TEID, the PDU session type,
 // the QoS flows and the session AMBR.
 func DecodeSetupRequestTransfer(b []byte) (out *RANSessionSetup, err error) {
-	defer gnbRecover(&err, "PDU Session Resource Setup Request Transfer")
+	defer ranSideRecover(&err, "PDU Session Resource Setup Request Transfer")
 	var t ngapType.PDUSessionResourceSetupRequestTransfer
 	if err := aper.UnmarshalWithParams(b, &t, "valueExt"); err != nil {
 		return nil, fmt.Errorf("PDU Session Resource Setup Request Transfer: %w", err)
@@ -116,7 +116,7 @@ func DecodeSetupRequestTransfer(b []byte) (out *RANSessionSetup, err error) {
 		v := ie.Value
 		switch {
 		case v.ULNGUUPTNLInformation != nil:
-			if out.UL, err = gnbTunnel(v.ULNGUUPTNLInformation); err != nil {
+			if out.UL, err = ranSideTunnel(v.ULNGUUPTNLInformation); err != nil {
 				return nil, fmt.Errorf("UL NG-U UP TNL Information: %w", err)
 			}
 			haveUL = true
@@ -124,7 +124,7 @@ func DecodeSetupRequestTransfer(b []byte) (out *RANSessionSetup, err error) {
 			out.Type, haveType = v.PDUSessionType.Value, true
 		case v.QosFlowSetupRequestList != nil:
 			for _, f := range v.QosFlowSetupRequestList.List {
-				out.Flows = append(out.Flows, gnbFlow(f.QosFlowIdentifier, &f.QosFlowLevelQosParameters))
+				out.Flows = append(out.Flows, ranSideFlow(f.QosFlowIdentifier, &f.QosFlowLevelQosParameters))
 			}
 			haveFlows = len(out.Flows) > 0
 		case v.PDUSessionAggregateMaximumBitRate != nil:
@@ -139,7 +139,7 @@ func DecodeSetupRequestTransfer(b []byte) (out *RANSessionSetup, err error) {
 	return out, nil
 }
 
-func gnbFlow(qfi ngapType.QosFlowIdentifier, p *ngapType.QosFlowLevelQosParameters) RANQoSFlow {
+func ranSideFlow(qfi ngapType.QosFlowIdentifier, p *ngapType.QosFlowLevelQosParameters) RANQoSFlow {
 	f := RANQoSFlow{QFI: uint8(qfi.Value)}
 	if p != nil && p.QosCharacteristics.NonDynamic5QI != nil {
 		f.FiveQI = p.QosCharacteristics.NonDynamic5QI.FiveQI.Value
@@ -147,9 +147,9 @@ func gnbFlow(qfi ngapType.QosFlowIdentifier, p *ngapType.QosFlowLevelQosParamete
 	return f
 }
 
-// gnbTunnel reads a GTP tunnel; the simulator uses IPv4 transport only
+// ranSideTunnel reads a GTP tunnel; the simulator uses IPv4 transport only
 // (a 32-bit Transport Layer Address, 9.3.2.4; 160 bits carry IPv4 first).
-func gnbTunnel(u *ngapType.UPTransportLayerInformation) (NGUTunnel, error) {
+func ranSideTunnel(u *ngapType.UPTransportLayerInformation) (NGUTunnel, error) {
 	if u.GTPTunnel == nil {
 		return NGUTunnel{}, errors.New("not a GTP tunnel")
 	}
@@ -164,8 +164,8 @@ func gnbTunnel(u *ngapType.UPTransportLayerInformation) (NGUTunnel, error) {
 	return NGUTunnel{Addr: netip.AddrFrom4([4]byte(a.Bytes[:4])), TEID: binary.BigEndian.Uint32(teid)}, nil
 }
 
-// gnbUPTNL is the UP Transport Layer Information of t (IPv4).
-func gnbUPTNL(t NGUTunnel) (ngapType.UPTransportLayerInformation, error) {
+// ranSideUPTNL is the UP Transport Layer Information of t (IPv4).
+func ranSideUPTNL(t NGUTunnel) (ngapType.UPTransportLayerInformation, error) {
 	if !t.Addr.Is4() {
 		return ngapType.UPTransportLayerInformation{}, fmt.Errorf("N3 address %v: want IPv4", t.Addr)
 	}
@@ -181,25 +181,25 @@ func gnbUPTNL(t NGUTunnel) (ngapType.UPTransportLayerInformation, error) {
 // Transfer (TS 38.413 9.3.4.2): the gNB's DL tunnel and the QoS flows it
 // carries.
 func EncodeSetupResponseTransfer(dl NGUTunnel, qfis []uint8) (b []byte, err error) {
-	defer gnbRecover(&err, "PDU Session Resource Setup Response Transfer")
-	tnl, err := gnbUPTNL(dl)
+	defer ranSideRecover(&err, "PDU Session Resource Setup Response Transfer")
+	tnl, err := ranSideUPTNL(dl)
 	if err != nil {
 		return nil, err
 	}
 	t := ngapType.PDUSessionResourceSetupResponseTransfer{DLQosFlowPerTNLInformation: ngapType.QosFlowPerTNLInformation{
-		UPTransportLayerInformation: tnl, AssociatedQosFlowList: gnbAssociatedFlows(qfis)}}
+		UPTransportLayerInformation: tnl, AssociatedQosFlowList: ranSideAssociatedFlows(qfis)}}
 	return aper.MarshalWithParams(t, "valueExt")
 }
 
 // DecodeSetupResponseTransfer reads what EncodeSetupResponseTransfer
 // builds (the SMF's reading, and the tests').
 func DecodeSetupResponseTransfer(b []byte) (dl NGUTunnel, qfis []uint8, err error) {
-	defer gnbRecover(&err, "PDU Session Resource Setup Response Transfer")
+	defer ranSideRecover(&err, "PDU Session Resource Setup Response Transfer")
 	var t ngapType.PDUSessionResourceSetupResponseTransfer
 	if err := aper.UnmarshalWithParams(b, &t, "valueExt"); err != nil {
 		return NGUTunnel{}, nil, err
 	}
-	if dl, err = gnbTunnel(&t.DLQosFlowPerTNLInformation.UPTransportLayerInformation); err != nil {
+	if dl, err = ranSideTunnel(&t.DLQosFlowPerTNLInformation.UPTransportLayerInformation); err != nil {
 		return NGUTunnel{}, nil, err
 	}
 	for _, f := range t.DLQosFlowPerTNLInformation.AssociatedQosFlowList.List {
@@ -208,7 +208,7 @@ func DecodeSetupResponseTransfer(b []byte) (dl NGUTunnel, qfis []uint8, err erro
 	return dl, qfis, nil
 }
 
-func gnbAssociatedFlows(qfis []uint8) ngapType.AssociatedQosFlowList {
+func ranSideAssociatedFlows(qfis []uint8) ngapType.AssociatedQosFlowList {
 	var l ngapType.AssociatedQosFlowList
 	for _, q := range qfis {
 		l.List = append(l.List, ngapType.AssociatedQosFlowItem{QosFlowIdentifier: ngapType.QosFlowIdentifier{Value: int64(q)}})
@@ -243,7 +243,7 @@ func BuildRANSetupResponse(amfUEID, ranUEID int64, results []RANSessionResult) (
 	var failed ngapType.PDUSessionResourceFailedToSetupListSURes
 	for _, res := range results {
 		if res.Cause != nil {
-			t, err := gnbSetupUnsuccessfulTransfer(*res.Cause)
+			t, err := ranSideSetupUnsuccessfulTransfer(*res.Cause)
 			if err != nil {
 				return nil, err
 			}
@@ -270,14 +270,14 @@ func BuildRANSetupResponse(amfUEID, ranUEID int64, results []RANSessionResult) (
 	return Encode(pdu)
 }
 
-func gnbSetupUnsuccessfulTransfer(c ngapType.Cause) (b []byte, err error) {
-	defer gnbRecover(&err, "PDU Session Resource Setup Unsuccessful Transfer")
+func ranSideSetupUnsuccessfulTransfer(c ngapType.Cause) (b []byte, err error) {
+	defer ranSideRecover(&err, "PDU Session Resource Setup Unsuccessful Transfer")
 	return aper.MarshalWithParams(ngapType.PDUSessionResourceSetupUnsuccessfulTransfer{Cause: c}, "valueExt")
 }
 
-// gnbRecover turns a panic of free5gc's APER coder on crafted input into an
+// ranSideRecover turns a panic of free5gc's APER coder on crafted input into an
 // error naming what was being read.
-func gnbRecover(err *error, what string) {
+func ranSideRecover(err *error, what string) {
 	if r := recover(); r != nil {
 		*err = fmt.Errorf("%w: %s: coder panic: %v", ErrTransferSyntax, what, r)
 	}

@@ -30,12 +30,12 @@ type RANModifyRequest struct {
 
 // ParseRANModifyRequest reads a PDU Session Resource Modify Request.
 func ParseRANModifyRequest(pdu *ngapType.NGAPPDU) (out *RANModifyRequest, err error) {
-	defer gnbRecover(&err, "PDU Session Resource Modify Request")
+	defer ranSideRecover(&err, "PDU Session Resource Modify Request")
 	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.PDUSessionResourceModifyRequest == nil {
 		return nil, ErrNotThisMessage
 	}
 	out = &RANModifyRequest{}
-	if out.AMFUEID, out.RANUEID, _, err = gnbUEIDs(pdu, "PDU Session Resource Modify Request"); err != nil {
+	if out.AMFUEID, out.RANUEID, _, err = ranSideUEIDs(pdu, "PDU Session Resource Modify Request"); err != nil {
 		return nil, err
 	}
 	var list *ngapType.PDUSessionResourceModifyListModReq
@@ -48,7 +48,7 @@ func ParseRANModifyRequest(pdu *ngapType.NGAPPDU) (out *RANModifyRequest, err er
 		return nil, errors.New("PDU Session Resource Modify Request without the session list")
 	}
 	for _, item := range list.List {
-		s, err := gnbModifyRequestTransfer(item.PDUSessionResourceModifyRequestTransfer)
+		s, err := ranSideModifyRequestTransfer(item.PDUSessionResourceModifyRequestTransfer)
 		if err != nil {
 			out.Unreadable = append(out.Unreadable, uint8(item.PDUSessionID.Value))
 			continue
@@ -62,8 +62,8 @@ func ParseRANModifyRequest(pdu *ngapType.NGAPPDU) (out *RANModifyRequest, err er
 	return out, nil
 }
 
-func gnbModifyRequestTransfer(b []byte) (out *RANSessionModify, err error) {
-	defer gnbRecover(&err, "PDU Session Resource Modify Request Transfer")
+func ranSideModifyRequestTransfer(b []byte) (out *RANSessionModify, err error) {
+	defer ranSideRecover(&err, "PDU Session Resource Modify Request Transfer")
 	var t ngapType.PDUSessionResourceModifyRequestTransfer
 	if err := aper.UnmarshalWithParams(b, &t, "valueExt"); err != nil {
 		return nil, fmt.Errorf("PDU Session Resource Modify Request Transfer: %w", err)
@@ -72,14 +72,14 @@ func gnbModifyRequestTransfer(b []byte) (out *RANSessionModify, err error) {
 	for _, ie := range t.ProtocolIEs.List {
 		switch v := ie.Value; {
 		case v.ULNGUUPTNLModifyList != nil && len(v.ULNGUUPTNLModifyList.List) > 0:
-			ul, err := gnbTunnel(&v.ULNGUUPTNLModifyList.List[0].ULNGUUPTNLInformation)
+			ul, err := ranSideTunnel(&v.ULNGUUPTNLModifyList.List[0].ULNGUUPTNLInformation)
 			if err != nil {
 				return nil, fmt.Errorf("UL NG-U UP TNL Modify List: %w", err)
 			}
 			out.UL = &ul
 		case v.QosFlowAddOrModifyRequestList != nil:
 			for _, f := range v.QosFlowAddOrModifyRequestList.List {
-				out.AddOrModify = append(out.AddOrModify, gnbFlow(f.QosFlowIdentifier, f.QosFlowLevelQosParameters))
+				out.AddOrModify = append(out.AddOrModify, ranSideFlow(f.QosFlowIdentifier, f.QosFlowLevelQosParameters))
 			}
 		case v.QosFlowToReleaseList != nil:
 			for _, f := range v.QosFlowToReleaseList.List {
@@ -93,7 +93,7 @@ func gnbModifyRequestTransfer(b []byte) (out *RANSessionModify, err error) {
 // EncodeModifyResponseTransfer builds PDU Session Resource Modify Response
 // Transfer (TS 38.413 9.3.4.4) listing the QoS flows added or modified.
 func EncodeModifyResponseTransfer(qfis []uint8) (b []byte, err error) {
-	defer gnbRecover(&err, "PDU Session Resource Modify Response Transfer")
+	defer ranSideRecover(&err, "PDU Session Resource Modify Response Transfer")
 	t := ngapType.PDUSessionResourceModifyResponseTransfer{}
 	if len(qfis) > 0 {
 		l := &ngapType.QosFlowAddOrModifyResponseList{}
@@ -123,7 +123,7 @@ func BuildRANModifyResponse(amfUEID, ranUEID int64, results []RANSessionResult) 
 	var failed ngapType.PDUSessionResourceFailedToModifyListModRes
 	for _, res := range results {
 		if res.Cause != nil {
-			t, err := gnbModifyUnsuccessfulTransfer(*res.Cause)
+			t, err := ranSideModifyUnsuccessfulTransfer(*res.Cause)
 			if err != nil {
 				return nil, err
 			}
@@ -149,8 +149,8 @@ func BuildRANModifyResponse(amfUEID, ranUEID int64, results []RANSessionResult) 
 	return Encode(pdu)
 }
 
-func gnbModifyUnsuccessfulTransfer(c ngapType.Cause) (b []byte, err error) {
-	defer gnbRecover(&err, "PDU Session Resource Modify Unsuccessful Transfer")
+func ranSideModifyUnsuccessfulTransfer(c ngapType.Cause) (b []byte, err error) {
+	defer ranSideRecover(&err, "PDU Session Resource Modify Unsuccessful Transfer")
 	return aper.MarshalWithParams(ngapType.PDUSessionResourceModifyUnsuccessfulTransfer{Cause: c}, "valueExt")
 }
 
@@ -165,12 +165,12 @@ type RANReleaseCommand struct {
 
 // ParseRANReleaseCommand reads a PDU Session Resource Release Command.
 func ParseRANReleaseCommand(pdu *ngapType.NGAPPDU) (out *RANReleaseCommand, err error) {
-	defer gnbRecover(&err, "PDU Session Resource Release Command")
+	defer ranSideRecover(&err, "PDU Session Resource Release Command")
 	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.PDUSessionResourceReleaseCommand == nil {
 		return nil, ErrNotThisMessage
 	}
 	out = &RANReleaseCommand{}
-	if out.AMFUEID, out.RANUEID, out.NASPDU, err = gnbUEIDs(pdu, "PDU Session Resource Release Command"); err != nil {
+	if out.AMFUEID, out.RANUEID, out.NASPDU, err = ranSideUEIDs(pdu, "PDU Session Resource Release Command"); err != nil {
 		return nil, err
 	}
 	var list *ngapType.PDUSessionResourceToReleaseListRelCmd
@@ -184,12 +184,12 @@ func ParseRANReleaseCommand(pdu *ngapType.NGAPPDU) (out *RANReleaseCommand, err 
 	}
 	for _, item := range list.List {
 		out.IDs = append(out.IDs, uint8(item.PDUSessionID.Value))
-		out.Causes = append(out.Causes, gnbReleaseCause(item.PDUSessionResourceReleaseCommandTransfer))
+		out.Causes = append(out.Causes, ranSideReleaseCause(item.PDUSessionResourceReleaseCommandTransfer))
 	}
 	return out, nil
 }
 
-func gnbReleaseCause(b []byte) (c *ngapType.Cause) {
+func ranSideReleaseCause(b []byte) (c *ngapType.Cause) {
 	defer func() {
 		if recover() != nil {
 			c = nil
@@ -209,7 +209,7 @@ func BuildRANReleaseResponse(amfUEID, ranUEID int64, ids []uint8) ([]byte, error
 	pdu := successful(ngapType.ProcedureCodePDUSessionResourceRelease, ngapType.SuccessfulOutcomePresentPDUSessionResourceReleaseResponse)
 	r := &ngapType.PDUSessionResourceReleaseResponse{}
 	pdu.SuccessfulOutcome.Value.PDUSessionResourceReleaseResponse = r
-	empty, err := gnbReleaseResponseTransfer()
+	empty, err := ranSideReleaseResponseTransfer()
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +229,7 @@ func BuildRANReleaseResponse(amfUEID, ranUEID int64, ids []uint8) ([]byte, error
 	return Encode(pdu)
 }
 
-func gnbReleaseResponseTransfer() (b []byte, err error) {
-	defer gnbRecover(&err, "PDU Session Resource Release Response Transfer")
+func ranSideReleaseResponseTransfer() (b []byte, err error) {
+	defer ranSideRecover(&err, "PDU Session Resource Release Response Transfer")
 	return aper.MarshalWithParams(ngapType.PDUSessionResourceReleaseResponseTransfer{}, "valueExt")
 }
