@@ -71,7 +71,7 @@ func runPDU(ctx context.Context, cmd *cobra.Command, g *ransim.GNB, fleet ransim
 	var results []bench.Result
 	phase := func(name string, ues []*ransim.UE, proc ransim.Procedure) {
 		f := fleet
-		f.Progress = progress(out, name)
+		f.Progress = bench.ProgressLine(out, name)
 		o := ransim.RunFleet(ctx, ues, f, proc)
 		results = append(results, bench.FromOutcome(name, sbi, len(ues), fleet.Concurrency, o))
 	}
@@ -88,7 +88,7 @@ func runPDU(ctx context.Context, cmd *cobra.Command, g *ransim.GNB, fleet ransim
 	rctx, cancel := context.WithTimeout(context.Background(), fleet.Timeout+30*time.Second)
 	defer cancel()
 	f := fleet
-	f.Progress = progress(out, "pdu_session_release")
+	f.Progress = bench.ProgressLine(out, "pdu_session_release")
 	o := ransim.RunFleet(rctx, withSession, f, ransim.Release(1))
 	results = append(results, bench.FromOutcome("pdu_session_release", sbi, len(withSession), fleet.Concurrency, o))
 	bench.PrintTable(out, results)
@@ -106,16 +106,6 @@ func registered(ues []*ransim.UE) []*ransim.UE {
 		}
 	}
 	return out
-}
-
-func progress(out io.Writer, name string) func(done, failed, total int) {
-	return func(done, failed, total int) {
-		end := "\r"
-		if done == total {
-			end = "\n"
-		}
-		fmt.Fprintf(out, "  %s: %d/%d done, %d failed%s", name, done, total, failed, end)
-	}
 }
 
 func printSessions(out io.Writer, ues []*ransim.UE) {

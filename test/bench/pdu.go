@@ -35,17 +35,17 @@ func pduRun(dnn string) run {
 		if err != nil {
 			return nil, err
 		}
-		f.Progress = progressLine(w, phaseLabel("registration (not measured)", mode, f.UEs, warm))
+		f.Progress = ProgressLine(w, phaseLabel("registration (not measured)", mode, f.UEs, warm))
 		reg := ransim.RunFleet(ctx, ues, f, func(ctx context.Context, ue *ransim.UE) (time.Duration, error) { return ue.Register(ctx) })
 		if reg.Failed > 0 {
 			return nil, fmt.Errorf("bench: %d of %d registrations before the sessions failed: %v", reg.Failed, f.UEs, reg.Errors)
 		}
-		f.Progress = progressLine(w, phaseLabel(ProcedurePDUSession, mode, f.UEs, warm))
+		f.Progress = ProgressLine(w, phaseLabel(ProcedurePDUSession, mode, f.UEs, warm))
 		est := ransim.RunFleet(ctx, ues, f, ransim.Establish(ransim.SessionRequest{ID: 1, DNN: dnn}))
 		held := ransim.WithSession(ues, 1)
 		var rel ransim.Outcome
 		if len(held) > 0 {
-			f.Progress = progressLine(w, phaseLabel(ProcedurePDUSessionRelease, mode, len(held), warm))
+			f.Progress = ProgressLine(w, phaseLabel(ProcedurePDUSessionRelease, mode, len(held), warm))
 			rel = ransim.RunFleet(ctx, held, f, ransim.Release(1))
 		}
 		if missing := f.UEs - len(held); missing > 0 {

@@ -65,7 +65,7 @@ func phaseLabel(procedure, mode string, ues int, warm bool) string {
 
 // registrationRun registers the fleet.
 func registrationRun(ctx context.Context, g *ransim.GNB, f ransim.Fleet, mode string, w io.Writer, warm bool) ([]Result, error) {
-	f.Progress = progressLine(w, phaseLabel("registration", mode, f.UEs, warm))
+	f.Progress = ProgressLine(w, phaseLabel("registration", mode, f.UEs, warm))
 	out, err := ransim.RegisterFleet(ctx, g, f)
 	if err != nil {
 		return nil, err
@@ -372,8 +372,8 @@ func peakRSS(pids map[string]int) map[string]float64 {
 	return out
 }
 
-// progressLine reports a long run on one updating line.
-func progressLine(w io.Writer, label string) func(done, failed, total int) {
+// ProgressLine reports a long run on one updating line of w.
+func ProgressLine(w io.Writer, label string) func(done, failed, total int) {
 	return func(done, failed, total int) {
 		end := "\r"
 		if done == total {
