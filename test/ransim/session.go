@@ -224,7 +224,11 @@ func (u *UE) awaitGSM(ctx context.Context, id, pti uint8, what string, want ...u
 			u.g.log.Warn("5GSM message discarded", "supi", u.supi, "err", err)
 			continue
 		}
-		if g.SessionID == id && g.PTI == pti && containsType(want, g.Type) {
+		// A Release Command for the session ends it whatever its PTI: the
+		// network may release it on its own while the UE asks (TS 24.501
+		// 6.4.3.5 abnormal cases).
+		answers := g.PTI == pti || g.Type == nas.MsgTypePDUSessionReleaseCommand
+		if g.SessionID == id && answers && containsType(want, g.Type) {
 			return g, nil
 		}
 		if g.SessionID == id && g.PTI == pti && g.Type == nas.MsgTypeStatus5GSM {

@@ -228,3 +228,25 @@ func TestDeregistrationForgetsSessionsAndTunnels(t *testing.T) {
 		t.Fatalf("after deregistration: session %v, %d tunnels", ue.Session(1), g.UserPlane().Tunnels())
 	}
 }
+
+// TS 24.501 6.4.3.5: a network-requested Release Command (PTI 0) that
+// crosses the UE's Release Request ends the session all the same.
+func TestReleaseCrossedByTheNetworksCommandEndsTheSession(t *testing.T) {
+	g, amf := connectScripted(t)
+	ue, ranID := amf.register(g, "208930000000016")
+	if res, _ := amf.establish(ue, ranID); res.err != nil {
+		t.Fatal(res.err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := ue.ReleasePDUSession(context.Background(), 1); done <- err }()
+	amf.uplinkGSM()
+	cmd := amf.protectedDL(1, amf.built(nasxtest.ReleaseCommand(1, 0, nasMessage.Cause5GSMRegularDeactivation)))
+	amf.send(ngapxtest.ReleaseCommand(testAMFUEID, ranID, cmd, 1))
+	amf.next("PDUSessionResourceReleaseResponse")
+	if _, sm := amf.uplinkGSM(); sm.PDUSessionReleaseComplete == nil || sm.PDUSessionReleaseComplete.GetPTI() != 0 {
+		t.Fatal("want Release Complete with the command's PTI 0")
+	}
+	if err := <-done; err != nil || ue.Session(1) != nil {
+		t.Fatalf("release: %v, session %v", err, ue.Session(1))
+	}
+}
