@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -37,10 +36,7 @@ func newBenchRegistrationCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			results, err := bench.Registration(ctx, bench.RegistrationOptions{Config: cfg, SBIModes: modes, UECounts: counts,
 				Concurrency: concurrency, Warmup: warmup, AMF: amf, Transport: transport, Out: out})
-			return report(out, results, err, jsonPath, func(w io.Writer, rs []bench.Result) {
-				bench.PrintTable(w, rs)
-				bench.PrintComparison(w, rs)
-			})
+			return reportWithCharts(out, results, err, jsonPath)
 		},
 	}
 	f := cmd.Flags()
@@ -48,7 +44,7 @@ func newBenchRegistrationCmd() *cobra.Command {
 	f.IntVar(&concurrency, "concurrency", 64, "registrations in flight at once")
 	f.IntVar(&warmup, "warmup", 256, "UEs registered first on each core, not measured (0: measure a cold core)")
 	f.StringVar(&sbiModes, "sbi", "", "comma-separated SBI modes, one fresh core each: tcp, xio or xio-socket, each with optional +tls, +mtls (sbi.tls) and +nooauth (sbi.oauth2 off), e.g. tcp+nooauth,tcp+tls (default from config)")
-	f.StringVar(&jsonPath, "json", "", "write the results as JSON to this file")
+	f.StringVar(&jsonPath, "json", "", "write the results as JSON to this file, and SVG charts of p50/p99 against UEs next to it")
 	f.StringVar(&amf, "amf", "", "N2 address of a running core to use instead of fresh ones")
 	f.StringVar(&transport, "n2", "", "N2 transport: kernel, raw, udp or auto (default from config)")
 	return cmd

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -21,15 +22,28 @@ func newRansimCmd() *cobra.Command {
 		ues, concurrency             int
 		deregister                   bool
 		timeout                      time.Duration
+		pdu                          pduFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "ransim",
 		Short: "simulated gNB and UEs: NG Setup, then register UEs against the AMF",
 		Long: "ransim connects one gNB to the AMF over N2 (NG Setup) and registers UEs with\n" +
 			"consecutive IMSIs and the keys of the config's first subscriber range (5G AKA,\n" +
-			"NAS security, Registration Complete), then prints the latencies.",
+			"NAS security, Registration Complete), then prints the latencies.\n\n" +
+			"With --pdu each UE then establishes one PDU session (IPv4, SSC mode 1) and the\n" +
+			"gNB carries its traffic over GTP-U on its N3 address (--n3); --tun gives each UE\n" +
+			"a TUN device in its own network namespace l25gc-ue1, l25gc-ue2, … (root), so\n" +
+			"`ip netns exec l25gc-ue1 ping 10.200.0.2` runs over the session; --hold keeps\n" +
+			"the UEs, sessions and TUNs up that long (or until Ctrl-C), then releases them.",
+		Example: "  l25gc ransim --ues 10 --pdu\n  sudo l25gc ransim --ues 2 --pdu --tun --hold 5m",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			nf.TuneGC() // it shares the cores with the core it drives
+			if err := pdu.check(); err != nil {
+				return err
+			}
+			if pdu.enabled && deregister {
+				return errors.New("--deregister and --pdu do not go together: a --pdu run releases its sessions and the UEs at the end")
+			}
 			cfg, err := loadConfig(cmd)
 			if err != nil {
 				return err
@@ -49,8 +63,10 @@ func newRansimCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			out := cmd.OutOrStdout()
+			gcfg := bench.GNBConfig(cfg, amf, transport)
+			gcfg.N3 = pdu.n3
 			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			g, err := ransim.Connect(cctx, bench.GNBConfig(cfg, amf, transport))
+			g, err := ransim.Connect(cctx, gcfg)
 			cancel()
 			if err != nil {
 				return err
@@ -74,6 +90,9 @@ func newRansimCmd() *cobra.Command {
 			fleet.Progress = func(done, failed, total int) {
 				fmt.Fprintf(out, "  %d/%d registered or failed, %d failed\r", done, total, failed)
 			}
+			if pdu.enabled {
+				return runPDU(ctx, cmd, g, fleet, pdu, coreSBI(cmd, amf))
+			}
 			o, err := ransim.RegisterFleet(ctx, g, fleet)
 			fmt.Fprintln(out)
 			if err != nil {
@@ -96,6 +115,7 @@ func newRansimCmd() *cobra.Command {
 	f.IntVar(&concurrency, "concurrency", 1, "registrations in flight at once")
 	f.BoolVar(&deregister, "deregister", false, "deregister (switch-off) each UE after it registered")
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "time limit of one UE's procedure")
+	pdu.register(f)
 	return cmd
 }
 

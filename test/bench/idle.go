@@ -78,7 +78,7 @@ func idleOn(ctx context.Context, o IdleOptions, mode string) (IdleResult, error)
 			return IdleResult{}, err
 		}
 		fleet.UEs, fleet.Concurrency = o.UEs, min(o.UEs, 64)
-		fleet.Progress = progressLine(o.Out, fmt.Sprintf("registration %s %d UEs", mode, o.UEs))
+		fleet.Progress = ProgressLine(o.Out, fmt.Sprintf("registration %s %d UEs", mode, o.UEs))
 		out, err := ransim.RegisterFleet(ctx, g, fleet)
 		if err != nil {
 			return IdleResult{}, err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,11 +38,43 @@ type RegistrationOptions struct {
 	Transport string // N2 transport; "" = the config's
 	FirstIMSI string // "" = the config's first subscriber
 	Out       io.Writer
+	// N3 is the simulated gNB's N3 address (bench pdu); unset: ransim.DefaultN3.
+	N3 netip.Addr
+	// DNN of the PDU sessions (bench pdu); "" = internet.
+	DNN string
 }
 
 // Registration measures initial registration for each UE count, with
 // distinct subscribers per count so no run re-registers a UE of another.
 func Registration(ctx context.Context, o RegistrationOptions) ([]Result, error) {
+	return measure(ctx, o, registrationRun)
+}
+
+// run measures one UE count on a connected gNB, reporting progress to
+// out; the warm-up runs it too (warm), its results dropped.
+type run func(ctx context.Context, g *ransim.GNB, f ransim.Fleet, mode string, out io.Writer, warm bool) ([]Result, error)
+
+// phaseLabel names a phase on the progress line.
+func phaseLabel(procedure, mode string, ues int, warm bool) string {
+	if warm {
+		return fmt.Sprintf("warm-up %s %s %d UEs (not measured)", procedure, mode, ues)
+	}
+	return fmt.Sprintf("%s %s %d UEs", procedure, mode, ues)
+}
+
+// registrationRun registers the fleet.
+func registrationRun(ctx context.Context, g *ransim.GNB, f ransim.Fleet, mode string, w io.Writer, warm bool) ([]Result, error) {
+	f.Progress = ProgressLine(w, phaseLabel("registration", mode, f.UEs, warm))
+	out, err := ransim.RegisterFleet(ctx, g, f)
+	if err != nil {
+		return nil, err
+	}
+	return []Result{FromOutcome("registration", mode, f.UEs, f.Concurrency, out)}, nil
+}
+
+// measure runs a benchmark on fresh cores, one per SBI mode, or on the
+// running core of o.AMF.
+func measure(ctx context.Context, o RegistrationOptions, r run) ([]Result, error) {
 	if len(o.Config.Subscribers) == 0 {
 		return nil, errors.New("bench: the config has no subscriber range to take keys from")
 	}
@@ -59,11 +92,11 @@ func Registration(ctx context.Context, o RegistrationOptions) ([]Result, error) 
 		if err := provision(ctx, o, total); err != nil {
 			return nil, err
 		}
-		return registrationRuns(ctx, o, o.AMF, o.Config.SBI.Transport, nil)
+		return fleetRuns(ctx, o, o.AMF, o.Config.SBI.Transport, nil, r)
 	}
 	var all []Result
 	for _, mode := range o.SBIModes {
-		results, err := onFreshCore(ctx, o, mode, total)
+		results, err := onFreshCore(ctx, o, mode, total, r)
 		all = append(all, results...)
 		if err != nil {
 			return all, err
@@ -74,7 +107,7 @@ func Registration(ctx context.Context, o RegistrationOptions) ([]Result, error) 
 
 // onFreshCore starts a core with SBI mode and total subscribers in its own
 // directories, runs every UE count against it and stops it.
-func onFreshCore(ctx context.Context, o RegistrationOptions, mode string, total int) ([]Result, error) {
+func onFreshCore(ctx context.Context, o RegistrationOptions, mode string, total int, r run) ([]Result, error) {
 	cfg := o.Config
 	if o.Transport != "" {
 		// Both ends of N2 speak what --n2 names: under auto the AMF may pick
@@ -89,7 +122,7 @@ func onFreshCore(ctx context.Context, o RegistrationOptions, mode string, total 
 	}
 	defer core.Stop()
 	o.Config = core.Config
-	return registrationRuns(ctx, o, core.Config.AMF.NGAP.Addr, mode, core.PIDs())
+	return fleetRuns(ctx, o, core.Config.AMF.NGAP.Addr, mode, core.PIDs(), r)
 }
 
 // FreshCore says how to start a benchmark's own core.
@@ -173,14 +206,19 @@ func portsFree(cfg *config.Config) error {
 	return nil
 }
 
-// registrationRuns connects one gNB and registers each UE count in turn.
-func registrationRuns(ctx context.Context, o RegistrationOptions, amf, mode string, pids map[string]int) ([]Result, error) {
+// fleetRuns connects one gNB and runs each UE count in turn, after the
+// warm-up.
+func fleetRuns(ctx context.Context, o RegistrationOptions, amf, mode string, pids map[string]int, r run) ([]Result, error) {
 	cfg := o.Config
 	transport := o.Transport
 	if transport == "" {
 		transport = cfg.AMF.NGAP.Transport
 	}
-	g, err := ransim.Connect(ctx, GNBConfig(cfg, amf, transport))
+	gcfg := GNBConfig(cfg, amf, transport)
+	if o.N3.IsValid() {
+		gcfg.N3 = o.N3
+	}
+	g, err := ransim.Connect(ctx, gcfg)
 	if err != nil {
 		return nil, fmt.Errorf("bench: gNB: %w", err)
 	}
@@ -195,13 +233,14 @@ func registrationRuns(ctx context.Context, o RegistrationOptions, amf, mode stri
 	if o.Warmup > 0 {
 		f := fleet
 		f.UEs = o.Warmup
-		f.Progress = progressLine(o.Out, fmt.Sprintf("warm-up %s %d UEs (not measured)", mode, o.Warmup))
-		out, err := ransim.RegisterFleet(ctx, g, f)
+		warm, err := r(ctx, g, f, mode, o.Out, true)
 		if err != nil {
 			return nil, err
 		}
-		if out.Failed > 0 {
-			return nil, fmt.Errorf("bench: %d of %d warm-up registrations failed: %v", out.Failed, o.Warmup, out.Errors)
+		for _, w := range warm {
+			if w.Failed > 0 {
+				return nil, fmt.Errorf("bench: %d of %d warm-up %s procedures failed: %v", w.Failed, w.UEs, w.Procedure, w.Errors)
+			}
 		}
 		offset = o.Warmup
 	}
@@ -212,14 +251,14 @@ func registrationRuns(ctx context.Context, o RegistrationOptions, amf, mode stri
 			return results, err
 		}
 		offset += n
-		f.Progress = progressLine(o.Out, fmt.Sprintf("registration %s %d UEs", mode, n))
-		out, err := ransim.RegisterFleet(ctx, g, f)
+		rs, err := r(ctx, g, f, mode, o.Out, false)
 		if err != nil {
 			return results, err
 		}
-		r := FromOutcome("registration", mode, n, o.Concurrency, out)
-		r.PeakRSSMiB = peakRSS(pids)
-		results = append(results, r)
+		for i := range rs {
+			rs[i].PeakRSSMiB = peakRSS(pids)
+		}
+		results = append(results, rs...)
 	}
 	return results, nil
 }
@@ -337,8 +376,8 @@ func peakRSS(pids map[string]int) map[string]float64 {
 	return out
 }
 
-// progressLine reports a long run on one updating line.
-func progressLine(w io.Writer, label string) func(done, failed, total int) {
+// ProgressLine reports a long run on one updating line of w.
+func ProgressLine(w io.Writer, label string) func(done, failed, total int) {
 	return func(done, failed, total int) {
 		end := "\r"
 		if done == total {

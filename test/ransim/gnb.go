@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 
@@ -28,7 +29,10 @@ type GNBConfig struct {
 	TAC       domain.TAC
 	ID        uint32
 	SNSSAIs   []models.Snssai
-	Log       *slog.Logger // nil: discard
+	// N3 is the gNB's N3 address, announced as the DL end of each PDU
+	// session's tunnel; unset: DefaultN3. GNB.UserPlane().Listen opens it.
+	N3  netip.Addr
+	Log *slog.Logger // nil: discard
 }
 
 // ErrNGSetupFailure is the AMF refusing the gNB (TS 38.413 8.7.1.3).
@@ -50,6 +54,8 @@ type GNB struct {
 	ranConfig chan ngapx.Summary // RAN Configuration Update outcome
 	resetAck  chan struct{}
 	detached  chan struct{} // a UE's N2 connection was released (Shutdown waits on it)
+	up        *UserPlane
+	tunnels   map[*UE]map[uint8]*Tunnel // PDU sessions' tunnels by UE and session ID
 	done      chan struct{}
 	readErr   error
 
@@ -69,15 +75,25 @@ func Connect(ctx context.Context, cfg GNBConfig) (*GNB, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &GNB{cfg: cfg, conn: conn, Transport: picked, log: cfg.Log,
-		cell:  ngapx.Cell{TAI: domain.TAI{PLMN: cfg.PLMN, TAC: cfg.TAC}, CellID: uint64(cfg.ID) << 12},
-		byRAN: map[int64]*UE{}, setup: make(chan ngapx.Summary, 1), ranConfig: make(chan ngapx.Summary, 1), resetAck: make(chan struct{}, 1), detached: make(chan struct{}, 1), done: make(chan struct{})}
+	g := newGNB(cfg, conn, picked)
 	go g.readLoop()
 	if err := g.ngSetup(ctx); err != nil {
 		conn.Close()
 		return nil, err
 	}
 	return g, nil
+}
+
+// newGNB is a gNB on an open association, before NG Setup.
+func newGNB(cfg GNBConfig, conn n2.Conn, transport string) *GNB {
+	if !cfg.N3.IsValid() {
+		cfg.N3 = DefaultN3
+	}
+	return &GNB{cfg: cfg, conn: conn, Transport: transport, log: cfg.Log,
+		cell:  ngapx.Cell{TAI: domain.TAI{PLMN: cfg.PLMN, TAC: cfg.TAC}, CellID: uint64(cfg.ID) << 12},
+		byRAN: map[int64]*UE{}, setup: make(chan ngapx.Summary, 1), ranConfig: make(chan ngapx.Summary, 1),
+		resetAck: make(chan struct{}, 1), detached: make(chan struct{}, 1), done: make(chan struct{}),
+		up: NewUserPlane(cfg.N3, cfg.Log), tunnels: map[*UE]map[uint8]*Tunnel{}}
 }
 
 // announced is what the gNB tells the AMF about itself.
@@ -163,8 +179,12 @@ func (g *GNB) UpdateConfiguration(ctx context.Context) error {
 // SendRaw puts an arbitrary PDU on a stream (fault injection in tests).
 func (g *GNB) SendRaw(pdu []byte, stream uint16) error { return g.conn.WriteMsg(pdu, stream) }
 
-// Close ends the association at once, whatever the AMF still sends.
-func (g *GNB) Close() error { return g.conn.Close() }
+// Close ends the association at once, whatever the AMF still sends, and
+// closes the N3 socket.
+func (g *GNB) Close() error {
+	g.up.Close()
+	return g.conn.Close()
+}
 
 // Shutdown ends a run the way UEs going quiet end: it asks the AMF to
 // release every UE still connected (UE Context Release Request, user
@@ -345,8 +365,18 @@ func (g *GNB) handle(b []byte) {
 		g.send(s.AMFUEID, s.RANUEID, func(amfID, ranID int64) ([]byte, error) {
 			return ngapx.BuildUERadioCapabilityInfoIndication(amfID, ranID, ueRadioCapability)
 		})
+	case ngapType.ProcedureCodePDUSessionResourceSetup:
+		g.onSessionSetup(ue, pdu)
+		return
+	case ngapType.ProcedureCodePDUSessionResourceModify:
+		g.onSessionModify(ue, pdu)
+		return
+	case ngapType.ProcedureCodePDUSessionResourceRelease:
+		g.onSessionRelease(ue, pdu)
+		return
 	case ngapType.ProcedureCodeUEContextRelease:
 		g.send(s.AMFUEID, ue.ranID.Load(), ngapx.BuildUEContextReleaseComplete)
+		g.dropTunnels(ue)
 		g.detach(ue.ranID.Load())
 		ue.deliver(downlink{amfID: s.AMFUEID, released: true})
 		return

@@ -46,23 +46,56 @@ func IMSI(first string, i int) (string, error) {
 // RegisterFleet registers every UE of f through g with f.Concurrency
 // registrations in flight, and reports the latency of each.
 func RegisterFleet(ctx context.Context, g *GNB, f Fleet) (Outcome, error) {
+	ues, err := g.FleetUEs(f)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return RunFleet(ctx, ues, f, func(ctx context.Context, ue *UE) (time.Duration, error) { return registerOne(ctx, ue, f) }), nil
+}
+
+// FleetUEs puts the UEs of f under g, switched off.
+func (g *GNB) FleetUEs(f Fleet) ([]*UE, error) {
+	ues := make([]*UE, f.UEs)
+	for i := range ues {
+		imsi, err := IMSI(f.FirstIMSI, i)
+		if err != nil {
+			return nil, err
+		}
+		ues[i] = g.NewUE(Subscriber{IMSI: imsi, K: f.K, OPc: f.OPc}, f.Conceal)
+	}
+	return ues, nil
+}
+
+// Procedure is one procedure of one UE, returning its latency.
+type Procedure func(ctx context.Context, ue *UE) (time.Duration, error)
+
+// Establish is UE-requested PDU session establishment of r, measured from
+// the request to the Accept.
+func Establish(r SessionRequest) Procedure {
+	return func(ctx context.Context, ue *UE) (time.Duration, error) {
+		_, lat, err := ue.EstablishPDUSession(ctx, r)
+		return lat, err
+	}
+}
+
+// Release is UE-requested release of PDU session id.
+func Release(id uint8) Procedure {
+	return func(ctx context.Context, ue *UE) (time.Duration, error) { return ue.ReleasePDUSession(ctx, id) }
+}
+
+// RunFleet runs proc for every UE with f.Concurrency in flight, each
+// within f.Timeout, and reports the latency of each success.
+func RunFleet(ctx context.Context, ues []*UE, f Fleet, proc Procedure) Outcome {
 	if f.Concurrency < 1 {
 		f.Concurrency = 1
 	}
 	if f.Timeout == 0 {
 		f.Timeout = 30 * time.Second
 	}
-	ues := make([]*UE, f.UEs)
-	for i := range ues {
-		imsi, err := IMSI(f.FirstIMSI, i)
-		if err != nil {
-			return Outcome{}, err
-		}
-		ues[i] = g.NewUE(Subscriber{IMSI: imsi, K: f.K, OPc: f.OPc}, f.Conceal)
-	}
+	f.UEs = len(ues)
 	var (
 		mu        sync.Mutex
-		latencies = make([]time.Duration, 0, f.UEs)
+		latencies = make([]time.Duration, 0, len(ues))
 		reasons   = map[string]int{}
 		done      atomic.Int64
 		failed    atomic.Int64
@@ -76,7 +109,9 @@ func RegisterFleet(ctx context.Context, g *GNB, f Fleet) (Outcome, error) {
 		go func() {
 			defer wg.Done()
 			for ue := range work {
-				lat, err := registerOne(ctx, ue, f)
+				pctx, cancel := context.WithTimeout(ctx, f.Timeout)
+				lat, err := proc(pctx, ue)
+				cancel()
 				mu.Lock()
 				if err != nil {
 					reasons[err.Error()]++
@@ -100,22 +135,31 @@ func RegisterFleet(ctx context.Context, g *GNB, f Fleet) (Outcome, error) {
 	elapsed := time.Since(start)
 	stopProgress()
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
-	skipped := f.UEs - int(done.Load())
+	skipped := len(ues) - int(done.Load())
 	out := Outcome{Latencies: latencies, Failed: int(failed.Load()) + skipped, Elapsed: elapsed, Errors: topReasons(reasons)}
 	if skipped > 0 {
 		out.Errors = append(out.Errors, fmt.Sprintf("%d not started: %v", skipped, ctx.Err()))
 	}
-	return out, nil
+	return out
+}
+
+// WithSession are the UEs that hold PDU session id.
+func WithSession(ues []*UE, id uint8) []*UE {
+	var out []*UE
+	for _, ue := range ues {
+		if ue.Session(id) != nil {
+			out = append(out, ue)
+		}
+	}
+	return out
 }
 
 func registerOne(ctx context.Context, ue *UE, f Fleet) (time.Duration, error) {
-	pctx, cancel := context.WithTimeout(ctx, f.Timeout)
-	defer cancel()
-	lat, err := ue.Register(pctx)
+	lat, err := ue.Register(ctx)
 	if err != nil || !f.Deregister {
 		return lat, err
 	}
-	if _, err := ue.Deregister(pctx, true); err != nil {
+	if _, err := ue.Deregister(ctx, true); err != nil {
 		return 0, err
 	}
 	return lat, nil

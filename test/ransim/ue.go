@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -136,12 +137,16 @@ type UE struct {
 	Allowed []models.Snssai
 	// NetworkName is the full network name of the last Configuration Update Command.
 	NetworkName string
+
+	sessMu   sync.Mutex
+	sessions map[uint8]*PDUSession // by PDU session identity
+	lastPTI  uint8
 }
 
 // NewUE puts a UE under this gNB; it is switched off until Register.
 func (g *GNB) NewUE(sub Subscriber, c Concealment) *UE {
 	u := &UE{g: g, sub: sub, supi: "imsi-" + sub.IMSI, conceal: c, plmn: g.cfg.PLMN,
-		inbox: make(chan downlink, 64), ngKSI: 7, sqnMS: make([]byte, 6), requested: g.cfg.SNSSAIs}
+		inbox: make(chan downlink, 64), ngKSI: 7, sessions: map[uint8]*PDUSession{}, sqnMS: make([]byte, 6), requested: g.cfg.SNSSAIs}
 	if len(sub.SQN) == 6 {
 		u.sqnMS = append([]byte(nil), sub.SQN...)
 	}
@@ -323,6 +328,8 @@ func (u *UE) onCommon(m *nas.Message) error {
 		return &RejectError{Message: "Authentication Reject"}
 	case nas.MsgTypeConfigurationUpdateCommand:
 		return u.onConfigurationUpdate(m.ConfigurationUpdateCommand)
+	case nas.MsgTypeDLNASTransport:
+		return u.onDLNASTransport(m.DLNASTransport)
 	case nas.MsgTypeStatus5GMM:
 		u.g.log.Info("5GMM Status from the AMF", "supi", u.supi, "cause", m.Status5GMM.Cause5GMM.GetCauseValue())
 	default:
@@ -497,6 +504,7 @@ func (u *UE) Deregister(ctx context.Context, switchOff bool) (time.Duration, err
 		m, err := u.nextNAS(ctx)
 		switch {
 		case errors.Is(err, ErrReleased) && accepted:
+			u.forgetSessions()
 			return time.Since(start), nil
 		case err != nil:
 			return 0, fmt.Errorf("deregistration of %s: %w", u.supi, err)
@@ -521,50 +529,6 @@ type NotForwardedError struct {
 
 func (e *NotForwardedError) Error() string {
 	return fmt.Sprintf("5GSM message of PDU session %d not forwarded (5GMM cause %d)", e.PDUSessionID, e.Cause)
-}
-
-// RequestPDUSession sends PDU Session Establishment Request (TS 24.501
-// 6.4.1.2) for an IPv4 session on dnn in UL NAS Transport, request type
-// "initial request" (5.4.5.2.2), and returns the 5GSM message of the DL NAS
-// Transport that answers it; *NotForwardedError when the AMF sends the
-// request back.
-func (u *UE) RequestPDUSession(ctx context.Context, sessionID uint8, dnn string) ([]byte, error) {
-	if u.sec == nil || u.ranID.Load() == 0 {
-		return nil, errors.New("PDU session: the UE is not registered and connected")
-	}
-	sm, err := nasx.BuildPDUSessionEstablishmentRequest(sessionID, 1)
-	if err != nil {
-		return nil, err
-	}
-	var slice *models.Snssai
-	if len(u.Allowed) > 0 {
-		slice = &u.Allowed[0]
-	}
-	if err := u.sendUplink(nasx.BuildULNASTransport(nasx.ULNASTransport{PayloadType: nasx.PayloadN1SMInformation,
-		Payload: sm, PDUSessionID: sessionID, RequestType: nasx.RequestInitial, SNSSAI: slice, DNN: dnn})); err != nil {
-		return nil, err
-	}
-	for {
-		m, err := u.nextNAS(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("PDU session %d of %s: %w", sessionID, u.supi, err)
-		}
-		d := m.DLNASTransport
-		if d == nil {
-			if err := u.onCommon(m); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if d.Cause5GMM != nil {
-			e := &NotForwardedError{Cause: d.Cause5GMM.GetCauseValue(), Payload: d.GetPayloadContainerContents()}
-			if d.PduSessionID2Value != nil {
-				e.PDUSessionID = d.GetPduSessionID2Value()
-			}
-			return nil, e
-		}
-		return d.GetPayloadContainerContents(), nil
-	}
 }
 
 // AwaitConfigurationUpdate waits for a Configuration Update Command

@@ -192,10 +192,7 @@ func connectScripted(t *testing.T) (*GNB, *scriptedAMF) {
 	amf := &scriptedAMF{t: t, conn: conn}
 	cfg := GNBConfig{PLMN: testPLMN, TAC: 1, ID: 1, SNSSAIs: []models.Snssai{testSlice}, Log: slog.New(slog.DiscardHandler)}
 	// What Connect does after dialling.
-	g := &GNB{cfg: cfg, conn: conn, Transport: "fake", log: cfg.Log,
-		cell:  ngapx.Cell{TAI: domain.TAI{PLMN: cfg.PLMN, TAC: cfg.TAC}, CellID: uint64(cfg.ID) << 12},
-		byRAN: map[int64]*UE{}, setup: make(chan ngapx.Summary, 1), ranConfig: make(chan ngapx.Summary, 1),
-		resetAck: make(chan struct{}, 1), detached: make(chan struct{}, 1), done: make(chan struct{})}
+	g := newGNB(cfg, conn, "fake")
 	go g.readLoop()
 	t.Cleanup(func() { g.Close() })
 	errc := make(chan error, 1)

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/netip"
+
+	"github.com/spf13/cobra"
+
+	"github.com/l25gc/l25gc/test/bench"
+	"github.com/l25gc/l25gc/test/ransim"
+)
+
+func init() { benchCmds = append(benchCmds, newBenchPDUCmd) }
+
+func newBenchPDUCmd() *cobra.Command {
+	var (
+		ues, sbiModes, jsonPath, amf, transport, dnn, n3 string
+		concurrency, warmup                              int
+	)
+	cmd := &cobra.Command{
+		Use:   "pdu",
+		Short: "PDU session establishment and release latency and rate for lists of UE counts",
+		Long: "Starts a fresh core per SBI mode (subscribers provisioned); for each UE count the UEs\n" +
+			"register first (not measured), then each establishes one IPv4 PDU session\n" +
+			"(procedure pdu_session: request to Accept) and releases it (pdu_session_release:\n" +
+			"Release Request to Release Complete). With --json, SVG charts of p50/p99 against\n" +
+			"UEs, one colour per SBI mode, go next to the JSON file. With --amf it uses a\n" +
+			"running core instead.",
+		Example: "  l25gc bench pdu --ues 1,64,1000,10000 --concurrency 64 --sbi xio,tcp --json pdu.json",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			counts, err := parseCounts(ues)
+			if err != nil {
+				return err
+			}
+			gnbN3, err := netip.ParseAddr(n3)
+			if err != nil || !gnbN3.Is4() {
+				return fmt.Errorf("--n3 %q: want an IPv4 address", n3)
+			}
+			cfg, modes, ctx, stop, err := benchRun(cmd, sbiModes)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			out := cmd.OutOrStdout()
+			results, err := bench.PDU(ctx, bench.RegistrationOptions{Config: cfg, SBIModes: modes, UECounts: counts,
+				Concurrency: concurrency, Warmup: warmup, AMF: amf, Transport: transport, Out: out, DNN: dnn, N3: gnbN3})
+			return reportWithCharts(out, results, err, jsonPath)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&ues, "ues", "1,64,1000", "comma-separated UE counts")
+	f.IntVar(&concurrency, "concurrency", 64, "procedures in flight at once")
+	f.IntVar(&warmup, "warmup", 64, "UEs run through registration, session and release first on each core, not measured (0: none)")
+	f.StringVar(&sbiModes, "sbi", "", "comma-separated SBI modes, one fresh core each (as in bench registration; default from config)")
+	f.StringVar(&jsonPath, "json", "", "write the results as JSON to this file, and SVG charts next to it")
+	f.StringVar(&amf, "amf", "", "N2 address of a running core to use instead of fresh ones")
+	f.StringVar(&transport, "n2", "", "N2 transport: kernel, raw, udp or auto (default from config)")
+	f.StringVar(&dnn, "dnn", "internet", "the DNN of the sessions")
+	f.StringVar(&n3, "n3", ransim.DefaultN3.String(), "the simulated gNB's N3 address, the DL end of its tunnels")
+	return cmd
+}
+
+// reportWithCharts is report for latency results, with the SVG charts
+// next to the JSON file.
+func reportWithCharts(out io.Writer, results []bench.Result, runErr error, jsonPath string) error {
+	err := report(out, results, runErr, jsonPath, func(w io.Writer, rs []bench.Result) {
+		bench.PrintTable(w, rs)
+		bench.PrintComparison(w, rs)
+	})
+	if jsonPath == "" || len(results) == 0 {
+		return err
+	}
+	paths, cerr := bench.WriteCharts(jsonPath, results)
+	for _, p := range paths {
+		fmt.Fprintf(out, "chart written to %s\n", p)
+	}
+	if err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,14 @@
+package nasx
+
+import "testing"
+
+// FuzzParseGSMAtUE: whatever 5GSM octets reach a UE, reading them returns
+// a message or an error, never a panic.
+func FuzzParseGSMAtUE(f *testing.F) {
+	f.Add(ueMust(BuildGSMEstablishmentRequest(GSMEstablishmentRequest{SessionID: 1, PTI: 1, Type: 1, SSCMode: 1})))
+	f.Add(ueMust(BuildGSMReleaseComplete(1, 1)))
+	f.Add([]byte{0x2E, 1, 1, 0xC2, 0x11, 0, 6, 1, 0, 3, 0x31, 0x31, 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = ParseGSMAtUE(b)
+	})
+}

@@ -1,0 +1,284 @@
+package ngapx
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/free5gc/aper"
+	"github.com/free5gc/ngap/ngapType"
+)
+
+// The gNB's side of the PDU Session Resource procedures (TS 38.413 8.2):
+// Setup, Modify and Release requests read into plain structs with their
+// transfers decoded, and the responses with their transfers built. The
+// AMF and SMF build the requests in their own files.
+
+// NGUTunnel is one end of an NG-U tunnel: a GTP-U F-TEID (TS 38.413
+// 9.3.2.2 UP Transport Layer Information, GTP Tunnel).
+type NGUTunnel struct {
+	Addr netip.Addr
+	TEID uint32
+}
+
+// RANQoSFlow is a QoS flow the gNB is asked to set up or modify
+// (TS 38.413 9.3.1.12): its QFI and, for a non-dynamic 5QI, the 5QI.
+type RANQoSFlow struct {
+	QFI    uint8
+	FiveQI int64 // 0 when dynamic or absent
+}
+
+// RANSessionSetup is one PDU session of a Setup Request with its
+// PDU Session Resource Setup Request Transfer read (TS 38.413 9.3.4.1).
+type RANSessionSetup struct {
+	ID     uint8
+	NASPDU []byte // the 5GSM message for the UE; nil when absent
+	UL     NGUTunnel
+	Type   aper.Enumerated // PDU Session Type (9.3.1.52): ipv4 0, ipv6 1, ipv4v6 2, ethernet 3, unstructured 4
+	Flows  []RANQoSFlow
+	// AMBR is the PDU Session Aggregate Maximum Bit Rate in bit/s (9.3.1.102), 0 when absent.
+	AMBRUplink, AMBRDownlink int64
+}
+
+// RANSetupRequest is PDU Session Resource Setup Request (TS 38.413 9.2.1.1).
+type RANSetupRequest struct {
+	AMFUEID, RANUEID int64
+	NASPDU           []byte // a NAS-PDU for the UE outside the sessions; nil when absent
+	Sessions         []RANSessionSetup
+	// Unreadable are sessions whose transfer does not decode; the gNB
+	// reports them as failed to set up.
+	Unreadable []uint8
+}
+
+// ErrNotThisMessage is a PDU of another procedure than the reader's.
+var ErrNotThisMessage = errors.New("NGAP: not the expected message")
+
+// ParseRANSetupRequest reads a PDU Session Resource Setup Request.
+func ParseRANSetupRequest(pdu *ngapType.NGAPPDU) (out *RANSetupRequest, err error) {
+	defer ranSideRecover(&err, "PDU Session Resource Setup Request")
+	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.PDUSessionResourceSetupRequest == nil {
+		return nil, ErrNotThisMessage
+	}
+	out = &RANSetupRequest{}
+	if out.AMFUEID, out.RANUEID, out.NASPDU, err = ranSideUEIDs(pdu, "PDU Session Resource Setup Request"); err != nil {
+		return nil, err
+	}
+	var list *ngapType.PDUSessionResourceSetupListSUReq
+	for _, ie := range pdu.InitiatingMessage.Value.PDUSessionResourceSetupRequest.ProtocolIEs.List {
+		if ie.Value.PDUSessionResourceSetupListSUReq != nil {
+			list = ie.Value.PDUSessionResourceSetupListSUReq
+		}
+	}
+	if list == nil {
+		return nil, errors.New("PDU Session Resource Setup Request without the session list")
+	}
+	for _, item := range list.List {
+		s, err := DecodeSetupRequestTransfer(item.PDUSessionResourceSetupRequestTransfer)
+		if err != nil {
+			out.Unreadable = append(out.Unreadable, uint8(item.PDUSessionID.Value))
+			continue
+		}
+		s.ID = uint8(item.PDUSessionID.Value)
+		if item.PDUSessionNASPDU != nil {
+			s.NASPDU = item.PDUSessionNASPDU.Value
+		}
+		out.Sessions = append(out.Sessions, *s)
+	}
+	return out, nil
+}
+
+// ranSideUEIDs reads the UE NGAP IDs, both mandatory in the requests of
+// TS 38.413 9.2.1, and the message-level NAS-PDU of a request.
+func ranSideUEIDs(pdu *ngapType.NGAPPDU, what string) (amfUEID, ranUEID int64, nasPDU []byte, err error) {
+	s, err := Summarize(pdu)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if s.AMFUEID < 0 || s.RANUEID < 0 {
+		return 0, 0, nil, fmt.Errorf("%s without the AMF or RAN UE NGAP ID", what)
+	}
+	return s.AMFUEID, s.RANUEID, s.NASPDU, nil
+}
+
+// DecodeSetupRequestTransfer reads PDU Session Resource Setup Request
+// Transfer (TS 38.413 9.3.4.1): the UPF's N3 F-TEID, the PDU session type,
+// the QoS flows and the session AMBR.
+func DecodeSetupRequestTransfer(b []byte) (out *RANSessionSetup, err error) {
+	defer ranSideRecover(&err, "PDU Session Resource Setup Request Transfer")
+	var t ngapType.PDUSessionResourceSetupRequestTransfer
+	if err := aper.UnmarshalWithParams(b, &t, "valueExt"); err != nil {
+		return nil, fmt.Errorf("PDU Session Resource Setup Request Transfer: %w", err)
+	}
+	out = &RANSessionSetup{}
+	var haveUL, haveType, haveFlows bool
+	for _, ie := range t.ProtocolIEs.List {
+		v := ie.Value
+		switch {
+		case v.ULNGUUPTNLInformation != nil:
+			if out.UL, err = ranSideTunnel(v.ULNGUUPTNLInformation); err != nil {
+				return nil, fmt.Errorf("UL NG-U UP TNL Information: %w", err)
+			}
+			haveUL = true
+		case v.PDUSessionType != nil:
+			out.Type, haveType = v.PDUSessionType.Value, true
+		case v.QosFlowSetupRequestList != nil:
+			for _, f := range v.QosFlowSetupRequestList.List {
+				out.Flows = append(out.Flows, ranSideFlow(f.QosFlowIdentifier, &f.QosFlowLevelQosParameters))
+			}
+			haveFlows = len(out.Flows) > 0
+		case v.PDUSessionAggregateMaximumBitRate != nil:
+			out.AMBRUplink = v.PDUSessionAggregateMaximumBitRate.PDUSessionAggregateMaximumBitRateUL.Value
+			out.AMBRDownlink = v.PDUSessionAggregateMaximumBitRate.PDUSessionAggregateMaximumBitRateDL.Value
+		}
+	}
+	if !haveUL || !haveType || !haveFlows {
+		// TS 38.413 9.3.4.1: all three are mandatory.
+		return nil, errors.New("PDU Session Resource Setup Request Transfer: UL NG-U UP TNL Information, PDU Session Type or QoS Flow Setup Request List missing")
+	}
+	return out, nil
+}
+
+func ranSideFlow(qfi ngapType.QosFlowIdentifier, p *ngapType.QosFlowLevelQosParameters) RANQoSFlow {
+	f := RANQoSFlow{QFI: uint8(qfi.Value)}
+	if p != nil && p.QosCharacteristics.NonDynamic5QI != nil {
+		f.FiveQI = p.QosCharacteristics.NonDynamic5QI.FiveQI.Value
+	}
+	return f
+}
+
+// ranSideTunnel reads a GTP tunnel; the simulator uses IPv4 transport only
+// (a 32-bit Transport Layer Address, 9.3.2.4; 160 bits carry IPv4 first).
+func ranSideTunnel(u *ngapType.UPTransportLayerInformation) (NGUTunnel, error) {
+	if u.GTPTunnel == nil {
+		return NGUTunnel{}, errors.New("not a GTP tunnel")
+	}
+	a := u.GTPTunnel.TransportLayerAddress.Value
+	if (a.BitLength != 32 && a.BitLength != 160) || len(a.Bytes) < 4 {
+		return NGUTunnel{}, fmt.Errorf("transport layer address of %d bits: want IPv4", a.BitLength)
+	}
+	teid := u.GTPTunnel.GTPTEID.Value
+	if len(teid) != 4 {
+		return NGUTunnel{}, fmt.Errorf("GTP-TEID of %d octets", len(teid))
+	}
+	return NGUTunnel{Addr: netip.AddrFrom4([4]byte(a.Bytes[:4])), TEID: binary.BigEndian.Uint32(teid)}, nil
+}
+
+// ranSideUPTNL is the UP Transport Layer Information of t (IPv4).
+func ranSideUPTNL(t NGUTunnel) (ngapType.UPTransportLayerInformation, error) {
+	if !t.Addr.Is4() {
+		return ngapType.UPTransportLayerInformation{}, fmt.Errorf("N3 address %v: want IPv4", t.Addr)
+	}
+	a := t.Addr.As4()
+	teid := make([]byte, 4)
+	binary.BigEndian.PutUint32(teid, t.TEID)
+	return ngapType.UPTransportLayerInformation{Present: ngapType.UPTransportLayerInformationPresentGTPTunnel,
+		GTPTunnel: &ngapType.GTPTunnel{TransportLayerAddress: ngapType.TransportLayerAddress{Value: aper.BitString{Bytes: a[:], BitLength: 32}},
+			GTPTEID: ngapType.GTPTEID{Value: teid}}}, nil
+}
+
+// EncodeSetupResponseTransfer builds PDU Session Resource Setup Response
+// Transfer (TS 38.413 9.3.4.2): the gNB's DL tunnel and the QoS flows it
+// carries.
+func EncodeSetupResponseTransfer(dl NGUTunnel, qfis []uint8) (b []byte, err error) {
+	defer ranSideRecover(&err, "PDU Session Resource Setup Response Transfer")
+	tnl, err := ranSideUPTNL(dl)
+	if err != nil {
+		return nil, err
+	}
+	t := ngapType.PDUSessionResourceSetupResponseTransfer{DLQosFlowPerTNLInformation: ngapType.QosFlowPerTNLInformation{
+		UPTransportLayerInformation: tnl, AssociatedQosFlowList: ranSideAssociatedFlows(qfis)}}
+	return aper.MarshalWithParams(t, "valueExt")
+}
+
+// DecodeSetupResponseTransfer reads what EncodeSetupResponseTransfer
+// builds (the SMF's reading, and the tests').
+func DecodeSetupResponseTransfer(b []byte) (dl NGUTunnel, qfis []uint8, err error) {
+	defer ranSideRecover(&err, "PDU Session Resource Setup Response Transfer")
+	var t ngapType.PDUSessionResourceSetupResponseTransfer
+	if err := aper.UnmarshalWithParams(b, &t, "valueExt"); err != nil {
+		return NGUTunnel{}, nil, err
+	}
+	if dl, err = ranSideTunnel(&t.DLQosFlowPerTNLInformation.UPTransportLayerInformation); err != nil {
+		return NGUTunnel{}, nil, err
+	}
+	for _, f := range t.DLQosFlowPerTNLInformation.AssociatedQosFlowList.List {
+		qfis = append(qfis, uint8(f.QosFlowIdentifier.Value))
+	}
+	return dl, qfis, nil
+}
+
+func ranSideAssociatedFlows(qfis []uint8) ngapType.AssociatedQosFlowList {
+	var l ngapType.AssociatedQosFlowList
+	for _, q := range qfis {
+		l.List = append(l.List, ngapType.AssociatedQosFlowItem{QosFlowIdentifier: ngapType.QosFlowIdentifier{Value: int64(q)}})
+	}
+	return l
+}
+
+// RANSessionResult is the gNB's answer for one PDU session: set up (or
+// modified) with DL and QFIs, or failed with Cause.
+type RANSessionResult struct {
+	ID    uint8
+	DL    NGUTunnel
+	QFIs  []uint8
+	Cause *ngapType.Cause // not nil: failed
+}
+
+// BuildRANSetupResponse builds PDU Session Resource Setup Response
+// (TS 38.413 9.2.1.2): the sessions set up with their response transfers,
+// the failed ones with an unsuccessful transfer and its cause.
+func BuildRANSetupResponse(amfUEID, ranUEID int64, results []RANSessionResult) ([]byte, error) {
+	pdu := successful(ngapType.ProcedureCodePDUSessionResourceSetup, ngapType.SuccessfulOutcomePresentPDUSessionResourceSetupResponse)
+	r := &ngapType.PDUSessionResourceSetupResponse{}
+	pdu.SuccessfulOutcome.Value.PDUSessionResourceSetupResponse = r
+	add := func(ieID int64, v ngapType.PDUSessionResourceSetupResponseIEsValue) {
+		r.ProtocolIEs.List = append(r.ProtocolIEs.List, ngapType.PDUSessionResourceSetupResponseIEs{Id: id(ieID), Criticality: ignore, Value: v})
+	}
+	add(ngapType.ProtocolIEIDAMFUENGAPID, ngapType.PDUSessionResourceSetupResponseIEsValue{
+		Present: ngapType.PDUSessionResourceSetupResponseIEsPresentAMFUENGAPID, AMFUENGAPID: &ngapType.AMFUENGAPID{Value: amfUEID}})
+	add(ngapType.ProtocolIEIDRANUENGAPID, ngapType.PDUSessionResourceSetupResponseIEsValue{
+		Present: ngapType.PDUSessionResourceSetupResponseIEsPresentRANUENGAPID, RANUENGAPID: &ngapType.RANUENGAPID{Value: ranUEID}})
+	var ok ngapType.PDUSessionResourceSetupListSURes
+	var failed ngapType.PDUSessionResourceFailedToSetupListSURes
+	for _, res := range results {
+		if res.Cause != nil {
+			t, err := ranSideSetupUnsuccessfulTransfer(*res.Cause)
+			if err != nil {
+				return nil, err
+			}
+			failed.List = append(failed.List, ngapType.PDUSessionResourceFailedToSetupItemSURes{
+				PDUSessionID: ngapType.PDUSessionID{Value: int64(res.ID)}, PDUSessionResourceSetupUnsuccessfulTransfer: t})
+			continue
+		}
+		t, err := EncodeSetupResponseTransfer(res.DL, res.QFIs)
+		if err != nil {
+			return nil, err
+		}
+		ok.List = append(ok.List, ngapType.PDUSessionResourceSetupItemSURes{
+			PDUSessionID: ngapType.PDUSessionID{Value: int64(res.ID)}, PDUSessionResourceSetupResponseTransfer: t})
+	}
+	// TS 38.413 9.2.1.2: each list is present only with at least one item.
+	if len(ok.List) > 0 {
+		add(ngapType.ProtocolIEIDPDUSessionResourceSetupListSURes, ngapType.PDUSessionResourceSetupResponseIEsValue{
+			Present: ngapType.PDUSessionResourceSetupResponseIEsPresentPDUSessionResourceSetupListSURes, PDUSessionResourceSetupListSURes: &ok})
+	}
+	if len(failed.List) > 0 {
+		add(ngapType.ProtocolIEIDPDUSessionResourceFailedToSetupListSURes, ngapType.PDUSessionResourceSetupResponseIEsValue{
+			Present: ngapType.PDUSessionResourceSetupResponseIEsPresentPDUSessionResourceFailedToSetupListSURes, PDUSessionResourceFailedToSetupListSURes: &failed})
+	}
+	return Encode(pdu)
+}
+
+func ranSideSetupUnsuccessfulTransfer(c ngapType.Cause) (b []byte, err error) {
+	defer ranSideRecover(&err, "PDU Session Resource Setup Unsuccessful Transfer")
+	return aper.MarshalWithParams(ngapType.PDUSessionResourceSetupUnsuccessfulTransfer{Cause: c}, "valueExt")
+}
+
+// ranSideRecover turns a panic of free5gc's APER coder on crafted input into an
+// error naming what was being read.
+func ranSideRecover(err *error, what string) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%w: %s: coder panic: %v", ErrTransferSyntax, what, r)
+	}
+}
