@@ -41,6 +41,7 @@ type Config struct {
 	UDM  UDM      `yaml:"udm"`
 	UDR  UDR      `yaml:"udr"`
 	PCF  NF       `yaml:"pcf"`
+	SMF  SMF      `yaml:"smf"`
 	UPF  UPF      `yaml:"upf"`
 	// Subscribers are provisioned by the UDR at start when absent, so that a
 	// fresh core and the simulator work together with no editing.

@@ -12,5 +12,6 @@ var Builtin = Catalog{
 	{Name: "udm", Type: models.NrfNfManagementNfType_UDM, Ports: NF{SBIPort: 29503, MetricsPort: 9503}, After: []string{"nrf", "udr"}},
 	{Name: "ausf", Type: models.NrfNfManagementNfType_AUSF, Ports: NF{SBIPort: 29509, MetricsPort: 9509}, After: []string{"nrf", "udm"}},
 	{Name: "pcf", Type: models.NrfNfManagementNfType_PCF, Ports: NF{SBIPort: 29507, MetricsPort: 9507}, After: []string{"nrf", "udr"}},
+	{Name: "smf", Type: models.NrfNfManagementNfType_SMF, Ports: NF{SBIPort: 29502, MetricsPort: 9502}, After: []string{"nrf", "udm", "pcf"}},
 	{Name: "amf", Type: models.NrfNfManagementNfType_AMF, Ports: NF{SBIPort: 29518, MetricsPort: 9518}, Extra: []PortField{{Name: "N2", Addr: "amf.ngap.addr", Network: "n2", Transport: "amf.ngap.transport"}}, After: []string{"nrf", "ausf", "udm", "pcf"}},
 }

@@ -75,6 +75,7 @@ func (c *Config) validateFor(cat Catalog, file string, root *yaml.Node) error {
 	v.amf(&c.AMF)
 	v.udm(&c.UDM)
 	v.store(&c.UDR.Store)
+	v.smf(&c.SMF)
 	if c.UDR.MaxBulk < 1 {
 		v.fail("udr.max_bulk", "must be at least 1, got %d", c.UDR.MaxBulk)
 	}

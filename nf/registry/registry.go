@@ -23,6 +23,7 @@ import (
 	"github.com/l25gc/l25gc/nf/ausf"
 	"github.com/l25gc/l25gc/nf/nrf"
 	"github.com/l25gc/l25gc/nf/pcf"
+	"github.com/l25gc/l25gc/nf/smf"
 	"github.com/l25gc/l25gc/nf/udm"
 	"github.com/l25gc/l25gc/nf/udr"
 )
@@ -58,6 +59,13 @@ var Table = []Entry{
 		Ports: config.NF{SBIPort: 29507, MetricsPort: 9507},
 		After: []string{"nrf", "udr"}},
 		func(e *nf.Env) (nf.Function, error) { return pcf.New(e) }},
+	{config.NFSpec{Name: "smf", Type: models.NrfNfManagementNfType_SMF,
+		Ports: config.NF{SBIPort: 29502, MetricsPort: 9502},
+		// TS 23.502 4.3.2.2.1: sm-data and UECM from the UDM, SM policy from
+		// the PCF. (UPF-C joins After when its entry lands; N4 comes from
+		// pfcpx, wired in smf.Options.)
+		After: []string{"nrf", "udm", "pcf"}},
+		func(e *nf.Env) (nf.Function, error) { return smf.New(e) }},
 	{config.NFSpec{Name: "amf", Type: models.NrfNfManagementNfType_AMF,
 		Ports: config.NF{SBIPort: 29518, MetricsPort: 9518},
 		// N2: NGAP over SCTP, TS 38.412 7.

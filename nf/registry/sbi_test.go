@@ -22,6 +22,7 @@ var wrongMethod = map[string][2]string{
 	"udm":  {"GET", "/nudm-ueau/v1/imsi-208930000000001/security-information/generate-auth-data"},
 	"ausf": {"GET", "/nausf-auth/v1/ue-authentications"},
 	"pcf":  {"PUT", "/npcf-am-policy-control/v1/policies"},
+	"smf":  {"GET", "/nsmf-pdusession/v1/sm-contexts"},
 	"amf":  {"GET", "/namf-callback/v1/imsi-208930000000001/dereg-notify"},
 }
 
