@@ -31,8 +31,8 @@ type qosFlow struct {
 	MBRDown    uint64
 	GBRUp      uint64
 	GBRDown    uint64
-	RuleID     uint8  // QoS rule identifier (TS 24.501 9.11.4.13)
-	Precedence uint8  // QoS rule precedence; 255 for the default rule
+	RuleID     uint8    // QoS rule identifier (TS 24.501 9.11.4.13)
+	Precedence uint8    // QoS rule precedence; 255 for the default rule
 	Filters    []string // IPFilterRule flow descriptions (TS 29.212 5.4.2), downlink direction
 	PCCRuleID  string
 }

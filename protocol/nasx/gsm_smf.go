@@ -17,25 +17,25 @@ import (
 
 // 5GSM causes (TS 24.501 9.11.4.2, annex B).
 const (
-	GSMCauseInsufficientResources          uint8 = 26
-	GSMCauseMissingOrUnknownDNN            uint8 = 27
-	GSMCauseUnknownPDUSessionType          uint8 = 28
-	GSMCauseUserAuthenticationFailed       uint8 = 29
-	GSMCauseRequestRejectedUnspecified     uint8 = 31
-	GSMCauseServiceOptionNotSupported      uint8 = 32
-	GSMCauseServiceOptionNotSubscribed     uint8 = 33
-	GSMCauseRegularDeactivation            uint8 = 36
-	GSMCauseNetworkFailure                 uint8 = 38
-	GSMCauseInvalidPDUSessionIdentity      uint8 = 43
-	GSMCauseSemanticErrorsInPacketFilters  uint8 = 44
-	GSMCausePDUSessionTypeIPv4OnlyAllowed  uint8 = 50
-	GSMCausePDUSessionDoesNotExist         uint8 = 54
-	GSMCauseNotSupportedSSCMode            uint8 = 68
-	GSMCauseInvalidPTI                     uint8 = 81
-	GSMCauseInvalidMandatoryInformation    uint8 = 96
-	GSMCauseMessageTypeNonExistent         uint8 = 97
-	GSMCauseMessageNotCompatibleWithState  uint8 = 101
-	GSMCauseProtocolErrorUnspecified       uint8 = 111
+	GSMCauseInsufficientResources         uint8  = 26
+	GSMCauseMissingOrUnknownDNN           uint8  = 27
+	GSMCauseUnknownPDUSessionType         uint8  = 28
+	GSMCauseUserAuthenticationFailed      uint8  = 29
+	GSMCauseRequestRejectedUnspecified    uint8  = 31
+	GSMCauseServiceOptionNotSupported     uint8  = 32
+	GSMCauseServiceOptionNotSubscribed    uint8  = 33
+	GSMCauseRegularDeactivation           uint8  = 36
+	GSMCauseNetworkFailure                uint8  = 38
+	GSMCauseInvalidPDUSessionIdentity     uint8  = 43
+	GSMCauseSemanticErrorsInPacketFilters uint8  = 44
+	GSMCausePDUSessionTypeIPv4OnlyAllowed uint8  = 50
+	GSMCausePDUSessionDoesNotExist        uint8  = 54
+	GSMCauseNotSupportedSSCMode           uint8  = 68
+	GSMCauseInvalidPTI                    uint8  = 81
+	GSMCauseInvalidMandatoryInformation   uint8  = 96
+	GSMCauseMessageTypeNonExistent        uint8  = 97
+	GSMCauseMessageNotCompatibleWithState uint8  = 101
+	GSMCauseProtocolErrorUnspecified      uint8  = 111
 	gsmHeaderOctets                              = 4 // EPD, PSI, PTI, message type (TS 24.501 9.1.1)
 	pcoConfigurationProtocolPPP                  = 0x80
 	pcoDNSServerIPv4                      uint16 = 0x000D // TS 24.008 10.5.6.3
