@@ -382,7 +382,11 @@ func (s *testSMF) createData(supi, dnn string, psi uint8) models.SmfPduSessionSm
 		N1SmMsg: &models.RefToBinaryData{ContentId: "n1"}}
 }
 
-func n1Part(b []byte) sbi.Part { return sbi.Part{ContentID: "n1", ContentType: sbi.ContentTypeNAS, Data: b} }
-func n2Part(b []byte) sbi.Part { return sbi.Part{ContentID: "n2", ContentType: sbi.ContentTypeNGAP, Data: b} }
+func n1Part(b []byte) sbi.Part {
+	return sbi.Part{ContentID: "n1", ContentType: sbi.ContentTypeNAS, Data: b}
+}
+func n2Part(b []byte) sbi.Part {
+	return sbi.Part{ContentID: "n2", ContentType: sbi.ContentTypeNGAP, Data: b}
+}
 
 var errUPFDown = errors.New("udp 127.0.0.1:8805: no PFCP association: heartbeat timed out")
