@@ -73,6 +73,7 @@ func (n *NF) handleCreate(w http.ResponseWriter, r *http.Request) {
 	var rej *gsmReject
 	switch {
 	case errors.As(err, &rej):
+		n.m.rejected(rej.gsm)
 		n.log.Info("PDU session establishment rejected", "supi", d.Supi, "psi", g.PDUSessionID, "cause", rej.gsm, "err", rej.detail)
 		writeCreateReject(w, g, rej)
 		return

@@ -213,6 +213,12 @@ func (n *NF) registerUECM(ctx context.Context, c *smContext) error {
 // establish runs steps 7-11 after CreateSMContext was answered.
 func (n *NF) establish(ctx context.Context, c *smContext) {
 	c.mu.Lock()
+	if c.state != stateEstablishing {
+		// Released (ReleaseSMContext, a replacing establishment) before
+		// the rest of the establishment ran: nothing to set up.
+		c.mu.Unlock()
+		return
+	}
 	n1, n2, err := n.setUp(ctx, c)
 	c.mu.Unlock()
 	if err != nil {
@@ -228,6 +234,7 @@ func (n *NF) establish(ctx context.Context, c *smContext) {
 		n.releaseLocally(ctx, c, "N1N2MessageTransfer failed")
 		return
 	}
+	n.m.accepted()
 	n.log.Info("PDU session accepted", "supi", c.supi, "psi", c.psi, "dnn", c.dnn, "ue_ip", c.ueIP, "ul_teid", c.ul.TEID)
 }
 
@@ -351,6 +358,7 @@ func (n *NF) failEstablishment(ctx context.Context, c *smContext, err error) {
 	if !errors.As(err, &rej) {
 		rej = reject(nasx.GSMCauseNetworkFailure, "%v", err)
 	}
+	n.m.rejected(rej.gsm)
 	n.log.Warn("PDU session establishment rejected", "supi", c.supi, "psi", c.psi, "cause", rej.gsm, "err", rej.detail)
 	n1, berr := nasx.BuildPDUSessionEstablishmentReject(c.psi, c.pti, rej.gsm)
 	n.releaseLocally(ctx, c, "establishment failed")

@@ -56,6 +56,7 @@ type NF struct {
 	pools  ipPools
 	ctxs   *contexts
 	peers  peers
+	m      *metrics
 	bg     sync.WaitGroup // procedures running after their answer
 	stop   context.Context
 	cancel context.CancelFunc
@@ -82,9 +83,11 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	}
 	cp, _ := netip.ParseAddr(cfg.AdvertisedIP())
 	stop, cancel := context.WithCancel(context.Background())
-	return &NF{env: env, log: env.Log, n4: o.N4, upf: o.UPFAddr, cpAddr: cp, pools: pools, ctxs: newContexts(),
+	n := &NF{env: env, log: env.Log, n4: o.N4, upf: o.UPFAddr, cpAddr: cp, pools: pools, ctxs: newContexts(),
 		id:    sbi.InstanceID(models.NrfNfManagementNfType_SMF, cfg.AdvertisedAddr(cfg.SMF.SBIPort)),
-		peers: peers{env: env}, stop: stop, cancel: cancel}, nil
+		peers: peers{env: env}, stop: stop, cancel: cancel}
+	n.m = newMetrics(env.Registry, n)
+	return n, nil
 }
 
 // Handler serves nsmf-pdusession and the callbacks the SMF gave the PCF.
