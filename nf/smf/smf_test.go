@@ -8,7 +8,7 @@ import (
 
 	"github.com/free5gc/nas"
 	"github.com/free5gc/openapi/models"
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/protocol/nasx"
@@ -291,7 +291,9 @@ func TestPoolExhaustion(t *testing.T) {
 		t.Fatalf("third UE answered % x, want Reject #26", tr.n1)
 	}
 	s.core.waitReleased(t)
-	if got := testutil.ToFloat64(s.nf.m.establishments.WithLabelValues("cause_26")); got != 1 {
+	var m dto.Metric
+	if err := s.nf.m.establishments.WithLabelValues("cause_26").Write(&m); err != nil || m.GetCounter().GetValue() != 1 {
+		got := m.GetCounter().GetValue()
 		t.Errorf("l25gc_smf_pdu_session_establishments_total{result=cause_26} = %v, want 1", got)
 	}
 	if s.n4.count() != 2 {
