@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/free5gc/openapi/models"
 
@@ -65,7 +66,8 @@ type smContext struct {
 	ul             ngapx.Tunnel // UPF-C's N3 F-TEID
 	dl             ngapx.Tunnel // the gNB's N3 tunnel
 
-	releaseN2Done bool // PDU Session Resource Release Response seen
+	releaseN2Done bool        // PDU Session Resource Release Response seen
+	releaseGuard  *time.Timer // T3592 of a Release Command
 }
 
 func (c *smContext) owner() string { return fmt.Sprintf("%s/%d", c.supi, c.psi) }

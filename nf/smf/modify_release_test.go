@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/free5gc/nas"
 	"github.com/free5gc/openapi/models"
@@ -269,4 +270,20 @@ func TestDeactivateAndReactivate(t *testing.T) {
 	if s.n4.only(t).FARs[1].Action != rules.ActionForward {
 		t.Fatal("downlink not forwarded after the service request")
 	}
+}
+
+// A Release Command the UE never completes: T3592 releases the session
+// locally, so no address is held by a silent UE (TS 24.501 6.3.3.5).
+func TestReleaseWithoutCompleteEndsOnT3592(t *testing.T) {
+	s := newTestSMF(t, sbi.NewTCP(), setup{})
+	s.nf.releaseTimeout = time.Millisecond
+	ref, _ := s.established(t, subscribed, 1, establishmentRequest(t, 1, 1))
+	s.activate(t, ref)
+	a := s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{N1SmMsg: &models.RefToBinaryData{ContentId: "n1"}},
+		n1Part(gsmMsg(1, 2, nas.MsgTypePDUSessionReleaseRequest)))
+	if a.status != 200 {
+		t.Fatalf("release request: %d", a.status)
+	}
+	s.core.waitReleased(t)
+	s.assertNothingHeld(t)
 }

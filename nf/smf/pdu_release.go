@@ -19,6 +19,7 @@ package smf
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
@@ -26,6 +27,28 @@ import (
 	"github.com/l25gc/l25gc/protocol/nasx"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 )
+
+// t3592 guards a Release Command (TS 24.501 10.3, 16 s). The SMF does not
+// retransmit the command (the AMF's NAS transport is reliable over N2), so
+// the first expiry without the UE's Release Complete releases the session
+// locally, as the fifth would (TS 24.501 6.3.3.5): a UE or AMF that never
+// answers cannot hold an address.
+const t3592 = 16 * time.Second
+
+// guardRelease arms T3592 for c's release.
+func (n *NF) guardRelease(c *smContext) {
+	c.releaseGuard = time.AfterFunc(n.releaseTimeout, func() {
+		if n.stop.Err() != nil {
+			return
+		}
+		c.mu.Lock()
+		releasing := c.state == stateReleasing
+		c.mu.Unlock()
+		if releasing {
+			n.background(func(ctx context.Context) { n.releaseLocally(ctx, c, "T3592 expired without Release Complete") })
+		}
+	})
+}
 
 // teardown releases everything c holds: the N4 session, the SM policy
 // association, the UECM registration and the UE's address.
@@ -36,6 +59,9 @@ func (n *NF) teardown(ctx context.Context, c *smContext, why string) {
 		return
 	}
 	c.state = stateReleased
+	if c.releaseGuard != nil {
+		c.releaseGuard.Stop()
+	}
 	n.deleteN4(ctx, c)
 	if c.policyURI != "" {
 		if err := n.peers.deletePolicy(ctx, c.policyURI); err != nil {
@@ -82,6 +108,7 @@ func (n *NF) releaseLocally(ctx context.Context, c *smContext, why string) {
 func (n *NF) releaseCommand(ctx context.Context, c *smContext, pti, cause uint8) (n1, n2 []byte, err error) {
 	n.deleteN4(ctx, c)
 	c.state = stateReleasing
+	n.guardRelease(c)
 	if n1, err = nasx.BuildPDUSessionReleaseCommand(c.psi, pti, cause); err != nil {
 		return nil, nil, err
 	}

@@ -57,9 +57,11 @@ type NF struct {
 	ctxs   *contexts
 	peers  peers
 	m      *metrics
-	bg     sync.WaitGroup // procedures running after their answer
-	stop   context.Context
-	cancel context.CancelFunc
+	// releaseTimeout is T3592 (tests shorten it).
+	releaseTimeout time.Duration
+	bg             sync.WaitGroup // procedures running after their answer
+	stop           context.Context
+	cancel         context.CancelFunc
 }
 
 // New builds the SMF without a UPF (see NewWithOptions).
@@ -85,7 +87,7 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	stop, cancel := context.WithCancel(context.Background())
 	n := &NF{env: env, log: env.Log, n4: o.N4, upf: o.UPFAddr, cpAddr: cp, pools: pools, ctxs: newContexts(),
 		id:    sbi.InstanceID(models.NrfNfManagementNfType_SMF, cfg.AdvertisedAddr(cfg.SMF.SBIPort)),
-		peers: peers{env: env}, stop: stop, cancel: cancel}
+		peers: peers{env: env}, stop: stop, cancel: cancel, releaseTimeout: t3592}
 	n.m = newMetrics(env.Registry, n)
 	return n, nil
 }

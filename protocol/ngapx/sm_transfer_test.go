@@ -136,12 +136,18 @@ func smMessages(t *testing.T) map[string][]byte {
 	relTr, _ := BuildPDUSessionResourceReleaseCommandTransfer(CauseNas(ngapType.CauseNasPresentNormalRelease))
 	setupRsp, _ := BuildPDUSessionResourceSetupResponseTransfer(SetupResponse{DL: gnbTunnel, QFIs: []uint8{1}})
 	rejectDL, _ := BuildDownlinkNASTransport(1, 1, dl(reject))
+	modRej, _ := nasx.BuildPDUSessionModificationReject(1, 3, nasx.GSMCauseSemanticErrorsInPacketFilters)
+	relRej, _ := nasx.BuildPDUSessionReleaseReject(1, 4, nasx.GSMCauseInvalidPDUSessionIdentity)
+	modRejDL, _ := BuildDownlinkNASTransport(1, 1, dl(modRej))
+	relRejDL, _ := BuildDownlinkNASTransport(1, 1, dl(relRej))
 	return map[string][]byte{
-		"setup request":   encodeTest(t, setupRequestPDU(dl(accept), setupRequestTransfer(t))),
-		"setup response":  encodeTest(t, setupResponsePDU(setupRsp)),
-		"modify request":  encodeTest(t, modifyRequestPDU(dl(modCmd), modReq)),
-		"release command": encodeTest(t, releaseCommandPDU(dl(relCmd), relTr)),
-		"reject":          rejectDL,
+		"modification reject": modRejDL,
+		"release reject":      relRejDL,
+		"setup request":       encodeTest(t, setupRequestPDU(dl(accept), setupRequestTransfer(t))),
+		"setup response":      encodeTest(t, setupResponsePDU(setupRsp)),
+		"modify request":      encodeTest(t, modifyRequestPDU(dl(modCmd), modReq)),
+		"release command":     encodeTest(t, releaseCommandPDU(dl(relCmd), relTr)),
+		"reject":              rejectDL,
 	}
 }
 
@@ -256,7 +262,7 @@ func TestTsharkDissectsSMMessages(t *testing.T) {
 		t.Skip("tshark not installed (apt-get install tshark)")
 	}
 	msgs := smMessages(t)
-	names := []string{"setup request", "setup response", "modify request", "release command", "reject"}
+	names := []string{"setup request", "setup response", "modify request", "release command", "reject", "modification reject", "release reject"}
 	var list [][]byte
 	for _, n := range names {
 		list = append(list, msgs[n])
@@ -281,7 +287,7 @@ func TestTsharkDissectsSMMessages(t *testing.T) {
 	// Message type, GTP TEID, QFIs, and the IPv4 address tshark reads
 	// (the PDU address of the Accept, the packet filter's remote address
 	// in the Modification Command).
-	want := []string{"0xc2\t00000101\t1,2\t10.60.0.1", "\t00000077\t1", "0xcb\t\t2\t10.200.0.2", "0xd3", "0xc3"}
+	want := []string{"0xc2\t00000101\t1,2\t10.60.0.1", "\t00000077\t1", "0xcb\t\t2\t10.200.0.2", "0xd3", "0xc3", "0xca", "0xd2"}
 	if len(lines) != len(want) {
 		t.Fatalf("tshark read %d packets, want %d:\n%s", len(lines), len(want), out)
 	}
