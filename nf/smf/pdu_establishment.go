@@ -227,6 +227,9 @@ func (n *NF) establish(ctx context.Context, c *smContext) {
 	}
 	err = n.peers.transfer(ctx, n1n2{supi: c.supi, amfID: c.servingNfID, psi: c.psi, snssai: c.snssai,
 		n1: n1, n2: n2, n2Type: models.N2SmInfoType_PDU_RES_SETUP_REQ})
+	if err != nil && n.stop.Err() != nil {
+		return // the SMF is stopping: the lease stays for its next run
+	}
 	if err != nil {
 		// The UE cannot be told; its session is released here and the
 		// AMF learns it from the status notification.

@@ -1,6 +1,7 @@
 package smf
 
 import (
+	"context"
 	"errors"
 	"net/netip"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/protocol/nasx"
+	"github.com/l25gc/l25gc/sbi"
 )
 
 // Leases outlive the SMF: after a restart an address in use is not handed
@@ -129,4 +131,36 @@ func TestPolicyDecisionToFlows(t *testing.T) {
 	if err != nil || r.Default || len(r.Filters) != 1 || r.Filters[0].Direction != nasx.FilterBidirectional {
 		t.Fatalf("QoS rule %+v %v", r, err)
 	}
+}
+
+// An SMF restarted on the same data directory hands a new UE none of the
+// addresses its sessions held, and a UE establishing the same session
+// again gets its own address back.
+func TestRestartedSMFKeepsAddressesInUse(t *testing.T) {
+	dir := t.TempDir()
+	same := setup{cfg: func(c *config.Config) { c.DataDir = dir; c.SMF.DNNs[0].Pool = "10.60.0.0/29" }}
+	first := newTestSMF(t, sbi.NewTCP(), same)
+	_, tr := first.established(t, subscribed, 1, establishmentRequest(t, 1, 1))
+	held := acceptedAddress(t, tr)
+	first.nf.Stop(context.Background())
+
+	restarted := newTestSMF(t, sbi.NewTCP(), same)
+	_, tr = restarted.established(t, subscribed, 2, establishmentRequest(t, 2, 1))
+	if got := acceptedAddress(t, tr); got == held {
+		t.Fatalf("restarted SMF handed %v, still leased, to another session", got)
+	}
+	_, tr = restarted.established(t, subscribed, 1, establishmentRequest(t, 1, 1))
+	if got := acceptedAddress(t, tr); got != held {
+		t.Fatalf("the same session got %v after the restart, want its %v", got, held)
+	}
+}
+
+func acceptedAddress(t *testing.T, tr transfer) netip.Addr {
+	t.Helper()
+	a := decodeGSM(t, tr.n1).PDUSessionEstablishmentAccept
+	if a == nil {
+		t.Fatalf("not an Accept: % x", tr.n1)
+	}
+	info := a.PDUAddress.GetPDUAddressInformation()
+	return netip.AddrFrom4([4]byte(info[:4]))
 }
