@@ -115,8 +115,9 @@ func (n *NF) Profile() models.NrfNfManagementNfProfile {
 	}
 	info := &models.SmfInfo{}
 	for _, s := range cfg.SNSSAIs {
-		info.SNssaiSmfInfoList = append(info.SNssaiSmfInfoList, models.SnssaiSmfInfoItem{
-			SNssai: &models.ExtSnssai{Sst: int32(s.SST), Sd: s.SD}, DnnSmfInfoList: dnns})
+		ext := models.ExtSnssai{Sst: int32(s.SST), Sd: s.SD}
+		p.SNssais = append(p.SNssais, ext)
+		info.SNssaiSmfInfoList = append(info.SNssaiSmfInfoList, models.SnssaiSmfInfoItem{SNssai: &ext, DnnSmfInfoList: dnns})
 	}
 	p.SmfInfo = info
 	return p

@@ -164,3 +164,24 @@ func acceptedAddress(t *testing.T, tr transfer) netip.Addr {
 	info := a.PDUAddress.GetPDUAddressInformation()
 	return netip.AddrFrom4([4]byte(info[:4]))
 }
+
+// The AMF selects the SMF through the NRF by S-NSSAI and DNN (TS 23.502
+// 4.3.2.2.3): the profile says which it serves.
+func TestDiscoveredBySliceAndDNN(t *testing.T) {
+	s := newTestSMF(t, sbi.NewTCP(), setup{})
+	if err := s.nf.env.NRF.Register(context.Background(), s.nf.Profile()); err != nil {
+		t.Fatal(err)
+	}
+	find := func(dnn string, sn models.Snssai) int {
+		got, err := s.nf.env.NRF.Search(context.Background(), sbi.Query{Target: models.NrfNfManagementNfType_SMF,
+			Services: []models.ServiceName{models.ServiceName_NSMF_PDUSESSION}, SNSSAIs: []models.Snssai{sn}, DNN: dnn})
+		if err != nil {
+			return 0 // none registered that serves it
+		}
+		return len(got)
+	}
+	if find("internet", slice1) != 1 || find("ims", slice1) != 0 || find("internet", models.Snssai{Sst: 2}) != 0 {
+		t.Fatalf("discovery: internet/slice1 %d, ims %d, slice 2 %d; want 1, 0, 0",
+			find("internet", slice1), find("ims", slice1), find("internet", models.Snssai{Sst: 2}))
+	}
+}
