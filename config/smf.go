@@ -30,17 +30,23 @@ type SMFDNN struct {
 // SMFUPF says where the SMF reaches its UPF.
 type SMFUPF struct {
 	// N4Addr is the UPF's N4 address, passed as it is to the PFCP client
-	// (protocol/pfcpx: e.g. an IP:port over UDP, or an X-IO service);
-	// "" = this node's UPF-C at upf.c.pfcp_addr.
+	// (protocol/pfcpx: udp:IP:port, xio:NAME, or a bare IP:port over UDP);
+	// "" = this node's UPF-C at upf.c.pfcp_addr (see SMFUPFAddr).
 	N4Addr string `yaml:"n4_addr"`
 }
 
-// SMFUPFAddr is the N4 address of the SMF's UPF.
+// SMFUPFAddr is the N4 address of the SMF's UPF: smf.upf.n4_addr, else
+// this node's UPF-C — over X-IO when the NFs of this node talk over X-IO
+// and it runs UPF-C (N4 over shared memory on one node, like the SBI),
+// else over UDP at upf.c.pfcp_addr.
 func (c *Config) SMFUPFAddr() string {
-	if c.SMF.UPF.N4Addr != "" {
+	switch {
+	case c.SMF.UPF.N4Addr != "":
 		return c.SMF.UPF.N4Addr
+	case (c.SBI.Transport == "xio" || c.SBI.Transport == "xio-socket") && c.Runs("upf-c"):
+		return "xio:" + c.UPF.C.PFCPAddr
 	}
-	return c.UPF.C.PFCPAddr
+	return "udp:" + c.UPF.C.PFCPAddr
 }
 
 // defaultSMF serves DNN internet from the lab's UE pool (DESIGN.md, the

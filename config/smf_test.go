@@ -39,8 +39,14 @@ func TestSMFDefaultsAndUPFAddress(t *testing.T) {
 	if len(c.SMF.DNNs) != 1 || c.SMF.DNNs[0].DNN != "internet" || c.SMF.DNNs[0].Pool != "10.60.0.0/16" {
 		t.Fatalf("default SMF DNNs %+v", c.SMF.DNNs)
 	}
-	if c.SMFUPFAddr() != c.UPF.C.PFCPAddr {
-		t.Errorf("default UPF N4 address %q, want UPF-C's %q", c.SMFUPFAddr(), c.UPF.C.PFCPAddr)
+	// This branch's table has no upf-c yet: UDP unless the node runs it.
+	c.SBI.Transport = "tcp"
+	if got := c.SMFUPFAddr(); got != "udp:127.0.0.1:8805" {
+		t.Errorf("UPF N4 address over tcp %q, want udp:127.0.0.1:8805", got)
+	}
+	c.SBI.Transport, c.NFs = "xio", append(c.NFs, "upf-c")
+	if got := c.SMFUPFAddr(); got != "xio:127.0.0.1:8805" {
+		t.Errorf("UPF N4 address on an X-IO node with UPF-C %q, want xio:127.0.0.1:8805", got)
 	}
 	c, err := Parse("node.yaml", []byte("smf:\n  upf:\n    n4_addr: udp:10.0.0.9:8805\n  dnns:\n    - {dnn: internet, pool: 10.60.0.0/30}\n    - {dnn: ims, pool: 10.61.0.0/24}\n"))
 	if err != nil {
