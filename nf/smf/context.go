@@ -23,7 +23,7 @@ const (
 	stateActive                    // user plane up
 	stateInactive                  // AN released: no downlink tunnel (CM-IDLE)
 	stateModifying                 // a modification command is out
-	stateReleasing                 // Release Command sent, waiting for the UE's Release Complete
+	stateReleasing                 // Release Command sent, waiting for the UE's and the gNB's answers
 	stateReleased                  // gone; late messages for it are refused
 )
 
@@ -66,7 +66,8 @@ type smContext struct {
 	ul             ngapx.Tunnel // UPF-C's N3 F-TEID
 	dl             ngapx.Tunnel // the gNB's N3 tunnel
 
-	releaseN2Done bool        // PDU Session Resource Release Response seen
+	releaseN1Done bool        // the UE's PDU Session Release Complete seen
+	releaseN2Done bool        // the gNB's PDU Session Resource Release Response seen (or no N2 resources)
 	releaseGuard  *time.Timer // T3592 of a Release Command
 }
 

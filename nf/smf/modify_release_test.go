@@ -242,8 +242,17 @@ func TestNetworkRequestedRelease(t *testing.T) {
 	if cmd := decodeGSM(t, tr.n1).PDUSessionReleaseCommand; cmd == nil || cmd.GetPTI() != 0 || tr.n2 == nil {
 		t.Fatalf("transfer % x", tr.n1)
 	}
+	// The UE's Release Complete may come before the gNB's release
+	// response: the session waits for both (TS 23.502 4.3.4.2 7b, 10b).
 	s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{N1SmMsg: &models.RefToBinaryData{ContentId: "n1"}},
 		n1Part(gsmMsg(1, 0, nas.MsgTypePDUSessionReleaseComplete)))
+	if s.nf.ctxs.count() != 1 {
+		t.Fatal("the SM context went before the gNB's release response")
+	}
+	if a := s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{N2SmInfo: &models.RefToBinaryData{ContentId: "n2"},
+		N2SmInfoType: models.N2SmInfoType_PDU_RES_REL_RSP, UpCnxState: models.UpCnxState_DEACTIVATED}, n2Part([]byte{0})); a.status != 200 {
+		t.Fatalf("release response: %d %s", a.status, a.json)
+	}
 	s.core.waitReleased(t)
 	s.assertNothingHeld(t)
 }

@@ -107,6 +107,9 @@ func (n *NF) releaseLocally(ctx context.Context, c *smContext, why string) {
 // transfer are built. pti is the UE's (0 when the network asks).
 func (n *NF) releaseCommand(ctx context.Context, c *smContext, pti, cause uint8) (n1, n2 []byte, err error) {
 	n.deleteN4(ctx, c)
+	// Without a downlink tunnel the gNB holds no resources of the
+	// session and sends no release response (TS 23.502 4.3.4.2 step 3).
+	c.releaseN1Done, c.releaseN2Done = false, c.state == stateInactive || !c.dl.IPv4.IsValid()
 	c.state = stateReleasing
 	n.guardRelease(c)
 	if n1, err = nasx.BuildPDUSessionReleaseCommand(c.psi, pti, cause); err != nil {
@@ -146,9 +149,21 @@ func (n *NF) releaseByNetwork(ctx context.Context, c *smContext, cause uint8) {
 	}
 }
 
-// releaseComplete ends a release the UE completed (step 10b-11).
-func (n *NF) releaseComplete(c *smContext) {
-	n.background(func(ctx context.Context) { n.releaseLocally(ctx, c, "release complete") })
+// releaseAnswered notes the UE's Release Complete (step 10b) or the gNB's
+// release response (7b), which come in either order; with both the
+// session is gone (step 11).
+func (n *NF) releaseAnswered(c *smContext, fromUE bool) {
+	if c.state != stateReleasing {
+		return
+	}
+	if fromUE {
+		c.releaseN1Done = true
+	} else {
+		c.releaseN2Done = true
+	}
+	if c.releaseN1Done && c.releaseN2Done {
+		n.background(func(ctx context.Context) { n.releaseLocally(ctx, c, "release complete") })
+	}
 }
 
 // handleRelease is Nsmf_PDUSession_ReleaseSMContext (TS 29.502 5.2.2.4):

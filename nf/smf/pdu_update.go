@@ -54,7 +54,7 @@ func (n *NF) updateN2(ctx context.Context, c *smContext, t models.N2SmInfoType, 
 		n.background(func(ctx context.Context) { n.releaseLocally(ctx, c, "gNB refused the resources") })
 		return updateAnswer{}, nil
 	case models.N2SmInfoType_PDU_RES_REL_RSP:
-		c.releaseN2Done = true
+		n.releaseAnswered(c, false)
 		return updateAnswer{}, nil
 	case models.N2SmInfoType_PDU_RES_MOD_RSP:
 		rsp, err := ngapx.ParsePDUSessionResourceModifyResponseTransfer(n2)
@@ -138,9 +138,7 @@ func (n *NF) updateN1(ctx context.Context, c *smContext, n1 []byte) (updateAnswe
 	case nas.MsgTypePDUSessionReleaseRequest:
 		return n.releaseRequested(ctx, c, g)
 	case nas.MsgTypePDUSessionReleaseComplete:
-		if c.state == stateReleasing {
-			n.releaseComplete(c)
-		}
+		n.releaseAnswered(c, true)
 	case nas.MsgTypePDUSessionModificationRequest:
 		return n.modificationRequested(ctx, c, g)
 	case nas.MsgTypePDUSessionModificationComplete:
