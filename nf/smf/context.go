@@ -154,6 +154,25 @@ func (s *contexts) remove(c *smContext) {
 	}
 }
 
+// byOwner finds the context of the UE's PDU session.
+func (s *contexts) byOwner(supi string, psi int) (*smContext, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.byKey[fmt.Sprintf("%s/%d", supi, psi)]
+	return c, ok
+}
+
+// all lists the contexts.
+func (s *contexts) all() []*smContext {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*smContext, 0, len(s.byRef))
+	for _, c := range s.byRef {
+		out = append(out, c)
+	}
+	return out
+}
+
 func (s *contexts) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -203,7 +203,13 @@ func (n *NF) handlePolicyUpdate(w http.ResponseWriter, r *http.Request) {
 	if !sbi.DecodeJSON(w, r, &note) {
 		return
 	}
-	m, err := n.policyModification(r.Context(), c, note.SmPolicyDecision)
+	n.applyPolicyUpdate(w, r, c, note.SmPolicyDecision)
+}
+
+// applyPolicyUpdate runs a network-requested modification for decision d
+// and answers 204 once the UPF has the new rules.
+func (n *NF) applyPolicyUpdate(w http.ResponseWriter, r *http.Request, c *smContext, d *models.SmPolicyDecision) {
+	m, err := n.policyModification(r.Context(), c, d)
 	if err != nil {
 		sbi.WriteError(w, "UPF", err)
 		return

@@ -92,7 +92,8 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	return n, nil
 }
 
-// Handler serves nsmf-pdusession and the callbacks the SMF gave the PCF.
+// Handler serves nsmf-pdusession, the callbacks the SMF gave the PCF,
+// and the admin API (handler_admin.go).
 func (n *NF) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+smContextsPath, n.handleCreate)
@@ -100,6 +101,7 @@ func (n *NF) Handler() http.Handler {
 	mux.HandleFunc("POST "+smContextsPath+"/{smContextRef}/release", n.handleRelease)
 	mux.HandleFunc("POST "+callbackPrefix+"sm-policies/{smContextRef}/update", n.handlePolicyUpdate)
 	mux.HandleFunc("POST "+callbackPrefix+"sm-policies/{smContextRef}/terminate", n.handlePolicyTerminate)
+	n.routeAdmin(mux)
 	return mux
 }
 
