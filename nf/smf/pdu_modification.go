@@ -58,6 +58,7 @@ func (n *NF) addQoSFlows(ctx context.Context, c *smContext, flows []qosFlow, pti
 		return nil, nil, fmt.Errorf("N4 session modification (add QoS flows): %w", err)
 	}
 	c.pending = append(c.pending, flows...)
+	n.log.Info("QoS flows added", "supi", c.supi, "psi", c.psi, "qfis", pendingOf(flows), "ue_requested", pti != 0)
 	return n1, n2, nil
 }
 
