@@ -30,6 +30,14 @@ import (
 	"github.com/l25gc/l25gc/sbi"
 )
 
+// modifiable: the user plane is set up (TS 23.502 4.3.3.2), or being
+// activated — the UE holds the Accept while the gNB's setup response may
+// still be on its way to the SMF, and the AMF delivers the modify request
+// after it.
+func (c *smContext) modifiable() bool {
+	return c.state == stateActive || c.state == stateActivating
+}
+
 // addQoSFlows installs flows at the UPF and builds the Modification
 // Command (pti: the UE's, 0 when the network asks) and the modify request
 // transfer. The flows stay pending until the gNB confirms them.
@@ -114,7 +122,7 @@ func pendingQFIs(c *smContext) []uint8 { return pendingOf(c.pending) }
 // request the SMF cannot grant gets Modification Reject with its cause.
 func (n *NF) modificationRequested(ctx context.Context, c *smContext, g nasx.GSM) (updateAnswer, error) {
 	flows, cause := c.requestedFlows(g)
-	if cause == 0 && c.state != stateActive {
+	if cause == 0 && !c.modifiable() {
 		cause = nasx.GSMCauseMessageNotCompatibleWithState
 	}
 	var n1, n2 []byte
@@ -226,7 +234,7 @@ func (n *NF) applyPolicyUpdate(w http.ResponseWriter, r *http.Request, c *smCont
 func (n *NF) policyModification(ctx context.Context, c *smContext, d *models.SmPolicyDecision) (*n1n2, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.state != stateActive {
+	if !c.modifiable() {
 		return nil, sbi.Rejectf(http.StatusConflict, "PDU_SESSION_NOT_ACTIVE", "PDU session is %s", c.state)
 	}
 	if d == nil {
