@@ -66,7 +66,7 @@ func (n *NF) addQoSFlows(ctx context.Context, c *smContext, flows []qosFlow, pti
 		return nil, nil, fmt.Errorf("N4 session modification (add QoS flows): %w", err)
 	}
 	c.pending = append(c.pending, flows...)
-	n.log.Info("QoS flows added", "supi", c.supi, "psi", c.psi, "qfis", pendingOf(flows), "ue_requested", pti != 0)
+	n.log.Info("QoS flows added", "supi", c.supi, "psi", c.psi, "qfis", fmt.Sprint(pendingOf(flows)), "ue_requested", pti != 0)
 	return n1, n2, nil
 }
 
@@ -93,7 +93,7 @@ func (n *NF) modified(ctx context.Context, c *smContext, accepted, failed []uint
 	if err != nil {
 		return fmt.Errorf("N4 session modification (remove failed QoS flows): %w", err)
 	}
-	n.log.Info("QoS flows not set up", "supi", c.supi, "psi", c.psi, "qfis", pendingOf(drop))
+	n.log.Info("QoS flows not set up", "supi", c.supi, "psi", c.psi, "qfis", fmt.Sprint(pendingOf(drop)))
 	return nil
 }
 
