@@ -89,8 +89,9 @@ func (n *NF) create(ctx context.Context, d *models.SmfPduSessionSmContextCreateD
 	}
 	if old := n.ctxs.add(c); old != nil {
 		// TS 23.502 4.3.2.2.1 step 3: a PDU session ID already in use is
-		// released locally first.
-		n.background(func(ctx context.Context) { n.releaseLocally(ctx, old, "replaced by a new establishment") })
+		// released locally. No status notification: the AMF, which asked
+		// for the new one, would take it for the new session's.
+		n.teardown(ctx, old, "replaced by a new establishment")
 	}
 	if err := n.registerUECM(ctx, c); err != nil {
 		n.ctxs.remove(c)
