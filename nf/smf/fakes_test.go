@@ -150,6 +150,7 @@ type fakeCore struct {
 	pccRules   map[string]*models.PccRule // given at create
 	qosDecs    map[string]*models.QosData
 	pcfFails   bool
+	uecmFails  bool
 	transfers  chan transfer
 	released   chan string // SM context status notifications (path)
 	pcfURL     string
@@ -176,6 +177,10 @@ func (f *fakeCore) udm() http.Handler {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		key := r.PathValue("supi") + "/" + r.PathValue("psi")
+		if f.uecmFails {
+			sbi.WriteProblem(w, 500, "SYSTEM_FAILURE", "")
+			return
+		}
 		if r.Method == "PUT" {
 			f.uecm[key] = true
 			w.WriteHeader(201)

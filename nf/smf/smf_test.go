@@ -307,3 +307,18 @@ func TestPoolExhaustion(t *testing.T) {
 		t.Fatal("the freed address was not handed out again")
 	}
 }
+
+// A UDM that fails the SMF's UECM registration: #38 at once, nothing kept.
+func TestUECMFailureRejectsWith38(t *testing.T) {
+	s := newTestSMF(t, sbi.NewTCP(), setup{})
+	s.core.uecmFails = true
+	a := s.post(t, smContextsPath, s.createData(subscribed, "internet", 1), n1Part(establishmentRequest(t, 1, 1)))
+	var e models.SmContextCreateError
+	if err := json.Unmarshal(a.json, &e); err != nil || a.status != 504 || e.Error.Cause != "NETWORK_FAILURE" {
+		t.Fatalf("answer %d %s, want 504 NETWORK_FAILURE", a.status, a.json)
+	}
+	if rej := decodeGSM(t, a.parts[e.N1SmMsg.ContentId].Data).PDUSessionEstablishmentReject; rej == nil || rej.Cause5GSM.GetCauseValue() != nasx.GSMCauseNetworkFailure {
+		t.Fatalf("Reject %+v, want #38", rej)
+	}
+	s.assertNothingHeld(t)
+}
