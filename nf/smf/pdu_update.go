@@ -90,6 +90,10 @@ func (n *NF) activated(ctx context.Context, c *smContext, n2 []byte) (updateAnsw
 // deactivate is the AN release (TS 23.502 4.2.6 step 5): the downlink
 // tunnel is gone.
 func (n *NF) deactivate(ctx context.Context, c *smContext) (updateAnswer, error) {
+	if c.upSEID == 0 || (c.state != stateActive && c.state != stateActivating) {
+		// No user plane to deactivate (being released, or not set up).
+		return updateAnswer{upCnx: models.UpCnxState_DEACTIVATED}, nil
+	}
 	n4, err := n.n4Client()
 	if err == nil {
 		_, err = n4.Modify(ctx, n.upf, c.upSEID, downlinkDropped())
@@ -104,6 +108,9 @@ func (n *NF) deactivate(ctx context.Context, c *smContext) (updateAnswer, error)
 // reactivate answers a service request (TS 23.502 4.2.3.2 step 5) with the
 // setup request transfer for the gNB.
 func (n *NF) reactivate(c *smContext) (updateAnswer, error) {
+	if c.state != stateInactive && c.state != stateActive {
+		return updateAnswer{}, sbi.Rejectf(http.StatusConflict, "PDU_SESSION_NOT_ACTIVE", "PDU session is %s", c.state)
+	}
 	n2, err := ngapx.BuildPDUSessionResourceSetupRequestTransfer(c.setupTransfer())
 	if err != nil {
 		return updateAnswer{}, err
