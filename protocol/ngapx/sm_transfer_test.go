@@ -17,15 +17,15 @@ import (
 )
 
 var (
-	upfTunnel = Tunnel{IPv4: netip.MustParseAddr("10.100.0.1"), TEID: 0x101}
-	gnbTunnel = Tunnel{IPv4: netip.MustParseAddr("10.100.0.2"), TEID: 0x77}
-	flows     = []FlowQoS{{QFI: 1, FiveQI: 9, ARPPriority: 8, PreemptionVulnerability: true},
+	smUPFTunnel = Tunnel{IPv4: netip.MustParseAddr("10.100.0.1"), TEID: 0x101}
+	smGNBTunnel = Tunnel{IPv4: netip.MustParseAddr("10.100.0.2"), TEID: 0x77}
+	smFlows     = []FlowQoS{{QFI: 1, FiveQI: 9, ARPPriority: 8, PreemptionVulnerability: true},
 		{QFI: 2, FiveQI: 1, ARPPriority: 2, PreemptionCapability: true, GBR: true, MFBRDown: 5e6, MFBRUp: 5e6, GFBRDown: 2e6, GFBRUp: 2e6}}
 )
 
 func setupRequestTransfer(t testing.TB) []byte {
 	t.Helper()
-	b, err := BuildPDUSessionResourceSetupRequestTransfer(SetupRequestTransfer{AMBRDown: 2e8, AMBRUp: 1e8, UL: upfTunnel, Flows: flows})
+	b, err := BuildPDUSessionResourceSetupRequestTransfer(SetupRequestTransfer{AMBRDown: 2e8, AMBRUp: 1e8, UL: smUPFTunnel, Flows: smFlows})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,35 +34,35 @@ func setupRequestTransfer(t testing.TB) []byte {
 
 func TestSetupRequestTransferRoundTrip(t *testing.T) {
 	got, err := ParsePDUSessionResourceSetupRequestTransfer(setupRequestTransfer(t))
-	want := SetupRequestTransfer{AMBRDown: 2e8, AMBRUp: 1e8, UL: upfTunnel, Flows: flows}
+	want := SetupRequestTransfer{AMBRDown: 2e8, AMBRUp: 1e8, UL: smUPFTunnel, Flows: smFlows}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("round trip: %v\n got %+v\nwant %+v", err, got, want)
 	}
-	if _, err := BuildPDUSessionResourceSetupRequestTransfer(SetupRequestTransfer{UL: upfTunnel}); err == nil {
+	if _, err := BuildPDUSessionResourceSetupRequestTransfer(SetupRequestTransfer{UL: smUPFTunnel}); err == nil {
 		t.Error("a transfer without QoS flows was built")
 	}
-	if _, err := BuildPDUSessionResourceSetupRequestTransfer(SetupRequestTransfer{UL: Tunnel{}, Flows: flows}); err == nil {
+	if _, err := BuildPDUSessionResourceSetupRequestTransfer(SetupRequestTransfer{UL: Tunnel{}, Flows: smFlows}); err == nil {
 		t.Error("a transfer without an uplink address was built")
 	}
-	if _, err := BuildPDUSessionResourceSetupRequestTransfer(SetupRequestTransfer{UL: upfTunnel, Flows: []FlowQoS{{QFI: 1, FiveQI: 9}}}); err == nil {
+	if _, err := BuildPDUSessionResourceSetupRequestTransfer(SetupRequestTransfer{UL: smUPFTunnel, Flows: []FlowQoS{{QFI: 1, FiveQI: 9}}}); err == nil {
 		t.Error("ARP priority 0 was built")
 	}
 }
 
 func TestResponseTransfersRoundTrip(t *testing.T) {
-	b, err := BuildPDUSessionResourceSetupResponseTransfer(SetupResponse{DL: gnbTunnel, QFIs: []uint8{1, 2}})
+	b, err := BuildPDUSessionResourceSetupResponseTransfer(SetupResponse{DL: smGNBTunnel, QFIs: []uint8{1, 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rsp, err := ParsePDUSessionResourceSetupResponseTransfer(b)
-	if err != nil || rsp.DL != gnbTunnel || !reflect.DeepEqual(rsp.QFIs, []uint8{1, 2}) {
+	if err != nil || rsp.DL != smGNBTunnel || !reflect.DeepEqual(rsp.QFIs, []uint8{1, 2}) {
 		t.Fatalf("setup response %+v %v", rsp, err)
 	}
-	mod, err := BuildPDUSessionResourceModifyRequestTransfer(flows[1:])
+	mod, err := BuildPDUSessionResourceModifyRequestTransfer(smFlows[1:])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := ParsePDUSessionResourceModifyRequestTransfer(mod); err != nil || !reflect.DeepEqual(got, flows[1:]) {
+	if got, err := ParsePDUSessionResourceModifyRequestTransfer(mod); err != nil || !reflect.DeepEqual(got, smFlows[1:]) {
 		t.Fatalf("modify request %+v %v", got, err)
 	}
 	b, _ = BuildPDUSessionResourceModifyResponseTransfer(ModifyResponse{QFIs: []uint8{2}})
@@ -92,7 +92,7 @@ func TestTransferParsersRefuseGarbage(t *testing.T) {
 
 func FuzzSMTransfers(f *testing.F) {
 	f.Add(setupRequestTransfer(f))
-	b, _ := BuildPDUSessionResourceSetupResponseTransfer(SetupResponse{DL: gnbTunnel, QFIs: []uint8{1}})
+	b, _ := BuildPDUSessionResourceSetupResponseTransfer(SetupResponse{DL: smGNBTunnel, QFIs: []uint8{1}})
 	f.Add(b)
 	b, _ = BuildPDUSessionResourceModifyResponseTransfer(ModifyResponse{QFIs: []uint8{2}})
 	f.Add(b)
@@ -132,9 +132,9 @@ func smMessages(t *testing.T) map[string][]byte {
 		}
 		return b
 	}
-	modReq, _ := BuildPDUSessionResourceModifyRequestTransfer(flows[1:])
+	modReq, _ := BuildPDUSessionResourceModifyRequestTransfer(smFlows[1:])
 	relTr, _ := BuildPDUSessionResourceReleaseCommandTransfer(CauseNas(ngapType.CauseNasPresentNormalRelease))
-	setupRsp, _ := BuildPDUSessionResourceSetupResponseTransfer(SetupResponse{DL: gnbTunnel, QFIs: []uint8{1}})
+	setupRsp, _ := BuildPDUSessionResourceSetupResponseTransfer(SetupResponse{DL: smGNBTunnel, QFIs: []uint8{1}})
 	rejectDL, _ := BuildDownlinkNASTransport(1, 1, dl(reject))
 	modRej, _ := nasx.BuildPDUSessionModificationReject(1, 3, nasx.GSMCauseSemanticErrorsInPacketFilters)
 	relRej, _ := nasx.BuildPDUSessionReleaseReject(1, 4, nasx.GSMCauseInvalidPDUSessionIdentity)
