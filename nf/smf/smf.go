@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -128,10 +129,14 @@ func (n *NF) Profile() models.NrfNfManagementNfProfile {
 // Start has no background work of its own.
 func (n *NF) Start(context.Context) error { return nil }
 
-// Stop ends the procedures still running.
+// Stop ends the procedures still running, then the N4 client if it has
+// sockets to close (pfcpx.Client).
 func (n *NF) Stop(context.Context) {
 	n.cancel()
 	n.bg.Wait()
+	if c, ok := n.n4.(io.Closer); ok {
+		_ = c.Close()
+	}
 }
 
 // background runs a procedure after its request was answered, bounded by
