@@ -322,3 +322,15 @@ func TestUECMFailureRejectsWith38(t *testing.T) {
 	}
 	s.assertNothingHeld(t)
 }
+
+// A UE asking IPv4v6 gets an IPv4 session and #50 in the Accept (TS
+// 24.501 6.4.1.3: "PDU session type IPv4 only allowed").
+func TestIPv4v6IsAnsweredWithIPv4And50(t *testing.T) {
+	s := newTestSMF(t, sbi.NewTCP(), setup{})
+	_, tr := s.established(t, subscribed, 1, withIEs(establishmentRequest(t, 1, 1), nasx.PDUSessionTypeIPv4v6))
+	acc := decodeGSM(t, tr.n1).PDUSessionEstablishmentAccept
+	if acc == nil || acc.Cause5GSM == nil || acc.Cause5GSM.GetCauseValue() != nasx.GSMCausePDUSessionTypeIPv4OnlyAllowed ||
+		acc.SelectedSSCModeAndSelectedPDUSessionType.GetPDUSessionType() != nasx.PDUSessionTypeIPv4 {
+		t.Fatalf("Accept % x, want IPv4 with #50", tr.n1)
+	}
+}
