@@ -42,6 +42,7 @@ type Config struct {
 	UDR  UDR      `yaml:"udr"`
 	PCF  NF       `yaml:"pcf"`
 	NSSF NF       `yaml:"nssf"`
+	SMF  SMF      `yaml:"smf"`
 	UPF  UPF      `yaml:"upf"`
 	// Subscribers are provisioned by the UDR at start when absent, so that a
 	// fresh core and the simulator work together with no editing.

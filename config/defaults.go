@@ -74,6 +74,7 @@ func defaultSections() *Config {
 			AdminTokenFile: "admin.token",
 			MaxBulk:        10000,
 		},
+		SMF: defaultSMF(),
 		UPF: UPF{
 			C:           UPFC{PFCPAddr: "127.0.0.1:8805", T1: 3 * time.Second, N1: 3},
 			N3:          UPFPort{IP: "10.100.0.1/24"},

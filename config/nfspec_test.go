@@ -14,7 +14,7 @@ func TestCatalogCheckNamesWhatIsWrong(t *testing.T) {
 	}{
 		{"dependency on no NF", Catalog{{Name: "nrf", After: []string{"nssf"}}}, `NF nrf starts after "nssf", which is no NF`},
 		{"cycle", Catalog{{Name: "nrf", After: []string{"amf"}}, {Name: "amf", After: []string{"nrf"}}}, "form a cycle"},
-		{"no config section", Catalog{{Name: "smf"}}, `the config has no section "smf"`},
+		{"no config section", Catalog{{Name: "nwdaf"}}, `the config has no section "nwdaf"`},
 		{"name twice", Catalog{{Name: "nrf"}, {Name: "nrf"}}, "NF nrf is listed twice"},
 		{"extra socket on no field", Catalog{{Name: "amf", Extra: []PortField{{Name: "N2", Addr: "amf.n2.addr"}}}}, "NF amf: N2: no config field amf.n2.addr"},
 	}

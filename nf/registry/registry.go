@@ -24,8 +24,10 @@ import (
 	"github.com/l25gc/l25gc/nf/nrf"
 	"github.com/l25gc/l25gc/nf/nssf"
 	"github.com/l25gc/l25gc/nf/pcf"
+	"github.com/l25gc/l25gc/nf/smf"
 	"github.com/l25gc/l25gc/nf/udm"
 	"github.com/l25gc/l25gc/nf/udr"
+	"github.com/l25gc/l25gc/protocol/pfcpx"
 	upfc "github.com/l25gc/l25gc/upf/c"
 )
 
@@ -64,16 +66,6 @@ var Table = []Entry{
 		Ports: config.NF{SBIPort: 29531, MetricsPort: 9531},
 		After: []string{"nrf"}},
 		func(e *nf.Env) (nf.Function, error) { return nssf.New(e) }},
-	{config.NFSpec{Name: "amf", Type: models.NrfNfManagementNfType_AMF,
-		Ports: config.NF{SBIPort: 29518, MetricsPort: 9518},
-		// N2: NGAP over SCTP, TS 38.412 7.
-		Extra: []config.PortField{{Name: "N2", Addr: "amf.ngap.addr", Network: "n2", Transport: "amf.ngap.transport"}},
-		After: []string{"nrf", "ausf", "udm", "pcf", "nssf"}},
-		func(e *nf.Env) (nf.Function, error) {
-			ngap := e.Config.AMF.NGAP
-			o := n2.Options{Metrics: n2.NewMetrics(e.Registry), MaxAssociations: ngap.MaxAssociations, MaxMessageSize: ngap.MaxMessageSize}
-			return amf.NewWithOptions(e, amf.Options{Listen: amf.AdaptListen(o.Listen)})
-		}},
 	// UPF-C: N4 (PFCP over UDP 8805, TS 29.244 4.2.2; over X-IO too on
 	// an X-IO node) and metrics, no SBI. Its rules go to an in-memory
 	// table until upf/shm is merged: then Options{Table: <upf/shm's
@@ -82,6 +74,24 @@ var Table = []Entry{
 		Ports: config.NF{MetricsPort: 9805},
 		Extra: []config.PortField{{Name: "N4", Addr: "upf.c.pfcp_addr", Network: "udp"}}},
 		func(e *nf.Env) (nf.Function, error) { return upfc.New(e) }},
+	{config.NFSpec{Name: "smf", Type: models.NrfNfManagementNfType_SMF,
+		Ports: config.NF{SBIPort: 29502, MetricsPort: 9502},
+		// TS 23.502 4.3.2.2.1: sm-data and UECM from the UDM, SM policy from
+		// the PCF, N4 to UPF-C (PFCP, protocol/pfcpx).
+		After: []string{"nrf", "udm", "pcf", "upf-c"}},
+		func(e *nf.Env) (nf.Function, error) {
+			return smf.NewWithOptions(e, smf.Options{N4: pfcpx.NewClient(pfcpx.ClientConfigFor(e.Config, e.Log))})
+		}},
+	{config.NFSpec{Name: "amf", Type: models.NrfNfManagementNfType_AMF,
+		Ports: config.NF{SBIPort: 29518, MetricsPort: 9518},
+		// N2: NGAP over SCTP, TS 38.412 7.
+		Extra: []config.PortField{{Name: "N2", Addr: "amf.ngap.addr", Network: "n2", Transport: "amf.ngap.transport"}},
+		After: []string{"nrf", "ausf", "udm", "pcf", "nssf", "smf"}},
+		func(e *nf.Env) (nf.Function, error) {
+			ngap := e.Config.AMF.NGAP
+			o := n2.Options{Metrics: n2.NewMetrics(e.Registry), MaxAssociations: ngap.MaxAssociations, MaxMessageSize: ngap.MaxMessageSize}
+			return amf.NewWithOptions(e, amf.Options{Listen: amf.AdaptListen(o.Listen)})
+		}},
 }
 
 // Specs are the table's specs, what package config and node work from.

@@ -26,7 +26,7 @@ func TestTableIsConsistent(t *testing.T) {
 // last, each on its own default ports.
 func TestDefaultsComeFromTheTable(t *testing.T) {
 	cfg := config.Default()
-	if got, want := cfg.NFs, []string{"nrf", "udr", "udm", "ausf", "pcf", "nssf", "amf", "upf-c"}; !equal(got, want) {
+	if got, want := cfg.NFs, []string{"nrf", "udr", "udm", "ausf", "pcf", "nssf", "upf-c", "smf", "amf"}; !equal(got, want) {
 		t.Errorf("default nfs %v, want %v", got, want)
 	}
 	for _, e := range Table {

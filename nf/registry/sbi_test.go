@@ -23,6 +23,7 @@ var wrongMethod = map[string][2]string{
 	"ausf": {"GET", "/nausf-auth/v1/ue-authentications"},
 	"pcf":  {"PUT", "/npcf-am-policy-control/v1/policies"},
 	"nssf": {"DELETE", "/nnssf-nsselection/v2/network-slice-information"},
+	"smf":  {"GET", "/nsmf-pdusession/v1/sm-contexts"},
 	"amf":  {"GET", "/namf-callback/v1/imsi-208930000000001/dereg-notify"},
 }
 

@@ -1,0 +1,104 @@
+package smf
+
+// The N4 rules of a PDU session (TS 29.244 5.2, TS 23.501 5.8.2.11): per
+// QoS flow an uplink PDR (the UPF's F-TEID, the flow's QFI and SDF
+// filters), a downlink PDR (the UE's address and the SDF filters) and a
+// QER marking the QFI; two FARs shared by all flows (uplink to the data
+// network, downlink into the gNB's tunnel) and one URR counting the
+// session's volume.
+
+import (
+	"net/netip"
+
+	"github.com/l25gc/l25gc/protocol/ngapx"
+	"github.com/l25gc/l25gc/upf/rules"
+)
+
+const (
+	farUplink   uint32 = 1
+	farDownlink uint32 = 2
+	urrSession  uint32 = 1
+	chooseN3    uint8  = 1 // every uplink PDR shares one F-TEID UPF-C picks (TS 29.244 5.2.1, CHOOSE ID)
+)
+
+func pdrUplink(qfi uint8) uint16   { return 2*uint16(qfi) - 1 }
+func pdrDownlink(qfi uint8) uint16 { return 2 * uint16(qfi) }
+func qerOf(qfi uint8) uint32       { return uint32(qfi) }
+
+// sessionRules are the rules a new session is established with: the
+// downlink FAR drops until the gNB's tunnel is known (step 16 of TS 23.502
+// 4.3.2.2.1 adds it).
+func (c *smContext) sessionRules(cpAddr netip.Addr) *rules.Session {
+	s := &rules.Session{CPSEID: c.cpSEID, CPAddr: cpAddr, Rules: rules.Rules{
+		FARs: []rules.FAR{
+			{ID: farUplink, Action: rules.ActionForward, Destination: rules.Core, NetworkInstance: c.dnn},
+			{ID: farDownlink, Action: rules.ActionDrop, Destination: rules.Access},
+		},
+		URRs: []rules.URR{{ID: urrSession}},
+	}}
+	for _, f := range c.flows {
+		s.PDRs = append(s.PDRs, c.flowPDRs(f, &rules.FTEID{Choose: true, ChooseID: chooseN3})...)
+		s.QERs = append(s.QERs, c.flowQER(f))
+	}
+	return s
+}
+
+// flowPDRs are the two PDRs of flow f; uplink packets arrive on local.
+func (c *smContext) flowPDRs(f qosFlow, local *rules.FTEID) []rules.PDR {
+	prec := uint32(f.Precedence)
+	ul := rules.PDR{ID: pdrUplink(f.QFI), Precedence: prec, Source: rules.Access, LocalFTEID: local,
+		UEIPv4: c.ueIP, NetworkInstance: c.dnn, SDFFilters: f.Filters, OuterHeaderRemoval: true,
+		FARID: farUplink, QERIDs: []uint32{qerOf(f.QFI)}, URRIDs: []uint32{urrSession}}
+	if len(f.Filters) > 0 {
+		ul.QFI = f.QFI // TS 29.244 5.2.1: the UE marks the flow's QFI uplink
+	}
+	dl := rules.PDR{ID: pdrDownlink(f.QFI), Precedence: prec, Source: rules.Core, UEIPv4: c.ueIP,
+		NetworkInstance: c.dnn, SDFFilters: f.Filters, FARID: farDownlink,
+		QERIDs: []uint32{qerOf(f.QFI)}, URRIDs: []uint32{urrSession}}
+	return []rules.PDR{ul, dl}
+}
+
+// flowQER marks the flow's QFI; the default flow carries the session AMBR
+// as its MBR (one QER per flow: the rule model has no session-level QER).
+func (c *smContext) flowQER(f qosFlow) rules.QER {
+	q := rules.QER{ID: qerOf(f.QFI), QFI: f.QFI, GateULOpen: true, GateDLOpen: true,
+		MBRUL: f.MBRUp, MBRDL: f.MBRDown, GBRUL: f.GBRUp, GBRDL: f.GBRDown}
+	if f.QFI == defaultQFI && len(f.Filters) == 0 {
+		q.MBRUL, q.MBRDL = c.ambrUp, c.ambrDown
+	}
+	return q
+}
+
+// downlinkTo points the downlink FAR at the gNB's tunnel (TS 29.244
+// 8.2.56 Outer Header Creation, GTP-U/UDP/IPv4).
+func downlinkTo(dl ngapx.Tunnel) *rules.Modification {
+	return &rules.Modification{Update: rules.Rules{FARs: []rules.FAR{{ID: farDownlink, Action: rules.ActionForward,
+		Destination: rules.Access, OuterHeader: &rules.OuterHeader{TEID: dl.TEID, PeerIPv4: dl.IPv4}}}}}
+}
+
+// downlinkDropped takes the gNB's tunnel away (AN release, TS 23.502
+// 4.2.6 step 5); paging (a later issue) makes this buffer-and-notify.
+func downlinkDropped() *rules.Modification {
+	return &rules.Modification{Update: rules.Rules{FARs: []rules.FAR{{ID: farDownlink, Action: rules.ActionDrop, Destination: rules.Access}}}}
+}
+
+// addFlows creates the PDRs and QERs of new flows; their uplink PDRs
+// share the session's F-TEID.
+func (c *smContext) addFlows(flows []qosFlow) *rules.Modification {
+	m := &rules.Modification{}
+	for _, f := range flows {
+		m.Create.PDRs = append(m.Create.PDRs, c.flowPDRs(f, &rules.FTEID{TEID: c.ul.TEID, IPv4: c.ul.IPv4})...)
+		m.Create.QERs = append(m.Create.QERs, c.flowQER(f))
+	}
+	return m
+}
+
+// removeFlows deletes the PDRs and QERs of flows.
+func removeFlows(flows []qosFlow) *rules.Modification {
+	m := &rules.Modification{}
+	for _, f := range flows {
+		m.Remove.PDRs = append(m.Remove.PDRs, pdrUplink(f.QFI), pdrDownlink(f.QFI))
+		m.Remove.QERs = append(m.Remove.QERs, qerOf(f.QFI))
+	}
+	return m
+}
