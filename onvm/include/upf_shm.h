@@ -2,11 +2,18 @@
  * upf_shm.h — the UPF's shared rule tables: what UPF-C (Go, package
  * upf/shm) writes and UPF-U (C, package upf/u) forwards with, read in place.
  *
- * One memzone, UPF_MZ_TABLES, in the onvm manager's hugepages, reserved by
- * whichever of UPF-C and UPF-U attaches first (sized by upf.max_sessions)
- * and looked up by the other (upf_shm_ops.h upf_shm_attach). It outlives
+ * One shared file, UPF_TABLES_FILE in the hugepage directory, created and
+ * sized (upf.max_sessions) by whichever of UPF-C and UPF-U attaches first
+ * and mapped by the other (upf_shm_ops.h upf_shm_attach). It outlives
  * both: UPF-C killed and restarted reads the sessions back (Sessions), and
- * UPF-U keeps forwarding meanwhile.
+ * UPF-U keeps forwarding meanwhile; `l25gc down` removes it.
+ *
+ * Why a file and not a memzone of the onvm manager: UPF-U must own its
+ * ports, and DPDK 22.11's net_af_packet refuses to be probed in a secondary
+ * ("not driven by the primary process"), while reading the primary's
+ * af_packet port from a secondary crashes (its socket ring is mapped in the
+ * primary only). So UPF-U is a DPDK primary of its own (in-memory, any
+ * PMD), UPF-C needs no DPDK at all, and the tables sit between them.
  *
  * Layout (offsets from the start of the memzone, so no process depends on
  * another's addresses; no function pointers anywhere):
@@ -51,7 +58,8 @@
 #define UPF_SHM_MAGIC 0x55504654u /* "UPFT" */
 #define UPF_SHM_VERSION 1         /* bump on any change of a struct below */
 
-#define UPF_MZ_TABLES "l25gc_upf_tables"
+/* The tables file: printf(UPF_TABLES_FILE, huge_dir, file_prefix). */
+#define UPF_TABLES_FILE "%s/%s-upf-tables"
 
 /* Per session. A default session uses 2 PDRs, 2 FARs, 1-2 QERs, 1 URR;
  * each extra QoS flow 2 more PDRs. Install rejects more (PFCP cause 73). */

@@ -2,19 +2,20 @@
  * upf_shm_ops.h — the operations on the UPF rule tables (upf_shm.h) that
  * both sides share: attaching to the memzone, the lookup tables, and the
  * two halves of the per-session seqlock. Static inline, so UPF-C's cgo
- * package (upf/shm) and UPF-U (upf/u) compile the same code; it needs an
- * EAL already attached to the onvm manager's memory.
+ * package (upf/shm) and UPF-U (upf/u) compile the same code. Plain POSIX:
+ * neither side needs DPDK to reach the tables.
  */
 #ifndef UPF_SHM_OPS_H
 #define UPF_SHM_OPS_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
-
-#include <rte_errno.h>
-#include <rte_memzone.h>
+#include <unistd.h>
 
 #include "upf_shm.h"
 
@@ -76,57 +77,94 @@ static inline void upf_sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-static inline struct upf_shm *upf_shm_check(const struct rte_memzone *mz, uint32_t max,
-					    char *err, size_t n)
+static inline struct upf_shm *upf_shm_map(int fd, uint64_t size, const char *path, char *err, size_t n)
 {
-	struct upf_shm *h = mz->addr;
-	for (int waited = 0; __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != UPF_SHM_MAGIC; waited++) {
-		if (waited == 2000) { /* its creator died before publishing it */
-			snprintf(err, n, "UPF tables %s exist but were never initialised: restart the onvm manager",
-				 UPF_MZ_TABLES);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		snprintf(err, n, "map UPF tables %s (%llu MB): %s (free hugepages?)", path,
+			 (unsigned long long)(size >> 20), strerror(errno));
+		return NULL;
+	}
+	return p;
+}
+
+/* upf_shm_check waits for the creator to publish the tables and checks
+ * that they are the ones this process expects. */
+static inline struct upf_shm *upf_shm_check(int fd, const char *path, uint32_t max, char *err, size_t n)
+{
+	struct stat st;
+	for (int waited = 0;; waited++) {
+		if (fstat(fd, &st) == 0 && (uint64_t)st.st_size >= sizeof(struct upf_shm))
+			break;
+		if (waited == 2000) {
+			snprintf(err, n, "UPF tables %s were never sized: remove the file (no UPF runs)", path);
 			return NULL;
 		}
 		upf_sleep_ms(1);
 	}
-	if (h->version != UPF_SHM_VERSION) {
-		snprintf(err, n, "UPF tables %s have layout version %u, this binary %u: restart the onvm manager",
-			 UPF_MZ_TABLES, h->version, UPF_SHM_VERSION);
+	struct upf_shm *h = upf_shm_map(fd, (uint64_t)st.st_size, path, err, n);
+	if (h == NULL)
+		return NULL;
+	for (int waited = 0; __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != UPF_SHM_MAGIC; waited++) {
+		if (waited == 2000) { /* its creator died before publishing it */
+			snprintf(err, n, "UPF tables %s were never initialised: remove the file (no UPF runs)", path);
+			return NULL;
+		}
+		upf_sleep_ms(1);
+	}
+	if (h->version != UPF_SHM_VERSION || h->size > (uint64_t)st.st_size) {
+		snprintf(err, n, "UPF tables %s have layout version %u, this binary %u: "
+			 "stop upf-c and upf-u and remove the file", path, h->version, UPF_SHM_VERSION);
 		return NULL;
 	}
 	if (max != 0 && h->max_sessions != max) {
-		snprintf(err, n, "UPF tables %s hold %u sessions but upf.max_sessions is %u: "
-			 "use the same config for upf-c and upf-u, or restart the onvm manager",
-			 UPF_MZ_TABLES, h->max_sessions, max);
+		snprintf(err, n, "UPF tables %s hold %u sessions but upf.max_sessions is %u: use the same "
+			 "config for upf-c and upf-u, or stop both and remove the file", path, h->max_sessions, max);
 		return NULL;
 	}
 	return h;
 }
 
-/* upf_shm_attach finds the tables, or reserves and initialises them when
- * this process is the first (max = upf.max_sessions; 0 = only find). */
-static inline struct upf_shm *upf_shm_attach(uint32_t max, char *err, size_t n)
+/* upf_shm_attach maps the tables file at path, or creates, sizes and
+ * initialises it when this process is the first (max = upf.max_sessions;
+ * 0 = only find). The file is rounded up to 2 MB, so it may live on
+ * hugetlbfs; the mapping outlives the descriptor. */
+static inline struct upf_shm *upf_shm_attach(const char *path, uint32_t max, char *err, size_t n)
 {
-	const struct rte_memzone *mz = rte_memzone_lookup(UPF_MZ_TABLES);
-	if (mz != NULL)
-		return upf_shm_check(mz, max, err, n);
-	if (max == 0) {
-		snprintf(err, n, "UPF tables %s not found (is upf-c or upf-u running?)", UPF_MZ_TABLES);
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0) {
+			snprintf(err, n, "open UPF tables %s: %s", path, strerror(errno));
+			return NULL;
+		}
+		struct upf_shm *h = upf_shm_check(fd, path, max, err, n);
+		close(fd);
+		return h;
+	}
+	if (fd < 0 || max == 0) {
+		snprintf(err, n, "create UPF tables %s: %s", path, fd < 0 ? strerror(errno) : "no upf.max_sessions");
+		if (fd >= 0) {
+			unlink(path);
+			close(fd);
+		}
 		return NULL;
 	}
 	struct upf_shm plan;
 	memset(&plan, 0, sizeof(plan));
 	upf_shm_plan(&plan, max);
-	mz = rte_memzone_reserve(UPF_MZ_TABLES, plan.size, SOCKET_ID_ANY, 0);
-	if (mz == NULL && rte_errno == EEXIST && (mz = rte_memzone_lookup(UPF_MZ_TABLES)) != NULL)
-		return upf_shm_check(mz, max, err, n); /* the other side won the race */
-	if (mz == NULL) {
-		snprintf(err, n, "reserve UPF tables %s (%llu MB for %u sessions): %s", UPF_MZ_TABLES,
-			 (unsigned long long)(plan.size >> 20), max, rte_strerror(rte_errno));
+	uint64_t size = (plan.size + (2u << 20) - 1) & ~(uint64_t)((2u << 20) - 1);
+	struct upf_shm *h = NULL;
+	if (ftruncate(fd, (off_t)size) != 0)
+		snprintf(err, n, "size UPF tables %s to %llu MB: %s", path, (unsigned long long)(size >> 20), strerror(errno));
+	else
+		h = upf_shm_map(fd, size, path, err, n);
+	if (h == NULL) {
+		unlink(path);
+		close(fd);
 		return NULL;
 	}
-	struct upf_shm *h = mz->addr;
-	memset(h, 0, plan.size);
-	*h = plan;
+	close(fd);
+	*h = plan; /* a new file reads as zeros: every slot free, tables empty */
 	h->version = UPF_SHM_VERSION;
 	__atomic_store_n(&h->magic, UPF_SHM_MAGIC, __ATOMIC_RELEASE);
 	return h;

@@ -1,14 +1,14 @@
 // Package shm is UPF-C's side of the UPF's shared rule tables
 // (onvm/include/upf_shm.h): a rules.Table whose sessions UPF-U forwards
-// with, read in place from the onvm manager's hugepages. Install writes a
+// with, read in place from a shared hugepage file. Install writes a
 // session whole under its slot's seqlock, so UPF-U sees the old rules or
 // the new ones; the tables outlive UPF-C, so a restarted UPF-C reads its
 // sessions back (Sessions) while UPF-U keeps forwarding.
 package shm
 
 /*
-#cgo CFLAGS: -D_GNU_SOURCE -I${SRCDIR}/../../onvm/include -I/usr/include/dpdk -I/usr/include/x86_64-linux-gnu/dpdk -include rte_config.h -mssse3 -O2
-#cgo LDFLAGS: -lrte_eal
+#cgo CFLAGS: -D_GNU_SOURCE -I${SRCDIR}/../../onvm/include -O2
+#include <stdlib.h>
 #include "tables.h"
 */
 import "C"
@@ -16,11 +16,12 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
+	"unsafe"
 
 	"github.com/l25gc/l25gc/upf/rules"
-	"github.com/l25gc/l25gc/xio"
 )
 
 // PFCP causes (TS 29.244 8.2.1) of Install's and Remove's errors.
@@ -35,8 +36,35 @@ type Config struct {
 	// MaxSessions is upf.max_sessions: the tables' size when this process
 	// creates them, and what they must hold when they exist already.
 	MaxSessions int
-	// XIO names the onvm manager whose hugepages hold the tables.
-	XIO xio.Config
+	// Dir is where the tables file lives (default /dev/hugepages) and
+	// Prefix names it (default $L25GC_XIO_PREFIX or "l25gc"), as the
+	// onvm manager's EAL file prefix does: one core, one set of tables.
+	Dir, Prefix string
+}
+
+// Path is the tables file (UPF_TABLES_FILE).
+func (c Config) Path() string {
+	dir, prefix := c.Dir, c.Prefix
+	if dir == "" {
+		dir = "/dev/hugepages"
+	}
+	if prefix == "" {
+		prefix = os.Getenv("L25GC_XIO_PREFIX")
+	}
+	if prefix == "" {
+		prefix = "l25gc"
+	}
+	return filepath.Join(dir, prefix+"-upf-tables")
+}
+
+// RemoveFile deletes the tables file of cfg (`l25gc down`, tests): the
+// sessions are gone for good once no process maps it.
+func RemoveFile(cfg Config) error {
+	err := os.Remove(cfg.Path())
+	if os.IsNotExist(err) {
+		return nil
+	}
+	return err
 }
 
 // Table is the shared rule tables, as UPF-C writes them. Its methods are
@@ -51,18 +79,16 @@ type Table struct {
 
 var _ rules.Table = (*Table)(nil)
 
-// Open attaches this process to the onvm manager (X-IO) and to the rule
-// tables in its memory, creating them when neither UPF-C nor UPF-U did yet,
-// and indexes the sessions already there.
+// Open maps the rule tables, creating them when neither UPF-C nor UPF-U did
+// yet, and indexes the sessions already there.
 func Open(cfg Config) (*Table, error) {
 	if cfg.MaxSessions <= 0 || cfg.MaxSessions > 1<<22 {
 		return nil, fmt.Errorf("upf tables: upf.max_sessions %d: want 1..%d", cfg.MaxSessions, 1<<22)
 	}
-	if err := xio.Init(cfg.XIO); err != nil {
-		return nil, fmt.Errorf("upf tables: %w", err)
-	}
-	var errbuf [256]C.char
-	h := C.upft_open(C.uint32_t(cfg.MaxSessions), &errbuf[0], C.size_t(len(errbuf)))
+	path := C.CString(cfg.Path())
+	defer C.free(unsafe.Pointer(path))
+	var errbuf [512]C.char
+	h := C.upft_open(path, C.uint32_t(cfg.MaxSessions), &errbuf[0], C.size_t(len(errbuf)))
 	if h == nil {
 		return nil, fmt.Errorf("upf tables: %s", C.GoString(&errbuf[0]))
 	}

@@ -5,9 +5,9 @@
 
 #include "upf_shm_ops.h"
 
-struct upf_shm *upft_open(uint32_t max_sessions, char *err, size_t n)
+struct upf_shm *upft_open(const char *path, uint32_t max_sessions, char *err, size_t n)
 {
-	return upf_shm_attach(max_sessions, err, n);
+	return upf_shm_attach(path, max_sessions, err, n);
 }
 
 static int has_teid(const struct upf_sess *s, uint32_t teid)

@@ -7,9 +7,8 @@
 
 #include "upf_shm.h"
 
-/* upft_open attaches this process's EAL (already a secondary of the onvm
- * manager) to the tables, reserving them when it is first. */
-struct upf_shm *upft_open(uint32_t max_sessions, char *err, size_t n);
+/* upft_open maps the tables file, creating it when this process is first. */
+struct upf_shm *upft_open(const char *path, uint32_t max_sessions, char *err, size_t n);
 
 /* upft_write replaces slot's rules with s whole (seqlock) and points the
  * lookup tables at it; -1 with err when a TEID or UE address belongs to
