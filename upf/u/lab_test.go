@@ -24,13 +24,13 @@ import (
 // test process's own prefix), and raw sockets on the other ends acting as
 // gNB and DN host.
 var (
-	upfN3   = netip.MustParsePrefix("10.100.0.1/24")
-	upfN6   = netip.MustParsePrefix("10.200.0.1/24")
-	gnbIP   = netip.MustParseAddr("10.100.0.2")
-	dnIP    = netip.MustParseAddr("10.200.0.2")
-	ueIP    = netip.MustParseAddr("10.60.0.1")
-	gnbMAC  = net.HardwareAddr{0x02, 0, 0, 0, 0, 0x02}
-	dnMAC   = net.HardwareAddr{0x02, 0, 0, 0, 0, 0x06}
+	upfN3  = netip.MustParsePrefix("10.100.0.1/24")
+	upfN6  = netip.MustParsePrefix("10.200.0.1/24")
+	gnbIP  = netip.MustParseAddr("10.100.0.2")
+	dnIP   = netip.MustParseAddr("10.200.0.2")
+	ueIP   = netip.MustParseAddr("10.60.0.1")
+	gnbMAC = net.HardwareAddr{0x02, 0, 0, 0, 0, 0x02}
+	dnMAC  = net.HardwareAddr{0x02, 0, 0, 0, 0, 0x06}
 )
 
 const roleUPF = "upfu"
