@@ -204,7 +204,8 @@ struct upf_dyn {
 
 /* Why UPF-U dropped a packet (TS 29.281 and the pipeline of DESIGN.md). */
 enum upf_drop {
-	UPF_DROP_MALFORMED = 0, /* truncated or inconsistent headers */
+	UPF_DROP_NONE = 0,      /* not a drop: UPF-U's functions return 0 for "go on" */
+	UPF_DROP_MALFORMED,     /* truncated or inconsistent headers */
 	UPF_DROP_NOT_IPV4,      /* neither IPv4 nor ARP (IPv6, VLAN, ...) */
 	UPF_DROP_NOT_OURS,      /* N3: not to our address; N6: not to a UE */
 	UPF_DROP_NOT_GTPU,      /* N3: IPv4 but not GTP-U (or ICMP to us) */

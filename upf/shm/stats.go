@@ -5,9 +5,10 @@ package shm
 */
 import "C"
 
-// DropReasons name UPF-U's drop counters (enum upf_drop), by index.
+// DropReasons name UPF-U's drop counters (enum upf_drop), by index; index
+// 0 is no drop.
 var DropReasons = []string{
-	"malformed", "not_ipv4", "not_ours", "not_gtpu", "gtpu_type", "unknown_teid",
+	"", "malformed", "not_ipv4", "not_ours", "not_gtpu", "gtpu_type", "unknown_teid",
 	"no_pdr", "far_drop", "buffered", "gate_closed", "mbr", "ttl", "fragment",
 	"no_arp", "no_route", "tx_full", "rule_busy", "unsupported",
 }
@@ -33,8 +34,8 @@ func (t *Table) Stats() Stats {
 	C.upft_stats(t.h, &s)
 	out := Stats{UPFUPID: int(s.upfu_pid), Bursts: uint64(s.bursts), Drops: map[string]uint64{}}
 	out.N3, out.N6 = portStats(&s.port[C.UPF_N3]), portStats(&s.port[C.UPF_N6])
-	for i, name := range DropReasons {
-		out.Drops[name] = uint64(s.drop[i])
+	for i, name := range DropReasons[1:] {
+		out.Drops[name] = uint64(s.drop[i+1])
 	}
 	return out
 }
@@ -47,3 +48,6 @@ func portStats(p *C.struct_upf_port_stats) PortStats {
 		GTPUEcho: uint64(p.gtpu_echo), ErrorIndications: uint64(p.err_ind),
 	}
 }
+
+// dropKinds is how many names DropReasons must have.
+const dropKinds = int(C.UPF_DROP_UNSUPPORTED) + 1

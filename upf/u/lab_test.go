@@ -287,3 +287,5 @@ func resolveUPF(t *testing.T, r *rawLink, mine, upf netip.Addr) net.HardwareAddr
 	t.Fatalf("no ARP reply for %s", upf)
 	return nil
 }
+
+func addr(b [4]byte) netip.Addr { return netip.AddrFrom4(b) }
