@@ -215,3 +215,24 @@ func (t *Table) Close() error {
 	}
 	return nil
 }
+
+// urrPlace is where a URR's counts live in its slot.
+type urrPlace struct {
+	index int
+	epoch uint32
+}
+
+// slotRules maps the URR IDs of a session to their places (for tests).
+func (t *Table) slotRules(upSEID uint64) map[uint32]urrPlace {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var s C.struct_upf_sess
+	C.upft_read(t.h, C.uint32_t(t.bySEID[upSEID]), &s)
+	out := map[uint32]urrPlace{}
+	for i := 0; i < int(s.nurr); i++ {
+		if s.urr[i].epoch != 0 {
+			out[uint32(s.urr[i].id)] = urrPlace{i, uint32(s.urr[i].epoch)}
+		}
+	}
+	return out
+}
