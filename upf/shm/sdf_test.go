@@ -33,18 +33,18 @@ func TestParseSDF(t *testing.T) {
 func TestParseSDFNamesTheBadPart(t *testing.T) {
 	ue := netip.MustParseAddr("10.60.0.1")
 	for rule, want := range map[string]string{
-		"permit out 17 from any":                               "want \"permit out PROTO",
-		"deny out ip from any to assigned":                     `action "deny"`,
-		"permit in ip from any to assigned":                    `direction "in"`,
-		"permit out udp from any to assigned":                  `protocol "udp"`,
-		"permit out 17 from 10.0.0.300 to assigned":            `from address "10.0.0.300"`,
-		"permit out 17 from any 80,443 to assigned":            `from ports "80,443": port lists not supported`,
-		"permit out 17 from any 90-80 to assigned":             "runs backwards",
-		"permit out 17 from any 70000 to assigned":             `port "70000"`,
-		"permit out 17 from assigned to any":                   `from "assigned"`,
-		"permit out 17 from !10.0.0.1 to assigned":             "negation not supported",
-		"permit out 17 from any to assigned frag":              `option "frag"`,
-		"permit out 17 from 2001:db8::1 to assigned":           "not an IPv4 address",
+		"permit out 17 from any":                                "want \"permit out PROTO",
+		"deny out ip from any to assigned":                      `action "deny"`,
+		"permit in ip from any to assigned":                     `direction "in"`,
+		"permit out udp from any to assigned":                   `protocol "udp"`,
+		"permit out 17 from 10.0.0.300 to assigned":             `from address "10.0.0.300"`,
+		"permit out 17 from any 80,443 to assigned":             `from ports "80,443": port lists not supported`,
+		"permit out 17 from any 90-80 to assigned":              "runs backwards",
+		"permit out 17 from any 70000 to assigned":              `port "70000"`,
+		"permit out 17 from assigned to any":                    `from "assigned"`,
+		"permit out 17 from !10.0.0.1 to assigned":              "negation not supported",
+		"permit out 17 from any to assigned frag":               `option "frag"`,
+		"permit out 17 from 2001:db8::1 to assigned":            "not an IPv4 address",
 		"permit out 17 from any via 10.0.0.1 to assigned extra": `missing "to"`,
 	} {
 		_, err := ParseSDF(rule, ue)

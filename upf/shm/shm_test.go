@@ -37,7 +37,7 @@ func sessionWith(seid uint64, ue netip.Addr, teid uint32) *rules.Session {
 				FARID: 2, QERIDs: []uint32{1}, URRIDs: []uint32{1}},
 			{ID: 3, Precedence: 10, Source: rules.Core, UEIPv4: ue, NetworkInstance: "internet",
 				SDFFilters: []string{"permit out 17 from 10.200.0.2 5201 to assigned", "permit out ip from 10.0.0.0/8 to assigned 1000-2000"},
-				FARID: 2, QERIDs: []uint32{2}, URRIDs: []uint32{1, 2}},
+				FARID:      2, QERIDs: []uint32{2}, URRIDs: []uint32{1, 2}},
 		},
 		FARs: []rules.FAR{
 			{ID: 1, Action: rules.ActionForward, Destination: rules.Core, NetworkInstance: "internet"},
