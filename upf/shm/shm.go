@@ -114,7 +114,9 @@ func (t *Table) index() {
 // Install writes s's rules whole, replacing the session with the same UP
 // SEID. Errors are *rules.CauseError (73 when the tables are full, 69 when
 // a rule cannot be written) naming the rule and field at fault.
-func (t *Table) Install(s *rules.Session) error {
+func (t *Table) Install(s *rules.Session) error { return t.install(s, 0) }
+
+func (t *Table) install(s *rules.Session, pauseNs uint64) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	slot, exists := t.bySEID[s.UPSEID]
@@ -132,7 +134,7 @@ func (t *Table) Install(s *rules.Session) error {
 		return &rules.CauseError{Cause: causeRuleCreationFailed, Detail: fmt.Sprintf("session %#x: %v", s.UPSEID, err)}
 	}
 	var errbuf [256]C.char
-	if C.upft_write(t.h, C.uint32_t(slot), cs, &errbuf[0], C.size_t(len(errbuf))) != 0 {
+	if C.upft_write_paused(t.h, C.uint32_t(slot), cs, C.uint64_t(pauseNs), &errbuf[0], C.size_t(len(errbuf))) != 0 {
 		return &rules.CauseError{Cause: causeRuleCreationFailed,
 			Detail: fmt.Sprintf("session %#x: %s", s.UPSEID, C.GoString(&errbuf[0]))}
 	}

@@ -75,17 +75,31 @@ static void link_keys(struct upf_shm *h, uint32_t slot, const struct upf_sess *s
 		upf_hash_put(upf_ueip_tab(h), h->ueip_n, ue, slot);
 }
 
-/* copy_rules writes everything but the seqlock word. */
-static void copy_rules(struct upf_sess *dst, const struct upf_sess *src)
+static void spin_ns(uint64_t ns)
 {
-	memcpy((char *)dst + sizeof(dst->seq), (const char *)src + sizeof(src->seq),
-	       sizeof(*dst) - sizeof(dst->seq));
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u + (uint64_t)(b.tv_nsec - a.tv_nsec) < ns);
+}
+
+/* copy_rules writes everything but the seqlock word; pause_ns > 0 (tests
+ * only) stops half way, so a reader can meet a half-written session. */
+static void copy_rules(struct upf_sess *dst, const struct upf_sess *src, uint64_t pause_ns)
+{
+	size_t from = sizeof(dst->seq), half = offsetof(struct upf_sess, qer);
+	memcpy((char *)dst + from, (const char *)src + from, half - from);
+	if (pause_ns)
+		spin_ns(pause_ns);
+	memcpy((char *)dst + half, (const char *)src + half, sizeof(*dst) - half);
 }
 
 /* Order: rules first (seqlock), then the lookup entries. A packet that
  * follows an old entry meanwhile finds its key missing from the new rules
  * and misses; one that follows a new entry finds the new rules whole. */
-int upft_write(struct upf_shm *h, uint32_t slot, const struct upf_sess *s, char *err, size_t n)
+int upft_write_paused(struct upf_shm *h, uint32_t slot, const struct upf_sess *s, uint64_t pause_ns,
+		      char *err, size_t n)
 {
 	if (slot >= h->max_sessions || s->npdr > UPF_MAX_PDR) {
 		snprintf(err, n, "slot %u or %u PDRs out of range", slot, s->npdr);
@@ -96,12 +110,17 @@ int upft_write(struct upf_shm *h, uint32_t slot, const struct upf_sess *s, char 
 	struct upf_sess *cur = upf_sess_at(h, slot);
 	struct upf_sess old = *cur;
 	upf_write_begin(cur);
-	copy_rules(cur, s);
+	copy_rules(cur, s, pause_ns);
 	upf_write_end(cur);
 	if (old.state == UPF_SESS_USED)
 		unlink_keys(h, slot, &old, s);
 	link_keys(h, slot, s);
 	return 0;
+}
+
+int upft_write(struct upf_shm *h, uint32_t slot, const struct upf_sess *s, char *err, size_t n)
+{
+	return upft_write_paused(h, slot, s, 0, err, n);
 }
 
 /* The rules stay behind a free slot's state (URR epochs too: the next

@@ -15,6 +15,11 @@ struct upf_shm *upft_open(const char *path, uint32_t max_sessions, char *err, si
  * another slot (nothing changed then). */
 int upft_write(struct upf_shm *h, uint32_t slot, const struct upf_sess *s, char *err, size_t n);
 
+/* upft_write_paused is upft_write pausing pause_ns half way through the
+ * rules (tests: a reader must never act on the half-written session). */
+int upft_write_paused(struct upf_shm *h, uint32_t slot, const struct upf_sess *s, uint64_t pause_ns,
+		      char *err, size_t n);
+
 /* upft_free removes slot's lookup entries and marks it free. */
 void upft_free(struct upf_shm *h, uint32_t slot);
 

@@ -289,3 +289,17 @@ func resolveUPF(t *testing.T, r *rawLink, mine, upf netip.Addr) net.HardwareAddr
 }
 
 func addr(b [4]byte) netip.Addr { return netip.AddrFrom4(b) }
+
+// expectDrop runs send and waits until UPF-U counted one more drop for
+// reason.
+func (l *lab) expectDrop(t *testing.T, reason string, send func()) {
+	t.Helper()
+	before := l.table.Stats().Drops[reason]
+	send()
+	for end := time.Now().Add(wait); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if l.table.Stats().Drops[reason] == before+1 {
+			return
+		}
+	}
+	t.Fatalf("no %s drop counted (stats %+v)", reason, l.table.Stats())
+}

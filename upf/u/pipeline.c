@@ -20,7 +20,7 @@
 #include "priv.h"
 
 #define ENCAP_LEN (RTE_ETHER_HDR_LEN + 20 + 8 + 8 + 4 + 4) /* Eth IPv4 UDP GTP opt PDU-SC */
-#define READ_TRIES 64 /* seqlock re-reads before "rule_busy" */
+#define READ_BUDGET_US 20 /* wait this long for a session being written, then "rule_busy" */
 #define MBR_BURST_MS 10 /* a bucket holds this much of its rate */
 
 enum dir { UL = 0, DL = 1 };
@@ -190,17 +190,22 @@ static int lookup(struct upfu *u, enum dir d, const struct upfu_pkt *k, uint32_t
 		return none;
 	const struct upf_sess *s = upf_sess_at(t, (uint32_t)sl);
 	*slot = (uint32_t)sl;
-	for (int tries = 0; tries < READ_TRIES; tries++) {
+	/* UPF-C holds a slot odd for the ~100 ns of a copy; one descheduled
+	 * mid-write (or killed) costs this session's packets, not the burst. */
+	for (uint64_t deadline = 0;;) {
 		uint32_t seq = upf_read_begin(s);
-		if (seq & 1) {
-			rte_pause();
-			continue;
+		if (!(seq & 1)) {
+			int r = s->state == UPF_SESS_USED ? decide(s, d, k, v) : none;
+			if (upf_read_valid(s, seq))
+				return r;
 		}
-		int r = s->state == UPF_SESS_USED ? decide(s, d, k, v) : none;
-		if (upf_read_valid(s, seq))
-			return r;
+		uint64_t now = rte_rdtsc();
+		if (deadline == 0)
+			deadline = now + u->hz / 1000000 * READ_BUDGET_US;
+		else if (now > deadline)
+			return UPF_DROP_RULE_BUSY;
+		rte_pause();
 	}
-	return UPF_DROP_RULE_BUSY;
 }
 
 /* police applies each QER's MBR as a token bucket (bytes; the full trTCM
