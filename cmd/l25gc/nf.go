@@ -27,6 +27,13 @@ func newNFCmd() *cobra.Command {
 		Short: "run one network function in this process (used by `l25gc up`)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if run, ok := registry.Processes[args[0]]; ok {
+				cfg, err := loadConfig(cmd)
+				if err != nil {
+					return err
+				}
+				return runProcess(cfg, args[0], run)
+			}
 			entry, ok := registry.Lookup(args[0])
 			if !ok {
 				return fmt.Errorf("unknown NF %q; known: %s", args[0], strings.Join(registry.Names(), ", "))
@@ -43,6 +50,28 @@ func newNFCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&sbiFlag, "sbi", "", "SBI transport: tcp, xio or xio-socket (default from config)")
 	return cmd
+}
+
+// runProcess runs an NF that serves no SBI (UPF-U) until SIGTERM.
+func runProcess(cfg *config.Config, name string, run registry.Process) error {
+	level, err := logging.ParseLevel(cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	log, file, err := logging.OpenFile(cfg.LogDir, name, level, logging.FileOptions{
+		MaxBytes: int64(cfg.LogMaxSizeMB) << 20, Keep: cfg.LogMaxFiles, RedactSUPI: cfg.LogRedactSUPI,
+	})
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("run", "err", err)
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }
 
 // runNF builds the NF of entry and serves it until SIGTERM.

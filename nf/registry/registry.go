@@ -14,6 +14,9 @@ package registry
 //go:generate go test -run TestGeneratedCopiesMatchTheTable -update
 
 import (
+	"context"
+	"log/slog"
+
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/config"
@@ -25,6 +28,7 @@ import (
 	"github.com/l25gc/l25gc/nf/pcf"
 	"github.com/l25gc/l25gc/nf/udm"
 	"github.com/l25gc/l25gc/nf/udr"
+	"github.com/l25gc/l25gc/upf/u"
 )
 
 // Entry is one network function: its spec and how to build it in an `l25gc
@@ -34,6 +38,15 @@ type Entry struct {
 	config.NFSpec
 	New func(*nf.Env) (nf.Function, error)
 }
+
+// Process runs an NF that serves no SBI until ctx ends.
+type Process func(ctx context.Context, cfg *config.Config, log *slog.Logger) error
+
+// Processes are the NFs that serve no SBI, by name, for `l25gc nf NAME`:
+// UPF-U, the DPDK forwarder (metrics port 9806, its section upf.u). Not in
+// Table yet: the config's validation and defaults expect an SBI port of
+// every NF there.
+var Processes = map[string]Process{"upf-u": u.RunNF}
 
 // Table lists the NFs in start order; After says what each needs serving
 // first (TS 23.501 6.2: every NF registers with the NRF; the AMF serves
