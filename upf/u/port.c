@@ -33,6 +33,7 @@
 #define POOL_NAME "l25gc_upfu_pool"
 #define POOL_MBUFS 16383
 #define RING_DESC 1024
+#define IDLE_FIRST_US 10
 
 static struct upfu self;
 static int eal_up;
@@ -182,14 +183,18 @@ static void nap(uint32_t us)
 	nanosleep(&ts, NULL);
 }
 
-/* upfu_run polls both ports while packets come, and sleeps between polls
- * once none came for spin_us: an idle UPF-U costs little CPU. */
+/* upfu_run polls both ports while packets come; once none came for
+ * spin_us it sleeps between polls, each sleep twice the last (from
+ * IDLE_FIRST_US up to sleep_us), so a UPF-U idle for long costs about
+ * 1000000 / sleep_us wake-ups a second and a packet after a pause waits at
+ * most sleep_us. */
 void upfu_run(void)
 {
 	struct upfu *u = &self;
 	struct rte_mbuf *pkts[UPFU_BURST];
 	rte_thread_register(); /* an lcore id: per-lcore mempool caches */
 	uint64_t spin = u->hz / 1000000 * u->spin_us, last = rte_rdtsc();
+	uint32_t nap_us = IDLE_FIRST_US;
 	while (!__atomic_load_n(&u->stop, __ATOMIC_RELAXED)) {
 		uint16_t got = 0;
 		for (int i = 0; i < UPF_PORTS; i++) {
@@ -204,8 +209,11 @@ void upfu_run(void)
 		if (got) {
 			CNT_ADD(u->st->bursts, 1);
 			last = now;
+			nap_us = IDLE_FIRST_US;
 		} else if (now - last > spin) {
-			nap(u->sleep_us);
+			nap(nap_us);
+			if (nap_us < u->sleep_us)
+				nap_us = nap_us * 2 < u->sleep_us ? nap_us * 2 : u->sleep_us;
 		}
 	}
 }
