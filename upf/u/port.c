@@ -174,6 +174,7 @@ int upfu_start(const struct upfu_conf *c, char *err, size_t n)
 		if (start_port(&u->port[i], &c->port[i], u->pool, err, n) < 0)
 			return -1;
 	}
+	upfu_bench_bind(u);
 	return 0;
 }
 

@@ -61,4 +61,7 @@ void upfu_error_indication(struct upfu *u, struct rte_mbuf *m, const struct upfu
 int upfu_next_hop(struct upfu *u, int port, uint32_t dst, struct rte_ether_addr *mac);
 uint16_t upfu_ip_cksum(const void *hdr, uint32_t len);
 
+/* bench.c */
+void upfu_bench_bind(struct upfu *u);
+
 #endif

@@ -83,5 +83,22 @@ void upfu_close(void);
 /* upfu_port_mac writes port i's MAC (6 bytes). */
 void upfu_port_mac(int i, uint8_t *mac);
 
+/* The isolated-path benchmark (bench.c): packets of one direction for
+ * sessions installed with TEIDs teid_base+i and UE addresses ue_base+i. */
+struct upfu_bench_plan {
+	int downlink;
+	uint32_t sessions;
+	uint32_t pkt_bytes; /* the UE's packet as an Ethernet frame on N6 */
+	uint32_t teid_base, ue_base;
+	uint32_t gnb, dn;   /* the peers, reachable without ARP */
+	uint8_t qfi;
+	uint64_t packets;
+};
+
+/* upfu_bench runs the plan on this thread (the forwarding loop must not
+ * run) and returns the TSC cycles it took; *hz is the TSC rate and
+ * *forwarded what left the output port. */
+uint64_t upfu_bench(const struct upfu_bench_plan *b, uint64_t *hz, uint64_t *forwarded);
+
 
 #endif /* UPFU_H */

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/l25gc/l25gc/upf/shm"
+	"github.com/l25gc/l25gc/upf/u"
+)
+
+func init() { benchCmds = append(benchCmds, newBenchUPFCmd) }
+
+// upfResult is one measurement in the JSON shape of issue 11 item 4, plus
+// the isolated path's cost per packet.
+type upfResult struct {
+	Procedure       string  `json:"procedure"`
+	Path            string  `json:"path"`
+	Direction       string  `json:"direction"`
+	PacketBytes     int     `json:"packet_bytes"`
+	Sessions        int     `json:"sessions"`
+	Cores           int     `json:"cores"`
+	PPS             float64 `json:"pps"`
+	Gbps            float64 `json:"gbps"`
+	Loss            float64 `json:"loss"`
+	RTTus           rtt     `json:"rtt_us"`
+	NsPerPacket     float64 `json:"ns_per_packet,omitempty"`
+	CyclesPerPacket float64 `json:"cycles_per_packet,omitempty"`
+}
+
+type rtt struct {
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
+}
+
+func newBenchUPFCmd() *cobra.Command {
+	var path, sessions, sizes, jsonPath string
+	var packets uint64
+	cmd := &cobra.Command{
+		Use:   "upf",
+		Short: "UPF-U throughput per core with GTP-U + PDR + FAR + QER + URR",
+		Long: "--path isolated: UPF-U's own cost, no kernel in the loop: prebuilt frames run through\n" +
+			"the whole pipeline in one process and leave through net_null ports (ns and cycles per\n" +
+			"packet). Needs root and hugepages. The veth/af_packet path is not measured yet.",
+		Example: "  l25gc bench upf --path isolated --sessions 1,10000 --bytes 64,1400 --json upf.json",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if path != "isolated" {
+				return fmt.Errorf("--path %s: only isolated is measured so far", path)
+			}
+			ss, err := intList("--sessions", sessions)
+			if err != nil {
+				return err
+			}
+			bs, err := intList("--bytes", sizes)
+			if err != nil {
+				return err
+			}
+			results, err := benchUPFIsolated(ss, bs, packets)
+			if err != nil {
+				return err
+			}
+			return writeUPFResults(cmd.OutOrStdout(), results, jsonPath)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&path, "path", "isolated", "isolated (DPDK only) or veth (not yet)")
+	f.StringVar(&sessions, "sessions", "1,10000", "comma-separated session counts installed")
+	f.StringVar(&sizes, "bytes", "64,1400", "comma-separated packet sizes (the UE's packet as an Ethernet frame)")
+	f.Uint64Var(&packets, "packets", 4_000_000, "packets per measurement")
+	f.StringVar(&jsonPath, "json", "", "write the results as JSON to this file")
+	return cmd
+}
+
+func intList(flag, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%s %q: want positive numbers separated by commas", flag, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// benchUPFIsolated runs every (direction, size, sessions) in one UPF-U
+// whose ports are net_null, with tables of its own.
+func benchUPFIsolated(sessions, sizes []int, packets uint64) ([]upfResult, error) {
+	tables := shm.Config{MaxSessions: slices.Max(sessions), Prefix: fmt.Sprintf("l25gc-bench%d", os.Getpid())}
+	defer shm.RemoveFile(tables)
+	p, err := u.Start(u.Config{Tables: tables, MaxSessions: tables.MaxSessions,
+		N3: u.Port{Dev: "net_null0", IP: mustPrefix("10.100.0.1/24")},
+		N6: u.Port{Dev: "net_null1", IP: mustPrefix("10.200.0.1/24")}})
+	if err != nil {
+		return nil, err
+	}
+	var out []upfResult
+	for _, dir := range []string{"uplink", "downlink"} {
+		for _, size := range sizes {
+			for _, n := range sessions {
+				r, err := p.Bench(u.BenchPlan{Downlink: dir == "downlink", Sessions: n, PacketBytes: size, Packets: packets})
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, upfResult{Procedure: "upf", Path: "isolated", Direction: dir, PacketBytes: size,
+					Sessions: n, Cores: 1, PPS: r.PPS, Gbps: r.PPS * float64(size) * 8 / 1e9,
+					Loss: 1 - float64(r.Forwarded)/float64(packets), NsPerPacket: r.NsPerPacket, CyclesPerPacket: r.CyclesPerPacket})
+			}
+		}
+	}
+	return out, nil
+}
+
+func writeUPFResults(w io.Writer, rs []upfResult, jsonPath string) error {
+	fmt.Fprintf(w, "%-6s %-9s %6s %8s %12s %8s %8s %10s %6s\n", "path", "direction", "bytes", "sessions", "pps", "gbps", "ns/pkt", "cycles/pkt", "loss")
+	for _, r := range rs {
+		fmt.Fprintf(w, "%-6s %-9s %6d %8d %12.0f %8.2f %8.1f %10.1f %6.4f\n", r.Path, r.Direction, r.PacketBytes,
+			r.Sessions, r.PPS, r.Gbps, r.NsPerPacket, r.CyclesPerPacket, r.Loss)
+	}
+	if jsonPath == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(rs, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(jsonPath, append(b, '\n'), 0o644)
+}
+
+func mustPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }
