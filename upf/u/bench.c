@@ -5,12 +5,18 @@
  * whole pipeline (parse, PDR by TEID or UE IP, FAR, QER, URR, decap or
  * encap with the PDU Session Container, next hop) and out of the port,
  * which should be net_null: it frees what it is given. */
+#include <time.h>
+
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
 #include <rte_ip.h>
 #include <rte_udp.h>
 
 #include "priv.h"
+
+/* the inner IPv4 source of an uplink frame: Eth, IPv4, UDP, GTP-U with
+ * its options and PDU Session Container, then the UE's packet */
+#define UL_UE_OFF (RTE_ETHER_HDR_LEN + 20 + 8 + 16 + 12)
 
 static struct upfu *bench_u;
 
@@ -87,7 +93,14 @@ static uint32_t frame(uint8_t *d, int downlink, uint32_t i, uint32_t ip_len, con
 	return off + ip_len;
 }
 
-uint64_t upfu_bench(const struct upfu_bench_plan *b, uint64_t *hz, uint64_t *forwarded)
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t upfu_bench(const struct upfu_bench_plan *b, uint64_t *hz, uint64_t *forwarded, uint64_t *cpu_ns)
 {
 	struct upfu *u = bench_u;
 	int in = b->downlink ? UPF_N6 : UPF_N3, out = b->downlink ? UPF_N3 : UPF_N6;
@@ -105,7 +118,7 @@ uint64_t upfu_bench(const struct upfu_bench_plan *b, uint64_t *hz, uint64_t *for
 	uint64_t before = u->port[out].st->tx_pkts;
 	struct rte_mbuf *pkts[UPFU_BURST];
 	uint32_t next = 0;
-	uint64_t t0 = rte_rdtsc();
+	uint64_t t0 = rte_rdtsc(), c0 = thread_cpu_ns();
 	for (uint64_t done = 0; done < b->packets; done += UPFU_BURST) {
 		if (rte_pktmbuf_alloc_bulk(u->pool, pkts, UPFU_BURST) != 0)
 			break;
@@ -114,6 +127,10 @@ uint64_t upfu_bench(const struct upfu_bench_plan *b, uint64_t *hz, uint64_t *for
 			rte_memcpy(d, tmpl, flen);
 			uint32_t key = rte_cpu_to_be_32(key_base + next);
 			memcpy(d + key_off, &key, 4);
+			if (!b->downlink) { /* the inner source: the session's UE */
+				uint32_t ue = rte_cpu_to_be_32(b->ue_base + next);
+				memcpy(d + UL_UE_OFF, &ue, 4);
+			}
 			if (++next == b->sessions)
 				next = 0;
 		}
@@ -121,6 +138,7 @@ uint64_t upfu_bench(const struct upfu_bench_plan *b, uint64_t *hz, uint64_t *for
 		upfu_flush(u);
 	}
 	uint64_t cycles = rte_rdtsc() - t0;
+	*cpu_ns = thread_cpu_ns() - c0;
 	*hz = u->hz;
 	*forwarded = u->port[out].st->tx_pkts - before;
 	return cycles;

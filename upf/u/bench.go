@@ -24,14 +24,19 @@ type BenchPlan struct {
 	Packets     uint64
 }
 
-// BenchResult is what one plan measured on one core.
+// BenchResult is what one plan measured on one core. The per-packet cost
+// is taken from the thread's CPU time, not the wall clock, so other work
+// on a shared machine does not count against UPF-U; WallPPS is the wall
+// clock's view.
 type BenchResult struct {
 	Forwarded       uint64
-	Cycles          uint64
+	Cycles          uint64 // TSC cycles of wall clock
+	CPUNs           uint64 // the forwarding thread's CPU time
 	HZ              uint64
-	NsPerPacket     float64
-	CyclesPerPacket float64
-	PPS             float64
+	NsPerPacket     float64 // CPU time per packet
+	CyclesPerPacket float64 // the same in TSC cycles
+	PPS             float64 // packets per second of CPU time: one core's rate
+	WallPPS         float64
 }
 
 var (
@@ -72,13 +77,14 @@ func (u *UPF) Bench(p BenchPlan) (BenchResult, error) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	var hz, fwd C.uint64_t
-	cycles := uint64(C.upfu_bench(&plan, &hz, &fwd))
-	r := BenchResult{Forwarded: uint64(fwd), Cycles: cycles, HZ: uint64(hz)}
-	if r.Forwarded > 0 && r.HZ > 0 {
-		r.CyclesPerPacket = float64(cycles) / float64(p.Packets)
-		r.NsPerPacket = r.CyclesPerPacket * 1e9 / float64(r.HZ)
-		r.PPS = float64(r.Forwarded) / (float64(cycles) / float64(r.HZ))
+	var hz, fwd, cpu C.uint64_t
+	cycles := uint64(C.upfu_bench(&plan, &hz, &fwd, &cpu))
+	r := BenchResult{Forwarded: uint64(fwd), Cycles: cycles, CPUNs: uint64(cpu), HZ: uint64(hz)}
+	if r.Forwarded > 0 && r.HZ > 0 && r.CPUNs > 0 {
+		r.NsPerPacket = float64(r.CPUNs) / float64(p.Packets)
+		r.CyclesPerPacket = r.NsPerPacket * float64(r.HZ) / 1e9
+		r.PPS = float64(r.Forwarded) / (float64(r.CPUNs) / 1e9)
+		r.WallPPS = float64(r.Forwarded) / (float64(cycles) / float64(r.HZ))
 	}
 	return r, nil
 }

@@ -156,6 +156,10 @@ static int decide(const struct upf_sess *s, enum dir d, const struct upfu_pkt *k
 		keyed_any = 1;
 		if (d == UL && p->qfi != 0 && p->qfi != k->qfi)
 			continue;
+		/* TS 29.244 5.2.1: a PDI's UE IP address is the source of uplink
+		 * packets; another source is not this UE's (spoofed). */
+		if (d == UL && (p->flags & UPF_PDR_UEIP) && p->ue_addr != k->fsrc)
+			continue;
 		if (sdfs_match(p, d, k) && (best == NULL || p->precedence < best->precedence))
 			best = p;
 	}

@@ -2,6 +2,7 @@ package u_test
 
 import (
 	"encoding/binary"
+	"net/netip"
 	"testing"
 
 	"github.com/l25gc/l25gc/upf/rules"
@@ -51,8 +52,8 @@ func TestDownlinkPrecedenceSDFGateAndBuffer(t *testing.T) {
 }
 
 // Uplink PDRs match the QFI of the PDU Session Container when they name
-// one.
-func TestUplinkQFIMustMatch(t *testing.T) {
+// one, and the UE's address as the source.
+func TestUplinkQFIAndSourceMustMatch(t *testing.T) {
 	l := newLab(t)
 	n3, _ := l.ready()
 	s := session(1, ueIP, upTEID, gnbTEID, qfi)
@@ -61,6 +62,8 @@ func TestUplinkQFIMustMatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.expectDrop(t, "no_pdr", func() { l.gnb.send(t, l.n3Frame(n3, gtpu(0xff, upTEID, qfi+1, ueUDP("wrong qfi")))) })
+	spoofed := ipv4(netip.MustParseAddr("10.60.0.66"), dnIP, 17, 64, udp(40000, 5201, []byte("not the UE")))
+	l.expectDrop(t, "no_pdr", func() { l.gnb.send(t, l.n3Frame(n3, gtpu(0xff, upTEID, qfi, spoofed))) })
 	l.gnb.send(t, l.n3Frame(n3, gtpu(0xff, upTEID, qfi, ueUDP("right qfi"))))
 	if _, err := l.dn.recv(wait, isIPv4); err != nil {
 		t.Fatal(err)

@@ -96,9 +96,10 @@ struct upfu_bench_plan {
 };
 
 /* upfu_bench runs the plan on this thread (the forwarding loop must not
- * run) and returns the TSC cycles it took; *hz is the TSC rate and
- * *forwarded what left the output port. */
-uint64_t upfu_bench(const struct upfu_bench_plan *b, uint64_t *hz, uint64_t *forwarded);
+ * run) and returns the TSC cycles it took (wall clock); *cpu_ns is this
+ * thread's CPU time meanwhile (what it cost, on a machine shared with
+ * others), *hz the TSC rate and *forwarded what left the output port. */
+uint64_t upfu_bench(const struct upfu_bench_plan *b, uint64_t *hz, uint64_t *forwarded, uint64_t *cpu_ns);
 
 
 #endif /* UPFU_H */
