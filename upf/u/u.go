@@ -51,10 +51,12 @@ type Config struct {
 	Spin, Sleep time.Duration
 }
 
-// Lab ports: the UPF ends of the veth pairs `l25gc up` builds.
+// Lab ports: the UPF ends of the veth pairs `l25gc up` builds. The socket
+// ring holds 4096 frames: with af_packet's default 512, a burst arriving
+// while UPF-U naps overflowed it here at 250 kpps.
 const (
-	LabN3Dev = "net_af_packet_n3,iface=l25gc-n3"
-	LabN6Dev = "net_af_packet_n6,iface=l25gc-n6"
+	LabN3Dev = "net_af_packet_n3,iface=l25gc-n3,framecnt=4096"
+	LabN6Dev = "net_af_packet_n6,iface=l25gc-n6,framecnt=4096"
 )
 
 // FromConfig reads upf.n3, upf.n6 and upf.max_sessions; errors name the
