@@ -75,6 +75,9 @@ type Table struct {
 	max    uint32
 	bySEID map[uint64]uint32 // UP SEID -> slot
 	free   []uint32          // unused slots, highest last
+	// Broken counts sessions Open found half-written by a UPF-C killed
+	// mid-write, and dropped: the SMF sets them up again.
+	Broken int
 }
 
 var _ rules.Table = (*Table)(nil)
@@ -98,9 +101,11 @@ func Open(cfg Config) (*Table, error) {
 	return t, nil
 }
 
-// index finds the sessions already in the tables (a restart of UPF-C).
+// index finds the sessions already in the tables (a restart of UPF-C),
+// dropping any a killed UPF-C left half-written.
 func (t *Table) index() {
 	for slot := t.max; slot > 0; slot-- {
+		t.Broken += int(C.upft_recover(t.h, C.uint32_t(slot-1)))
 		var s C.struct_upf_sess
 		C.upft_read(t.h, C.uint32_t(slot-1), &s)
 		if s.state == C.UPF_SESS_USED {
@@ -237,4 +242,11 @@ func (t *Table) slotRules(upSEID uint64) map[uint32]urrPlace {
 		}
 	}
 	return out
+}
+
+// killedMidWriteForTest leaves a session's slot as a writer killed inside
+// the seqlock would.
+func (t *Table) killedMidWriteForTest(upSEID uint64) {
+	s := (*C.struct_upf_sess)(unsafe.Add(unsafe.Pointer(t.h), uintptr(t.h.sess_off)+uintptr(t.bySEID[upSEID])*unsafe.Sizeof(C.struct_upf_sess{})))
+	s.seq++
 }

@@ -159,3 +159,20 @@ void upft_stats(struct upf_shm *h, struct upf_stats *out)
 	for (size_t i = 0; i < sizeof(*out) / 8; i++)
 		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
+
+/* A writer killed inside the seqlock leaves its slot odd: UPF-U would wait
+ * on it for every packet (rule_busy). Nobody can tell how far the write
+ * got, so the session goes: its keys are unlinked and the slot made free
+ * and even again. The SMF's next request for it gets "session not found"
+ * (TS 29.244 cause 65) and it sets the session up again. */
+int upft_recover(struct upf_shm *h, uint32_t slot)
+{
+	struct upf_sess *cur = upf_sess_at(h, slot);
+	uint32_t seq = __atomic_load_n(&cur->seq, __ATOMIC_ACQUIRE);
+	if (!(seq & 1))
+		return 0;
+	unlink_keys(h, slot, cur, NULL);
+	cur->state = UPF_SESS_FREE;
+	__atomic_store_n(&cur->seq, seq + 1, __ATOMIC_RELEASE);
+	return 1;
+}

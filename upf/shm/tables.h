@@ -23,6 +23,10 @@ int upft_write_paused(struct upf_shm *h, uint32_t slot, const struct upf_sess *s
 /* upft_free removes slot's lookup entries and marks it free. */
 void upft_free(struct upf_shm *h, uint32_t slot);
 
+/* upft_recover frees slot if a writer died inside its seqlock (1 = it
+ * did). */
+int upft_recover(struct upf_shm *h, uint32_t slot);
+
 /* upft_read copies slot's rules as one version. */
 void upft_read(struct upf_shm *h, uint32_t slot, struct upf_sess *out);
 
