@@ -38,7 +38,7 @@ const roleUPF = "upfu"
 const maxSessions = 1024
 
 func TestMain(m *testing.M) {
-	if ok, code := xioproc.RunRole(map[string]func(context.Context) error{roleUPF: runUPFU, roleBench: runBench}); ok {
+	if ok, code := xioproc.RunRole(map[string]func(context.Context) error{roleUPF: runUPFU, roleBench: runBench, roleUPFC: runUPFC}); ok {
 		os.Exit(code)
 	}
 	os.Exit(m.Run())
