@@ -182,13 +182,11 @@ static int decide(const struct upf_sess *s, enum dir d, const struct upfu_pkt *k
 	return 0;
 }
 
-/* lookup follows the lookup table's hint to a slot and decides under its
- * seqlock. */
-static int lookup(struct upfu *u, enum dir d, const struct upfu_pkt *k, uint32_t *slot, struct verdict *v)
+/* lookup decides under the seqlock of slot sl, the lookup table's hint
+ * for the packet's key (found ahead for the whole burst). */
+static int lookup(struct upfu *u, enum dir d, const struct upfu_pkt *k, int64_t sl, uint32_t *slot, struct verdict *v)
 {
 	struct upf_shm *t = u->t;
-	int64_t sl = d == UL ? upf_hash_find(upf_teid_tab(t), t->teid_n, k->teid)
-			     : upf_hash_find(upf_ueip_tab(t), t->ueip_n, k->fdst);
 	int none = d == UL ? UPF_DROP_UNKNOWN_TEID : UPF_DROP_NOT_OURS;
 	if (sl < 0 || sl >= t->max_sessions)
 		return none;
@@ -383,11 +381,11 @@ static int deliver(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k,
 	return UPF_DROP_UNSUPPORTED;
 }
 
-static void user_packet(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k, enum dir d)
+static void user_packet(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k, enum dir d, int64_t hint)
 {
 	uint32_t slot = 0;
 	struct verdict v;
-	int r = lookup(u, d, k, &slot, &v);
+	int r = lookup(u, d, k, hint, &slot, &v);
 	if (r == UPF_DROP_UNKNOWN_TEID) {
 		upfu_error_indication(u, m, k);
 		return;
@@ -407,7 +405,7 @@ static void user_packet(struct upfu *u, struct rte_mbuf *m, const struct upfu_pk
 #define GTP_ECHO_REQUEST 1
 #define GTP_GPDU 255
 
-static void from_n3(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k)
+static void from_n3(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k, int64_t hint)
 {
 	if (k->l3type == UPFU_L3_ARP) {
 		upfu_arp_input(u, UPF_N3, m, k);
@@ -418,7 +416,7 @@ static void from_n3(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k
 	} else if (!k->gtp) {
 		upfu_drop(u, m, UPF_DROP_NOT_GTPU);
 	} else if (k->gtp_type == GTP_GPDU) {
-		user_packet(u, m, k, UL);
+		user_packet(u, m, k, UL, hint);
 	} else if (k->gtp_type == GTP_ECHO_REQUEST) {
 		upfu_gtpu_echo(u, m, k);
 	} else {
@@ -426,7 +424,7 @@ static void from_n3(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k
 	}
 }
 
-static void from_n6(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k)
+static void from_n6(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k, int64_t hint)
 {
 	if (k->l3type == UPFU_L3_ARP)
 		upfu_arp_input(u, UPF_N6, m, k);
@@ -435,7 +433,95 @@ static void from_n6(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k
 	else if (k->dst == u->port[UPF_N6].ip)
 		upfu_drop(u, m, UPF_DROP_NOT_OURS);
 	else
-		user_packet(u, m, k, DL);
+		user_packet(u, m, k, DL, hint);
+}
+
+/* ---- the burst ------------------------------------------------------------- */
+
+/* user_key says whether k is a user packet (a G-PDU to our N3 address, or
+ * an IPv4 packet on N6 not to us) and gives its lookup table and key. */
+static int user_key(struct upfu *u, int port, const struct upfu_pkt *k, const uint64_t **tab, uint32_t *n,
+		    uint32_t *key)
+{
+	struct upf_shm *t = u->t;
+	if (k->l3type != UPFU_L3_IPV4)
+		return 0;
+	if (port == UPF_N3) {
+		if (!k->gtp || k->gtp_type != GTP_GPDU || k->dst != u->port[UPF_N3].ip)
+			return 0;
+		*tab = upf_teid_tab(t);
+		*n = t->teid_n;
+		*key = k->teid;
+		return 1;
+	}
+	if (k->dst == u->port[UPF_N6].ip)
+		return 0;
+	*tab = upf_ueip_tab(t);
+	*n = t->ueip_n;
+	*key = k->fdst;
+	return 1;
+}
+
+/* prefetch_session asks for the cache lines decide() and the counters
+ * read: with thousands of sessions they are rarely cached. */
+static void prefetch_session(struct upfu *u, int64_t sl)
+{
+	if (sl < 0 || sl >= u->t->max_sessions)
+		return;
+	const char *s = (const char *)upf_sess_at(u->t, (uint32_t)sl);
+	rte_prefetch0(s);
+	for (size_t off = offsetof(struct upf_sess, pdr); off < offsetof(struct upf_sess, pdr[2]); off += 64)
+		rte_prefetch0(s + off);
+	rte_prefetch0(s + offsetof(struct upf_sess, far));
+	rte_prefetch0(s + offsetof(struct upf_sess, qer));
+	rte_prefetch0(s + offsetof(struct upf_sess, urr));
+	const char *dyn = (const char *)upf_dyn_at(u->t, (uint32_t)sl);
+	rte_prefetch0(dyn);
+	rte_prefetch0(dyn + offsetof(struct upf_dyn, qer));
+}
+
+/* burst handles at most UPFU_BURST packets in three passes, so that memory
+ * latency overlaps: parse each (and fetch its lookup entry), find each
+ * session (and fetch its rules), then act on each. */
+static void burst(struct upfu *u, int port, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct upfu_pkt ks[UPFU_BURST];
+	int rs[UPFU_BURST];
+	int64_t hints[UPFU_BURST];
+	const uint64_t *tabs[UPFU_BURST];
+	uint32_t ns[UPFU_BURST], keys[UPFU_BURST];
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		hints[i] = -1;
+		tabs[i] = NULL;
+		if (!rte_pktmbuf_is_contiguous(m)) {
+			rs[i] = UPF_DROP_UNSUPPORTED;
+			continue;
+		}
+		const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+		rs[i] = port == UPF_N3 ? upfu_parse_n3(d, rte_pktmbuf_data_len(m), &ks[i])
+				       : upfu_parse_n6(d, rte_pktmbuf_data_len(m), &ks[i]);
+		if (rs[i] == 0 && user_key(u, port, &ks[i], &tabs[i], &ns[i], &keys[i]))
+			rte_prefetch0(&tabs[i][upf_hash(keys[i], ns[i])]);
+		else
+			tabs[i] = NULL;
+	}
+	for (uint16_t i = 0; i < n; i++) {
+		if (tabs[i] != NULL) {
+			hints[i] = upf_hash_find(tabs[i], ns[i], keys[i]);
+			prefetch_session(u, hints[i]);
+		}
+	}
+	for (uint16_t i = 0; i < n; i++) {
+		if (rs[i])
+			upfu_drop(u, pkts[i], rs[i]);
+		else if (port == UPF_N3)
+			from_n3(u, pkts[i], &ks[i], hints[i]);
+		else
+			from_n6(u, pkts[i], &ks[i], hints[i]);
+	}
 }
 
 void upfu_burst(struct upfu *u, int port, struct rte_mbuf **pkts, uint16_t n)
@@ -446,23 +532,6 @@ void upfu_burst(struct upfu *u, int port, struct rte_mbuf **pkts, uint16_t n)
 		bytes += rte_pktmbuf_pkt_len(pkts[i]);
 	CNT_ADD(p->st->rx_pkts, n);
 	CNT_ADD(p->st->rx_bytes, bytes);
-	for (uint16_t i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-		if (i + 1 < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		if (!rte_pktmbuf_is_contiguous(m)) {
-			upfu_drop(u, m, UPF_DROP_UNSUPPORTED);
-			continue;
-		}
-		struct upfu_pkt k;
-		const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
-		int r = port == UPF_N3 ? upfu_parse_n3(d, rte_pktmbuf_data_len(m), &k)
-				       : upfu_parse_n6(d, rte_pktmbuf_data_len(m), &k);
-		if (r)
-			upfu_drop(u, m, r);
-		else if (port == UPF_N3)
-			from_n3(u, m, &k);
-		else
-			from_n6(u, m, &k);
-	}
+	for (uint16_t i = 0; i < n; i += UPFU_BURST)
+		burst(u, port, pkts + i, (uint16_t)(n - i < UPFU_BURST ? n - i : UPFU_BURST));
 }
