@@ -34,7 +34,9 @@ const (
 // Config says which tables to open.
 type Config struct {
 	// MaxSessions is upf.max_sessions: the tables' size when this process
-	// creates them, and what they must hold when they exist already.
+	// creates them, and what they must hold when they exist already; 0
+	// opens existing tables of any size, never creating them (status,
+	// exporters).
 	MaxSessions int
 	// Dir is where the tables file lives (default /dev/hugepages) and
 	// Prefix names it (default $L25GC_XIO_PREFIX or "l25gc"), as the
@@ -85,8 +87,8 @@ var _ rules.Table = (*Table)(nil)
 // Open maps the rule tables, creating them when neither UPF-C nor UPF-U did
 // yet, and indexes the sessions already there.
 func Open(cfg Config) (*Table, error) {
-	if cfg.MaxSessions <= 0 || cfg.MaxSessions > 1<<22 {
-		return nil, fmt.Errorf("upf tables: upf.max_sessions %d: want 1..%d", cfg.MaxSessions, 1<<22)
+	if cfg.MaxSessions < 0 || cfg.MaxSessions > 1<<22 {
+		return nil, fmt.Errorf("upf tables: upf.max_sessions %d: want 1..%d (0: open existing ones)", cfg.MaxSessions, 1<<22)
 	}
 	path := C.CString(cfg.Path())
 	defer C.free(unsafe.Pointer(path))

@@ -3,9 +3,12 @@ package shm
 import (
 	"errors"
 	"net/netip"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/l25gc/l25gc/upf/rules"
 )
@@ -238,5 +241,50 @@ func TestOpenDropsHalfWrittenSessions(t *testing.T) {
 	}
 	if err := again.Install(sessionWith(2, ue, 0x10)); err != nil {
 		t.Fatalf("its TEID and UE address are free again: %v", err)
+	}
+}
+
+func TestOpenExistingOnly(t *testing.T) {
+	cfg := Config{Dir: t.TempDir(), Prefix: "test"}
+	if _, err := Open(cfg); err == nil || !strings.Contains(err.Error(), "no upf.max_sessions") {
+		t.Fatalf("opening absent tables without a size: %v, want a refusal", err)
+	}
+	if _, err := os.Stat(cfg.Path()); !os.IsNotExist(err) {
+		t.Fatalf("the refused open left %s behind", cfg.Path())
+	}
+	cfg.MaxSessions = 8
+	if _, err := Open(cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxSessions = 0
+	tab, err := Open(cfg)
+	if err != nil || tab.max != 8 {
+		t.Fatalf("existing tables: %v (max %d)", err, tab.max)
+	}
+}
+
+// The exporter shows UPF-U's counters and the session count.
+func TestCollectorExportsCounters(t *testing.T) {
+	tab, _ := openTemp(t, 4)
+	if err := tab.Install(sessionWith(1, ue, 0x10)); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(NewCollector(tab))
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := map[string]int{}
+	for _, f := range families {
+		series[f.GetName()] = len(f.GetMetric())
+	}
+	if series["l25gc_upf_drops_total"] != len(DropReasons)-1 || series["l25gc_upf_sessions"] != 1 || series["l25gc_upf_port_packets_total"] != 4 {
+		t.Fatalf("series %v: want every drop reason, the session gauge and rx/tx per port", series)
+	}
+	for _, f := range families {
+		if f.GetName() == "l25gc_upf_sessions" && f.GetMetric()[0].GetGauge().GetValue() != 1 {
+			t.Errorf("sessions %v, want 1", f.GetMetric()[0].GetGauge().GetValue())
+		}
 	}
 }
