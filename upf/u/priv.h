@@ -41,6 +41,8 @@ struct upfu {
 	struct rte_mempool *pool;
 	uint64_t hz;
 	uint16_t ip_id;
+	uint32_t errind_sent;   /* Error Indications sent in the current ms */
+	uint64_t errind_window; /* TSC start of that ms */
 	volatile int stop;
 	uint32_t spin_us, sleep_us;
 };

@@ -19,6 +19,7 @@
 #define GTP_IE_RECOVERY 14        /* TS 29.281 8.2 */
 #define GTP_IE_TEID_DATA_I 16     /* TS 29.281 8.3 */
 #define GTP_IE_PEER_ADDRESS 133   /* TS 29.281 8.4 */
+#define ERRIND_PER_MS 16
 
 struct arp_pkt {
 	uint16_t htype, ptype;
@@ -223,9 +224,21 @@ void upfu_gtpu_echo(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k
 }
 
 /* TS 29.281 7.3.1: Error Indication to the sender of a G-PDU whose TEID we
- * do not know, naming the TEID and our address. */
+ * do not know, naming the TEID and our address; at most ERRIND_PER_MS a
+ * millisecond, so a flood of forged G-PDUs does not turn UPF-U into a
+ * reflector (the rest are dropped and counted alike). */
 void upfu_error_indication(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k)
 {
+	uint64_t now = rte_rdtsc();
+	if (now - u->errind_window > u->hz / 1000) {
+		u->errind_window = now;
+		u->errind_sent = 0;
+	}
+	if (u->errind_sent >= ERRIND_PER_MS) {
+		upfu_drop(u, m, UPF_DROP_UNKNOWN_TEID);
+		return;
+	}
+	u->errind_sent++;
 	uint8_t ie[12];
 	ie[0] = GTP_IE_TEID_DATA_I;
 	uint32_t teid = rte_cpu_to_be_32(k->teid);
