@@ -121,3 +121,38 @@ func TestDownlinkIsEncapsulatedWithQFI(t *testing.T) {
 		t.Errorf("GTP-U length %d, message has %d", binary.BigEndian.Uint16(g[2:]), len(g)-8)
 	}
 }
+
+// UPF-U resolves a next hop it has not heard from by ARP (RFC 826): the
+// first packet to it is dropped while the request goes out, the next one
+// leaves once the reply came.
+func TestNextHopIsResolvedByARP(t *testing.T) {
+	l := newLab(t)
+	n3 := resolveUPF(t, l.gnb, gnbIP, upfN3.Addr()) // the DN host stays silent
+	if err := l.table.Install(session(1, ueIP, upTEID, gnbTEID, qfi)); err != nil {
+		t.Fatal(err)
+	}
+	l.expectDrop(t, "no_arp", func() { l.gnb.send(t, l.n3Frame(n3, gtpu(0xff, upTEID, qfi, ueUDP("first")))) })
+	req, err := l.dn.recv(wait, isARPRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n6 := net.HardwareAddr(req[6:12])
+	if !bytes.Equal(req[0:6], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}) || !bytes.Equal(req[28:32], upfN6.Addr().AsSlice()) ||
+		!bytes.Equal(req[38:42], dnIP.AsSlice()) {
+		t.Fatalf("ARP request % x: want a broadcast who-has %s tell %s", req, dnIP, upfN6.Addr())
+	}
+	l.dn.send(t, arpFrame(2, dnMAC, dnIP, n6, upfN6.Addr()))
+	for try := 0; ; try++ { // the reply and the packet race on two ports
+		l.gnb.send(t, l.n3Frame(n3, gtpu(0xff, upTEID, qfi, ueUDP("second"))))
+		f, err := l.dn.recv(100*time.Millisecond, isIPv4)
+		if err == nil {
+			if !bytes.Equal(f[0:6], dnMAC) {
+				t.Errorf("forwarded to %x, want the resolved %x", f[0:6], dnMAC)
+			}
+			return
+		}
+		if try == 20 {
+			t.Fatalf("nothing forwarded after the ARP reply (stats %+v)", l.table.Stats())
+		}
+	}
+}
