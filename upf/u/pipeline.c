@@ -392,10 +392,9 @@ static void user_packet(struct upfu *u, struct rte_mbuf *m, const struct upfu_pk
 	}
 	if (r == 0)
 		r = enforce(u, slot, &v, d, k->inner_len);
-	if (r == 0) {
-		count(u, slot, &v, d, k->inner_len);
-		r = deliver(u, m, k, &v, d);
-	}
+	uint32_t bytes = k->inner_len; /* deliver rewrites k's packet */
+	if (r == 0 && (r = deliver(u, m, k, &v, d)) == 0)
+		count(u, slot, &v, d, bytes); /* what left, not what a next hop lost */
 	if (r)
 		upfu_drop(u, m, r);
 }
