@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -44,18 +45,23 @@ type rtt struct {
 func newBenchUPFCmd() *cobra.Command {
 	var path, sessions, sizes, jsonPath string
 	var packets uint64
+	var rate int
+	var duration time.Duration
 	cmd := &cobra.Command{
 		Use:   "upf",
 		Short: "UPF-U throughput per core with GTP-U + PDR + FAR + QER + URR",
 		Long: "--path isolated: UPF-U's own cost, no kernel in the loop: prebuilt frames run through\n" +
 			"the whole pipeline in one process and leave through net_null ports. ns and cycles per\n" +
 			"packet and pps come from the forwarding thread's CPU time (one core's rate, fair on a\n" +
-			"shared machine); wall_pps is the wall clock's view. Needs root and hugepages. The\n" +
-			"veth/af_packet path is not measured yet.",
+			"shared machine); wall_pps is the wall clock's view.\n" +
+			"--path veth: UPF-U with net_af_packet ports on two veth pairs of its own, a gNB and a DN\n" +
+			"host on raw sockets at the far ends offering --rate packets a second; pps is what\n" +
+			"arrived, loss what did not, RTT from probes the far end reflects back through UPF-U.\n" +
+			"Both need root and hugepages.",
 		Example: "  l25gc bench upf --path isolated --sessions 1,10000 --bytes 64,1400 --json upf.json",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if path != "isolated" {
-				return fmt.Errorf("--path %s: only isolated is measured so far", path)
+			if path != "isolated" && path != "veth" {
+				return fmt.Errorf("--path %s: want isolated or veth", path)
 			}
 			ss, err := intList("--sessions", sessions)
 			if err != nil {
@@ -65,7 +71,12 @@ func newBenchUPFCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			results, err := benchUPFIsolated(ss, bs, packets)
+			var results []upfResult
+			if path == "veth" {
+				results, err = benchUPFVeth(ss, bs, rate, duration)
+			} else {
+				results, err = benchUPFIsolated(ss, bs, packets)
+			}
 			if err != nil {
 				return err
 			}
@@ -73,7 +84,9 @@ func newBenchUPFCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&path, "path", "isolated", "isolated (DPDK only) or veth (not yet)")
+	f.StringVar(&path, "path", "isolated", "isolated (DPDK only) or veth (af_packet on veth pairs of its own)")
+	f.IntVar(&rate, "rate", 250_000, "veth: packets a second offered")
+	f.DurationVar(&duration, "duration", 2*time.Second, "veth: how long each measurement offers traffic")
 	f.StringVar(&sessions, "sessions", "1,10000", "comma-separated session counts installed")
 	f.StringVar(&sizes, "bytes", "64,1400", "comma-separated packet sizes (the UE's packet as an Ethernet frame)")
 	f.Uint64Var(&packets, "packets", 4_000_000, "packets per measurement")
@@ -123,11 +136,11 @@ func benchUPFIsolated(sessions, sizes []int, packets uint64) ([]upfResult, error
 }
 
 func writeUPFResults(w io.Writer, rs []upfResult, jsonPath string) error {
-	fmt.Fprintf(w, "%-8s %-9s %6s %8s %12s %8s %8s %10s %12s %6s\n", "path", "direction", "bytes", "sessions",
-		"pps", "gbps", "ns/pkt", "cycles/pkt", "wall pps", "loss")
+	fmt.Fprintf(w, "%-8s %-9s %6s %8s %12s %8s %8s %10s %12s %6s %9s %9s\n", "path", "direction", "bytes", "sessions",
+		"pps", "gbps", "ns/pkt", "cycles/pkt", "wall pps", "loss", "rtt p50us", "rtt p99us")
 	for _, r := range rs {
-		fmt.Fprintf(w, "%-8s %-9s %6d %8d %12.0f %8.2f %8.1f %10.1f %12.0f %6.4f\n", r.Path, r.Direction, r.PacketBytes,
-			r.Sessions, r.PPS, r.Gbps, r.NsPerPacket, r.CyclesPerPacket, r.WallPPS, r.Loss)
+		fmt.Fprintf(w, "%-8s %-9s %6d %8d %12.0f %8.2f %8.1f %10.1f %12.0f %6.4f %9.1f %9.1f\n", r.Path, r.Direction,
+			r.PacketBytes, r.Sessions, r.PPS, r.Gbps, r.NsPerPacket, r.CyclesPerPacket, r.WallPPS, r.Loss, r.RTTus.P50, r.RTTus.P99)
 	}
 	if jsonPath == "" {
 		return nil
