@@ -56,7 +56,7 @@
 #include "shm_layout.h"
 
 #define UPF_SHM_MAGIC 0x55504654u /* "UPFT" */
-#define UPF_SHM_VERSION 1         /* bump on any change of a struct below */
+#define UPF_SHM_VERSION 2         /* bump on any change of a struct below */
 
 /* The tables file: printf(UPF_TABLES_FILE, huge_dir, file_prefix). */
 #define UPF_TABLES_FILE "%s/%s-upf-tables"
@@ -261,7 +261,8 @@ struct upf_shm {
 	uint64_t dyn_off;
 	uint64_t teid_off;
 	uint64_t ueip_off;
-	uint8_t pad[8];
+	uint32_t sessions; /* sessions installed, kept by UPF-C (for exporters) */
+	uint32_t pad;
 	struct upf_stats stats;
 };
 
@@ -375,7 +376,8 @@ struct upf_shm {
 	F(upf_shm, dyn_off, 40)                                                 \
 	F(upf_shm, teid_off, 48)                                                \
 	F(upf_shm, ueip_off, 56)                                                \
-	F(upf_shm, pad, 64)                                                     \
+	F(upf_shm, sessions, 64)                                                \
+	F(upf_shm, pad, 68)                                                     \
 	F(upf_shm, stats, 72)
 
 SHM_PIN_LAYOUT(UPF_SHM_LAYOUT)

@@ -47,5 +47,5 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for reason, v := range s.Drops {
 		ch <- prometheus.MustNewConstMetric(c.drops, prometheus.CounterValue, float64(v), reason)
 	}
-	ch <- prometheus.MustNewConstMetric(c.sessions, prometheus.GaugeValue, float64(c.t.Len()))
+	ch <- prometheus.MustNewConstMetric(c.sessions, prometheus.GaugeValue, float64(c.t.Installed()))
 }

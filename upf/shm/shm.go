@@ -99,6 +99,7 @@ func Open(cfg Config) (*Table, error) {
 	}
 	t := &Table{h: h, max: uint32(h.max_sessions), bySEID: map[uint64]uint32{}}
 	t.index()
+	t.publishCount()
 	h.upfc_pid = C.int32_t(os.Getpid())
 	return t, nil
 }
@@ -148,9 +149,14 @@ func (t *Table) install(s *rules.Session, pauseNs uint64) error {
 	if !exists {
 		t.free = t.free[:len(t.free)-1]
 		t.bySEID[s.UPSEID] = slot
+		t.publishCount()
 	}
 	return nil
 }
+
+// publishCount tells other processes (UPF-U's exporter) how many sessions
+// there are.
+func (t *Table) publishCount() { C.upft_set_sessions(t.h, C.uint32_t(len(t.bySEID))) }
 
 // Remove deletes a session's rules; UPF-U stops matching them at once.
 func (t *Table) Remove(upSEID uint64) error {
@@ -163,6 +169,7 @@ func (t *Table) Remove(upSEID uint64) error {
 	C.upft_free(t.h, C.uint32_t(slot))
 	delete(t.bySEID, upSEID)
 	t.free = append(t.free, slot)
+	t.publishCount()
 	return nil
 }
 
@@ -208,12 +215,16 @@ func (t *Table) Sessions() ([]rules.Session, error) {
 	return out, nil
 }
 
-// Len is the number of sessions installed.
+// Len is the number of sessions installed by this process's Table.
 func (t *Table) Len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.bySEID)
 }
+
+// Installed is the number of sessions in the tables as UPF-C last
+// published it: what another process (UPF-U's exporter) sees.
+func (t *Table) Installed() int { return int(C.upft_sessions(t.h)) }
 
 // Close tells UPF-U's readers nothing (the tables stay for the next UPF-C).
 func (t *Table) Close() error {

@@ -176,3 +176,7 @@ int upft_recover(struct upf_shm *h, uint32_t slot)
 	__atomic_store_n(&cur->seq, seq + 1, __ATOMIC_RELEASE);
 	return 1;
 }
+
+void upft_set_sessions(struct upf_shm *h, uint32_t n) { __atomic_store_n(&h->sessions, n, __ATOMIC_RELAXED); }
+
+uint32_t upft_sessions(struct upf_shm *h) { return __atomic_load_n(&h->sessions, __ATOMIC_RELAXED); }

@@ -33,6 +33,10 @@ void upft_read(struct upf_shm *h, uint32_t slot, struct upf_sess *out);
 /* upft_count copies the counters of URR index i of slot. */
 void upft_count(struct upf_shm *h, uint32_t slot, uint32_t i, struct upf_count *out);
 
+/* The session count UPF-C publishes for other processes. */
+void upft_set_sessions(struct upf_shm *h, uint32_t n);
+uint32_t upft_sessions(struct upf_shm *h);
+
 /* upft_stats copies UPF-U's counters. */
 void upft_stats(struct upf_shm *h, struct upf_stats *out);
 
