@@ -112,7 +112,8 @@ static int keyed(const struct upf_pdr *p, enum dir d, const struct upfu_pkt *k)
 {
 	if (d == UL)
 		return p->source == UPF_ACCESS && (p->flags & UPF_PDR_FTEID) && p->teid == k->teid;
-	return p->source == UPF_CORE && (p->flags & UPF_PDR_UEIP) && p->ue_addr == k->fdst;
+	return (p->source == UPF_CORE || p->source == UPF_SGI_LAN) && (p->flags & UPF_PDR_UEIP) &&
+	       p->ue_addr == k->fdst;
 }
 
 static void take_qers(const struct upf_sess *s, const struct upf_pdr *p, enum dir d, struct verdict *v)
