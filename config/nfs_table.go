@@ -14,6 +14,7 @@ var Builtin = Catalog{
 	{Name: "pcf", Type: models.NrfNfManagementNfType_PCF, Ports: NF{SBIPort: 29507, MetricsPort: 9507}, After: []string{"nrf", "udr"}},
 	{Name: "nssf", Type: models.NrfNfManagementNfType_NSSF, Ports: NF{SBIPort: 29531, MetricsPort: 9531}, After: []string{"nrf"}},
 	{Name: "upf-c", Type: models.NrfNfManagementNfType_UPF, Ports: NF{SBIPort: 0, MetricsPort: 9805}, Extra: []PortField{{Name: "N4", Addr: "upf.c.pfcp_addr", Network: "udp", Transport: ""}}},
+	{Name: "upf-u", Type: models.NrfNfManagementNfType_UPF, Ports: NF{SBIPort: 0, MetricsPort: 9806}},
 	{Name: "smf", Type: models.NrfNfManagementNfType_SMF, Ports: NF{SBIPort: 29502, MetricsPort: 9502}, After: []string{"nrf", "udm", "pcf", "upf-c"}},
 	{Name: "amf", Type: models.NrfNfManagementNfType_AMF, Ports: NF{SBIPort: 29518, MetricsPort: 9518}, Extra: []PortField{{Name: "N2", Addr: "amf.ngap.addr", Network: "n2", Transport: "amf.ngap.transport"}}, After: []string{"nrf", "ausf", "udm", "pcf", "nssf", "smf"}},
 }

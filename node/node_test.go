@@ -195,7 +195,7 @@ func TestNFAddedThroughTheTableIsConfiguredValidatedStartedAndStopped(t *testing
 	if err := cat.Check(); err != nil {
 		t.Fatal(err)
 	}
-	if d := config.DefaultFor(cat); strings.Join(d.NFs, " ") != "flaky nrf fake udr udm ausf pcf nssf upf-c smf amf" || fakePorts != cat[0].Ports {
+	if d := config.DefaultFor(cat); strings.Join(d.NFs, " ") != "flaky nrf fake udr udm ausf pcf nssf upf-c upf-u smf amf" || fakePorts != cat[0].Ports {
 		t.Fatalf("defaults: nfs %v, fake ports %+v, want the fake right after the NRF, on %+v", d.NFs, fakePorts, cat[0].Ports)
 	}
 	clash := fmt.Sprintf("nrf:\n  metrics_port: %d\n", cat[0].Ports.SBIPort)

@@ -36,6 +36,9 @@ func newNFCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if entry.Run != nil {
+				return runProcess(cfg, entry.Name, entry.Run)
+			}
 			if sbiFlag != "" {
 				cfg.SBI.Transport = sbiFlag
 			}
@@ -44,6 +47,28 @@ func newNFCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&sbiFlag, "sbi", "", "SBI transport: tcp, xio or xio-socket (default from config)")
 	return cmd
+}
+
+// runProcess runs an NF that serves no SBI (UPF-U) until SIGTERM.
+func runProcess(cfg *config.Config, name string, run registry.Process) error {
+	level, err := logging.ParseLevel(cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	log, file, err := logging.OpenFile(cfg.LogDir, name, level, logging.FileOptions{
+		MaxBytes: int64(cfg.LogMaxSizeMB) << 20, Keep: cfg.LogMaxFiles, RedactSUPI: cfg.LogRedactSUPI,
+	})
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("run", "err", err)
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }
 
 // runNF builds the NF of entry and serves it until SIGTERM.

@@ -13,8 +13,8 @@ func TestTableIsConsistent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range Table {
-		if e.New == nil {
-			t.Errorf("NF %s has no constructor", e.Name)
+		if (e.New == nil) == (e.Run == nil) {
+			t.Errorf("NF %s needs exactly one of a constructor (New) and a Run", e.Name)
 		}
 		if e.Type == "" {
 			t.Errorf("NF %s has no NF type", e.Name)
@@ -26,7 +26,7 @@ func TestTableIsConsistent(t *testing.T) {
 // last, each on its own default ports.
 func TestDefaultsComeFromTheTable(t *testing.T) {
 	cfg := config.Default()
-	if got, want := cfg.NFs, []string{"nrf", "udr", "udm", "ausf", "pcf", "nssf", "upf-c", "smf", "amf"}; !equal(got, want) {
+	if got, want := cfg.NFs, []string{"nrf", "udr", "udm", "ausf", "pcf", "nssf", "upf-c", "upf-u", "smf", "amf"}; !equal(got, want) {
 		t.Errorf("default nfs %v, want %v", got, want)
 	}
 	for _, e := range Table {

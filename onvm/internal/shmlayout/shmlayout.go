@@ -10,11 +10,12 @@ package shmlayout
 /*
 #cgo CFLAGS: -D_GNU_SOURCE -I${SRCDIR}/../../include -I/usr/include/dpdk -I/usr/include/x86_64-linux-gnu/dpdk -include rte_config.h -mssse3 -O2
 #include "onvm_shm.h"
+#include "upf_shm.h"
 
-// Every shared header's layout list; the UPF tables' list (upf_shm.h)
-// joins here.
+// Every shared header's layout list.
 static const struct shm_layout_row shm_rows[] = {
 	SHM_LAYOUT_ROWS(ONVM_SHM_LAYOUT)
+	SHM_LAYOUT_ROWS(UPF_SHM_LAYOUT)
 };
 
 static size_t shm_nrows(void) { return sizeof(shm_rows) / sizeof(shm_rows[0]); }
@@ -39,6 +40,19 @@ var cgoTypes = map[string]reflect.Type{
 	"onvm_conn": reflect.TypeOf(C.struct_onvm_conn{}),
 	"onvm_reap": reflect.TypeOf(C.struct_onvm_reap{}),
 	"onvm_shm":  reflect.TypeOf(C.struct_onvm_shm{}),
+	// The UPF's rule tables (upf_shm.h).
+	"upf_sdf":        reflect.TypeOf(C.struct_upf_sdf{}),
+	"upf_pdr":        reflect.TypeOf(C.struct_upf_pdr{}),
+	"upf_far":        reflect.TypeOf(C.struct_upf_far{}),
+	"upf_qer":        reflect.TypeOf(C.struct_upf_qer{}),
+	"upf_urr":        reflect.TypeOf(C.struct_upf_urr{}),
+	"upf_sess":       reflect.TypeOf(C.struct_upf_sess{}),
+	"upf_count":      reflect.TypeOf(C.struct_upf_count{}),
+	"upf_bucket":     reflect.TypeOf(C.struct_upf_bucket{}),
+	"upf_dyn":        reflect.TypeOf(C.struct_upf_dyn{}),
+	"upf_port_stats": reflect.TypeOf(C.struct_upf_port_stats{}),
+	"upf_stats":      reflect.TypeOf(C.struct_upf_stats{}),
+	"upf_shm":        reflect.TypeOf(C.struct_upf_shm{}),
 }
 
 // row is one line of a layout: a struct's size (field "") or the offset

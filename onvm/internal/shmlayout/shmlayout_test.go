@@ -50,10 +50,10 @@ func TestCompareFindsDrift(t *testing.T) {
 			"offsetof(struct onvm_svc, owner) (at 96) is not in its layout list"},
 		{"pinned field gone", fromC(), without(goRows, "onvm_nf.bell"),
 			"offsetof(struct onvm_nf, bell) (at 16) is missing from Go's cgo view"},
-		{"struct without cgo type", append(fromC(), row{"upf_pdr", "", 128}), goRows,
-			"struct upf_pdr is pinned in C but has no cgo type"},
-		{"cgo type without list", fromC(), append(clone(goRows), row{"upf_far", "", 64}),
-			"struct upf_far has a cgo type but no layout list in C"},
+		{"struct without cgo type", append(fromC(), row{"upf_ghost", "", 128}), goRows,
+			"struct upf_ghost is pinned in C but has no cgo type"},
+		{"cgo type without list", fromC(), append(clone(goRows), row{"upf_phantom", "", 64}),
+			"struct upf_phantom has a cgo type but no layout list in C"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

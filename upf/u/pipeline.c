@@ -1,0 +1,537 @@
+/* pipeline.c — UPF-U's forwarding per burst (DESIGN.md "User plane"):
+ * parse → PDR lookup (uplink by TEID [+QFI, SDF], downlink by UE IP [+SDF],
+ * highest precedence wins, TS 29.244 5.2.1) → FAR (TS 29.244 5.2.3) → QER
+ * gate and MBR (TS 29.244 5.2.4) → URR counts (TS 29.244 5.2.2) →
+ * decapsulate or encapsulate (TS 29.281, TS 38.415) → next hop → TX.
+ *
+ * The rules are read in place under each session's seqlock (upf_shm.h):
+ * decide() computes a verdict from the slot, and the verdict is kept only
+ * if the slot did not change meanwhile. Side effects (counters, buckets,
+ * the packet) happen after, from the verdict alone.
+ */
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_pause.h>
+#include <rte_prefetch.h>
+#include <rte_udp.h>
+
+#include "priv.h"
+
+#define ENCAP_LEN (RTE_ETHER_HDR_LEN + 20 + 8 + 8 + 4 + 4) /* Eth IPv4 UDP GTP opt PDU-SC */
+#define READ_BUDGET_US 20 /* wait this long for a session being written, then "rule_busy" */
+#define MBR_BURST_MS 10 /* a bucket holds this much of its rate */
+
+enum dir { UL = 0, DL = 1 };
+
+/* verdict is what a packet's session says to do, read whole. */
+struct verdict {
+	uint16_t action;
+	uint8_t dest;
+	uint8_t ohr;
+	uint8_t has_oh;
+	uint8_t qfi; /* QFI to mark on N3 (first QER with one) */
+	uint8_t gate_closed;
+	uint8_t nqer, nurr;
+	uint8_t qer[UPF_PDR_QERS];
+	uint8_t urr[UPF_PDR_URRS];
+	uint32_t oh_teid, oh_addr;
+	uint64_t mbr[UPF_PDR_QERS];
+	uint32_t epoch[UPF_PDR_URRS];
+};
+
+void upfu_drop(struct upfu *u, struct rte_mbuf *m, int reason)
+{
+	CNT_ADD(u->st->drop[reason], 1);
+	rte_pktmbuf_free(m);
+}
+
+void upfu_tx(struct upfu *u, int port, struct rte_mbuf *m)
+{
+	struct uport *p = &u->port[port];
+	if (p->ntx == TX_SLOTS)
+		upfu_flush(u);
+	p->tx[p->ntx++] = m;
+}
+
+static void flush_port(struct upfu *u, struct uport *p)
+{
+	uint32_t len[TX_SLOTS];
+	uint64_t bytes = 0;
+	for (uint16_t i = 0; i < p->ntx; i++)
+		len[i] = rte_pktmbuf_pkt_len(p->tx[i]);
+	uint16_t sent = rte_eth_tx_burst(p->id, 0, p->tx, p->ntx);
+	if (sent < p->ntx) /* a full ring: one more go before dropping */
+		sent += rte_eth_tx_burst(p->id, 0, p->tx + sent, p->ntx - sent);
+	for (uint16_t i = 0; i < sent; i++)
+		bytes += len[i];
+	for (uint16_t i = sent; i < p->ntx; i++)
+		upfu_drop(u, p->tx[i], UPF_DROP_TX_FULL);
+	CNT_ADD(p->st->tx_pkts, sent);
+	CNT_ADD(p->st->tx_bytes, bytes);
+	p->ntx = 0;
+}
+
+void upfu_flush(struct upfu *u)
+{
+	for (int i = 0; i < UPF_PORTS; i++)
+		if (u->port[i].ntx)
+			flush_port(u, &u->port[i]);
+}
+
+/* ---- rules ------------------------------------------------------------------ */
+
+static int in_range(uint16_t v, uint16_t lo, uint16_t hi) { return v >= lo && v <= hi; }
+
+/* sdf_match: "from" is the remote end, "to" the UE (TS 29.212 5.4.2: an
+ * uplink packet matches with source and destination swapped). */
+static int sdf_match(const struct upf_sdf *f, enum dir d, const struct upfu_pkt *k)
+{
+	uint32_t remote = d == DL ? k->fsrc : k->fdst, ue = d == DL ? k->fdst : k->fsrc;
+	uint16_t rport = d == DL ? k->fsport : k->fdport, uport = d == DL ? k->fdport : k->fsport;
+	return (f->proto == 0 || f->proto == k->fproto) && (remote & f->remote_mask) == f->remote_addr &&
+	       (ue & f->ue_mask) == f->ue_addr && in_range(rport, f->remote_port_lo, f->remote_port_hi) &&
+	       in_range(uport, f->ue_port_lo, f->ue_port_hi);
+}
+
+static int sdfs_match(const struct upf_pdr *p, enum dir d, const struct upfu_pkt *k)
+{
+	uint8_t n = p->nsdf < UPF_MAX_SDF ? p->nsdf : UPF_MAX_SDF;
+	if (n == 0)
+		return 1;
+	for (uint8_t i = 0; i < n; i++)
+		if (sdf_match(&p->sdf[i], d, k))
+			return 1;
+	return 0;
+}
+
+/* keyed says whether p is found by this packet's key at all: the TEID
+ * uplink, the UE address downlink. */
+static int keyed(const struct upf_pdr *p, enum dir d, const struct upfu_pkt *k)
+{
+	if (d == UL)
+		return p->source == UPF_ACCESS && (p->flags & UPF_PDR_FTEID) && p->teid == k->teid;
+	return (p->source == UPF_CORE || p->source == UPF_SGI_LAN) && (p->flags & UPF_PDR_UEIP) &&
+	       p->ue_addr == k->fdst;
+}
+
+static void take_qers(const struct upf_sess *s, const struct upf_pdr *p, enum dir d, struct verdict *v)
+{
+	for (int i = 0; i < UPF_PDR_QERS; i++) {
+		uint8_t q = p->qer[i];
+		if (q == UPF_NONE || q >= UPF_MAX_QER || q >= s->nqer)
+			continue;
+		const struct upf_qer *r = &s->qer[q];
+		if (!(r->gates & (d == UL ? UPF_GATE_UL : UPF_GATE_DL)))
+			v->gate_closed = 1;
+		if (v->qfi == 0)
+			v->qfi = r->qfi;
+		v->qer[v->nqer] = q;
+		v->mbr[v->nqer++] = d == UL ? r->mbr_ul : r->mbr_dl;
+	}
+}
+
+static void take_urrs(const struct upf_sess *s, const struct upf_pdr *p, struct verdict *v)
+{
+	for (int i = 0; i < UPF_PDR_URRS; i++) {
+		uint8_t r = p->urr[i];
+		if (r == UPF_NONE || r >= UPF_MAX_URR || r >= s->nurr || s->urr[r].epoch == 0)
+			continue;
+		v->urr[v->nurr] = r;
+		v->epoch[v->nurr++] = s->urr[r].epoch;
+	}
+}
+
+/* decide picks the PDR with the lowest precedence value that matches and
+ * reads its FAR, QERs and URRs into v. */
+static int decide(const struct upf_sess *s, enum dir d, const struct upfu_pkt *k, struct verdict *v)
+{
+	const struct upf_pdr *best = NULL;
+	int keyed_any = 0;
+	uint8_t n = s->npdr < UPF_MAX_PDR ? s->npdr : UPF_MAX_PDR;
+	for (uint8_t i = 0; i < n; i++) {
+		const struct upf_pdr *p = &s->pdr[i];
+		if (!keyed(p, d, k))
+			continue;
+		keyed_any = 1;
+		if (d == UL && p->qfi != 0 && p->qfi != k->qfi)
+			continue;
+		/* TS 29.244 5.2.1: a PDI's UE IP address is the source of uplink
+		 * packets; another source is not this UE's (spoofed). */
+		if (d == UL && (p->flags & UPF_PDR_UEIP) && p->ue_addr != k->fsrc)
+			continue;
+		if (sdfs_match(p, d, k) && (best == NULL || p->precedence < best->precedence))
+			best = p;
+	}
+	if (!keyed_any)
+		return d == UL ? UPF_DROP_UNKNOWN_TEID : UPF_DROP_NOT_OURS;
+	if (best == NULL)
+		return UPF_DROP_NO_PDR;
+	memset(v, 0, sizeof(*v));
+	if (best->far >= UPF_MAX_FAR || best->far >= s->nfar)
+		return UPF_DROP_FAR_DROP;
+	const struct upf_far *f = &s->far[best->far];
+	v->action = f->action;
+	v->dest = f->dest;
+	v->ohr = (best->flags & UPF_PDR_OHR) != 0;
+	v->has_oh = (f->flags & UPF_FAR_OH) != 0;
+	v->oh_teid = f->oh_teid;
+	v->oh_addr = f->oh_addr;
+	take_qers(s, best, d, v);
+	take_urrs(s, best, v);
+	return 0;
+}
+
+/* lookup decides under the seqlock of slot sl, the lookup table's hint
+ * for the packet's key (found ahead for the whole burst). */
+static int lookup(struct upfu *u, enum dir d, const struct upfu_pkt *k, int64_t sl, uint32_t *slot, struct verdict *v)
+{
+	struct upf_shm *t = u->t;
+	int none = d == UL ? UPF_DROP_UNKNOWN_TEID : UPF_DROP_NOT_OURS;
+	if (sl < 0 || sl >= t->max_sessions)
+		return none;
+	const struct upf_sess *s = upf_sess_at(t, (uint32_t)sl);
+	*slot = (uint32_t)sl;
+	/* UPF-C holds a slot odd for the ~100 ns of a copy; one descheduled
+	 * mid-write (or killed) costs this session's packets, not the burst. */
+	for (uint64_t deadline = 0;;) {
+		uint32_t seq = upf_read_begin(s);
+		if (!(seq & 1)) {
+			int r = s->state == UPF_SESS_USED ? decide(s, d, k, v) : none;
+			if (upf_read_valid(s, seq))
+				return r;
+		}
+		uint64_t now = rte_rdtsc();
+		if (deadline == 0)
+			deadline = now + u->hz / 1000000 * READ_BUDGET_US;
+		else if (now > deadline)
+			return UPF_DROP_RULE_BUSY;
+		rte_pause();
+	}
+}
+
+/* police applies each QER's MBR as a token bucket (bytes; the full trTCM
+ * of qos/ is a later issue). A bucket holds MBR_BURST_MS of its rate. */
+static int police(struct upfu *u, uint32_t slot, const struct verdict *v, enum dir d, uint32_t bytes)
+{
+	struct upf_dyn *dyn = upf_dyn_at(u->t, slot);
+	uint64_t now = rte_rdtsc();
+	for (int i = 0; i < v->nqer; i++) {
+		if (v->mbr[i] == 0)
+			continue;
+		struct upf_bucket *b = &dyn->qer[v->qer[i]][d];
+		double rate = (double)v->mbr[i] / 8; /* bytes per second */
+		double depth = rate * MBR_BURST_MS / 1000;
+		if (depth < 2 * RTE_ETHER_MAX_LEN)
+			depth = 2 * RTE_ETHER_MAX_LEN;
+		double tokens = b->last == 0 ? depth : (double)b->tokens + (double)(now - b->last) * rate / (double)u->hz;
+		if (tokens > depth)
+			tokens = depth;
+		b->last = now;
+		if (tokens < bytes) {
+			b->tokens = (int64_t)tokens;
+			return UPF_DROP_MBR;
+		}
+		b->tokens = (int64_t)(tokens - bytes);
+	}
+	return 0;
+}
+
+/* count adds a forwarded packet to its URRs (the T-PDU's bytes: the UE's
+ * IP packet). A URR index of a new epoch starts from zero. */
+static void count(struct upfu *u, uint32_t slot, const struct verdict *v, enum dir d, uint32_t bytes)
+{
+	struct upf_dyn *dyn = upf_dyn_at(u->t, slot);
+	for (int i = 0; i < v->nurr; i++) {
+		struct upf_count *c = &dyn->urr[v->urr[i]];
+		if (c->epoch != v->epoch[i]) {
+			__atomic_store_n(&c->ul_bytes, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->dl_bytes, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->ul_pkts, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->dl_pkts, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->epoch, v->epoch[i], __ATOMIC_RELEASE);
+		}
+		if (d == UL) {
+			CNT_ADD(c->ul_bytes, bytes);
+			CNT_ADD(c->ul_pkts, 1);
+		} else {
+			CNT_ADD(c->dl_bytes, bytes);
+			CNT_ADD(c->dl_pkts, 1);
+		}
+	}
+}
+
+/* enforce applies FAR action, gate and MBR; 0 = forward. */
+static int enforce(struct upfu *u, uint32_t slot, const struct verdict *v, enum dir d, uint32_t bytes)
+{
+	if (v->action & UPF_DROP)
+		return UPF_DROP_FAR_DROP;
+	if (v->action & UPF_BUFF)
+		return UPF_DROP_BUFFERED; /* buffering for paging is a later issue: counted, dropped */
+	if (!(v->action & UPF_FORW))
+		return UPF_DROP_FAR_DROP;
+	if (v->gate_closed)
+		return UPF_DROP_GATE;
+	return police(u, slot, v, d, bytes);
+}
+
+/* ---- output ------------------------------------------------------------------ */
+
+/* hop_ttl decrements the forwarded packet's TTL (RFC 791), with an
+ * incremental checksum update (RFC 1624). */
+static int hop_ttl(struct rte_ipv4_hdr *ip)
+{
+	if (ip->time_to_live <= 1)
+		return UPF_DROP_TTL;
+	ip->time_to_live--;
+	uint32_t sum = (uint32_t)rte_be_to_cpu_16(ip->hdr_checksum) + 0x0100;
+	sum = (sum & 0xffff) + (sum >> 16);
+	ip->hdr_checksum = rte_cpu_to_be_16((uint16_t)sum);
+	return 0;
+}
+
+/* to_n6 sends the IPv4 packet at ip_off (ip_len bytes) out of N6. */
+static int to_n6(struct upfu *u, struct rte_mbuf *m, uint32_t ip_off, uint32_t ip_len, uint32_t dst)
+{
+	struct rte_ether_addr mac;
+	int r = upfu_next_hop(u, UPF_N6, dst, &mac);
+	if (r)
+		return r;
+	rte_pktmbuf_adj(m, (uint16_t)(ip_off - RTE_ETHER_HDR_LEN));
+	rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - (RTE_ETHER_HDR_LEN + ip_len));
+	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	if ((r = hop_ttl((struct rte_ipv4_hdr *)(eh + 1))) != 0)
+		return r;
+	eh->dst_addr = mac;
+	eh->src_addr = u->port[UPF_N6].mac;
+	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	upfu_tx(u, UPF_N6, m);
+	return 0;
+}
+
+static void put_gtpu(uint8_t *g, uint32_t teid, uint16_t ip_len, uint8_t qfi)
+{
+	g[0] = 0x34; /* version 1, PT, E (TS 29.281 5.1) */
+	g[1] = 0xff; /* G-PDU */
+	uint16_t len = rte_cpu_to_be_16((uint16_t)(ip_len + 8));
+	memcpy(g + 2, &len, 2);
+	uint32_t t = rte_cpu_to_be_32(teid);
+	memcpy(g + 4, &t, 4);
+	g[8] = g[9] = g[10] = 0; /* sequence number, N-PDU number unused */
+	g[11] = 0x85;             /* next: PDU Session Container */
+	/* TS 38.415 5.5.2.1 DL PDU SESSION INFORMATION (PDU type 0), QFI */
+	g[12] = 1;
+	g[13] = 0x00;
+	g[14] = qfi & 0x3f;
+	g[15] = 0; /* no next extension header */
+}
+
+/* to_n3 encapsulates the IPv4 packet at ip_off in GTP-U with a PDU Session
+ * Container toward the FAR's peer (the gNB's F-TEID) and sends it on N3. */
+static int to_n3(struct upfu *u, struct rte_mbuf *m, uint32_t ip_off, uint32_t ip_len, const struct verdict *v)
+{
+	struct uport *p = &u->port[UPF_N3];
+	struct rte_ether_addr mac;
+	int r = upfu_next_hop(u, UPF_N3, v->oh_addr, &mac);
+	if (r)
+		return r;
+	if ((r = hop_ttl(rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, ip_off))) != 0)
+		return r;
+	rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - (ip_off + ip_len));
+	if (ip_off >= ENCAP_LEN)
+		rte_pktmbuf_adj(m, (uint16_t)(ip_off - ENCAP_LEN));
+	else if (rte_pktmbuf_prepend(m, (uint16_t)(ENCAP_LEN - ip_off)) == NULL)
+		return UPF_DROP_UNSUPPORTED; /* no headroom */
+	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	eh->dst_addr = mac;
+	eh->src_addr = p->mac;
+	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eh + 1);
+	ip->version_ihl = 0x45;
+	ip->type_of_service = 0;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(ENCAP_LEN - RTE_ETHER_HDR_LEN + ip_len));
+	ip->packet_id = rte_cpu_to_be_16(u->ip_id++);
+	ip->fragment_offset = 0;
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->src_addr = rte_cpu_to_be_32(p->ip);
+	ip->dst_addr = rte_cpu_to_be_32(v->oh_addr);
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = upfu_ip_cksum(ip, sizeof(*ip));
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	udp->src_port = rte_cpu_to_be_16(UPFU_GTPU_PORT);
+	udp->dst_port = rte_cpu_to_be_16(UPFU_GTPU_PORT);
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(8 + 16 + ip_len));
+	udp->dgram_cksum = 0; /* optional over IPv4 (RFC 768) */
+	put_gtpu((uint8_t *)(udp + 1), v->oh_teid, (uint16_t)ip_len, v->qfi);
+	upfu_tx(u, UPF_N3, m);
+	return 0;
+}
+
+/* deliver sends the T-PDU where the FAR says: GTP-U toward a peer when it
+ * creates an outer header, else (its outer header removed) to N6. */
+static int deliver(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k, const struct verdict *v, enum dir d)
+{
+	if (d == UL && !v->ohr)
+		return UPF_DROP_UNSUPPORTED; /* forwarding GTP-U as is (N9) is not served */
+	if (v->has_oh)
+		return v->dest == UPF_ACCESS ? to_n3(u, m, k->inner, k->inner_len, v) : UPF_DROP_UNSUPPORTED;
+	if (v->dest == UPF_CORE || v->dest == UPF_SGI_LAN)
+		return to_n6(u, m, k->inner, k->inner_len, k->fdst);
+	return UPF_DROP_UNSUPPORTED;
+}
+
+static void user_packet(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k, enum dir d, int64_t hint)
+{
+	uint32_t slot = 0;
+	struct verdict v;
+	int r = lookup(u, d, k, hint, &slot, &v);
+	if (r == UPF_DROP_UNKNOWN_TEID) {
+		upfu_error_indication(u, m, k);
+		return;
+	}
+	if (r == 0)
+		r = enforce(u, slot, &v, d, k->inner_len);
+	uint32_t bytes = k->inner_len; /* deliver rewrites k's packet */
+	if (r == 0 && (r = deliver(u, m, k, &v, d)) == 0)
+		count(u, slot, &v, d, bytes); /* what left, not what a next hop lost */
+	if (r)
+		upfu_drop(u, m, r);
+}
+
+/* ---- per port --------------------------------------------------------------- */
+
+#define GTP_ECHO_REQUEST 1
+#define GTP_GPDU 255
+
+static void from_n3(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k, int64_t hint)
+{
+	if (k->l3type == UPFU_L3_ARP) {
+		upfu_arp_input(u, UPF_N3, m, k);
+	} else if (k->dst != u->port[UPF_N3].ip) {
+		upfu_drop(u, m, UPF_DROP_NOT_OURS);
+	} else if (k->proto == IPPROTO_ICMP) {
+		upfu_icmp_echo(u, UPF_N3, m, k);
+	} else if (!k->gtp) {
+		upfu_drop(u, m, UPF_DROP_NOT_GTPU);
+	} else if (k->gtp_type == GTP_GPDU) {
+		user_packet(u, m, k, UL, hint);
+	} else if (k->gtp_type == GTP_ECHO_REQUEST) {
+		upfu_gtpu_echo(u, m, k);
+	} else {
+		upfu_drop(u, m, UPF_DROP_GTPU_TYPE); /* Error Indication, End Marker, ... */
+	}
+}
+
+static void from_n6(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k, int64_t hint)
+{
+	if (k->l3type == UPFU_L3_ARP)
+		upfu_arp_input(u, UPF_N6, m, k);
+	else if (k->dst == u->port[UPF_N6].ip && k->proto == IPPROTO_ICMP)
+		upfu_icmp_echo(u, UPF_N6, m, k);
+	else if (k->dst == u->port[UPF_N6].ip)
+		upfu_drop(u, m, UPF_DROP_NOT_OURS);
+	else
+		user_packet(u, m, k, DL, hint);
+}
+
+/* ---- the burst ------------------------------------------------------------- */
+
+/* user_key says whether k is a user packet (a G-PDU to our N3 address, or
+ * an IPv4 packet on N6 not to us) and gives its lookup table and key. */
+static int user_key(struct upfu *u, int port, const struct upfu_pkt *k, const uint64_t **tab, uint32_t *n,
+		    uint32_t *key)
+{
+	struct upf_shm *t = u->t;
+	if (k->l3type != UPFU_L3_IPV4)
+		return 0;
+	if (port == UPF_N3) {
+		if (!k->gtp || k->gtp_type != GTP_GPDU || k->dst != u->port[UPF_N3].ip)
+			return 0;
+		*tab = upf_teid_tab(t);
+		*n = t->teid_n;
+		*key = k->teid;
+		return 1;
+	}
+	if (k->dst == u->port[UPF_N6].ip)
+		return 0;
+	*tab = upf_ueip_tab(t);
+	*n = t->ueip_n;
+	*key = k->fdst;
+	return 1;
+}
+
+/* prefetch_session asks for the cache lines decide() and the counters
+ * read: with thousands of sessions they are rarely cached. */
+static void prefetch_session(struct upfu *u, int64_t sl)
+{
+	if (sl < 0 || sl >= u->t->max_sessions)
+		return;
+	const char *s = (const char *)upf_sess_at(u->t, (uint32_t)sl);
+	rte_prefetch0(s);
+	for (size_t off = offsetof(struct upf_sess, pdr); off < offsetof(struct upf_sess, pdr[2]); off += 64)
+		rte_prefetch0(s + off);
+	rte_prefetch0(s + offsetof(struct upf_sess, far));
+	rte_prefetch0(s + offsetof(struct upf_sess, qer));
+	rte_prefetch0(s + offsetof(struct upf_sess, urr));
+	const char *dyn = (const char *)upf_dyn_at(u->t, (uint32_t)sl);
+	rte_prefetch0(dyn);
+	rte_prefetch0(dyn + offsetof(struct upf_dyn, qer));
+}
+
+/* burst handles at most UPFU_BURST packets in three passes, so that memory
+ * latency overlaps: parse each (and fetch its lookup entry), find each
+ * session (and fetch its rules), then act on each. */
+static void burst(struct upfu *u, int port, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct upfu_pkt ks[UPFU_BURST];
+	int rs[UPFU_BURST];
+	int64_t hints[UPFU_BURST];
+	const uint64_t *tabs[UPFU_BURST];
+	uint32_t ns[UPFU_BURST], keys[UPFU_BURST];
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		hints[i] = -1;
+		tabs[i] = NULL;
+		if (!rte_pktmbuf_is_contiguous(m)) {
+			rs[i] = UPF_DROP_UNSUPPORTED;
+			continue;
+		}
+		const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+		rs[i] = port == UPF_N3 ? upfu_parse_n3(d, rte_pktmbuf_data_len(m), &ks[i])
+				       : upfu_parse_n6(d, rte_pktmbuf_data_len(m), &ks[i]);
+		if (rs[i] == 0 && user_key(u, port, &ks[i], &tabs[i], &ns[i], &keys[i]))
+			rte_prefetch0(&tabs[i][upf_hash(keys[i], ns[i])]);
+		else
+			tabs[i] = NULL;
+	}
+	for (uint16_t i = 0; i < n; i++) {
+		if (tabs[i] != NULL) {
+			hints[i] = upf_hash_find(tabs[i], ns[i], keys[i]);
+			prefetch_session(u, hints[i]);
+		}
+	}
+	for (uint16_t i = 0; i < n; i++) {
+		if (rs[i])
+			upfu_drop(u, pkts[i], rs[i]);
+		else if (port == UPF_N3)
+			from_n3(u, pkts[i], &ks[i], hints[i]);
+		else
+			from_n6(u, pkts[i], &ks[i], hints[i]);
+	}
+}
+
+void upfu_burst(struct upfu *u, int port, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct uport *p = &u->port[port];
+	uint64_t bytes = 0;
+	for (uint16_t i = 0; i < n; i++)
+		bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	CNT_ADD(p->st->rx_pkts, n);
+	CNT_ADD(p->st->rx_bytes, bytes);
+	for (uint16_t i = 0; i < n; i += UPFU_BURST)
+		burst(u, port, pkts + i, (uint16_t)(n - i < UPFU_BURST ? n - i : UPFU_BURST));
+}

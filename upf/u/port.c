@@ -1,0 +1,237 @@
+/* port.c — UPF-U's process: its own DPDK instance (a primary, in memory:
+ * nothing left on disk), the shared rule tables, the N3/N6 ports it owns,
+ * and the poll/sleep loop.
+ *
+ * Ports, measured here (DPDK 22.11): a secondary of the onvm manager cannot
+ * own a net_af_packet port (the PMD refuses: "not driven by the primary
+ * process"), and receiving from the primary's af_packet port crashed a
+ * secondary (the socket's ring is mapped in the primary only). Handing
+ * packets from manager-owned ports over rings works with every PMD but
+ * costs a second polling thread and a ring hop per packet on a 2-core
+ * machine. So UPF-U is a primary and owns its ports with every PMD: vdevs
+ * (net_af_packet, net_af_xdp, net_tap, net_null, net_ring) are created by
+ * rte_vdev_init from upf.n3.port / upf.n6.port, PCI NICs bound to vfio-pci
+ * are probed by EAL and picked by address. The rule tables are a shared
+ * file (upf_shm.h), so UPF-U needs nothing of the manager.
+ */
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+
+#include "priv.h"
+
+#define POOL_NAME "l25gc_upfu_pool"
+#define POOL_MBUFS 16383
+#define RING_DESC 1024
+#define IDLE_FIRST_US 10
+
+static struct upfu self;
+static int eal_up;
+
+static int fail(char *err, size_t n, const char *what, int e)
+{
+	snprintf(err, n, "%s: %s", what, rte_strerror(e));
+	return -1;
+}
+
+static int is_pci(const char *name)
+{
+	unsigned a, b, c, d;
+	return sscanf(name, "%x:%x:%x.%x", &a, &b, &c, &d) == 4 || sscanf(name, "%x:%x.%x", &a, &b, &c) == 3;
+}
+
+static int eal_init(const struct upfu_conf *c, char *err, size_t n)
+{
+	static char *argv[16];
+	int argc = 0, pci = is_pci(c->port[0].dev) || is_pci(c->port[1].dev);
+	argv[argc++] = "l25gc-upfu";
+	argv[argc++] = "--in-memory";
+	argv[argc++] = "--no-telemetry";
+	argv[argc++] = "-l";
+	argv[argc++] = "0";
+	argv[argc++] = "--log-level=lib.eal:error";
+	if (!pci)
+		argv[argc++] = "--no-pci";
+	argv[argc] = NULL;
+	/* EAL pins the calling thread to lcore 0's CPU; it is a Go thread. */
+	cpu_set_t cpus;
+	sched_getaffinity(0, sizeof(cpus), &cpus);
+	int r = rte_eal_init(argc, argv);
+	sched_setaffinity(0, sizeof(cpus), &cpus);
+	if (r < 0)
+		return fail(err, n, "EAL init (hugepages reserved? see deploy/hugepages.sh)", rte_errno);
+	eal_up = 1;
+	return 0;
+}
+
+static struct rte_mempool *pool(char *err, size_t n)
+{
+	struct rte_mempool *mp = rte_pktmbuf_pool_create(POOL_NAME, POOL_MBUFS, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	if (mp == NULL)
+		fail(err, n, "mbuf pool", rte_errno);
+	return mp;
+}
+
+/* probe brings up the port dev names (devargs "name,args" or a PCI
+ * address) and finds its port id. */
+static int probe(const char *dev, uint16_t *id, char *err, size_t n)
+{
+	char name[128];
+	const char *comma = strchr(dev, ',');
+	size_t len = comma ? (size_t)(comma - dev) : strlen(dev);
+	if (len == 0 || len >= sizeof(name)) {
+		snprintf(err, n, "port \"%s\": want DPDK devargs such as net_af_packet0,iface=eth1 or a PCI address", dev);
+		return -1;
+	}
+	memcpy(name, dev, len);
+	name[len] = 0;
+	if (rte_eth_dev_get_port_by_name(name, id) == 0)
+		return 0; /* a PCI NIC EAL probed at start */
+	if (is_pci(name)) {
+		snprintf(err, n, "port %s: no DPDK port at this PCI address (bound to vfio-pci? see README)", dev);
+		return -1;
+	}
+	if (rte_vdev_init(name, comma ? comma + 1 : NULL) != 0) {
+		snprintf(err, n, "port %s: probe failed (driver name right? interface exists and is up?)", dev);
+		return -1;
+	}
+	if (rte_eth_dev_get_port_by_name(name, id) != 0)
+		return fail(err, n, dev, ENODEV);
+	return 0;
+}
+
+static int start_port(struct uport *p, const struct upfu_port_conf *c, struct rte_mempool *mp, char *err, size_t n)
+{
+	struct rte_eth_conf conf;
+	memset(&conf, 0, sizeof(conf));
+	if (probe(c->dev, &p->id, err, n) < 0)
+		return -1;
+	int r = rte_eth_dev_configure(p->id, 1, 1, &conf);
+	if (r == 0)
+		r = rte_eth_rx_queue_setup(p->id, 0, RING_DESC, rte_eth_dev_socket_id(p->id), NULL, mp);
+	if (r == 0)
+		r = rte_eth_tx_queue_setup(p->id, 0, RING_DESC, rte_eth_dev_socket_id(p->id), NULL);
+	if (r == 0)
+		r = rte_eth_dev_start(p->id);
+	if (r != 0) {
+		snprintf(err, n, "port %s: %s", c->dev, rte_strerror(-r));
+		return -1;
+	}
+	rte_eth_promiscuous_enable(p->id); /* not every PMD can; the MAC check is ours */
+	rte_eth_macaddr_get(p->id, &p->mac);
+	p->ip = c->ip;
+	p->mask = c->plen == 0 ? 0 : ~0u << (32 - c->plen);
+	p->gw = c->gateway;
+	return 0;
+}
+
+/* claim refuses a second UPF-U on one set of tables: it would fight the
+ * first over the counters (each is written by one process only). */
+static int claim(struct upf_shm *t, char *err, size_t n)
+{
+	int32_t other = t->stats.upfu_pid;
+	if (other != 0 && other != getpid() && kill(other, 0) == 0) {
+		snprintf(err, n, "another UPF-U (pid %d) forwards with these tables", other);
+		return -1;
+	}
+	t->stats.upfu_pid = getpid();
+	return 0;
+}
+
+int upfu_start(const struct upfu_conf *c, char *err, size_t n)
+{
+	struct upfu *u = &self;
+	if (eal_up) {
+		snprintf(err, n, "UPF-U starts once per process");
+		return -1;
+	}
+	if (strcmp(c->port[0].dev, c->port[1].dev) == 0) {
+		snprintf(err, n, "upf.n3.port and upf.n6.port are both %s: give each its own device", c->port[0].dev);
+		return -1;
+	}
+	if (eal_init(c, err, n) < 0)
+		return -1;
+	if ((u->t = upf_shm_attach(c->tables, c->max_sessions, err, n)) == NULL || claim(u->t, err, n) < 0)
+		return -1;
+	u->st = &u->t->stats;
+	u->hz = rte_get_tsc_hz();
+	u->spin_us = c->spin_us;
+	u->sleep_us = c->sleep_us;
+	if ((u->pool = pool(err, n)) == NULL)
+		return -1;
+	for (int i = 0; i < UPF_PORTS; i++) {
+		u->port[i].st = &u->t->stats.port[i];
+		if (start_port(&u->port[i], &c->port[i], u->pool, err, n) < 0)
+			return -1;
+	}
+	upfu_bench_bind(u);
+	return 0;
+}
+
+static void nap(uint32_t us)
+{
+	struct timespec ts = {0, (long)us * 1000};
+	nanosleep(&ts, NULL);
+}
+
+/* upfu_run polls both ports while packets come; once none came for
+ * spin_us it sleeps between polls, each sleep twice the last (from
+ * IDLE_FIRST_US up to sleep_us), so a UPF-U idle for long costs about
+ * 1000000 / sleep_us wake-ups a second and a packet after a pause waits at
+ * most sleep_us. */
+void upfu_run(void)
+{
+	struct upfu *u = &self;
+	struct rte_mbuf *pkts[UPFU_BURST];
+	rte_thread_register(); /* an lcore id: per-lcore mempool caches */
+	uint64_t spin = u->hz / 1000000 * u->spin_us, last = rte_rdtsc();
+	uint32_t nap_us = IDLE_FIRST_US;
+	while (!__atomic_load_n(&u->stop, __ATOMIC_RELAXED)) {
+		uint16_t got = 0;
+		for (int i = 0; i < UPF_PORTS; i++) {
+			uint16_t k = rte_eth_rx_burst(u->port[i].id, 0, pkts, UPFU_BURST);
+			if (k) {
+				upfu_burst(u, i, pkts, k);
+				got += k;
+			}
+		}
+		upfu_flush(u);
+		uint64_t now = rte_rdtsc();
+		if (got) {
+			CNT_ADD(u->st->bursts, 1);
+			last = now;
+			nap_us = IDLE_FIRST_US;
+		} else if (now - last > spin) {
+			nap(nap_us);
+			if (nap_us < u->sleep_us)
+				nap_us = nap_us * 2 < u->sleep_us ? nap_us * 2 : u->sleep_us;
+		}
+	}
+}
+
+void upfu_stop(void) { __atomic_store_n(&self.stop, 1, __ATOMIC_RELAXED); }
+
+void upfu_close(void)
+{
+	struct upfu *u = &self;
+	for (int i = 0; i < UPF_PORTS; i++) {
+		if (u->port[i].st == NULL)
+			continue;
+		rte_eth_dev_stop(u->port[i].id);
+		rte_eth_dev_close(u->port[i].id);
+	}
+	if (u->t && u->t->stats.upfu_pid == getpid())
+		u->t->stats.upfu_pid = 0;
+}
+
+void upfu_port_mac(int i, uint8_t *mac) { memcpy(mac, self.port[i].mac.addr_bytes, 6); }
