@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/upf/shm"
 	"github.com/l25gc/l25gc/xio/xioproc"
 )
 
@@ -512,6 +513,7 @@ func (c *Core) Stop() {
 	}
 	c.stopManager()
 	c.removeLabNet()
+	c.removeUPFTables()
 	c.wg.Wait()
 	if c.opts.Publish {
 		c.unpublish()
@@ -614,4 +616,16 @@ func readStateFile(path string) (*State, error) {
 // Alive reports whether pid is a running process.
 func Alive(pid int) bool {
 	return pid > 0 && syscall.Kill(pid, 0) == nil
+}
+
+// removeUPFTables deletes the user plane's shared rule tables (hugepages)
+// once UPF-C and UPF-U are gone: a stopped core keeps no sessions, and a
+// core started after it begins with empty tables.
+func (c *Core) removeUPFTables() {
+	if !c.cfg.Runs("upf-c") && !c.cfg.Runs("upf-u") {
+		return
+	}
+	if err := shm.RemoveFile(shm.ConfigFor(c.cfg)); err != nil {
+		fmt.Fprintf(c.opts.Out, "  upf tables: %v\n", err)
+	}
 }

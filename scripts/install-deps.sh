@@ -6,7 +6,8 @@ set -euo pipefail
 need_pkgs=()
 have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 # qemu-system-x86 and busybox-static boot the VM whose kernel has SCTP (test/vm).
-for p in pkg-config libdpdk-dev tshark iproute2 procps qemu-system-x86 busybox-static; do
+# iputils-ping and iperf3 drive traffic through a PDU session (test/e2e, README).
+for p in pkg-config libdpdk-dev tshark iproute2 procps qemu-system-x86 busybox-static iputils-ping iperf3; do
 	have "$p" || need_pkgs+=("$p")
 done
 

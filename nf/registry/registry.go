@@ -87,7 +87,7 @@ var Table = []Entry{
 		func(e *nf.Env) (nf.Function, error) {
 			// The rules go to the shared tables UPF-U forwards with
 			// (upf/shm; whichever of the two starts first creates them).
-			t, err := shm.Open(shm.Config{MaxSessions: e.Config.UPF.MaxSessions})
+			t, err := shm.Open(shm.ConfigFor(e.Config))
 			if err != nil {
 				return nil, err
 			}

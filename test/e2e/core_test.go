@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -66,6 +67,9 @@ func coreConfig(t *testing.T, dir string, edit func(*config.Config)) (*config.Co
 	cfg.LogDir = filepath.Join(dir, "log")
 	cfg.AMF.NGAP.Transport = "udp"
 	cfg.LogLevel = "info"
+	// UPF-U (DPDK, the lab veths and netns) only where a test sends user
+	// traffic (withUserPlane): the control plane's tests need UPF-C alone.
+	cfg.NFs = slices.DeleteFunc(cfg.NFs, func(n string) bool { return n == "upf-u" })
 	usePortsNobodyUses(t, cfg)
 	if edit != nil {
 		edit(cfg)

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,11 +10,10 @@ import (
 	"github.com/free5gc/ngap/ngapType"
 
 	"github.com/l25gc/l25gc/config"
-	"github.com/l25gc/l25gc/test/ransim"
 )
 
 // The N2 traffic of a RAN configuration update, a registration, a PDU
-// session request the AMF cannot forward yet and a deregistration, captured on the
+// PDU session establishment and a deregistration, captured on the
 // wire and dissected by tshark: no malformed packet, and the NGAP
 // procedures and 5GMM messages of TS 23.502 4.2.2.2.2 / 4.2.2.3.2 in order.
 // NEA0 keeps the NAS readable to the dissector (integrity stays NIA2).
@@ -38,11 +36,13 @@ func TestRegistrationOnTheWireIsWhatTSharkExpects(t *testing.T) {
 	if err := ue.AwaitConfigurationUpdate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// TS 24.501 5.4.5.2.5: no SMF yet, so the request comes back with #90.
-	_, err := ue.RequestPDUSession(ctx, 1, "internet")
-	var nf *ransim.NotForwardedError
-	if !errors.As(err, &nf) || nf.Cause != 90 || nf.PDUSessionID != 1 || len(nf.Payload) == 0 || nf.Payload[3] != 0xc1 {
-		t.Fatalf("PDU Session Establishment Request: %v, want it sent back with #90", err)
+	// TS 23.502 4.3.2.2.1: the SMF accepts, the gNB sets the resources up.
+	s, err := ue.RequestPDUSession(ctx, 1, "internet")
+	if err != nil {
+		t.Fatalf("PDU Session Establishment: %v", err)
+	}
+	if !s.Address.IsValid() {
+		t.Fatalf("PDU session %+v has no UE address", s)
 	}
 	if _, err := ue.Deregister(ctx, false); err != nil {
 		t.Fatal(err)
@@ -66,14 +66,15 @@ func TestRegistrationOnTheWireIsWhatTSharkExpects(t *testing.T) {
 		code(ngapType.ProcedureCodeInitialContextSetup),  // Registration Accept
 		code(ngapType.ProcedureCodeInitialContextSetup),  // response
 		code(ngapType.ProcedureCodeUERadioCapabilityInfoIndication),
-		code(ngapType.ProcedureCodeUplinkNASTransport),   // Registration Complete
-		code(ngapType.ProcedureCodeDownlinkNASTransport), // Configuration Update Command
-		code(ngapType.ProcedureCodeUplinkNASTransport),   // UL NAS Transport: PDU Session Establishment Request
-		code(ngapType.ProcedureCodeDownlinkNASTransport), // DL NAS Transport: the request back, #90
-		code(ngapType.ProcedureCodeUplinkNASTransport),   // Deregistration Request
-		code(ngapType.ProcedureCodeDownlinkNASTransport), // Deregistration Accept
-		code(ngapType.ProcedureCodeUEContextRelease),     // command
-		code(ngapType.ProcedureCodeUEContextRelease),     // complete
+		code(ngapType.ProcedureCodeUplinkNASTransport),      // Registration Complete
+		code(ngapType.ProcedureCodeDownlinkNASTransport),    // Configuration Update Command
+		code(ngapType.ProcedureCodeUplinkNASTransport),      // UL NAS Transport: PDU Session Establishment Request
+		code(ngapType.ProcedureCodePDUSessionResourceSetup), // request, with DL NAS Transport: Establishment Accept
+		code(ngapType.ProcedureCodePDUSessionResourceSetup), // response
+		code(ngapType.ProcedureCodeUplinkNASTransport),      // Deregistration Request
+		code(ngapType.ProcedureCodeDownlinkNASTransport),    // Deregistration Accept
+		code(ngapType.ProcedureCodeUEContextRelease),        // command
+		code(ngapType.ProcedureCodeUEContextRelease),        // complete
 	}
 	if !slices.Equal(procs, wantProcs) {
 		t.Errorf("NGAP procedure codes on the wire:\n got %v\nwant %v", procs, wantProcs)

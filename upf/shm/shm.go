@@ -15,19 +15,21 @@ import "C"
 
 import (
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync"
 	"unsafe"
 
+	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/upf/rules"
 )
 
 // PFCP causes (TS 29.244 8.2.1) of Install's and Remove's errors.
 const (
 	causeRuleCreationFailed = 69 // Rule creation/modification failure
-	causeNoResources        = 73 // No resources available
+	causeNoResources        = 75 // No resources available
 	causeSessionNotFound    = 65 // Session context not found
 )
 
@@ -57,6 +59,20 @@ func (c Config) Path() string {
 		prefix = "l25gc"
 	}
 	return filepath.Join(dir, prefix+"-upf-tables")
+}
+
+// ConfigFor is the tables of the core cfg describes, named after its data
+// directory: two cores on one host (a lab next to a benchmark, tests)
+// never share rules, while UPF-C and UPF-U of one core, reading one
+// config, always do.
+func ConfigFor(cfg *config.Config) Config {
+	dir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		dir = cfg.DataDir
+	}
+	h := fnv.New32a()
+	h.Write([]byte(dir))
+	return Config{MaxSessions: cfg.UPF.MaxSessions, Prefix: fmt.Sprintf("l25gc-%08x", h.Sum32())}
 }
 
 // RemoveFile deletes the tables file of cfg (`l25gc down`, tests): the

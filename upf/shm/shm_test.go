@@ -180,8 +180,8 @@ func TestFullTablesAndUnknownSessionsGetPFCPCauses(t *testing.T) {
 	if err := tab.Install(sessionWith(1, ue, 0x10)); err != nil {
 		t.Fatal(err)
 	}
-	if err := tab.Install(sessionWith(2, netip.MustParseAddr("10.60.0.8"), 0x11)); cause(err) != causeNoResources {
-		t.Errorf("beyond max_sessions: %v, want cause 73", err)
+	if err := tab.Install(sessionWith(2, netip.MustParseAddr("10.60.0.8"), 0x11)); cause(err) != 75 {
+		t.Errorf("beyond max_sessions: %v, want cause 75 (No resources available, TS 29.244 8.2.1)", err)
 	}
 	if err := tab.Remove(99); cause(err) != causeSessionNotFound {
 		t.Errorf("remove unknown: %v, want cause 65", err)

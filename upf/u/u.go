@@ -62,7 +62,7 @@ const (
 // FromConfig reads upf.n3, upf.n6 and upf.max_sessions; errors name the
 // field.
 func FromConfig(c *config.Config) (Config, error) {
-	out := Config{MaxSessions: c.UPF.MaxSessions}
+	out := Config{MaxSessions: c.UPF.MaxSessions, Tables: shm.ConfigFor(c)}
 	var err error
 	if out.N3, err = portFrom("upf.n3", c.UPF.N3, LabN3Dev); err != nil {
 		return Config{}, err
