@@ -168,3 +168,34 @@ func received(pingOut string) int {
 	n, _ := strconv.Atoi(strings.Fields(after)[0])
 	return n
 }
+
+// 200 UEs establish (and release) PDU sessions at once with no failure,
+// over each SBI transport (issue 11): `l25gc ransim --pdu` exits non-zero
+// on any failed establishment or release.
+func TestTwoHundredPDUSessionsAtOnce(t *testing.T) {
+	for _, mode := range sbiModes {
+		t.Run(mode, func(t *testing.T) {
+			cfg, path := coreConfig(t, t.TempDir(), withSBI(mode, func(c *config.Config) { c.Subscribers[0].Count = 200 }))
+			startCore(t, cfg, path)
+			b, err := exec.Command(binary, "ransim", "--config", path, "--ues", "200", "--concurrency", "200", "--pdu",
+				"--n3", "127.0.0.1").CombinedOutput()
+			if err != nil {
+				t.Fatalf("l25gc ransim --ues 200 --pdu over %s: %v\n%s", mode, err, b)
+			}
+			if n := upfcSessions(t, cfg); n != 0 {
+				t.Errorf("UPF-C still holds %v sessions after every release", n)
+			}
+		})
+	}
+}
+
+// upfcSessions reads l25gc_upfc_sessions from UPF-C's /metrics.
+func upfcSessions(t *testing.T, cfg *config.Config) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + cfg.Addr(cfg.UPF.C.MetricsPort) + "/metrics")
+	if err != nil {
+		t.Fatalf("UPF-C's /metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	return metricIn(t, resp.Body, "l25gc_upfc_sessions")
+}
