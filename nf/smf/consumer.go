@@ -7,12 +7,10 @@ package smf
 // context status notification, TS 29.502 5.2.2.5).
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -176,40 +174,9 @@ func (p peers) notifyReleased(ctx context.Context, uri string) error {
 	return err
 }
 
-// postRelated POSTs a multipart/related body (sbi.Client sends JSON only):
-// the same access token, and a non-2xx answer as an *sbi.ProblemError.
+// postRelated POSTs a multipart/related body through the SBI client (its
+// access token, metrics, and a non-2xx answer as an *sbi.ProblemError).
 func (p peers) postRelated(ctx context.Context, uri string, v any, parts []sbi.Part, out any) error {
-	body, ctype, err := sbi.EncodeRelated(v, parts...)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, uri, bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("sbi POST %s: %w", uri, err)
-	}
-	req.Header.Set("Content-Type", ctype)
-	req.Header.Set("Accept", "application/json, application/problem+json")
-	if s := p.env.Security; s != nil {
-		if err := s.Authorize(ctx, req); err != nil {
-			return fmt.Errorf("sbi POST %s: %w", uri, err)
-		}
-	}
-	resp, err := p.env.Client.HTTP().Do(req)
-	if err != nil {
-		return fmt.Errorf("sbi POST %s: %w", uri, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return fmt.Errorf("sbi POST %s: read: %w", uri, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		pe := &sbi.ProblemError{Status: resp.StatusCode, Body: data}
-		_ = json.Unmarshal(data, &pe.Problem)
-		return pe
-	}
-	if out != nil && len(data) > 0 {
-		_ = json.Unmarshal(data, out) // the cause is informative only
-	}
-	return nil
+	_, err := p.env.Client.DoRelated(ctx, http.MethodPost, uri, v, parts, out)
+	return err
 }

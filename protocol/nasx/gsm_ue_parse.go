@@ -3,8 +3,6 @@ package nasx
 import (
 	"errors"
 	"fmt"
-	"math"
-	"math/bits"
 	"net/netip"
 
 	"github.com/free5gc/nas"
@@ -174,30 +172,7 @@ func readPDUAddress(p *nasType.PDUAddress) (netip.Addr, error) {
 func readAMBR(a *nasType.SessionAMBR) SessionAMBR {
 	dl, ul := a.GetSessionAMBRForDownlink(), a.GetSessionAMBRForUplink()
 	return SessionAMBR{
-		DownlinkBps: AMBRBitsPerSecond(a.GetUnitForSessionAMBRForDownlink(), uint16(dl[0])<<8|uint16(dl[1])),
-		UplinkBps:   AMBRBitsPerSecond(a.GetUnitForSessionAMBRForUplink(), uint16(ul[0])<<8|uint16(ul[1])),
+		DownlinkBps: BitRate(a.GetUnitForSessionAMBRForDownlink(), uint16(dl[0])<<8|uint16(dl[1])),
+		UplinkBps:   BitRate(a.GetUnitForSessionAMBRForUplink(), uint16(ul[0])<<8|uint16(ul[1])),
 	}
-}
-
-// AMBRBitsPerSecond is value × unit of TS 24.501 9.11.4.14: unit 1 is
-// 1 kbit/s and each next unit 4 times the one before, with a decimal step
-// (×1000) every five units (6: 1 Mbit/s, 11: 1 Gbit/s, …, 25: 256 Pbit/s);
-// 0 and units above 25 are not used and read as 0. Rates beyond what
-// 64 bits hold (above about 18 Ebit/s) saturate.
-func AMBRBitsPerSecond(unit uint8, value uint16) uint64 {
-	if unit == 0 || unit > 25 {
-		return 0
-	}
-	step := uint64(1000)
-	for i := uint8(0); i < (unit-1)/5; i++ {
-		step *= 1000
-	}
-	for i := uint8(0); i < (unit-1)%5; i++ {
-		step *= 4
-	}
-	hi, lo := bits.Mul64(uint64(value), step)
-	if hi != 0 {
-		return math.MaxUint64
-	}
-	return lo
 }

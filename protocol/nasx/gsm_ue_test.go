@@ -147,7 +147,7 @@ func TestSessionAMBRUnits(t *testing.T) {
 		want  uint64
 	}{{1, 1, 1000}, {2, 1, 4000}, {5, 1, 256_000}, {6, 1, 1_000_000}, {7, 3, 12_000_000}, {11, 2, 2_000_000_000},
 		{0, 5, 0}, {26, 5, 0}, {25, 65535, math.MaxUint64}} {
-		if got := AMBRBitsPerSecond(c.unit, c.value); got != c.want {
+		if got := BitRate(c.unit, c.value); got != c.want {
 			t.Errorf("unit %d value %d: %d bit/s, want %d", c.unit, c.value, got, c.want)
 		}
 	}

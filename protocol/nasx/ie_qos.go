@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"net/netip"
 )
 
@@ -382,12 +384,18 @@ func BitRateUnits(bps uint64) (unit uint8, value uint16) {
 	return 25, 0xFFFF
 }
 
-// BitRate is the rate in bit/s of value in unit (TS 24.501 9.11.4.14).
+// BitRate is the rate in bit/s of value in unit (TS 24.501 9.11.4.14);
+// 0 and units above 25 are not used and read as 0, and rates beyond what
+// 64 bits hold (units 24-25 with large values) saturate.
 func BitRate(unit uint8, value uint16) uint64 {
 	if unit == 0 || unit > 25 {
 		return 0
 	}
-	return uint64(value) * unitKbps(unit) * 1000
+	hi, lo := bits.Mul64(uint64(value), unitKbps(unit)*1000)
+	if hi != 0 {
+		return math.MaxUint64
+	}
+	return lo
 }
 
 // EncodeSessionAMBR gives the 6 value octets of Session-AMBR (TS 24.501
