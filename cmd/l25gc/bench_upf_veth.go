@@ -368,24 +368,10 @@ func reflect(l *vethLink, arrivesOnN3 bool, stop chan struct{}) {
 	if err != nil {
 		return
 	}
-	defer syscall.Close(fd)
-	buf := make([]byte, 4096)
-	for {
-		select {
-		case <-stop:
-			return
-		default:
-		}
-		n, from, err := syscall.Recvfrom(fd, buf, 0)
-		if err != nil {
-			continue
-		}
-		if ll, ok := from.(*syscall.SockaddrLinklayer); ok && ll.Pkttype == syscall.PACKET_OUTGOING {
-			continue
-		}
-		ip := userIP(buf[:n], arrivesOnN3)
+	receiveEach(fd, stop, func(pkt []byte) {
+		ip := userIP(pkt, arrivesOnN3)
 		if ip == nil || len(ip) < 28 || ip[9] != 17 {
-			continue
+			return
 		}
 		// swap the UE's packet's ends and send it back the other way
 		rev := append([]byte(nil), ip...)
@@ -401,7 +387,7 @@ func reflect(l *vethLink, arrivesOnN3 bool, stop chan struct{}) {
 		} else {
 			syscall.Write(l.fd, onN6(l, rev))
 		}
-	}
+	})
 }
 
 // collectProbes reads the reflected probes back at the sender's side.
@@ -417,6 +403,22 @@ func collectProbes(l *vethLink, downlink bool, rtts *[]time.Duration, mu *sync.M
 	if err != nil {
 		return
 	}
+	receiveEach(fd, stop, func(pkt []byte) {
+		ip := userIP(pkt, onN3)
+		if ip == nil || len(ip) < 28 {
+			return
+		}
+		if ts := binary.BigEndian.Uint64(ip[len(ip)-8:]); ts != 0 {
+			mu.Lock()
+			*rtts = append(*rtts, time.Since(time.Unix(0, int64(ts))))
+			mu.Unlock()
+		}
+	})
+}
+
+// receiveEach hands each packet the link receives (not those it sends) to
+// each until stop closes, then closes fd.
+func receiveEach(fd int, stop chan struct{}, each func(pkt []byte)) {
 	defer syscall.Close(fd)
 	buf := make([]byte, 4096)
 	for {
@@ -432,15 +434,7 @@ func collectProbes(l *vethLink, downlink bool, rtts *[]time.Duration, mu *sync.M
 		if ll, ok := from.(*syscall.SockaddrLinklayer); ok && ll.Pkttype == syscall.PACKET_OUTGOING {
 			continue
 		}
-		ip := userIP(buf[:n], onN3)
-		if ip == nil || len(ip) < 28 {
-			continue
-		}
-		if ts := binary.BigEndian.Uint64(ip[len(ip)-8:]); ts != 0 {
-			mu.Lock()
-			*rtts = append(*rtts, time.Since(time.Unix(0, int64(ts))))
-			mu.Unlock()
-		}
+		each(buf[:n])
 	}
 }
 
