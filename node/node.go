@@ -124,6 +124,11 @@ type State struct {
 	ShmHolder *Process `json:"onvm_shm,omitempty"`
 	// Path is the file this state was read from.
 	Path string `json:"-"`
+
+	// DataDir is the core's data directory, absolute: what names its UPF
+	// rule tables (shm.ConfigFor) when `down` cleans up after a dead
+	// supervisor.
+	DataDir string `json:"data_dir,omitempty"`
 }
 
 // StatePath is where a node with cfg keeps its State.
@@ -527,7 +532,8 @@ func (c *Core) writeState() error {
 	c.stateMu.Lock()
 	defer c.stateMu.Unlock()
 	c.mu.Lock()
-	st := State{SupervisorPID: os.Getpid(), ConfigPath: c.opts.ConfigPath, SBI: c.SBI(),
+	dataDir, _ := filepath.Abs(c.cfg.DataDir)
+	st := State{SupervisorPID: os.Getpid(), ConfigPath: c.opts.ConfigPath, DataDir: dataDir, SBI: c.SBI(),
 		LogDir: c.cfg.LogDir, N2: c.n2Addr(), Started: c.started, NFs: c.procs, Manager: c.managerInfo,
 		ShmHolder: c.holderInfo}
 	data, err := json.MarshalIndent(st, "", "  ")

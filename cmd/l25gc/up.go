@@ -86,8 +86,7 @@ func newDownCmd() *cobra.Command {
 				return err
 			}
 			if !node.Alive(st.SupervisorPID) {
-				_ = os.Remove(st.Path)
-				return fmt.Errorf("supervisor pid %d is gone; removed stale state", st.SupervisorPID)
+				return cleanStaleCore(cmd, st)
 			}
 			if err := syscall.Kill(st.SupervisorPID, syscall.SIGTERM); err != nil {
 				return err
@@ -146,7 +145,15 @@ func newStatusCmd() *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\n", p.Name, p.PID, p.SBIAddr, p.MetricsAddr, p.Restarts, health)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			cfg, err := coreConfig(cmd, st)
+			if err != nil {
+				_, err = fmt.Fprintf(out, "UPF-U: %v\n", err)
+				return err
+			}
+			return printUPFStatus(out, client, st, cfg)
 		},
 	}
 }
