@@ -112,28 +112,9 @@ func broadcast(n *net.IPNet) net.IP {
 	return b
 }
 
-// LabDevargs is the DPDK vdev UPF-U attaches to a lab link: an af_packet
-// port on iface, numbered so N3 and N6 get distinct vdev names.
-func LabDevargs(index int, iface string) string {
-	return fmt.Sprintf("net_af_packet%d,iface=%s", index, iface)
-}
-
 // euid is the effective user id (a variable so a test run as root can
 // see the refusal a user gets).
 var euid = os.Geteuid
-
-// UPFPorts are the DPDK devices UPF-U opens for N3 and N6: those config
-// names, else the af_packet ports on the lab links `l25gc up` builds.
-func UPFPorts(cfg *config.Config) (n3, n6 string) {
-	n3, n6 = cfg.UPF.N3.Port, cfg.UPF.N6.Port
-	if n3 == "" {
-		n3 = LabDevargs(0, LabN3Iface)
-	}
-	if n6 == "" {
-		n6 = LabDevargs(1, LabN6Iface)
-	}
-	return n3, n6
-}
 
 // RemoveLabNet removes the lab topology cfg asks for, if any is there:
 // for `l25gc down` when the supervisor that built it is gone.
