@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,7 @@ func TestKernelGNBRegistersWithARawIPAMFOnTheHost(t *testing.T) {
 	dir := t.TempDir()
 	cfg := config.Default()
 	cfg.SBI.Transport = "tcp"
+	cfg.NFs = slices.DeleteFunc(cfg.NFs, func(n string) bool { return n == "upf-u" }) // no user traffic here
 	cfg.DataDir, cfg.LogDir = filepath.Join(dir, "data"), filepath.Join(dir, "log")
 	cfg.AMF.NGAP.Transport = n2.Raw
 	cfg.AMF.NGAP.Addr = net.JoinHostPort(hostIP, "38412")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,6 +92,9 @@ func runCore(t *testing.T, img Image, amfTransport, setup string, capture bool) 
 	}
 	cfg := config.Default()
 	cfg.SBI.Transport = "tcp" // no hugepages in the VM
+	// Nor the user plane (its rule tables live in hugepages): N2 is what
+	// the VM tests.
+	cfg.NFs = slices.DeleteFunc(cfg.NFs, func(n string) bool { return n == "upf-c" || n == "upf-u" })
 	cfg.AMF.NGAP.Transport = amfTransport
 	cfg.DataDir, cfg.LogDir = "/root/data", "/root/log"
 	cfgPath := filepath.Join(t.TempDir(), "l25gc.yaml")

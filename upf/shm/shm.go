@@ -272,10 +272,3 @@ func (t *Table) slotRules(upSEID uint64) map[uint32]urrPlace {
 	}
 	return out
 }
-
-// killedMidWriteForTest leaves a session's slot as a writer killed inside
-// the seqlock would.
-func (t *Table) killedMidWriteForTest(upSEID uint64) {
-	s := (*C.struct_upf_sess)(unsafe.Add(unsafe.Pointer(t.h), uintptr(t.h.sess_off)+uintptr(t.bySEID[upSEID])*unsafe.Sizeof(C.struct_upf_sess{})))
-	s.seq++
-}

@@ -224,26 +224,6 @@ func TestDropReasonsNameEveryCounter(t *testing.T) {
 	}
 }
 
-// A UPF-C killed inside the seqlock leaves a slot odd; the next Open drops
-// that session (its keys too) instead of leaving UPF-U waiting on it.
-func TestOpenDropsHalfWrittenSessions(t *testing.T) {
-	tab, cfg := openTemp(t, 4)
-	if err := tab.Install(sessionWith(1, ue, 0x10)); err != nil {
-		t.Fatal(err)
-	}
-	tab.killedMidWriteForTest(1)
-	again, err := Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again.Broken != 1 || again.Len() != 0 {
-		t.Fatalf("broken %d, sessions %d: want the half-written one dropped", again.Broken, again.Len())
-	}
-	if err := again.Install(sessionWith(2, ue, 0x10)); err != nil {
-		t.Fatalf("its TEID and UE address are free again: %v", err)
-	}
-}
-
 func TestOpenExistingOnly(t *testing.T) {
 	cfg := Config{Dir: t.TempDir(), Prefix: "test"}
 	if _, err := Open(cfg); err == nil || !strings.Contains(err.Error(), "no upf.max_sessions") {
