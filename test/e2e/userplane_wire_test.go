@@ -149,6 +149,8 @@ func TestNetworkRequestedQoSFlowCarriesItsQFIOnN3(t *testing.T) {
 			t.Errorf("no %s G-PDU on N3 after the modification", c.what)
 		}
 	}
+	t.Logf("G-PDUs after the modification: SDF uplink %d, downlink %d with QFI %s; others uplink %d, downlink %d with QFI %s",
+		count[1][1], count[1][0], qfi, count[0][1], count[0][0], h.qfi)
 	h.release(t)
 	awaitNoUPFSessions(t, cfg)
 	if t.Failed() {
