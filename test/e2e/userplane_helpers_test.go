@@ -28,29 +28,30 @@ import (
 // heldUE is `l25gc ransim --ues 1 --pdu --tun --hold`: one UE with PDU
 // session 1 and its TUN in netns l25gc-ue1, until release ends the hold.
 type heldUE struct {
-	cmd  *exec.Cmd
-	out  *testio.SyncBuffer
-	done chan error
-	addr string // the UE's address
-	qfi  string // the QFI of the session's default QoS rule
+	cmd    *exec.Cmd
+	out    *testio.SyncBuffer
+	done   chan error    // ransim's exit, for awaitUETUN
+	exited chan struct{} // closed once ransim ended, err set
+	err    error
+	addr   string // the UE's address
+	qfi    string // the QFI of the session's default QoS rule
 }
 
 // holdUE starts the simulator and waits until the UE's TUN is up.
 func holdUE(t *testing.T, cfgPath string) *heldUE {
 	t.Helper()
-	h := &heldUE{out: &testio.SyncBuffer{}, done: make(chan error, 1)}
+	h := &heldUE{out: &testio.SyncBuffer{}, done: make(chan error, 1), exited: make(chan struct{})}
 	h.cmd = exec.Command(binary, "ransim", "--config", cfgPath, "--ues", "1", "--pdu", "--tun", "--hold", "5m")
 	h.cmd.Stdout, h.cmd.Stderr = h.out, h.out
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { h.done <- h.cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = h.cmd.Process.Kill()
-		if t.Failed() {
-			t.Logf("l25gc ransim printed:\n%s", h.out.String())
-		}
-	})
+	go func() {
+		h.err = h.cmd.Wait()
+		close(h.exited)
+		h.done <- h.err
+	}()
+	t.Cleanup(func() { h.stop(t) })
 	h.addr = awaitUETUN(t, "l25gc-ue1", h.done)
 	// "imsi-…: PDU session 1 on internet, 10.60.0.1, QFI 1, N3 UL …",
 	// printed before the TUN opened.
@@ -62,15 +63,36 @@ func holdUE(t *testing.T, cfgPath string) *heldUE {
 	return h
 }
 
+// stop ends a hold the test left running (it failed): Ctrl-C, so that
+// ransim removes its TUN and netns, else SIGKILL and the netns removed
+// here, so that the next test can make its own.
+func (h *heldUE) stop(t *testing.T) {
+	select {
+	case <-h.exited:
+	default:
+		_ = h.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-h.exited:
+		case <-time.After(30 * time.Second):
+			_ = h.cmd.Process.Kill()
+			<-h.exited
+			_ = exec.Command("ip", "netns", "del", "l25gc-ue1").Run()
+		}
+	}
+	if t.Failed() {
+		t.Logf("l25gc ransim printed:\n%s", h.out.String())
+	}
+}
+
 // release ends the hold as Ctrl-C does: ransim releases the session and
 // exits with an error when the release failed.
 func (h *heldUE) release(t *testing.T) {
 	t.Helper()
 	_ = h.cmd.Process.Signal(os.Interrupt)
 	select {
-	case err := <-h.done:
-		if err != nil {
-			t.Errorf("ransim after Ctrl-C (the release): %v\n%s", err, h.out.String())
+	case <-h.exited:
+		if h.err != nil {
+			t.Errorf("ransim after Ctrl-C (the release): %v\n%s", h.err, h.out.String())
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("ransim did not end 30 s after Ctrl-C")

@@ -244,7 +244,11 @@ func killedUPFCUnderTraffic(t *testing.T, mode string) {
 	if n := upfcSessions(t, cfg); n != 1 {
 		t.Errorf("the restarted UPF-C holds %v sessions, want the 1 recovered from the shared tables", n)
 	}
-	addQoSFlow(t, cfg, smfSessions(t, cfg)[0].SUPI, 1, "permit out 17 from "+dnAddr+" 5201 to assigned")
+	sessions := smfSessions(t, cfg)
+	if len(sessions) != 1 {
+		t.Fatalf("after UPF-C's restart the SMF holds %d sessions, want 1: %+v", len(sessions), sessions)
+	}
+	addQoSFlow(t, cfg, sessions[0].SUPI, sessions[0].PDUSessionID, "permit out 17 from "+dnAddr+" 5201 to assigned")
 	awaitFlowAdded(t, cfg, h.qfi)
 	h.release(t)
 	awaitNoUPFSessions(t, cfg)
