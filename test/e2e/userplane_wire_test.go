@@ -244,6 +244,9 @@ func killedUPFCUnderTraffic(t *testing.T, mode string) {
 	if n := upfcSessions(t, cfg); n != 1 {
 		t.Errorf("the restarted UPF-C holds %v sessions, want the 1 recovered from the shared tables", n)
 	}
+	if n := upfSessions(t, cfg); n != 1 {
+		t.Errorf("UPF-U holds %v sessions after UPF-C's restart, want 1", n)
+	}
 	sessions := smfSessions(t, cfg)
 	if len(sessions) != 1 {
 		t.Fatalf("after UPF-C's restart the SMF holds %d sessions, want 1: %+v", len(sessions), sessions)
