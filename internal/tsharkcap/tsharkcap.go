@@ -1,7 +1,8 @@
-// Package tsharkcap records UDP on loopback with tshark while a test runs
-// and reads it back: the wire checks of N2 (test/e2e, SCTP over UDP) and
-// N4 (upf/c, PFCP) prove that what went on the wire is what Wireshark
-// expects (DESIGN.md "Correctness bar").
+// Package tsharkcap records UDP on loopback (or on another interface, e.g.
+// the lab's N3 veth) with tshark while a test runs and reads it back: the
+// wire checks of N2 (test/e2e, SCTP over UDP), N4 (upf/c and test/e2e,
+// PFCP) and N3 (test/e2e, GTP-U) prove that what went on the wire is what
+// Wireshark expects (DESIGN.md "Correctness bar").
 package tsharkcap
 
 import (
@@ -10,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -31,17 +33,29 @@ type Capture struct {
 // really captures.
 func Start(t testing.TB, port int) *Capture {
 	t.Helper()
+	lo := netip.MustParseAddr("127.0.0.1")
+	return StartOn(t, "lo", fmt.Sprintf("udp port %d", port), lo, lo)
+}
+
+// StartOn records what the capture filter catches on iface, and returns
+// once tshark really captures: a probe datagram from probeFrom (an address
+// of this host) to probeTo, which leaves through iface, shows up in the
+// file. (N3 on the lab's veth: from the gNB's address to UPF-U's, which
+// counts and drops it.)
+func StartOn(t testing.TB, iface, filter string, probeFrom, probeTo netip.Addr) *Capture {
+	t.Helper()
 	if _, err := exec.LookPath("tshark"); err != nil {
 		t.Fatalf("tshark is needed for wire-compliance tests (make deps installs it): %v", err)
 	}
 	file := filepath.Join(t.TempDir(), "capture.pcapng")
-	probe, err := net.ListenPacket("udp", "127.0.0.1:0")
+	probe, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(probeFrom, 0)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer probe.Close()
 	probePort := probe.LocalAddr().(*net.UDPAddr).Port
-	cmd := exec.Command("tshark", "-i", "lo", "-f", fmt.Sprintf("udp port %d or udp port %d", port, probePort), "-w", file, "-q")
+	to := netip.AddrPortFrom(probeTo, uint16(probePort))
+	cmd := exec.Command("tshark", "-i", iface, "-f", fmt.Sprintf("(%s) or udp port %d", filter, probePort), "-w", file, "-q")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -51,18 +65,18 @@ func Start(t testing.TB, port int) *Capture {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	if !capturing(stderr) {
-		t.Fatal("tshark did not start capturing within 20 s")
+		t.Fatalf("tshark did not start capturing on %s within 20 s", iface)
 	}
 	// "Capturing on" comes before packets are really captured: wait until
 	// a probe datagram shows up in the file.
 	for i := 0; ; i++ {
-		_, _ = probe.WriteTo([]byte("probe"), probe.LocalAddr())
+		_, _ = probe.WriteToUDPAddrPort([]byte("probe"), to)
 		out, _ := exec.Command("tshark", "-r", file, "-Y", fmt.Sprintf("udp.port==%d", probePort)).Output()
 		if len(bytes.TrimSpace(out)) > 0 {
 			break
 		}
 		if i == 100 {
-			t.Fatal("tshark captured nothing within 20 s")
+			t.Fatalf("tshark captured nothing on %s within 20 s", iface)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -31,7 +31,7 @@ func TestUPFCServesN4(t *testing.T) {
 	upf := pfcpx.Addr(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s := n4Session()
+	s := n4Session("10.60.0.1")
 	est, err := c.Establish(ctx, upf, s)
 	if err != nil {
 		t.Fatalf("establish at %s: %v", upf, err)
@@ -65,13 +65,14 @@ func TestUPFCServesN4(t *testing.T) {
 	}
 }
 
-// n4Session is a PDU session's rules: one tunnel up, one down.
-func n4Session() *rules.Session {
-	ue := netip.MustParseAddr("10.60.0.1")
+// n4Session is a PDU session's rules for UE address ue: one tunnel up,
+// one down.
+func n4Session(ue string) *rules.Session {
+	addr := netip.MustParseAddr(ue)
 	return &rules.Session{Rules: rules.Rules{
 		PDRs: []rules.PDR{
-			{ID: 1, Precedence: 255, Source: rules.Access, LocalFTEID: &rules.FTEID{Choose: true, ChooseID: 1}, UEIPv4: ue, OuterHeaderRemoval: true, FARID: 1},
-			{ID: 2, Precedence: 255, Source: rules.Core, UEIPv4: ue, FARID: 2},
+			{ID: 1, Precedence: 255, Source: rules.Access, LocalFTEID: &rules.FTEID{Choose: true, ChooseID: 1}, UEIPv4: addr, OuterHeaderRemoval: true, FARID: 1},
+			{ID: 2, Precedence: 255, Source: rules.Core, UEIPv4: addr, FARID: 2},
 		},
 		FARs: []rules.FAR{
 			{ID: 1, Action: rules.ActionForward, Destination: rules.Core},
@@ -83,8 +84,9 @@ func n4Session() *rules.Session {
 // UPF-C killed (SIGKILL) is started again by the supervisor and serves
 // N4 at once; the SMF's client, whose association went with the old
 // process, sets it up again on cause 72 and its next establishment goes
-// through. (That the sessions themselves survive needs UPF-U's shared
-// tables: upf/c's TestRestartRecoversSessionsFromTheTable.)
+// through; the session established before the kill was recovered from
+// the shared tables (upf/c's TestRestartRecoversSessionsFromTheTable), so
+// its UE address stays taken and its deletion succeeds.
 func TestKilledUPFCIsRestartedAndServesN4(t *testing.T) {
 	cfg, path := coreConfig(t, t.TempDir(), withSBI("tcp", func(c *config.Config) {
 		c.NFs = []string{"upf-c"}
@@ -107,7 +109,8 @@ func TestKilledUPFCIsRestartedAndServesN4(t *testing.T) {
 	c := pfcpx.NewClient(pfcpx.ClientConfigFor(cfg, nil))
 	defer c.Close()
 	upf := pfcpx.Addr(cfg)
-	if _, err := c.Establish(ctx, upf, n4Session()); err != nil {
+	before, err := c.Establish(ctx, upf, n4Session("10.60.0.1"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	old := core.Processes()[0]
@@ -117,7 +120,7 @@ func TestKilledUPFCIsRestartedAndServesN4(t *testing.T) {
 	for {
 		p := core.Processes()[0]
 		if p.PID != old.PID && p.Restarts == 1 {
-			if _, err := c.Establish(ctx, upf, n4Session()); err == nil {
+			if _, err := c.Establish(ctx, upf, n4Session("10.60.0.2")); err == nil {
 				break
 			}
 		}
@@ -125,5 +128,8 @@ func TestKilledUPFCIsRestartedAndServesN4(t *testing.T) {
 			t.Fatalf("no establishment accepted after UPF-C was killed: %+v", p)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := c.Delete(ctx, upf, before.UPSEID); err != nil {
+		t.Errorf("deleting the session established before the kill: %v", err)
 	}
 }
