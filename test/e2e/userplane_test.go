@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/l25gc/l25gc/config"
-	"github.com/l25gc/l25gc/internal/testio"
 )
 
 // withUserPlane runs UPF-U too: `l25gc up` builds the lab veths and the
@@ -33,21 +31,8 @@ func TestUETrafficCrossesTheUserPlane(t *testing.T) {
 	cfg, path := coreConfig(t, t.TempDir(), withUserPlane)
 	startCore(t, cfg, path)
 
-	ransim := exec.Command(binary, "ransim", "--config", path, "--ues", "1", "--pdu", "--tun", "--hold", "40s")
-	var out testio.SyncBuffer
-	ransim.Stdout, ransim.Stderr = &out, &out
-	if err := ransim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- ransim.Wait() }()
-	t.Cleanup(func() {
-		_ = ransim.Process.Kill()
-		if t.Failed() {
-			t.Logf("l25gc ransim printed:\n%s", out.String())
-		}
-	})
-	ueAddr := awaitUETUN(t, "l25gc-ue1", done)
+	ue := holdUE(t, path)
+	ueAddr := ue.addr
 	if !strings.HasPrefix(ueAddr, "10.60.") {
 		t.Fatalf("UE address %s is not from the DNN's pool 10.60.0.0/16", ueAddr)
 	}
@@ -90,12 +75,7 @@ func TestUETrafficCrossesTheUserPlane(t *testing.T) {
 	}
 
 	// Stop the hold: ransim releases the session and removes the TUN.
-	_ = ransim.Process.Signal(os.Interrupt)
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("ransim did not end 30 s after Ctrl-C")
-	}
+	ue.release(t)
 	for deadline := time.Now().Add(10 * time.Second); upfSessions(t, cfg) != 0; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("UPF-U still holds %v sessions after the release", upfSessions(t, cfg))
