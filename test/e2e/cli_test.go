@@ -15,7 +15,6 @@ import (
 
 	"github.com/l25gc/l25gc/internal/testio"
 
-	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/node"
 )
 
@@ -23,7 +22,7 @@ import (
 // terminal; `status`, `ransim` and `down` in another, from any directory.
 func TestUpStatusRansimDown(t *testing.T) {
 	dir := t.TempDir()
-	_, cfgPath := coreConfig(t, dir, nil) // the default SBI: X-IO where it can run
+	cfg, cfgPath := coreConfig(t, dir, nil) // the default SBI: X-IO where it can run
 	link := filepath.Join(dir, "current.json")
 	env := append(os.Environ(), "L25GC_STATE_LINK="+link)
 	elsewhere := t.TempDir() // a directory without run/data of its own
@@ -79,7 +78,7 @@ func TestUpStatusRansimDown(t *testing.T) {
 	if err != nil {
 		t.Fatalf("l25gc status from another directory: %v\n%s", err, status)
 	}
-	for _, nf := range append([]string{"onvm"}, config.AllNFs...) {
+	for _, nf := range append([]string{"onvm"}, cfg.NFs...) {
 		if !rowSays(status, nf, "ok") {
 			t.Errorf("l25gc status: no healthy %s row:\n%s", nf, status)
 		}

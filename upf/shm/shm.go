@@ -22,6 +22,8 @@ import (
 	"sync"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/upf/rules"
 )
@@ -40,7 +42,8 @@ type Config struct {
 	// opens existing tables of any size, never creating them (status,
 	// exporters).
 	MaxSessions int
-	// Dir is where the tables file lives (default /dev/hugepages) and
+	// Dir is where the tables file lives (default /dev/hugepages, or
+	// /dev/shm for a user who cannot write there) and
 	// Prefix names it (default $L25GC_XIO_PREFIX or "l25gc"), as the
 	// onvm manager's EAL file prefix does: one core, one set of tables.
 	Dir, Prefix string
@@ -50,7 +53,7 @@ type Config struct {
 func (c Config) Path() string {
 	dir, prefix := c.Dir, c.Prefix
 	if dir == "" {
-		dir = "/dev/hugepages"
+		dir = defaultDir()
 	}
 	if prefix == "" {
 		prefix = os.Getenv("L25GC_XIO_PREFIX")
@@ -59,6 +62,18 @@ func (c Config) Path() string {
 		prefix = "l25gc"
 	}
 	return filepath.Join(dir, prefix+"-upf-tables")
+}
+
+// defaultDir is hugetlbfs where this process may write there (root, as
+// UPF-U, which is a DPDK process, needs anyway), else /dev/shm: a core
+// started by a user without root still runs UPF-C, whose sessions then
+// live in ordinary shared memory. UPF-C and UPF-U of one core run as one
+// user, so both pick the same directory.
+func defaultDir() string {
+	if unix.Access("/dev/hugepages", unix.W_OK) == nil {
+		return "/dev/hugepages"
+	}
+	return "/dev/shm"
 }
 
 // ConfigFor is the tables of the core cfg describes, named after its data
