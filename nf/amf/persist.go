@@ -131,6 +131,7 @@ type ueStore struct {
 	pending map[uint32]*ueRecord
 	drained *sync.Cond
 	kick    chan struct{}
+	arm     chan struct{} // the first change after a quiet spell: start the interval
 
 	// fmu guards the file and what compaction needs: the encoded record
 	// of every live UE and the TMSI reservation.
@@ -149,7 +150,7 @@ type ueStore struct {
 // the records it holds.
 func openUEStore(path string, interval time.Duration, maxPending int, log *slog.Logger) (*ueStore, []*ueRecord, error) {
 	s := &ueStore{log: log, interval: interval, maxPending: maxPending, pending: map[uint32]*ueRecord{},
-		kick: make(chan struct{}, 1), live: map[uint32][]byte{}, stop: make(chan struct{}), done: make(chan struct{})}
+		kick: make(chan struct{}, 1), arm: make(chan struct{}, 1), live: map[uint32][]byte{}, stop: make(chan struct{}), done: make(chan struct{})}
 	s.drained = sync.NewCond(&s.pmu)
 	f, err := keylog.Open(path, keylog.Options{Format: persistFormat}, s.replay)
 	if err != nil {
@@ -222,6 +223,12 @@ func (s *ueStore) queue(tmsi uint32, rec *ueRecord) {
 		s.kickFlush()
 		s.drained.Wait()
 	}
+	if len(s.pending) == 0 {
+		select {
+		case s.arm <- struct{}{}:
+		default:
+		}
+	}
 	s.pending[tmsi] = rec
 	if len(s.pending) >= s.maxPending {
 		s.kickFlush()
@@ -244,17 +251,28 @@ func (s *ueStore) kickFlush() {
 	}
 }
 
+// flushLoop writes the queue an interval after its first change (so that
+// interval's changes go in one append), or at once when kicked. It sleeps
+// while nothing is queued: an idle AMF does not wake every interval.
 func (s *ueStore) flushLoop() {
 	defer close(s.done)
-	t := time.NewTicker(s.interval)
-	defer t.Stop()
 	for {
 		select {
 		case <-s.stop:
 			s.flush()
 			return
-		case <-t.C:
 		case <-s.kick:
+		case <-s.arm:
+			t := time.NewTimer(s.interval)
+			select {
+			case <-s.stop:
+				t.Stop()
+				s.flush()
+				return
+			case <-s.kick:
+				t.Stop()
+			case <-t.C:
+			}
 		}
 		s.flush()
 	}
