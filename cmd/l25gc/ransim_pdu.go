@@ -119,7 +119,7 @@ func printSessions(out io.Writer, ues []*ransim.UE) {
 		line := fmt.Sprintf("  %s: PDU session 1 on %s, %v, QFI %d", ue.SUPI(), s.DNN, s.Address, s.DefaultQFI())
 		if s.Tunnel != nil {
 			ul := s.Tunnel.UL()
-			line += fmt.Sprintf(", N3 UL %v TEID %#x, DL TEID %#x", ul.Addr, ul.TEID, s.Tunnel.DLTEID)
+			line += fmt.Sprintf(", N3 UL %v TEID %#x, DL TEID %#x", ul.IPv4, ul.TEID, s.Tunnel.DLTEID)
 		}
 		fmt.Fprintln(out, line)
 	}

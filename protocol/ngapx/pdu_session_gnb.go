@@ -1,10 +1,8 @@
 package ngapx
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"net/netip"
 
 	"github.com/free5gc/aper"
 	"github.com/free5gc/ngap/ngapType"
@@ -15,28 +13,14 @@ import (
 // transfers decoded, and the responses with their transfers built. The
 // AMF and SMF build the requests in their own files.
 
-// NGUTunnel is one end of an NG-U tunnel: a GTP-U F-TEID (TS 38.413
-// 9.3.2.2 UP Transport Layer Information, GTP Tunnel).
-type NGUTunnel struct {
-	Addr netip.Addr
-	TEID uint32
-}
-
-// RANQoSFlow is a QoS flow the gNB is asked to set up or modify
-// (TS 38.413 9.3.1.12): its QFI and, for a non-dynamic 5QI, the 5QI.
-type RANQoSFlow struct {
-	QFI    uint8
-	FiveQI int64 // 0 when dynamic or absent
-}
-
 // RANSessionSetup is one PDU session of a Setup Request with its
 // PDU Session Resource Setup Request Transfer read (TS 38.413 9.3.4.1).
 type RANSessionSetup struct {
 	ID     uint8
 	NASPDU []byte // the 5GSM message for the UE; nil when absent
-	UL     NGUTunnel
+	UL     Tunnel
 	Type   aper.Enumerated // PDU Session Type (9.3.1.52): ipv4 0, ipv6 1, ipv4v6 2, ethernet 3, unstructured 4
-	Flows  []RANQoSFlow
+	Flows  []FlowQoS
 	// AMBR is the PDU Session Aggregate Maximum Bit Rate in bit/s (9.3.1.102), 0 when absent.
 	AMBRUplink, AMBRDownlink int64
 }
@@ -116,7 +100,7 @@ func DecodeSetupRequestTransfer(b []byte) (out *RANSessionSetup, err error) {
 		v := ie.Value
 		switch {
 		case v.ULNGUUPTNLInformation != nil:
-			if out.UL, err = ranSideTunnel(v.ULNGUUPTNLInformation); err != nil {
+			if out.UL, err = tunnelOf(v.ULNGUUPTNLInformation); err != nil {
 				return nil, fmt.Errorf("UL NG-U UP TNL Information: %w", err)
 			}
 			haveUL = true
@@ -124,7 +108,7 @@ func DecodeSetupRequestTransfer(b []byte) (out *RANSessionSetup, err error) {
 			out.Type, haveType = v.PDUSessionType.Value, true
 		case v.QosFlowSetupRequestList != nil:
 			for _, f := range v.QosFlowSetupRequestList.List {
-				out.Flows = append(out.Flows, ranSideFlow(f.QosFlowIdentifier, &f.QosFlowLevelQosParameters))
+				out.Flows = append(out.Flows, flowOf(f.QosFlowIdentifier.Value, &f.QosFlowLevelQosParameters))
 			}
 			haveFlows = len(out.Flows) > 0
 		case v.PDUSessionAggregateMaximumBitRate != nil:
@@ -139,88 +123,18 @@ func DecodeSetupRequestTransfer(b []byte) (out *RANSessionSetup, err error) {
 	return out, nil
 }
 
-func ranSideFlow(qfi ngapType.QosFlowIdentifier, p *ngapType.QosFlowLevelQosParameters) RANQoSFlow {
-	f := RANQoSFlow{QFI: uint8(qfi.Value)}
-	if p != nil && p.QosCharacteristics.NonDynamic5QI != nil {
-		f.FiveQI = p.QosCharacteristics.NonDynamic5QI.FiveQI.Value
-	}
-	return f
-}
-
-// ranSideTunnel reads a GTP tunnel; the simulator uses IPv4 transport only
-// (a 32-bit Transport Layer Address, 9.3.2.4; 160 bits carry IPv4 first).
-func ranSideTunnel(u *ngapType.UPTransportLayerInformation) (NGUTunnel, error) {
-	if u.GTPTunnel == nil {
-		return NGUTunnel{}, errors.New("not a GTP tunnel")
-	}
-	a := u.GTPTunnel.TransportLayerAddress.Value
-	if (a.BitLength != 32 && a.BitLength != 160) || len(a.Bytes) < 4 {
-		return NGUTunnel{}, fmt.Errorf("transport layer address of %d bits: want IPv4", a.BitLength)
-	}
-	teid := u.GTPTunnel.GTPTEID.Value
-	if len(teid) != 4 {
-		return NGUTunnel{}, fmt.Errorf("GTP-TEID of %d octets", len(teid))
-	}
-	return NGUTunnel{Addr: netip.AddrFrom4([4]byte(a.Bytes[:4])), TEID: binary.BigEndian.Uint32(teid)}, nil
-}
-
-// ranSideUPTNL is the UP Transport Layer Information of t (IPv4).
-func ranSideUPTNL(t NGUTunnel) (ngapType.UPTransportLayerInformation, error) {
-	if !t.Addr.Is4() {
-		return ngapType.UPTransportLayerInformation{}, fmt.Errorf("N3 address %v: want IPv4", t.Addr)
-	}
-	a := t.Addr.As4()
-	teid := make([]byte, 4)
-	binary.BigEndian.PutUint32(teid, t.TEID)
-	return ngapType.UPTransportLayerInformation{Present: ngapType.UPTransportLayerInformationPresentGTPTunnel,
-		GTPTunnel: &ngapType.GTPTunnel{TransportLayerAddress: ngapType.TransportLayerAddress{Value: aper.BitString{Bytes: a[:], BitLength: 32}},
-			GTPTEID: ngapType.GTPTEID{Value: teid}}}, nil
-}
-
 // EncodeSetupResponseTransfer builds PDU Session Resource Setup Response
 // Transfer (TS 38.413 9.3.4.2): the gNB's DL tunnel and the QoS flows it
-// carries.
-func EncodeSetupResponseTransfer(dl NGUTunnel, qfis []uint8) (b []byte, err error) {
-	defer ranSideRecover(&err, "PDU Session Resource Setup Response Transfer")
-	tnl, err := ranSideUPTNL(dl)
-	if err != nil {
-		return nil, err
-	}
-	t := ngapType.PDUSessionResourceSetupResponseTransfer{DLQosFlowPerTNLInformation: ngapType.QosFlowPerTNLInformation{
-		UPTransportLayerInformation: tnl, AssociatedQosFlowList: ranSideAssociatedFlows(qfis)}}
-	return aper.MarshalWithParams(t, "valueExt")
-}
-
-// DecodeSetupResponseTransfer reads what EncodeSetupResponseTransfer
-// builds (the SMF's reading, and the tests').
-func DecodeSetupResponseTransfer(b []byte) (dl NGUTunnel, qfis []uint8, err error) {
-	defer ranSideRecover(&err, "PDU Session Resource Setup Response Transfer")
-	var t ngapType.PDUSessionResourceSetupResponseTransfer
-	if err := aper.UnmarshalWithParams(b, &t, "valueExt"); err != nil {
-		return NGUTunnel{}, nil, err
-	}
-	if dl, err = ranSideTunnel(&t.DLQosFlowPerTNLInformation.UPTransportLayerInformation); err != nil {
-		return NGUTunnel{}, nil, err
-	}
-	for _, f := range t.DLQosFlowPerTNLInformation.AssociatedQosFlowList.List {
-		qfis = append(qfis, uint8(f.QosFlowIdentifier.Value))
-	}
-	return dl, qfis, nil
-}
-
-func ranSideAssociatedFlows(qfis []uint8) ngapType.AssociatedQosFlowList {
-	var l ngapType.AssociatedQosFlowList
-	for _, q := range qfis {
-		l.List = append(l.List, ngapType.AssociatedQosFlowItem{QosFlowIdentifier: ngapType.QosFlowIdentifier{Value: int64(q)}})
-	}
-	return l
+// carries (the SMF reads it with ParsePDUSessionResourceSetupResponseTransfer).
+func EncodeSetupResponseTransfer(dl Tunnel, qfis []uint8) ([]byte, error) {
+	return BuildPDUSessionResourceSetupResponseTransfer(SetupResponse{DL: dl, QFIs: qfis})
 }
 
 // RANSessionResult is the gNB's answer for one PDU session: set up (or
 // modified) with DL and QFIs, or failed with Cause.
 type RANSessionResult struct {
 	ID    uint8
-	DL    NGUTunnel
+	DL    Tunnel
 	QFIs  []uint8
 	Cause *ngapType.Cause // not nil: failed
 }
@@ -243,7 +157,7 @@ func BuildRANSetupResponse(amfUEID, ranUEID int64, results []RANSessionResult) (
 	var failed ngapType.PDUSessionResourceFailedToSetupListSURes
 	for _, res := range results {
 		if res.Cause != nil {
-			t, err := ranSideSetupUnsuccessfulTransfer(*res.Cause)
+			t, err := BuildPDUSessionResourceSetupUnsuccessfulTransfer(*res.Cause)
 			if err != nil {
 				return nil, err
 			}
@@ -268,11 +182,6 @@ func BuildRANSetupResponse(amfUEID, ranUEID int64, results []RANSessionResult) (
 			Present: ngapType.PDUSessionResourceSetupResponseIEsPresentPDUSessionResourceFailedToSetupListSURes, PDUSessionResourceFailedToSetupListSURes: &failed})
 	}
 	return Encode(pdu)
-}
-
-func ranSideSetupUnsuccessfulTransfer(c ngapType.Cause) (b []byte, err error) {
-	defer ranSideRecover(&err, "PDU Session Resource Setup Unsuccessful Transfer")
-	return aper.MarshalWithParams(ngapType.PDUSessionResourceSetupUnsuccessfulTransfer{Cause: c}, "valueExt")
 }
 
 // ranSideRecover turns a panic of free5gc's APER coder on crafted input into an

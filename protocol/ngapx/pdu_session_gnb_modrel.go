@@ -15,9 +15,9 @@ type RANSessionModify struct {
 	NASPDU []byte
 	// UL is the UPF's new N3 tunnel when the transfer changes it (UL NG-U
 	// UP TNL Modify List); nil: unchanged.
-	UL *NGUTunnel
+	UL *Tunnel
 	// AddOrModify are QoS flows added or changed; Release the QFIs removed.
-	AddOrModify []RANQoSFlow
+	AddOrModify []FlowQoS
 	Release     []uint8
 }
 
@@ -72,14 +72,14 @@ func ranSideModifyRequestTransfer(b []byte) (out *RANSessionModify, err error) {
 	for _, ie := range t.ProtocolIEs.List {
 		switch v := ie.Value; {
 		case v.ULNGUUPTNLModifyList != nil && len(v.ULNGUUPTNLModifyList.List) > 0:
-			ul, err := ranSideTunnel(&v.ULNGUUPTNLModifyList.List[0].ULNGUUPTNLInformation)
+			ul, err := tunnelOf(&v.ULNGUUPTNLModifyList.List[0].ULNGUUPTNLInformation)
 			if err != nil {
 				return nil, fmt.Errorf("UL NG-U UP TNL Modify List: %w", err)
 			}
 			out.UL = &ul
 		case v.QosFlowAddOrModifyRequestList != nil:
 			for _, f := range v.QosFlowAddOrModifyRequestList.List {
-				out.AddOrModify = append(out.AddOrModify, ranSideFlow(f.QosFlowIdentifier, f.QosFlowLevelQosParameters))
+				out.AddOrModify = append(out.AddOrModify, flowOf(f.QosFlowIdentifier.Value, f.QosFlowLevelQosParameters))
 			}
 		case v.QosFlowToReleaseList != nil:
 			for _, f := range v.QosFlowToReleaseList.List {
@@ -88,21 +88,6 @@ func ranSideModifyRequestTransfer(b []byte) (out *RANSessionModify, err error) {
 		}
 	}
 	return out, nil
-}
-
-// EncodeModifyResponseTransfer builds PDU Session Resource Modify Response
-// Transfer (TS 38.413 9.3.4.4) listing the QoS flows added or modified.
-func EncodeModifyResponseTransfer(qfis []uint8) (b []byte, err error) {
-	defer ranSideRecover(&err, "PDU Session Resource Modify Response Transfer")
-	t := ngapType.PDUSessionResourceModifyResponseTransfer{}
-	if len(qfis) > 0 {
-		l := &ngapType.QosFlowAddOrModifyResponseList{}
-		for _, q := range qfis {
-			l.List = append(l.List, ngapType.QosFlowAddOrModifyResponseItem{QosFlowIdentifier: ngapType.QosFlowIdentifier{Value: int64(q)}})
-		}
-		t.QosFlowAddOrModifyResponseList = l
-	}
-	return aper.MarshalWithParams(t, "valueExt")
 }
 
 // BuildRANModifyResponse builds PDU Session Resource Modify Response
@@ -123,7 +108,7 @@ func BuildRANModifyResponse(amfUEID, ranUEID int64, results []RANSessionResult) 
 	var failed ngapType.PDUSessionResourceFailedToModifyListModRes
 	for _, res := range results {
 		if res.Cause != nil {
-			t, err := ranSideModifyUnsuccessfulTransfer(*res.Cause)
+			t, err := marshalTransfer(ngapType.PDUSessionResourceModifyUnsuccessfulTransfer{Cause: *res.Cause}, "PDU Session Resource Modify Unsuccessful Transfer")
 			if err != nil {
 				return nil, err
 			}
@@ -131,7 +116,7 @@ func BuildRANModifyResponse(amfUEID, ranUEID int64, results []RANSessionResult) 
 				PDUSessionID: ngapType.PDUSessionID{Value: int64(res.ID)}, PDUSessionResourceModifyUnsuccessfulTransfer: t})
 			continue
 		}
-		t, err := EncodeModifyResponseTransfer(res.QFIs)
+		t, err := BuildPDUSessionResourceModifyResponseTransfer(ModifyResponse{QFIs: res.QFIs})
 		if err != nil {
 			return nil, err
 		}
@@ -147,11 +132,6 @@ func BuildRANModifyResponse(amfUEID, ranUEID int64, results []RANSessionResult) 
 			Present: ngapType.PDUSessionResourceModifyResponseIEsPresentPDUSessionResourceFailedToModifyListModRes, PDUSessionResourceFailedToModifyListModRes: &failed})
 	}
 	return Encode(pdu)
-}
-
-func ranSideModifyUnsuccessfulTransfer(c ngapType.Cause) (b []byte, err error) {
-	defer ranSideRecover(&err, "PDU Session Resource Modify Unsuccessful Transfer")
-	return aper.MarshalWithParams(ngapType.PDUSessionResourceModifyUnsuccessfulTransfer{Cause: c}, "valueExt")
 }
 
 // RANReleaseCommand is PDU Session Resource Release Command (TS 38.413

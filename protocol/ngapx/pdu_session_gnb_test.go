@@ -13,7 +13,7 @@ import (
 	"github.com/l25gc/l25gc/protocol/ngapx/ngapxtest"
 )
 
-var upf = ngapx.NGUTunnel{Addr: netip.MustParseAddr("10.100.0.1"), TEID: 0x1001}
+var upf = ngapx.Tunnel{IPv4: netip.MustParseAddr("10.100.0.1"), TEID: 0x1001}
 
 // decode takes a builder's results and decodes the PDU.
 func decode(t *testing.T) func([]byte, error) *ngapType.NGAPPDU {
@@ -44,7 +44,7 @@ func TestGNBReadsTheSetupRequestAndItsTransfer(t *testing.T) {
 	}
 	s := r.Sessions[0]
 	want := ngapx.RANSessionSetup{ID: 1, NASPDU: []byte{0x7E, 0x02}, UL: upf, Type: ngapType.PDUSessionTypePresentIpv4,
-		Flows: []ngapx.RANQoSFlow{{QFI: 1, FiveQI: 9}, {QFI: 2, FiveQI: 9}}, AMBRUplink: 100_000_000, AMBRDownlink: 1_000_000_000}
+		Flows: []ngapx.FlowQoS{{QFI: 1, FiveQI: 9, ARPPriority: 8}, {QFI: 2, FiveQI: 9, ARPPriority: 8}}, AMBRUplink: 100_000_000, AMBRDownlink: 1_000_000_000}
 	if !reflect.DeepEqual(s, want) {
 		t.Fatalf("session\n%+v\nwant\n%+v", s, want)
 	}
@@ -72,7 +72,7 @@ func TestSetupTransferWithoutMandatoryIEsIsRefused(t *testing.T) {
 }
 
 func TestSetupResponseCarriesTheDLTunnelPerSession(t *testing.T) {
-	gnb := ngapx.NGUTunnel{Addr: netip.MustParseAddr("10.100.0.2"), TEID: 42}
+	gnb := ngapx.Tunnel{IPv4: netip.MustParseAddr("10.100.0.2"), TEID: 42}
 	cause := ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUnspecified)
 	b, err := ngapx.BuildRANSetupResponse(7, 3, []ngapx.RANSessionResult{{ID: 1, DL: gnb, QFIs: []uint8{1}}, {ID: 2, Cause: &cause}})
 	pdu := decode(t)(b, err)
@@ -90,9 +90,9 @@ func TestSetupResponseCarriesTheDLTunnelPerSession(t *testing.T) {
 	if ok == nil || len(ok.List) != 1 || failed == nil || len(failed.List) != 1 || failed.List[0].PDUSessionID.Value != 2 {
 		t.Fatalf("lists %+v %+v", ok, failed)
 	}
-	dl, qfis, err := ngapx.DecodeSetupResponseTransfer(ok.List[0].PDUSessionResourceSetupResponseTransfer)
-	if err != nil || dl != gnb || !reflect.DeepEqual(qfis, []uint8{1}) {
-		t.Fatalf("transfer: %v %v %v", dl, qfis, err)
+	tr, err := ngapx.ParsePDUSessionResourceSetupResponseTransfer(ok.List[0].PDUSessionResourceSetupResponseTransfer)
+	if err != nil || tr.DL != gnb || !reflect.DeepEqual(tr.QFIs, []uint8{1}) {
+		t.Fatalf("transfer: %+v %v", tr, err)
 	}
 }
 
@@ -103,7 +103,7 @@ func TestModifyRequestAndResponse(t *testing.T) {
 		t.Fatal(err)
 	}
 	if m.AMFUEID != 7 || len(m.Sessions) != 1 || m.Sessions[0].ID != 1 ||
-		!reflect.DeepEqual(m.Sessions[0].AddOrModify, []ngapx.RANQoSFlow{{QFI: 5, FiveQI: 9}}) || m.Sessions[0].NASPDU == nil {
+		!reflect.DeepEqual(m.Sessions[0].AddOrModify, []ngapx.FlowQoS{{QFI: 5, FiveQI: 9, ARPPriority: 8}}) || m.Sessions[0].NASPDU == nil {
 		t.Fatalf("%+v", m)
 	}
 	b, err := ngapx.BuildRANModifyResponse(7, 3, []ngapx.RANSessionResult{{ID: 1, QFIs: []uint8{5}}})

@@ -22,7 +22,7 @@ import (
 	"github.com/l25gc/l25gc/protocol/ngapx/ngapxtest"
 )
 
-var testUPF = ngapx.NGUTunnel{Addr: netip.MustParseAddr("10.100.0.1"), TEID: 0xABCD}
+var testUPF = ngapx.Tunnel{IPv4: netip.MustParseAddr("10.100.0.1"), TEID: 0xABCD}
 
 // protectedDL is a 5GSM message in DL NAS Transport, protected as the AMF
 // sends it inside an NGAP request.
@@ -103,9 +103,9 @@ func TestPDUSessionEstablishmentSetsUpTheTunnel(t *testing.T) {
 	if list == nil || len(list.List) != 1 {
 		t.Fatal("Setup Response without the session set up")
 	}
-	dl, qfis, err := ngapx.DecodeSetupResponseTransfer(list.List[0].PDUSessionResourceSetupResponseTransfer)
-	if err != nil || dl.Addr != DefaultN3 || dl.TEID != s.Tunnel.DLTEID || dl.TEID == 0 || len(qfis) != 1 || qfis[0] != 1 {
-		t.Fatalf("DL tunnel %+v QFIs %v (%v): want %v, TEID %d, QFI 1", dl, qfis, err, DefaultN3, s.Tunnel.DLTEID)
+	r, err := ngapx.ParsePDUSessionResourceSetupResponseTransfer(list.List[0].PDUSessionResourceSetupResponseTransfer)
+	if dl := r.DL; err != nil || dl.IPv4 != DefaultN3 || dl.TEID != s.Tunnel.DLTEID || dl.TEID == 0 || len(r.QFIs) != 1 || r.QFIs[0] != 1 {
+		t.Fatalf("DL tunnel %+v QFIs %v (%v): want %v, TEID %d, QFI 1", r.DL, r.QFIs, err, DefaultN3, s.Tunnel.DLTEID)
 	}
 	if s.Tunnel.UL() != testUPF {
 		t.Fatalf("UL tunnel %+v, want the UPF's %+v", s.Tunnel.UL(), testUPF)

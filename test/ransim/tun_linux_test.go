@@ -64,7 +64,7 @@ func TestTUNCarriesTheUEsPacketsThroughGTPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer up.Close()
-	tun := up.newTunnel(1, ngapx.NGUTunnel{Addr: loop, TEID: 0x77}, []uint8{1, 5})
+	tun := up.newTunnel(1, ngapx.Tunnel{IPv4: loop, TEID: 0x77}, []uint8{1, 5})
 	dn := netip.MustParseAddr("10.200.0.2")
 	tun.setRules(qosRules{nasxtest.DefaultRule(1), nasxtest.RuleToHost(2, 10, 5, dn)})
 

@@ -87,7 +87,7 @@ type Tunnel struct {
 	p         *UserPlane
 	SessionID uint8
 	DLTEID    uint32
-	ul        atomic.Pointer[ngapx.NGUTunnel]
+	ul        atomic.Pointer[ngapx.Tunnel]
 	rules     atomic.Pointer[qosRules]
 	qfis      atomic.Pointer[[]uint8] // QoS flows set up for the session
 	sink      atomic.Pointer[func([]byte)]
@@ -95,7 +95,7 @@ type Tunnel struct {
 
 // newTunnel allocates a DL TEID (never 0, which TS 29.281 5.1 keeps for
 // signalling) and enters the tunnel in the table.
-func (p *UserPlane) newTunnel(sessionID uint8, ul ngapx.NGUTunnel, qfis []uint8) *Tunnel {
+func (p *UserPlane) newTunnel(sessionID uint8, ul ngapx.Tunnel, qfis []uint8) *Tunnel {
 	t := &Tunnel{p: p, SessionID: sessionID}
 	t.ul.Store(&ul)
 	t.qfis.Store(&qfis)
@@ -125,10 +125,10 @@ func (p *UserPlane) Tunnels() int {
 }
 
 // DL is the gNB's end of the tunnel, as Setup Response announces it.
-func (t *Tunnel) DL() ngapx.NGUTunnel { return ngapx.NGUTunnel{Addr: t.p.addr, TEID: t.DLTEID} }
+func (t *Tunnel) DL() ngapx.Tunnel { return ngapx.Tunnel{IPv4: t.p.addr, TEID: t.DLTEID} }
 
 // UL is the UPF's end.
-func (t *Tunnel) UL() ngapx.NGUTunnel { return *t.ul.Load() }
+func (t *Tunnel) UL() ngapx.Tunnel { return *t.ul.Load() }
 
 // QFIs are the QoS flows set up for the session.
 func (t *Tunnel) QFIs() []uint8 { return *t.qfis.Load() }
@@ -170,7 +170,7 @@ func (t *Tunnel) SendUplink(pkt []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.WriteToUDPAddrPort(b, netip.AddrPortFrom(ul.Addr, uint16(t.p.PeerPort)))
+	_, err = c.WriteToUDPAddrPort(b, netip.AddrPortFrom(ul.IPv4, uint16(t.p.PeerPort)))
 	if err == nil {
 		t.p.UplinkPackets.Add(1)
 	}

@@ -17,8 +17,8 @@ import (
 type Session struct {
 	ID     uint8
 	NASPDU []byte
-	UL     ngapx.NGUTunnel // the UPF's N3 F-TEID
-	QFIs   []uint8         // QoS flows, each with 5QI 9
+	UL     ngapx.Tunnel // the UPF's N3 F-TEID
+	QFIs   []uint8      // QoS flows, each with 5QI 9
 }
 
 func ie(v int64) ngapType.ProtocolIEID { return ngapType.ProtocolIEID{Value: v} }
@@ -36,7 +36,7 @@ func initiating(code int64, present int) *ngapType.NGAPPDU {
 // SetupRequestTransfer is the SMF's PDU Session Resource Setup Request
 // Transfer (TS 38.413 9.3.4.1): AMBR, UL tunnel, IPv4, QoS flows.
 func SetupRequestTransfer(s Session) ([]byte, error) {
-	addr := s.UL.Addr.As4()
+	addr := s.UL.IPv4.As4()
 	teid := make([]byte, 4)
 	binary.BigEndian.PutUint32(teid, s.UL.TEID)
 	flows := &ngapType.QosFlowSetupRequestList{}
