@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -49,15 +51,21 @@ func newNFCmd() *cobra.Command {
 	return cmd
 }
 
-// runProcess runs an NF that serves no SBI (UPF-U) until SIGTERM.
-func runProcess(cfg *config.Config, name string, run registry.Process) error {
+// openNFLog opens the log file of NF name with the config's level,
+// rotation and SUPI redaction.
+func openNFLog(cfg *config.Config, name string) (*slog.Logger, io.Closer, error) {
 	level, err := logging.ParseLevel(cfg.LogLevel)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	log, file, err := logging.OpenFile(cfg.LogDir, name, level, logging.FileOptions{
+	return logging.OpenFile(cfg.LogDir, name, level, logging.FileOptions{
 		MaxBytes: int64(cfg.LogMaxSizeMB) << 20, Keep: cfg.LogMaxFiles, RedactSUPI: cfg.LogRedactSUPI,
 	})
+}
+
+// runProcess runs an NF that serves no SBI (UPF-U) until SIGTERM.
+func runProcess(cfg *config.Config, name string, run registry.Process) error {
+	log, file, err := openNFLog(cfg, name)
 	if err != nil {
 		return err
 	}
@@ -74,13 +82,7 @@ func runProcess(cfg *config.Config, name string, run registry.Process) error {
 // runNF builds the NF of entry and serves it until SIGTERM.
 func runNF(cfg *config.Config, entry registry.Entry) error {
 	name := entry.Name
-	level, err := logging.ParseLevel(cfg.LogLevel)
-	if err != nil {
-		return err
-	}
-	log, file, err := logging.OpenFile(cfg.LogDir, name, level, logging.FileOptions{
-		MaxBytes: int64(cfg.LogMaxSizeMB) << 20, Keep: cfg.LogMaxFiles, RedactSUPI: cfg.LogRedactSUPI,
-	})
+	log, file, err := openNFLog(cfg, name)
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func killedAMFUnderLoad(t *testing.T, mode string) {
 	}
 	fleet.UEs, fleet.Concurrency, fleet.Deregister = nfKillUEs, nfKillConcurrency, true
 	registerWave(t, g, fleet)
-	residents := registerResidents(t, cfg, g, fleet)
+	residents := registerBeyond(t, g, fleet, amfKillResidents)
 
 	old := nfProcess(t, cfg, "amf")
 	var gnbBack atomic.Int64 // when the gNB's association was up again (unix ns)
@@ -86,22 +86,22 @@ func killedAMFUnderLoad(t *testing.T, mode string) {
 	}
 }
 
-// registerResidents registers the UEs after the fleet's IMSIs and keeps
-// them registered.
-func registerResidents(t *testing.T, cfg *config.Config, g *ransim.GNB, fleet ransim.Fleet) []*ransim.UE {
+// registerBeyond registers n UEs with the IMSIs after fleet's through g
+// and keeps them registered (each with its 5G-GUTI).
+func registerBeyond(t *testing.T, g *ransim.GNB, fleet ransim.Fleet, n int) []*ransim.UE {
 	t.Helper()
-	ues := make([]*ransim.UE, amfKillResidents)
+	ues := make([]*ransim.UE, n)
 	for i := range ues {
 		imsi, err := ransim.IMSI(fleet.FirstIMSI, fleet.UEs+i)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ues[i] = g.NewUE(ransim.Subscriber{IMSI: imsi, K: fleet.K, OPc: fleet.OPc}, fleet.Conceal)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		_, err = ues[i].Register(ctx)
 		cancel()
-		if err != nil {
-			t.Fatalf("resident UE %s: %v", imsi, err)
+		if err != nil || ues[i].GUTI() == nil {
+			t.Fatalf("register %s: %v (GUTI %v)", imsi, err, ues[i].GUTI())
 		}
 	}
 	return ues

@@ -115,20 +115,7 @@ func TestKilledOnvmManagerUnderLoadKeepsNFsAndUEs(t *testing.T) {
 // 5G-TMSIs, as for UEs that went idle.
 func registerKeepers(t *testing.T, cfg *config.Config, g *ransim.GNB, fleet ransim.Fleet, n int) []*ransim.UE {
 	t.Helper()
-	ues := make([]*ransim.UE, n)
-	for i := range ues {
-		imsi, err := ransim.IMSI(fleet.FirstIMSI, fleet.UEs+i)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ues[i] = g.NewUE(ransim.Subscriber{IMSI: imsi, K: fleet.K, OPc: fleet.OPc}, fleet.Conceal)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		_, err = ues[i].Register(ctx)
-		cancel()
-		if err != nil || ues[i].GUTI() == nil {
-			t.Fatalf("register %s: %v (GUTI %v)", imsi, err, ues[i].GUTI())
-		}
-	}
+	ues := registerBeyond(t, g, fleet, n)
 	// The UE's Registration Complete travels on its own SCTP stream and the
 	// NG Reset on stream 0, which may overtake it: reset once the AMF
 	// counts them all registered.

@@ -60,15 +60,7 @@ func TestUETrafficCrossesTheUserPlane(t *testing.T) {
 		{"UDP uplink", []string{"-u", "-b", "20M"}},
 		{"UDP downlink", []string{"-u", "-b", "20M", "-R"}},
 	} {
-		args := append([]string{"iperf3", "-c", dnAddr, "-t", "2", "--connect-timeout", "3000"}, run.args...)
-		var b []byte
-		var err error
-		for try := 0; try < 3; try++ {
-			if b, err = inNetns("l25gc-ue1", args...).CombinedOutput(); err == nil {
-				break
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
+		b, err := iperf3FromUE(append([]string{"-t", "2"}, run.args...)...)
 		if err != nil || !strings.Contains(string(b), "receiver") {
 			t.Errorf("iperf3 %s: %v\n%s", run.name, err, b)
 		}
@@ -178,4 +170,20 @@ func upfcSessions(t *testing.T, cfg *config.Config) float64 {
 	}
 	defer resp.Body.Close()
 	return metricIn(t, resp.Body, "l25gc_upfc_sessions")
+}
+
+// iperf3FromUE runs an iperf3 client in the UE's namespace against the DN
+// host's server, trying again while the server is still starting (or
+// busy with the previous client).
+func iperf3FromUE(args ...string) ([]byte, error) {
+	args = append([]string{"iperf3", "-c", dnAddr, "--connect-timeout", "3000"}, args...)
+	var b []byte
+	var err error
+	for try := 0; try < 3; try++ {
+		if b, err = inNetns("l25gc-ue1", args...).CombinedOutput(); err == nil {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return b, err
 }
