@@ -204,6 +204,14 @@ type NGAP struct {
 	// Radio Capability may exceed 64 KiB); a larger one is dropped and
 	// counted, the association stays.
 	MaxMessageSize int `yaml:"max_message_size"`
+	// TNGRELOCprep bounds an N2 handover's preparation (TS 38.413 8.4.1.2):
+	// a target gNB that has not answered Handover Request by then is given
+	// up, the source gets Handover Preparation Failure and keeps the UE.
+	TNGRELOCprep time.Duration `yaml:"tng_reloc_prep"`
+	// TNGRELOCoverall bounds the whole handover execution (TS 38.413
+	// 8.4.1.2): no Handover Notify from the target by then, the AMF
+	// releases the target's UE context and the UE stays with the source.
+	TNGRELOCoverall time.Duration `yaml:"tng_reloc_overall"`
 }
 
 // NAS holds the 5GMM policy of the AMF.
@@ -225,6 +233,31 @@ type NAS struct {
 	// TS 24.501 4.4.2): then it is released. The UE gives up its own
 	// registration on T3510, 15 s (TS 24.501 10.2 table 10.2.1).
 	UnauthenticatedTimeout time.Duration `yaml:"unauthenticated_timeout"`
+	// T3513 guards Paging (TS 24.501 5.6.2.2.1; its value is the
+	// network's choice): unanswered, Paging is sent again, at most
+	// PagingRetransmissions times; then the paging fails and the
+	// requester (the SMF) is told (TS 23.502 4.2.3.3 step 4b).
+	T3513                 time.Duration `yaml:"t3513"`
+	PagingRetransmissions int           `yaml:"paging_retransmissions"`
+	// MobileReachable runs while a UE is CM-IDLE (TS 24.501 5.3.7); 0 means
+	// the default, 4 minutes more than T3512. When it expires the AMF
+	// stops paging the UE and starts ImplicitDeregistration, on whose
+	// expiry the UE is deregistered implicitly (its contexts end).
+	MobileReachable        time.Duration `yaml:"mobile_reachable"`
+	ImplicitDeregistration time.Duration `yaml:"implicit_deregistration"`
+}
+
+// MobileReachableTimer is the mobile reachable timer of a CM-IDLE UE (TS
+// 24.501 5.3.7): amf.nas.mobile_reachable, or by default 4 minutes more
+// than T3512 (and, with T3512 deactivated, none: 0).
+func (n NAS) MobileReachableTimer() time.Duration {
+	switch {
+	case n.MobileReachable > 0:
+		return n.MobileReachable
+	case n.T3512 == 0:
+		return 0
+	}
+	return n.T3512 + 4*time.Minute
 }
 
 // NetName is sent in Configuration Update Command (TS 24.501 9.11.3.35).
@@ -272,6 +305,19 @@ type UPF struct {
 	// MaxSessions bounds the PFCP sessions the shared rule tables hold; an
 	// establishment beyond it gets PFCP cause 75 (No resources available).
 	MaxSessions int `yaml:"max_sessions"`
+	// Buffer holds downlink packets of sessions whose FAR says BUFF (an
+	// idle UE being paged, TS 23.502 4.2.3.3; a handover).
+	Buffer UPFBuffer `yaml:"buffer"`
+}
+
+// UPFBuffer bounds UPF-U's downlink buffering (TS 29.244 5.2.3 BUFF).
+type UPFBuffer struct {
+	// PerSession is the most packets held for one session; one more drops
+	// the oldest (counted), so the newest data reaches the UE.
+	PerSession int `yaml:"per_session"`
+	// Total is the most packets held for all sessions together; past it a
+	// new packet to buffer is dropped (counted).
+	Total int `yaml:"total"`
 }
 
 // UPFC is the PFCP side of the UPF (a Go process).

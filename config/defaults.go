@@ -49,7 +49,8 @@ func defaultSections() *Config {
 			GUAMI: GUAMI{RegionID: 0xCA, SetID: 0x3F8, Pointer: 0},
 			NGAP: NGAP{Addr: "127.0.0.1:38412", Transport: "auto",
 				MaxUEsPerGNB: 16384, MaxUEs: 131072, UEReleaseTimeout: 5 * time.Second,
-				MaxAssociations: 1024, MaxMessageSize: 256 << 10},
+				MaxAssociations: 1024, MaxMessageSize: 256 << 10,
+				TNGRELOCprep: 5 * time.Second, TNGRELOCoverall: 10 * time.Second},
 			NAS: NAS{
 				Integrity: []string{"NIA2"},
 				Ciphering: []string{"NEA2", "NEA0"},
@@ -58,6 +59,9 @@ func defaultSections() *Config {
 				T3512:                  54 * time.Minute,
 				UnknownSubscriberCause: 7,
 				UnauthenticatedTimeout: 30 * time.Second,
+				T3513:                  2 * time.Second,
+				PagingRetransmissions:  2,
+				ImplicitDeregistration: 4 * time.Minute,
 			},
 			Network:  NetName{Full: "L25GC+", Short: "L25GC"},
 			Relative: 255,
@@ -80,6 +84,7 @@ func defaultSections() *Config {
 			N3:          UPFPort{IP: "10.100.0.1/24"},
 			N6:          UPFPort{IP: "10.200.0.1/24"},
 			MaxSessions: 65536,
+			Buffer:      UPFBuffer{PerSession: 64, Total: 16384},
 		},
 		Subscribers: []SubscriberRange{{
 			IMSI: DefaultFirstIMSI, Count: DefaultSubscriberCount,

@@ -167,7 +167,9 @@ func (v *validator) ueBounds(a *AMF) {
 	for _, t := range []struct {
 		field string
 		d     time.Duration
-	}{{"amf.ngap.ue_release_timeout", a.NGAP.UEReleaseTimeout}, {"amf.nas.unauthenticated_timeout", a.NAS.UnauthenticatedTimeout}} {
+	}{{"amf.ngap.ue_release_timeout", a.NGAP.UEReleaseTimeout}, {"amf.nas.unauthenticated_timeout", a.NAS.UnauthenticatedTimeout},
+		{"amf.ngap.tng_reloc_prep", a.NGAP.TNGRELOCprep}, {"amf.ngap.tng_reloc_overall", a.NGAP.TNGRELOCoverall},
+		{"amf.nas.t3513", a.NAS.T3513}, {"amf.nas.implicit_deregistration", a.NAS.ImplicitDeregistration}} {
 		if t.d <= 0 || t.d > time.Hour {
 			v.fail(t.field, "must be a positive duration up to 1h such as 30s, got %v", t.d)
 		}
@@ -203,6 +205,11 @@ func (v *validator) nas(n *NAS) {
 		v.fail("amf.nas.t3512", "must be 0 (deactivated) up to %v, got %v", 31*320*time.Hour, t)
 	}
 	v.rangeInt("amf.nas.max_retransmissions", n.MaxRetransmissions, 0, 16)
+	v.rangeInt("amf.nas.paging_retransmissions", n.PagingRetransmissions, 0, 16)
+	// 0 is the default (T3512 + 4 min, TS 24.501 5.3.7), not "never".
+	if t := n.MobileReachable; t < 0 || t > 31*320*time.Hour+4*time.Minute {
+		v.fail("amf.nas.mobile_reachable", "must be 0 (T3512 + 4m) or a positive duration, got %v", t)
+	}
 	if c := n.UnknownSubscriberCause; c != 3 && c != 7 {
 		v.fail("amf.nas.unknown_subscriber_cause", "must be 3 (illegal UE) or 7 (5GS services not allowed), got %d", c)
 	}

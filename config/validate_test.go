@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // subscriberRange is a subscribers list of one range with the default keys.
@@ -36,6 +37,11 @@ func TestValidateRefusesNonsense(t *testing.T) {
 			"node.yaml:3: subscribers[0].count: 2 IMSIs from 208939999999999 go past 208939999999999"},
 		{"subscriber count zero", subscriberRange("208930000000001", 0), "node.yaml:3: subscribers[0].count: must be at least 1"},
 		{"negative T3512", "amf:\n  nas:\n    t3512: -1m\n", "node.yaml:3: amf.nas.t3512: must be 0 (deactivated) up to 9920h0m0s"},
+		{"T3513 zero", "amf:\n  nas:\n    t3513: 0s\n", "node.yaml:3: amf.nas.t3513: must be a positive duration up to 1h such as 30s, got 0s"},
+		{"TNGRELOCprep zero", "amf:\n  ngap:\n    tng_reloc_prep: 0s\n", "node.yaml:3: amf.ngap.tng_reloc_prep: must be a positive duration up to 1h such as 30s, got 0s"},
+		{"paging retransmissions negative", "amf:\n  nas:\n    paging_retransmissions: -1\n", "node.yaml:3: amf.nas.paging_retransmissions: must be in 0..16, got -1"},
+		{"UPF buffer per session zero", "upf:\n  buffer:\n    per_session: 0\n", "node.yaml:3: upf.buffer.per_session: must be in 1..65536, got 0"},
+		{"UPF buffer total below per session", "upf:\n  buffer:\n    per_session: 64\n    total: 10\n", "node.yaml:4: upf.buffer.total: must be in 64..4194304, got 10"},
 		{"T3512 past GPRS timer 3", "amf:\n  nas:\n    t3512: 10000h\n", "node.yaml:3: amf.nas.t3512: must be 0 (deactivated) up to 9920h0m0s"},
 		{"N2 port not a number", "amf:\n  ngap:\n    addr: 127.0.0.1:sctp\n", "node.yaml:3: amf.ngap.addr: want IP:port with a port in 1..65535"},
 		{"N2 port zero", "amf:\n  ngap:\n    addr: 127.0.0.1:0\n", "node.yaml:3: amf.ngap.addr: want IP:port with a port in 1..65535"},
@@ -146,5 +152,20 @@ func TestSBISecuritySwitches(t *testing.T) {
 	}
 	if d := Default(); !d.OAuth2On() || d.TLSOn() {
 		t.Errorf("defaults: OAuth2On %v TLSOn %v, want OAuth2 on and h2c", d.OAuth2On(), d.TLSOn())
+	}
+}
+
+func TestMobileReachableTimerDefaultsToT3512PlusFourMinutes(t *testing.T) {
+	for _, c := range []struct {
+		n    NAS
+		want time.Duration
+	}{
+		{NAS{T3512: 54 * time.Minute}, 58 * time.Minute},
+		{NAS{T3512: 0}, 0},
+		{NAS{T3512: 54 * time.Minute, MobileReachable: time.Minute}, time.Minute},
+	} {
+		if got := c.n.MobileReachableTimer(); got != c.want {
+			t.Errorf("T3512 %v, mobile_reachable %v: got %v, want %v", c.n.T3512, c.n.MobileReachable, got, c.want)
+		}
 	}
 }

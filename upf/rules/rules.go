@@ -75,6 +75,12 @@ type FAR struct {
 	// OuterHeader, when set, encapsulates in GTP-U toward the gNB (TS
 	// 29.244 8.2.56, GTP-U/UDP/IPv4).
 	OuterHeader *OuterHeader
+	// SendEndMarker, in an Update FAR that changes OuterHeader, asks the
+	// UPF to send GTP-U End Marker (TS 29.281 7.3.2) into the OLD tunnel
+	// after the last packet forwarded there (PFCPSMReq-Flags SNDEM, TS
+	// 29.244 8.2.58; a handover's path switch, TS 23.502 4.9.1.2.2 step 6).
+	// A one-off request: not part of the installed rule, never stored.
+	SendEndMarker bool
 }
 
 // OuterHeader is the GTP-U tunnel a FAR sends into.
@@ -172,6 +178,35 @@ type N4 interface {
 	Establish(ctx context.Context, upf string, s *Session) (*Established, error)
 	Modify(ctx context.Context, upf string, upSEID uint64, m *Modification) ([]Usage, error)
 	Delete(ctx context.Context, upf string, upSEID uint64) ([]Usage, error)
+}
+
+// Report is a UPF's Session Report Request (TS 29.244 7.5.8) about one
+// session, sent to the SMF that owns it.
+type Report struct {
+	CPSEID uint64 // the SMF's SEID of the session
+	// DownlinkData, when set, is a Downlink Data Report (Report Type DLDR,
+	// TS 29.244 8.2.21): the first packet for an idle UE was buffered
+	// (FAR BUFF|NOCP). One per session until the SMF changes that FAR.
+	DownlinkData *DownlinkDataReport
+	// Usage reports (Report Type USAR), when a URR's threshold was hit.
+	Usage []Usage
+}
+
+// DownlinkDataReport names what was buffered (TS 29.244 7.5.8.2).
+type DownlinkDataReport struct {
+	PDRIDs []uint16 // the PDRs that detected the buffered packets
+	QFIs   []uint8  // their QoS flows (Downlink Data Service Information), when known
+}
+
+// ReportHandler is the SMF's side of a Session Report: it answers with a
+// PFCP cause (1 Request accepted; 65 Session context not found when the
+// SMF has no such session, so the UPF drops it, TS 29.244 7.5.9).
+type ReportHandler func(ctx context.Context, upf string, r *Report) (cause uint8)
+
+// Reporter is an N4 client that delivers the UPFs' Session Reports (the
+// PFCP client of protocol/pfcpx); the SMF registers its handler once.
+type Reporter interface {
+	OnReport(h ReportHandler)
 }
 
 // Table is where UPF-C keeps the sessions UPF-U forwards with: the
