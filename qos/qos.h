@@ -75,19 +75,23 @@ static inline const char *qos_strerror(int e)
 
 /* ---- exact credit arithmetic --------------------------------------------- */
 
+/* 128-bit products: rate × ticks overflows 64 bits after seconds at Gbit/s
+ * (GCC and Clang on 64-bit targets; __extension__ keeps -pedantic quiet). */
+__extension__ typedef unsigned __int128 qos_u128;
+
 /* qos_unit is the credit of one byte: 8 bits × hz ticks. */
 static inline uint64_t qos_unit(uint64_t hz) { return 8 * hz; }
 
 /* qos_ticks converts ns to ticks (exact for hz = 1e9). */
 static inline uint64_t qos_ticks(uint64_t ns, uint64_t hz)
 {
-	return (uint64_t)((unsigned __int128)ns * hz / QOS_NS);
+	return (uint64_t)((qos_u128)ns * hz / QOS_NS);
 }
 
 /* qos_window_bytes is what rate bit/s sends in ns nanoseconds. */
 static inline uint64_t qos_window_bytes(uint64_t rate_bps, uint64_t ns)
 {
-	unsigned __int128 b = (unsigned __int128)rate_bps * ns / (8 * QOS_NS);
+	qos_u128 b = (qos_u128)rate_bps * ns / (8 * QOS_NS);
 	return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
 }
 
@@ -95,7 +99,7 @@ static inline uint64_t qos_window_bytes(uint64_t rate_bps, uint64_t ns)
  * fit below QOS_MAX_CREDIT. */
 static inline uint64_t qos_credit(uint64_t bytes, uint64_t unit, int *ok)
 {
-	unsigned __int128 c = (unsigned __int128)bytes * unit;
+	qos_u128 c = (qos_u128)bytes * unit;
 	if (c >= QOS_MAX_CREDIT) {
 		*ok = 0;
 		return 0;
@@ -106,7 +110,7 @@ static inline uint64_t qos_credit(uint64_t bytes, uint64_t unit, int *ok)
 /* qos_fill adds rate × dt credit to tok, saturating at cap. */
 static inline uint64_t qos_fill(uint64_t tok, uint64_t cap, uint64_t rate, uint64_t dt)
 {
-	unsigned __int128 t = (unsigned __int128)rate * dt + tok;
+	qos_u128 t = (qos_u128)rate * dt + tok;
 	return t >= cap ? cap : (uint64_t)t;
 }
 

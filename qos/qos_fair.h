@@ -54,7 +54,7 @@ static inline uint32_t qos_fair_weight(const struct qos_fair_flow *f)
 /* qos_fair_gbr gives step 1 and returns what is left of the AMBR. */
 static inline uint64_t qos_fair_gbr(uint64_t ambr, const struct qos_fair_flow *f, unsigned n, struct qos_fair_result *r)
 {
-	unsigned __int128 sum = 0;
+	qos_u128 sum = 0;
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t g = f[i].gbr_bps;
 		if (!f[i].active)
@@ -71,7 +71,7 @@ static inline uint64_t qos_fair_gbr(uint64_t ambr, const struct qos_fair_flow *f
 	r->flags |= QOS_FAIR_GBR_SCALED;
 	uint64_t given = 0;
 	for (unsigned i = 0; i < n; i++) {
-		r->rate_bps[i] = (uint64_t)((unsigned __int128)r->rate_bps[i] * ambr / sum);
+		r->rate_bps[i] = (uint64_t)((qos_u128)r->rate_bps[i] * ambr / sum);
 		given += r->rate_bps[i];
 	}
 	return ambr - given; /* the rounding, less than one bit/s per flow */
@@ -85,7 +85,7 @@ static inline void qos_fair_spread(const struct qos_fair_flow *f, unsigned n, ui
 	uint64_t given = 0;
 	for (unsigned i = 0; i < n; i++)
 		if (set & (1u << i)) {
-			uint64_t x = (uint64_t)((unsigned __int128)left * qos_fair_weight(&f[i]) / wsum);
+			uint64_t x = (uint64_t)((qos_u128)left * qos_fair_weight(&f[i]) / wsum);
 			r->rate_bps[i] += x;
 			given += x;
 		}
@@ -117,7 +117,7 @@ static inline uint64_t qos_fair_fill(uint64_t ambr, const struct qos_fair_flow *
 			if (!(set & (1u << i)))
 				continue;
 			uint64_t room = qos_fair_cap(&f[i], ambr) - r->rate_bps[i];
-			if ((unsigned __int128)room * wsum <= (unsigned __int128)left * qos_fair_weight(&f[i])) {
+			if ((qos_u128)room * wsum <= (qos_u128)left * qos_fair_weight(&f[i])) {
 				full |= 1u << i;
 				taken += room;
 			}

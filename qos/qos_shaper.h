@@ -132,8 +132,10 @@ static inline void qos_bucket_refill(struct qos_bucket *b, uint64_t now)
 {
 	if (now <= b->last)
 		return;
-	__int128 t = (__int128)b->tokens + (__int128)((unsigned __int128)b->rate * (now - b->last));
-	b->tokens = t > b->cap ? b->cap : (int64_t)t;
+	/* cap - tokens fits 64 bits unsigned (tokens >= -cap - one packet) */
+	uint64_t room = b->tokens >= b->cap ? 0 : (uint64_t)(b->cap - b->tokens);
+	qos_u128 add = (qos_u128)b->rate * (now - b->last);
+	b->tokens = add >= room ? b->cap : b->tokens + (int64_t)add;
 	b->last = now;
 }
 

@@ -153,6 +153,9 @@ func (s *Shaper) Dequeue(now uint64, max int, into []Packet) []Packet {
 
 // Flush takes flow's queued packets back, unsent.
 func (s *Shaper) Flush(flow int) []Packet {
+	if flow < 0 || flow >= MaxFlows {
+		return nil
+	}
 	if cap(s.out) < QueueSlots {
 		s.out = make([]C.struct_qos_out, QueueSlots)
 	}
@@ -193,8 +196,11 @@ func (s *Shaper) GBRScaled() bool { return s.s.flags&C.QOS_FAIR_GBR_SCALED != 0 
 
 // Stats are flow's counters.
 func (s *Shaper) Stats(flow int) FlowStats {
-	st := &s.s.flow[flow].st
 	var out FlowStats
+	if flow < 0 || flow >= MaxFlows {
+		return out
+	}
+	st := &s.s.flow[flow].st
 	for c := 0; c < 3; c++ {
 		out.InPackets[c] = uint64(st.in_pkts[c])
 		out.InBytes[c] = uint64(st.in_bytes[c])

@@ -22,15 +22,15 @@ func TestTrTCMBlindByHand(t *testing.T) {
 		bytes uint32
 		want  Colour
 	}{
-		{0, 1000, Green},          // Tc 1500→500, Tp 3000→2000
-		{0, 1000, Yellow},         // Tc 500 < 1000; Tp 2000→1000
-		{0, 1001, Red},            // Tp 1000 < 1001: nothing taken
-		{0, 1000, Yellow},         // Tp 1000→0
+		{0, 1000, Green},           // Tc 1500→500, Tp 3000→2000
+		{0, 1000, Yellow},          // Tc 500 < 1000; Tp 2000→1000
+		{0, 1001, Red},             // Tp 1000 < 1001: nothing taken
+		{0, 1000, Yellow},          // Tp 1000→0
 		{500_000_000, 1000, Green}, // +0.5 s: Tc 500+500, Tp 0+1000
-		{500_000_001, 1, Red},     // +1 ns: Tp holds 2e-6 bytes
-		{500_500_000, 1, Yellow},  // +0.5 ms: Tp exactly 1 byte, Tc 0.5 byte
-		{501_000_000, 1, Green},   // +0.5 ms: Tc exactly 1 byte, Tp 1 byte
-		{501_000_000, 1, Red},     // Tp 0
+		{500_000_001, 1, Red},      // +1 ns: Tp holds 2e-6 bytes
+		{500_500_000, 1, Yellow},   // +0.5 ms: Tp exactly 1 byte, Tc 0.5 byte
+		{501_000_000, 1, Green},    // +0.5 ms: Tc exactly 1 byte, Tp 1 byte
+		{501_000_000, 1, Red},      // Tp 0
 	}
 	for i, s := range steps {
 		if got := m.Blind(s.at, s.bytes); got != s.want {
@@ -51,11 +51,11 @@ func TestTrTCMAwareByHand(t *testing.T) {
 		bytes uint32
 		want  Colour
 	}{
-		{Red, 1, Red},           // takes nothing
-		{Yellow, 1000, Yellow},  // Tp 3000→2000, Tc stays 1500
-		{Green, 1500, Green},    // Tc 1500→0, Tp 2000→500
-		{Green, 500, Yellow},    // Tc 0: Tp 500→0
-		{Yellow, 1, Red},        // Tp 0
+		{Red, 1, Red},          // takes nothing
+		{Yellow, 1000, Yellow}, // Tp 3000→2000, Tc stays 1500
+		{Green, 1500, Green},   // Tc 1500→0, Tp 2000→500
+		{Green, 500, Yellow},   // Tc 0: Tp 500→0
+		{Yellow, 1, Red},       // Tp 0
 	}
 	for i, s := range steps {
 		if got := m.Aware(0, s.bytes, s.in); got != s.want {
