@@ -11,16 +11,19 @@
  * filled at the flow's fair rate. Per session: the AMBR bucket.
  *
  * qos_dequeue, called by the forwarding loop every iteration with "now",
- * returns at most max packets, in three passes, each round robin one packet
- * per flow per round (so no flow stalls another, and the work per call is
- * bounded by max × flows):
- *   1. green heads on their share's credit (the GBR part first),
- *   2. any head on its share's credit,
- *   3. borrowing (green heads, then any): what the AMBR bucket holds beyond the shares (a flow that
- *      sends less than its share leaves it there) goes to the backlogged
- *      flows by deficit round robin with a quantum proportional to weight,
- *      so unused bandwidth is redistributed at once (work conserving) and
- *      max-min fairly; the meter already capped each flow at its MBR.
+ * returns at most max packets, in three passes, so no flow stalls another:
+ *   1. green heads on their share's credit (the GBR part first), round
+ *      robin one packet per flow per round,
+ *   2. any head on its share's credit, likewise,
+ *   3. borrowing: what the AMBR bucket holds beyond the shares (a flow that
+ *      sends less than its share leaves it there) goes to green heads
+ *      first, then to the backlogged flows by deficit round robin with a
+ *      quantum proportional to weight, so unused bandwidth is redistributed
+ *      at once (work conserving) and max-min fairly; the meter already
+ *      capped each flow at its MBR.
+ * Work per call is bounded: each step sends a packet, ends the call, or
+ * moves the round robin on (a DRR cycle without a send grows every deficit
+ * by a quantum, so at most QOS_MAX_PKT_BYTES / QOS_QUANTUM_BYTES cycles).
  * Passes 1-2 may take the AMBR bucket into debt up to one bucket size,
  * pass 3 only spends credit it holds, so a flow's share is never lost to
  * a borrower and the session stays within its AMBR. Nothing waits: a head
@@ -97,6 +100,7 @@ struct qos_shaper {
 	uint64_t ambr_bps, burst_ns, idle_ticks;
 	struct qos_bucket ambr;
 	uint32_t nflows, rr;
+	uint32_t brr, brr_granted; /* deficit round robin: whose turn, quantum given */
 	uint32_t backlog;     /* bit i: flow i has queued packets */
 	uint32_t active;      /* bit i: flow i takes part in the fair share */
 	uint32_t flags;       /* the last fair share's enum qos_fair_flags */
@@ -304,6 +308,8 @@ static inline int qos_shaper_configure(struct qos_shaper *s, const struct qos_sh
 	s->backlog &= used;
 	if (s->rr >= s->nflows)
 		s->rr = 0;
+	if (s->brr >= s->nflows)
+		s->brr = 0, s->brr_granted = 0;
 	qos_rebalance(s, now);
 	return QOS_OK;
 }
@@ -409,48 +415,67 @@ static inline unsigned qos_serve_shares(struct qos_shaper *s, struct qos_out *ou
 	}
 }
 
-/* qos_borrow_turn is one flow's turn in pass 3: its deficit grows by its
- * quantum when the AMBR's spare could pay its head, then it sends what
- * the deficit and the spare allow. Returns 1 when anything moved. */
-static inline int qos_borrow_turn(struct qos_shaper *s, uint32_t i, struct qos_out *out, unsigned *n, unsigned max, int green_only)
-{
-	struct qos_flow *f = &s->flow[i];
-	int moved = 0;
-	if (green_only && qos_head(f)->colour != QOS_GREEN)
-		return 0;
-	if (!qos_bucket_holds(&s->ambr, (int64_t)qos_head(f)->len * (int64_t)s->unit))
-		return 0;
-	if (f->deficit < (int64_t)qos_head(f)->len) {
-		f->deficit += (int64_t)QOS_QUANTUM_BYTES * f->weight;
-		moved = 1;
-	}
-	while (*n < max && (s->backlog & QOS_BIT(i))) {
-		const struct qos_slot *q = qos_head(f);
-		if (green_only && q->colour != QOS_GREEN)
-			break;
-		if (f->deficit < (int64_t)q->len || !qos_bucket_holds(&s->ambr, (int64_t)q->len * (int64_t)s->unit))
-			break;
-		f->deficit -= q->len;
-		qos_pop(s, i, &out[(*n)++], 1);
-		moved = 1;
-	}
-	if (!(s->backlog & QOS_BIT(i)))
-		f->deficit = 0; /* DRR: an emptied flow keeps no credit */
-	return moved;
-}
-
-/* Pass 3: the AMBR's spare credit by deficit round robin, green heads
- * first (a flow that just woke up has no share credit yet). */
-static inline unsigned qos_serve_borrowers(struct qos_shaper *s, struct qos_out *out, unsigned n, unsigned max, int green_only)
+/* Pass 3a: green heads without share credit (a flow that just woke up,
+ * or GBRs scaled below their guarantee) borrow first, round robin. */
+static inline unsigned qos_serve_green_borrowers(struct qos_shaper *s, struct qos_out *out, unsigned n, unsigned max)
 {
 	for (;;) {
-		int moved = 0;
-		for (uint32_t k = 0, i = s->rr; k < s->nflows && n < max; k++, i = i + 1 == s->nflows ? 0 : i + 1)
-			if (s->backlog & QOS_BIT(i))
-				moved |= qos_borrow_turn(s, i, out, &n, max, green_only);
-		if (!moved || n >= max || s->ambr.tokens <= 0)
+		unsigned sent = 0;
+		for (uint32_t k = 0, i = s->rr; k < s->nflows && n < max; k++, i = i + 1 == s->nflows ? 0 : i + 1) {
+			if (!(s->backlog & QOS_BIT(i)))
+				continue;
+			const struct qos_slot *q = qos_head(&s->flow[i]);
+			if (q->colour != QOS_GREEN || !qos_bucket_holds(&s->ambr, (int64_t)q->len * (int64_t)s->unit))
+				continue;
+			qos_pop(s, i, &out[n++], 1);
+			sent++;
+		}
+		if (sent == 0 || n >= max)
 			return n;
 	}
+}
+
+/* qos_borrow_next hands the deficit round robin's turn to the next flow. */
+static inline void qos_borrow_next(struct qos_shaper *s)
+{
+	s->brr = s->brr + 1 >= s->nflows ? 0 : s->brr + 1;
+	s->brr_granted = 0;
+}
+
+/* Pass 3b: the AMBR's spare credit by deficit round robin (Shreedhar and
+ * Varghese): the turn stays with a flow across calls until it has spent
+ * its quantum (proportional to its weight), so the spare, which arrives a
+ * few bytes per call, is split by weight whatever the call pattern. */
+static inline unsigned qos_serve_borrowers(struct qos_shaper *s, struct qos_out *out, unsigned n, unsigned max)
+{
+	while (n < max && s->backlog && s->ambr.tokens > 0) {
+		uint32_t i = s->brr;
+		struct qos_flow *f = &s->flow[i];
+		if (!(s->backlog & QOS_BIT(i))) {
+			f->deficit = 0; /* DRR: an empty flow keeps no credit */
+			qos_borrow_next(s);
+			continue;
+		}
+		if (!s->brr_granted) {
+			f->deficit += (int64_t)QOS_QUANTUM_BYTES * f->weight;
+			s->brr_granted = 1;
+		}
+		while (n < max && (s->backlog & QOS_BIT(i))) {
+			const struct qos_slot *q = qos_head(f);
+			if (f->deficit < (int64_t)q->len)
+				break;
+			if (!qos_bucket_holds(&s->ambr, (int64_t)q->len * (int64_t)s->unit))
+				return n; /* the spare is spent: the turn stays here */
+			f->deficit -= q->len;
+			qos_pop(s, i, &out[n++], 1);
+		}
+		if (n >= max && (s->backlog & QOS_BIT(i)) && f->deficit >= (int64_t)qos_head(f)->len)
+			return n; /* out of room, not of deficit: the turn stays */
+		if (!(s->backlog & QOS_BIT(i)))
+			f->deficit = 0;
+		qos_borrow_next(s);
+	}
+	return n;
 }
 
 /* qos_dequeue returns in out (room for max) the packets to send now. */
@@ -465,8 +490,8 @@ static inline unsigned qos_dequeue(struct qos_shaper *s, uint64_t now, struct qo
 			qos_bucket_refill(&s->flow[i].share, now);
 	unsigned n = qos_serve_shares(s, out, 0, max, 1);
 	n = qos_serve_shares(s, out, n, max, 0);
-	n = qos_serve_borrowers(s, out, n, max, 1);
-	n = qos_serve_borrowers(s, out, n, max, 0);
+	n = qos_serve_green_borrowers(s, out, n, max);
+	n = qos_serve_borrowers(s, out, n, max);
 	s->rr = s->rr + 1 >= s->nflows ? 0 : s->rr + 1;
 	return n;
 }

@@ -320,3 +320,61 @@ func TestShaperConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// Spare share is borrowed by weight: A uses 1 of its 2.5, and B and C
+// (weights 1 and 2) split the rest 1:2, the weighted max-min ideal 1/3/6.
+func TestShaperWeightedBorrowing(t *testing.T) {
+	cfg := ShaperConfig{AMBR: 10 * mbit, Flows: []FlowConfig{{}, {}, {Weight: 2}}}
+	r := simulate(t, cfg, []offer{{bps: 1 * mbit, bytes: 1250}, {bps: 20 * mbit, bytes: 1250}, {bps: 20 * mbit, bytes: 1250}}, 5*time.Second, 10*time.Microsecond)
+	within(t, "light flow", r.mbps[0], 1, 0.01)
+	within(t, "weight 1", r.mbps[1], 3, 0.01)
+	within(t, "weight 2", r.mbps[2], 6, 0.01)
+}
+
+// A queue bounded in time holds that long at the flow's share: 10 ms at
+// 8 Mbit/s is 10 packets of 1000 bytes.
+func TestShaperQueueTime(t *testing.T) {
+	s, err := NewShaper(ShaperConfig{AMBR: 8 * mbit, Hz: nsHz, Flows: []FlowConfig{{QueueTime: 10 * time.Millisecond}}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued := 0
+	for h := uint64(0); h < 20; h++ {
+		if s.Enqueue(0, 0, h, 1000, Green).Queued() {
+			queued++
+		}
+	}
+	if queued != 10 || s.Stats(0).FullPackets[Yellow] != 10 {
+		t.Fatalf("queued %d, stats %+v; want 10 queued, 10 tail drops", queued, s.Stats(0))
+	}
+}
+
+// Colour-aware callers keep their pre-colouring: yellow stays yellow with
+// committed credit left, red is dropped (RFC 2698 section 3).
+func TestShaperColourAware(t *testing.T) {
+	s, err := NewShaper(ShaperConfig{AMBR: 10 * mbit, Hz: nsHz, Flows: []FlowConfig{{GBR: 2 * mbit, MBR: 5 * mbit}}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		in   Colour
+		want Verdict
+	}{{Yellow, QueuedYellow}, {Green, QueuedGreen}, {Red, DropRed}} {
+		if v := s.Enqueue(0, 0, 1, 100, c.in); v != c.want {
+			t.Fatalf("pre-coloured %v: %v, want %v", c.in, v, c.want)
+		}
+	}
+}
+
+// GBRs above the AMBR: the shaper scales them and says so.
+func TestShaperGBRAboveAMBR(t *testing.T) {
+	s, err := NewShaper(ShaperConfig{AMBR: 10 * mbit, Hz: nsHz, Flows: []FlowConfig{{GBR: 12 * mbit}, {GBR: 8 * mbit}}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Enqueue(0, 0, 1, 100, Green)
+	s.Enqueue(1, 0, 2, 100, Green)
+	if r := s.Rates(); r[0] != 6*mbit || r[1] != 4*mbit || !s.GBRScaled() {
+		t.Fatalf("rates %v scaled %v; want 6/4 Mbit/s, scaled", r, s.GBRScaled())
+	}
+}
