@@ -128,6 +128,13 @@ struct qos_out {
 	uint8_t pad;
 };
 
+/* Fixed shapes, so a shaper can sit in a table another build reads (UPF-U's
+ * shared tables pin their layouts the same way, shm_layout.h). */
+_Static_assert(sizeof(struct qos_slot) == 16, "qos_slot is 16 bytes");
+_Static_assert(sizeof(struct qos_out) == 16, "qos_out is 16 bytes");
+_Static_assert((QOS_QUEUE_SLOTS & (QOS_QUEUE_SLOTS - 1)) == 0, "QOS_QUEUE_SLOTS is a power of 2");
+_Static_assert(QOS_MAX_FLOWS <= 32, "flow sets are 32-bit masks");
+
 #define QOS_BIT(i) (1u << (i))
 
 /* ---- buckets -------------------------------------------------------------- */

@@ -2,7 +2,9 @@ package qos
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"math/bits"
 	"testing"
 	"time"
 )
@@ -22,11 +24,18 @@ type simResult struct {
 }
 
 // simulate offers each flow's packets at its constant rate for d of
-// virtual time (ns clock) and calls Dequeue every tick, as UPF-U's loop
+// virtual time (the clock c.Hz, ns by default) and calls Dequeue every tick, as UPF-U's loop
 // would, counting the bytes each flow gets out.
 func simulate(t *testing.T, c ShaperConfig, offers []offer, d, tick time.Duration) simResult {
 	t.Helper()
-	c.Hz = nsHz
+	if c.Hz == 0 {
+		c.Hz = nsHz
+	}
+	ticks := func(ns uint64) uint64 { // the shaper's clock: a TSC when Hz is not 1e9
+		hi, lo := bits.Mul64(ns, c.Hz)
+		q, _ := bits.Div64(hi, lo, nsHz)
+		return q
+	}
 	s, err := NewShaper(c, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -43,11 +52,11 @@ func simulate(t *testing.T, c ShaperConfig, offers []offer, d, tick time.Duratio
 		for i, o := range offers {
 			for o.bps != 0 && next[i] <= now {
 				handle++
-				s.Enqueue(i, next[i], handle, o.bytes, Green)
+				s.Enqueue(i, ticks(next[i]), handle, o.bytes, Green)
 				next[i] += uint64(o.bytes) * 8 * nsHz / o.bps
 			}
 		}
-		out = s.Dequeue(now, 32, out[:0])
+		out = s.Dequeue(ticks(now), 32, out[:0])
 		for _, p := range out {
 			sent[p.Flow] += uint64(p.Bytes)
 			total += uint64(p.Bytes)
@@ -86,19 +95,21 @@ func TestShaperPaperCases(t *testing.T) {
 		{"case 1", 2, 5, 5, 5},
 		{"case 2", 4, 7, 7, 3},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			cfg := ShaperConfig{AMBR: 10 * mbit, Flows: []FlowConfig{{GBR: c.gbr * mbit, MBR: c.mbr * mbit}, {}}}
-			r := simulate(t, cfg, []offer{{bps: 10 * mbit, bytes: 1250}, {bps: 10 * mbit, bytes: 1250}}, 10*time.Second, 10*time.Microsecond)
-			within(t, "QoS flow", r.mbps[0], c.wantQoS, 0.01)
-			within(t, "non-QoS flow", r.mbps[1], c.wantBE, 0.01)
-			// The QoS flow's excess above its MBR is red; what it keeps
-			// is yellow and sent, never dropped for being yellow.
-			q := r.stats[0]
-			if q.InPackets[Red] == 0 || q.FullPackets[Yellow] != 0 || q.OutBytes[Yellow] == 0 {
-				t.Errorf("QoS flow counters: %+v", q)
-			}
-			within(t, "QoS flow green", float64(q.OutBytes[Green])*8/10/1e6, float64(c.gbr), 0.01)
-		})
+		for _, hz := range []uint64{nsHz, 2_800_000_000} {
+			t.Run(fmt.Sprintf("%s %d Hz", c.name, hz), func(t *testing.T) {
+				cfg := ShaperConfig{AMBR: 10 * mbit, Hz: hz, Flows: []FlowConfig{{GBR: c.gbr * mbit, MBR: c.mbr * mbit}, {}}}
+				r := simulate(t, cfg, []offer{{bps: 10 * mbit, bytes: 1250}, {bps: 10 * mbit, bytes: 1250}}, 10*time.Second, 10*time.Microsecond)
+				within(t, "QoS flow", r.mbps[0], c.wantQoS, 0.01)
+				within(t, "non-QoS flow", r.mbps[1], c.wantBE, 0.01)
+				// The QoS flow's excess above its MBR is red; what it keeps
+				// is yellow and sent, never dropped for being yellow.
+				q := r.stats[0]
+				if q.InPackets[Red] == 0 || q.FullPackets[Yellow] != 0 || q.OutBytes[Yellow] == 0 {
+					t.Errorf("QoS flow counters: %+v", q)
+				}
+				within(t, "QoS flow green", float64(q.OutBytes[Green])*8/10/1e6, float64(c.gbr), 0.01)
+			})
+		}
 	}
 }
 
