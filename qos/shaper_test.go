@@ -389,3 +389,26 @@ func TestShaperGBRAboveAMBR(t *testing.T) {
 		t.Fatalf("rates %v scaled %v; want 6/4 Mbit/s, scaled", r, s.GBRScaled())
 	}
 }
+
+// One packet per call and eight backlogged flows: every flow is served
+// within eight calls, none waits behind another's queue.
+func TestShaperServesEveryFlowInTurn(t *testing.T) {
+	s, err := NewShaper(ShaperConfig{AMBR: 1000 * mbit, Hz: nsHz, Flows: make([]FlowConfig, MaxFlows)}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h := uint64(0); h < 10*MaxFlows; h++ {
+		if v := s.Enqueue(int(h%MaxFlows), 0, h, 1000, Green); !v.Queued() {
+			t.Fatalf("enqueue %d: %v", h, v)
+		}
+	}
+	served := map[int]int{}
+	for call := 0; call < MaxFlows; call++ {
+		for _, p := range s.Dequeue(uint64(call+1)*1000, 1, nil) {
+			served[p.Flow]++
+		}
+	}
+	if len(served) != MaxFlows {
+		t.Fatalf("flows served in %d calls of one packet: %v, want each once", MaxFlows, served)
+	}
+}
