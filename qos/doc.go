@@ -7,7 +7,8 @@
 // Per QoS flow and direction, a two-rate three-colour marker (RFC 2698;
 // committed rate = GBR, peak rate = MBR, TS 23.501 5.7.2.5), colour-blind
 // or colour-aware. Red (above the MBR) is dropped; green and yellow are
-// queued. Each flow has its own profile (qos_trtcm.h).
+// queued. Each flow has its own profile (qos_trtcm.h). GBR and MBR are the
+// QER's names (TS 29.244 5.2.4) for the flow's GFBR and MFBR.
 //
 // Per session and direction, a fair share of the Session-AMBR (TS 23.501
 // 5.7.2.6) among its flows (qos_fair.h): every active GBR flow first gets
@@ -27,11 +28,12 @@
 // flow (bytes, or time at the flow's share; tail drop counted per flow and
 // colour), a bucket per flow filled at its share, and the session's AMBR
 // bucket. The forwarding loop calls qos_dequeue every iteration with "now";
-// it returns at most max packets, round robin one packet per flow per
-// round so no flow stalls another: first green heads on their share, then
-// any head on its share, then — borrowing — the AMBR credit nobody's share
-// used (a flow sending less than its share leaves it there) by deficit
-// round robin weighted like the shares, green heads first. So bandwidth a
+// it returns at most max packets, and no flow stalls another: first green
+// heads on their share, then any head on its share (both round robin, one
+// packet per flow per round), then — borrowing — the AMBR credit nobody's
+// share used (a flow sending less than its share leaves it there), to
+// green heads first, then by deficit round robin weighted like the
+// shares, the turn kept across calls. So bandwidth a
 // flow does not use goes to the others at once (work conserving), a
 // flood into one flow takes only what the others leave, and nothing ever
 // waits: a head without credit stays queued for a later call. Yellow is
