@@ -130,12 +130,14 @@ type refTrTCM struct {
 	tc, tp             *big.Rat
 	last               uint64
 	hz                 int64
+	noPeak             bool // PIR 0: no MBR, nothing is red for its rate
 }
 
 func newRef(cirBps, pirBps, cbs, pbs uint64, hz int64) *refTrTCM {
 	r := &refTrTCM{
 		cir: big.NewRat(int64(cirBps), 8), pir: big.NewRat(int64(pirBps), 8),
 		cbs: new(big.Rat).SetUint64(cbs), pbs: new(big.Rat).SetUint64(pbs), hz: hz,
+		noPeak: pirBps == 0,
 	}
 	r.tc, r.tp = new(big.Rat).Set(r.cbs), new(big.Rat).Set(r.pbs)
 	return r
@@ -156,10 +158,12 @@ func (r *refTrTCM) colour(now uint64, bytes uint32, in Colour) Colour {
 		r.last = now
 	}
 	b := new(big.Rat).SetUint64(uint64(bytes))
-	if in == Red || r.tp.Cmp(b) < 0 {
+	if in == Red || (!r.noPeak && r.tp.Cmp(b) < 0) {
 		return Red
 	}
-	r.tp.Sub(r.tp, b)
+	if !r.noPeak {
+		r.tp.Sub(r.tp, b)
+	}
 	if in == Yellow || r.tc.Cmp(b) < 0 {
 		return Yellow
 	}
@@ -208,4 +212,36 @@ func TestTrTCMMatchesRFC2698(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzTrTCM checks the C against the exact reference for any rates,
+// bursts (configured or derived) and arrivals, as config and traffic from
+// outside may set them.
+func FuzzTrTCM(f *testing.F) {
+	f.Add(uint64(2_000_000), uint64(5_000_000), uint32(0), uint32(0), uint64(nsHz), []byte{10, 200, 0, 3, 90, 1, 0, 255, 2})
+	f.Add(uint64(1000), uint64(0), uint32(1), uint32(1), uint64(2_500_000_000), []byte{255, 1, 0, 255, 1, 1})
+	f.Fuzz(func(t *testing.T, cir, pir uint64, cbs, pbs uint32, hz uint64, arrivals []byte) {
+		hz = hz%100_000_000_000 + 1
+		cir %= 1 << 44 // up to 17 Tbit/s
+		pir %= 1 << 44
+		if pir != 0 && cir > pir {
+			cir, pir = pir, cir
+		}
+		m, err := NewMeter(MeterConfig{CIR: cir, PIR: pir, CBS: uint64(cbs), PBS: uint64(pbs)}, hz, 0)
+		if err != nil {
+			t.Fatalf("valid config refused: %v", err)
+		}
+		c, p := m.Sizes()
+		ref := newRef(cir, pir, c, p, int64(hz))
+		var now uint64
+		for i := 0; i+2 < len(arrivals); i += 3 {
+			now += uint64(arrivals[i]) * uint64(arrivals[i]) * 997
+			bytes := uint32(arrivals[i+1]) * 7
+			in := Colour(arrivals[i+2] % 3)
+			want := ref.colour(now, bytes, in)
+			if got := m.Aware(now, bytes, in); got != want {
+				t.Fatalf("CIR %d PIR %d CBS %d PBS %d hz %d, %d bytes %v at %d: %v, want %v", cir, pir, c, p, hz, bytes, in, now, got, want)
+			}
+		}
+	})
 }
