@@ -79,10 +79,15 @@
 //
 // # How UPF-U will use it (next session)
 //
-// Add -I${SRCDIR}/../../qos to upf/u's cgo CFLAGS and include "qos.h". Keep
-// one struct qos_shaper per session slot and direction (about 19 KB each
-// with QOS_QUEUE_SLOTS 128; UPF-U writes it, nothing else reads it, so it
-// can live in UPF-U's memory or in upf_dyn). Map the session's QERs to
+// Add -I${SRCDIR}/../../qos to upf/u's cgo CFLAGS and include "qos.h". Give
+// each session one struct qos_shaper per direction (UPF-U writes it,
+// nothing else reads it, so it can live in UPF-U's memory or in upf_dyn).
+// One is 18.9 KB with QOS_QUEUE_SLOTS 128 (16 KB of it queue slots; 6.6 KB
+// built with -DQOS_QUEUE_SLOTS=32): for upf.max_sessions 65536 in both
+// directions that is 2.5 GB, so take shapers from a pool of its own size
+// (a config bound) for the sessions whose QERs carry rates, rather than one
+// per session slot, and answer a session the pool cannot serve with PFCP
+// cause "No resources available". Map the session's QERs to
 // flows: the QER all of the session's PDRs share is the Session-AMBR, each
 // other QER (GBR/MBR) a flow, and PDRs without a flow QER the non-QoS flow.
 // At a burst boundary where a session's rules changed (its seqlock epoch),
