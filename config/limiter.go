@@ -43,6 +43,9 @@ func DefaultLimiter() Limiter {
 
 // Settings turns a validated section into the limiter's own config.
 func (l Limiter) Settings() (ratelimit.LimiterConfig, ratelimit.Statistic) {
+	if l.Mode == "" {
+		l = DefaultLimiter() // a Config built in code without the section
+	}
 	mode, n, _ := ratelimit.ParseMode(l.Mode)
 	stat, _ := ratelimit.ParseStatistic(l.Statistic)
 	c := ratelimit.LimiterConfig{Mode: mode, Initial: l.Initial, Min: l.Min, Max: l.Max, Queue: l.Queue,

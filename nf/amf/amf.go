@@ -65,6 +65,7 @@ type NF struct {
 	tais     []domain.TAI
 	metrics  *metrics
 	disp     ratelimit.Dispatcher
+	limiter  *procLimiter // procedures in progress (limiter.go)
 	machine  machine
 	ues      *ueTable
 	timerGen atomic.Uint64
@@ -124,6 +125,7 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	if n.disp == nil {
 		n.disp = ratelimit.New(max(o.Limit, 64), n.onPanic, ratelimit.NewGauges(env.Registry, "l25gc_amf"))
 	}
+	n.limiter = newProcLimiter(n, env.Registry)
 	return n, nil
 }
 
@@ -169,6 +171,7 @@ func (n *NF) Start(ctx context.Context) error {
 	n.mu.Lock()
 	n.ln = ln
 	n.mu.Unlock()
+	n.limiter.start(n)
 	n.wg.Add(1)
 	go n.acceptLoop(ln)
 	return nil
@@ -222,6 +225,7 @@ func (n *NF) Stop(context.Context) {
 	}
 	n.wg.Wait()
 	n.stopCalls()
+	n.limiter.halt()
 	n.disp.Close()
 	n.closePersist()
 }
@@ -295,6 +299,7 @@ func (n *NF) onPanic(key ratelimit.Key, r any, stack []byte) {
 	}
 	n.stopTimer(ue)
 	n.stopGuard(ue)
+	n.endProcedures(ue, ratelimit.ResultFailure)
 	if ue.registered {
 		n.metrics.registered.Dec()
 	}
