@@ -35,6 +35,16 @@ func (h *harness) settled(started uint64) {
 // the SMF's answer to the setup response.
 func establish(t *testing.T, h *harness, g *gnbSide, smf *fakeSMF, ue *testUE, id uint8) {
 	t.Helper()
+	answerSetup(t, h, g, ue, id)
+	if u := smf.expect("modify"); u.update.N2SmInfoType != models.N2SmInfoType_PDU_RES_SETUP_RSP {
+		t.Fatalf("update %s", u.update.N2SmInfoType)
+	}
+}
+
+// answerSetup is the SMF's N1N2MessageTransfer and the gNB's successful
+// setup response.
+func answerSetup(t *testing.T, h *harness, g *gnbSide, ue *testUE, id uint8) {
+	t.Helper()
 	req, parts := transferRequest(int32(id), models.AmfCommunicationNgapIeType_PDU_RES_SETUP_REQ, []byte{0x2e, id, 1, 0xc2}, []byte{1})
 	if w, p := h.n1n2(ue.supi, req, parts...); w.Code != http.StatusOK {
 		t.Fatalf("N1N2MessageTransfer: %d %+v", w.Code, p)
@@ -44,9 +54,6 @@ func establish(t *testing.T, h *harness, g *gnbSide, smf *fakeSMF, ue *testUE, i
 		t.Fatalf("setup request for UE %d, want %d", s.AMFUEID, ue.amfID)
 	}
 	g.send(setupResponse(t, ue.amfID, ue.ranID, map[int64][]byte{int64(id): {0x01}}, nil))
-	if u := smf.expect("modify"); u.update.N2SmInfoType != models.N2SmInfoType_PDU_RES_SETUP_RSP {
-		t.Fatalf("update %s", u.update.N2SmInfoType)
-	}
 }
 
 // The paper's experiment under the tightest limit: with fixed:1, 50 UEs
@@ -88,6 +95,63 @@ func TestFixedOneFiftyConcurrentEstablishmentsComplete(t *testing.T) {
 	}
 	h.settled(2 * n)
 	h.wantMetric("l25gc_amf_limiter_queued_total", nil, n-1, "establishments that waited")
+}
+
+// Monitor ticks race with events (-race): an adaptive limiter starting at
+// E_max 1, stepped with alternating slow and fast intervals while 20
+// establishments run, lets every one complete and leaves nothing counted.
+func TestAdaptiveStepsDuringEstablishments(t *testing.T) {
+	const n = 20
+	h, g := newSetUpHarness(t, func(c *config.Config) {
+		c.AMF.Limiter.Initial, c.AMF.Limiter.Min, c.AMF.Limiter.Max = 1, 1, 4
+	})
+	smf, _ := h.withSMF()
+	bySUPI := map[string]*testUE{}
+	for i := range n {
+		ue := h.newUE(g, fmt.Sprintf("00000008%02d", i), int64(i+1))
+		ue.register()
+		bySUPI[ue.supi] = ue
+	}
+	stop := make(chan struct{})
+	ticked := make(chan struct{})
+	go func() {
+		defer close(ticked)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// One slow interval (2 ms) in four: the EWMA crosses the
+			// 1 ms threshold both ways, E_max moves up and down.
+			lat := 0.0
+			if i%4 == 0 {
+				lat = 2e-3
+			}
+			h.amf.limiter.Step(lat)
+			time.Sleep(100 * time.Microsecond)
+		}
+	}()
+	for _, ue := range bySUPI {
+		ue.requestSession(1, &slice1, "internet")
+	}
+	// Several establishments may run at once: the SMF's calls interleave.
+	peak := 0
+	for done := 0; done < n; {
+		switch c := smf.next1(); c.op {
+		case "create":
+			peak = max(peak, h.amf.limiter.State().ECurrent)
+			answerSetup(t, h, g, bySUPI[c.create.Supi], 1)
+		case "modify":
+			done++
+		}
+	}
+	close(stop)
+	<-ticked
+	h.settled(2 * n)
+	if peak < 2 {
+		t.Fatalf("E_current peaked at %d: E_max never rose above 1", peak)
+	}
 }
 
 // A UE's messages keep their order across the gate: a Deregistration
