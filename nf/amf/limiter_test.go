@@ -410,3 +410,39 @@ func (c *testClock) advance(d time.Duration) {
 	c.t = c.t.Add(d)
 	c.mu.Unlock()
 }
+
+// The classification of uplink NAS (from the UE) and of the SMF's
+// transfers never panics, and only the three 5GSM requests initiate.
+func FuzzInitiatingKind(f *testing.F) {
+	ul := func(sm []byte) []byte {
+		b, _ := nasx.BuildULNASTransport(nasx.ULNASTransport{PayloadType: nasx.PayloadN1SMInformation, Payload: sm, PDUSessionID: 1})
+		return b
+	}
+	f.Add(ul([]byte{0x2e, 1, 1, 0xc1}))
+	f.Add(ul([]byte{0x2e, 1, 1, 0xc9}))
+	f.Add(ul([]byte{0x2e, 1, 1, 0xd1}))
+	f.Add(ul([]byte{0x2e, 1, 1, 0xcc}))
+	f.Add(ul([]byte{0x2e}))
+	f.Add([]byte{0x7e, 0x00, 0x41})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if kind, ok := networkSessionKind(transfer{id: 1, n1: b}); ok && kind != kindPDUModification && kind != kindPDURelease {
+			t.Fatalf("transfer kind %q", kind)
+		}
+		m, err := nasx.Decode(b)
+		if err != nil {
+			return
+		}
+		ev, ok := eventOf(m.GmmHeader.GetMessageType())
+		if !ok {
+			return
+		}
+		kind, ok := initiatingKind(ev, m)
+		if ok && ev == EvULNASTransport {
+			sm := m.ULNASTransport.GetPayloadContainerContents()
+			want := map[uint8]string{0xc1: kindPDUEstablishment, 0xc9: kindPDUModification, 0xd1: kindPDURelease}[sm[3]]
+			if kind != want {
+				t.Fatalf("5GSM type %#x classified %q", sm[3], kind)
+			}
+		}
+	})
+}
