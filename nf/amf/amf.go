@@ -17,7 +17,9 @@
 // restart of the process, in a write-behind log in data_dir rather than a
 // UDSF, so that a restart depends on no other NF and no procedure waits for
 // an SBI round trip; why and what a crash costs are in persist.go),
-// metrics.go. PDU sessions: gsm_transport.go (5GSM from the UE to the SMF),
+// metrics.go, limiter*.go (procedures in progress as the limiter counts
+// them: the gate of event-initiating messages, DESIGN.md "AMF limiter").
+// PDU sessions: gsm_transport.go (5GSM from the UE to the SMF),
 // pdu_session.go (routing contexts, their SBI calls), namf_comm_n1n2.go
 // (the SMF's N1N2MessageTransfer), ngap_pdu_session.go (PDU Session
 // Resource procedures), smf_consumer.go and nssf_consumer.go.

@@ -70,7 +70,16 @@ type procedures struct {
 	waiting bool            // an initiating message of the UE waits at the gate
 }
 
-func (p *procedures) busy() bool { return len(p.open) > 0 }
+// busy says whether the UE has a procedure in progress; a slot the
+// limiter ended meanwhile (procedure_timeout) no longer counts.
+func (p *procedures) busy() bool {
+	for key, s := range p.open {
+		if s.Done() {
+			delete(p.open, key)
+		}
+	}
+	return len(p.open) > 0
+}
 
 // gate runs run(ue) for an event-initiating message of kind once the
 // limiter lets a new procedure start. While it waits, the UE's key is held:

@@ -368,6 +368,12 @@ func TestLostAnswerEndsAtProcedureTimeout(t *testing.T) {
 	if s := h.amf.limiter.State(); s.Expired != 1 {
 		t.Fatalf("expired count %d, want 1", s.Expired)
 	}
+	// The UE is no longer busy: its next initiating message meets the gate.
+	busy := make(chan bool, 1)
+	_ = h.amf.disp.Dispatch(ratelimit.UE(ue.amfID), func() { busy <- h.amf.ues.get(ue.amfID).lim.busy() })
+	if <-busy {
+		t.Fatal("the UE still counts as busy with an expired procedure")
+	}
 }
 
 // A full queue drops the initiating message (counted); the UE's next try
