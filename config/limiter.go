@@ -26,7 +26,8 @@ type Limiter struct {
 	Min     int `yaml:"min"`
 	Max     int `yaml:"max"`
 	// Queue bounds the initiating messages waiting for a slot; one beyond
-	// it is dropped (counted) and the UE's NAS timer retransmits it.
+	// it is turned away (counted): an initial Registration Request gets #22
+	// with T3346, anything else is dropped and the UE retransmits it.
 	Queue int `yaml:"queue"`
 	// ProcedureTimeout ends a procedure still counted after it, whatever
 	// path forgot it: a lost answer costs capacity for a bounded time.

@@ -42,7 +42,9 @@ func (n *NF) onUplinkNAS(ue *ueContext, raw []byte, initial bool) {
 	in := &input{msg: &nasMsg{typ: t, m: m, raw: raw, verified: verified}}
 	if kind, ok := initiatingKind(ev, m); ok {
 		// An event-initiating message waits for the limiter (limiter_procedure.go).
-		n.gate(ue, kind, func(ue *ueContext) { n.step(ue, ev, in) })
+		if !n.gate(ue, kind, func(ue *ueContext) { n.step(ue, ev, in) }) && initial {
+			n.refuseCongested(ue, t)
+		}
 		return
 	}
 	n.step(ue, ev, in)

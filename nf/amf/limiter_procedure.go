@@ -324,3 +324,12 @@ func (n *NF) transferGated(ue *ueContext, t transfer, done chan<- transferVerdic
 		done <- transferVerdict{http.StatusServiceUnavailable, sbi.CauseNFCongestion, "AMF limiter queue full"}
 	}
 }
+
+// refuseCongested answers an initial message the limiter's full queue
+// turned away: #22 congestion, with a random T3346 for a Registration
+// Request (TS 24.501 5.5.1.2.5, 5.3.9), so the UE backs off instead of
+// waiting for its own timer; its context then has nothing started and
+// is released (keepIfStarted).
+func (n *NF) refuseCongested(ue *ueContext, typ uint8) {
+	n.sendPlainOrProtected(ue, overloadAnswer(typ))
+}

@@ -452,3 +452,28 @@ func FuzzInitiatingKind(f *testing.F) {
 		}
 	})
 }
+
+// An initial Registration Request the full queue turns away gets
+// Registration Reject #22 with T3346 and a released connection, rather than
+// waiting for the UE's T3510.
+func TestFullQueueRejectsInitialRegistrationWithBackOff(t *testing.T) {
+	h, g := newSetUpHarness(t, func(c *config.Config) {
+		c.AMF.Limiter.Mode = "fixed:1"
+		c.AMF.Limiter.Queue = 1
+	})
+	a, b, c := h.newUE(g, "0000000901", 1), h.newUE(g, "0000000902", 2), h.newUE(g, "0000000903", 3)
+	a.registerUntilAccept() // a's registration holds the slot until its Complete
+	g.send(initialUEMessage(t, b.ranID, b.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, b.suciIdentity())))
+	h.eventually("b waiting", func() bool { return h.amf.limiter.State().Queue == 1 })
+	g.send(initialUEMessage(t, c.ranID, c.registrationRequest(nasMessage.RegistrationType5GSInitialRegistration, c.suciIdentity())))
+	m := c.dl("DownlinkNASTransport")
+	r := m.RegistrationReject
+	if r == nil || r.Cause5GMM.GetCauseValue() != nasx.CauseCongestion || r.T3346Value == nil {
+		t.Fatalf("want Registration Reject #22 with T3346, got %+v", m.GmmMessage)
+	}
+	g.expect("UEContextReleaseCommand")
+	a.up(a.registrationComplete())
+	a.dl("DownlinkNASTransport")
+	b.up(b.authResponse(b.dl("DownlinkNASTransport"))) // b's turn came
+	h.wantMetric("l25gc_amf_limiter_dropped_total", map[string]string{"procedure": kindRegistration}, 1, "registrations turned away")
+}
