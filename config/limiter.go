@@ -32,6 +32,12 @@ type Limiter struct {
 	// ProcedureTimeout ends a procedure still counted after it, whatever
 	// path forgot it: a lost answer costs capacity for a bounded time.
 	ProcedureTimeout time.Duration `yaml:"procedure_timeout"`
+	// OverloadHigh and OverloadLow are the queue's water marks: at
+	// OverloadHigh waiting messages the AMF sends NGAP Overload Start to
+	// its gNBs, at OverloadLow or fewer Overload Stop (TS 38.413 8.7.6,
+	// 8.7.7). OverloadHigh 0: never.
+	OverloadHigh int `yaml:"overload_high"`
+	OverloadLow  int `yaml:"overload_low"`
 }
 
 // DefaultLimiter is amf.limiter's default. The threshold, 1 ms of mean
@@ -42,7 +48,7 @@ type Limiter struct {
 func DefaultLimiter() Limiter {
 	return Limiter{Mode: "adaptive", Interval: 500 * time.Millisecond, EWMAWeight: 0.3,
 		Threshold: time.Millisecond, Statistic: "mean", Initial: 8, Min: 1, Max: 64,
-		Queue: 4096, ProcedureTimeout: time.Minute}
+		Queue: 4096, ProcedureTimeout: time.Minute, OverloadHigh: 1024, OverloadLow: 256}
 }
 
 // Settings turns a validated section into the limiter's own config.
@@ -79,6 +85,10 @@ func (v *validator) limiter(l *Limiter) {
 	v.rangeInt("amf.limiter.max", l.Max, max(l.Min, 1), 1<<16)
 	v.rangeInt("amf.limiter.initial", l.Initial, max(l.Min, 1), max(l.Max, 1))
 	v.rangeInt("amf.limiter.queue", l.Queue, 1, 1<<20)
+	if l.OverloadHigh != 0 {
+		v.rangeInt("amf.limiter.overload_high", l.OverloadHigh, 1, max(l.Queue, 1))
+		v.rangeInt("amf.limiter.overload_low", l.OverloadLow, 0, max(l.OverloadHigh-1, 0))
+	}
 	if l.ProcedureTimeout <= 0 || l.ProcedureTimeout > time.Hour {
 		v.fail("amf.limiter.procedure_timeout", "must be a positive duration up to 1h such as 1m, got %v", l.ProcedureTimeout)
 	}

@@ -23,6 +23,8 @@ func TestValidateRefusesBadLimiter(t *testing.T) {
 		{"max below min", "amf:\n  limiter:\n    min: 5\n    max: 4\n    initial: 5\n", "node.yaml:4: amf.limiter.max: must be in 5..65536, got 4"},
 		{"queue", "amf:\n  limiter:\n    queue: 0\n", "node.yaml:3: amf.limiter.queue: must be in 1..1048576, got 0"},
 		{"timeout", "amf:\n  limiter:\n    procedure_timeout: 0s\n", "node.yaml:3: amf.limiter.procedure_timeout: must be a positive duration"},
+		{"high above queue", "amf:\n  limiter:\n    queue: 10\n    overload_high: 11\n", "node.yaml:4: amf.limiter.overload_high: must be in 1..10, got 11"},
+		{"low not below high", "amf:\n  limiter:\n    overload_high: 100\n    overload_low: 100\n", "node.yaml:4: amf.limiter.overload_low: must be in 0..99, got 100"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse("node.yaml", []byte(c.yaml))

@@ -21,6 +21,7 @@ type procLimiter struct {
 	stop     context.CancelFunc
 	done     chan struct{}
 	dropped  *prometheus.CounterVec // initiating messages refused with the queue full, by kind
+	overload *overloadState         // NGAP Overload Start/Stop (limiter_overload.go)
 }
 
 // newProcLimiter builds the limiter of amf.limiter and publishes its state.
@@ -31,6 +32,7 @@ func newProcLimiter(n *NF, reg prometheus.Registerer) *procLimiter {
 		Help: "Event-initiating messages dropped because the limiter's queue was full (the UE's NAS timer retransmits), by procedure."},
 		[]string{"procedure"})
 	reg.MustRegister(l.dropped)
+	l.overload = newOverloadState(reg)
 	publishLimiter(reg, l.Limiter)
 	return l
 }
@@ -68,6 +70,7 @@ func (l *procLimiter) start(n *NF) {
 		t := time.NewTicker(l.interval)
 		defer t.Stop()
 		l.Monitor(ctx, src, t.C, func(d ratelimit.Decision) {
+			n.checkOverload()
 			if d.Change != 0 || d.Expired > 0 {
 				n.log.Debug("limiter", "emax", d.EMax, "ecurrent", d.ECurrent, "ewma", d.EWMA, "latency", d.Latency, "expired", d.Expired)
 			}

@@ -477,3 +477,44 @@ func TestFullQueueRejectsInitialRegistrationWithBackOff(t *testing.T) {
 	b.up(b.authResponse(b.dl("DownlinkNASTransport"))) // b's turn came
 	h.wantMetric("l25gc_amf_limiter_dropped_total", map[string]string{"procedure": kindRegistration}, 1, "registrations turned away")
 }
+
+// The queue past overload_high brings NGAP Overload Start to the gNB (at
+// the monitor's check), and draining to overload_low Overload Stop.
+func TestOverloadStartAndStopFollowTheQueue(t *testing.T) {
+	h, g := newSetUpHarness(t, func(c *config.Config) {
+		c.AMF.Limiter.Mode = "fixed:1"
+		c.AMF.Limiter.OverloadHigh, c.AMF.Limiter.OverloadLow = 3, 1
+	})
+	smf, _ := h.withSMF()
+	bySUPI := map[string]*testUE{}
+	var ues []*testUE
+	for i := range 4 {
+		ue := h.newUE(g, fmt.Sprintf("00000010%02d", i), int64(i+1))
+		ue.register()
+		bySUPI[ue.supi] = ue
+		ues = append(ues, ue)
+	}
+	h.amf.checkOverload() // nothing waits: nothing is sent
+	for _, ue := range ues {
+		ue.requestSession(1, &slice1, "internet")
+	}
+	first := bySUPI[smf.expect("create").create.Supi]
+	h.eventually("3 waiting", func() bool { return h.amf.limiter.State().Queue == 3 })
+	h.amf.checkOverload()
+	g.expect("OverloadStart")
+	h.wantMetric("l25gc_amf_limiter_overloaded", nil, 1, "overloaded")
+	h.amf.checkOverload() // still overloaded: nothing more is sent
+	establish(t, h, g, smf, first, 1)
+	second := bySUPI[smf.expect("create").create.Supi]
+	h.eventually("2 waiting", func() bool { return h.amf.limiter.State().Queue == 2 })
+	h.amf.checkOverload() // between the marks: still overloaded
+	establish(t, h, g, smf, second, 1)
+	third := bySUPI[smf.expect("create").create.Supi]
+	h.eventually("1 waiting", func() bool { return h.amf.limiter.State().Queue == 1 })
+	h.amf.checkOverload()
+	g.expect("OverloadStop")
+	h.wantMetric("l25gc_amf_limiter_overloaded", nil, 0, "overloaded")
+	establish(t, h, g, smf, third, 1)
+	establish(t, h, g, smf, bySUPI[smf.expect("create").create.Supi], 1)
+	h.settled(8)
+}
