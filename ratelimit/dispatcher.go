@@ -96,6 +96,9 @@ type keyQueue struct {
 	events  []func()
 	running bool
 	held    bool // Hold: the key's events wait for Resume
+	// early counts Resumes that came while the key's event ran, before
+	// its Hold: that Hold then has nothing to wait for.
+	early int
 }
 
 // New returns a Pool running at most limit events at once. onPanic may be nil;
@@ -251,6 +254,12 @@ func (p *Pool) Hold(key Key) {
 		q = &keyQueue{}
 		p.queues[key] = q
 	}
+	if q.early > 0 {
+		// The wait ended before it began (the limiter admitted the event
+		// on another goroutine between its queueing and this call).
+		q.early--
+		return
+	}
 	q.held = true
 }
 
@@ -269,6 +278,9 @@ func (p *Pool) Resume(key Key, fn func()) error {
 		p.queues[key] = q
 	}
 	wasHeld := q.held
+	if !wasHeld && q.running {
+		q.early++ // the Hold of the running event is still to come
+	}
 	q.held = false
 	q.events = append([]func(){fn}, q.events...)
 	p.queued++

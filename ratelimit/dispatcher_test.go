@@ -161,3 +161,20 @@ func TestResumeWhileHoldingEventRuns(t *testing.T) {
 		t.Fatalf("resume after close: %v", err)
 	}
 }
+
+// The limiter may admit a waiting event (Resume, on another goroutine)
+// before the event that queued it has called Hold: that Hold must not park
+// the key, or the UE would never run again.
+func TestResumeBeforeHoldDoesNotPark(t *testing.T) {
+	p := New(2, nil, nil)
+	done := make(chan struct{})
+	_ = p.Dispatch(UE(1), func() {
+		_ = p.Resume(UE(1), func() { close(done) })
+		p.Hold(UE(1))
+	})
+	<-done
+	next := make(chan struct{})
+	_ = p.Dispatch(UE(1), func() { close(next) })
+	<-next
+	p.Close()
+}

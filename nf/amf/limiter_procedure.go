@@ -10,9 +10,10 @@ package amf
 //	                               message: run(ue) now if the limiter has
 //	                               room, else once it has (the UE's later
 //	                               events stay queued behind it)
-//	n.claimProcedure(ue, key)      where the procedure starts (inside run):
-//	                               it takes the gate's slot, or a slot of
-//	                               its own when it was not gated
+//	n.claimProcedure(ue, key, kind) where the procedure starts (inside
+//	                               run): it takes the gate's slot, or a slot
+//	                               of its own when it was not gated; key is
+//	                               mmKey(kind) or sessionKey(id)
 //	n.releaseProcedure(ue, key, r) every way it ends; once-only, so calling
 //	                               it on several paths is safe
 //	n.endProcedures(ue, r)         the UE context ends (released, reset,
