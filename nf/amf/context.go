@@ -73,6 +73,7 @@ type ueContext struct {
 	guard           *guardTimer // bounds the context's life before authentication and while releasing (timers.go)
 	call            pendingCall // the SBI answer the UE waits for (sbi_call.go)
 	pdu             pduState    // PDU session routing contexts (pdu_session.go)
+	lim             procedures  // its procedures in progress, as the limiter counts them (limiter_procedure.go)
 	stored          storedAs    // its record in the UE store (persist_ue.go)
 }
 

@@ -328,6 +328,7 @@ func (n *NF) onReset(ue *ueContext, _ *input) (State, error) {
 }
 
 func (n *NF) dropConnection(ue *ueContext) State {
+	defer n.endProcedures(ue, ratelimit.ResultGone) // after the deregistration below is counted
 	n.stopTimer(ue)
 	n.stopGuard(ue)
 	n.cancelCall(ue)
