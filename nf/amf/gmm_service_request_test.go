@@ -2,6 +2,7 @@ package amf
 
 import (
 	"bytes"
+	"context"
 	"reflect"
 	"testing"
 
@@ -180,4 +181,40 @@ func TestImplicitDeregistrationEndsTheContext(t *testing.T) {
 		t.Fatalf("cause #%d, want #10", r.Cause)
 	}
 	g.expect("UEContextReleaseCommand")
+}
+
+// slowDeactivation holds the SMF's deactivations until released.
+type slowDeactivation struct {
+	SessionConsumer
+	hold chan struct{}
+}
+
+func (s *slowDeactivation) UpdateSMContext(ctx context.Context, uri string, d models.SmfPduSessionSmContextUpdateData, n1, n2 []byte) (SMAnswer, error) {
+	if d.UpCnxState == models.UpCnxState_DEACTIVATED {
+		<-s.hold
+	}
+	return s.SessionConsumer.UpdateSMContext(ctx, uri, d, n1, n2)
+}
+
+// A UE back at once after the AN release: its session's activation
+// reaches the SMF only after the release's deactivation, never before it
+// (which would leave the user plane buffering).
+func TestActivationWaitsForTheDeactivation(t *testing.T) {
+	h, _, ue, smf := establishedUE(t, "0000000209", 5)
+	slow := &slowDeactivation{SessionConsumer: h.amf.opts.Sessions, hold: make(chan struct{})}
+	h.amf.opts.Sessions = slow
+	ue.goIdle(1)
+	smf.answerActivation(setupTransfer(t, 5))
+	ue.requestService(2, ue.serviceRequest(nasx.ServiceTypeData, psis(5), psis(5)))
+	smf.none()
+	close(slow.hold)
+	if u := smf.expect("modify"); u.update.UpCnxState != models.UpCnxState_DEACTIVATED {
+		t.Fatalf("first update %+v, want the deactivation", u.update)
+	}
+	if u := smf.expect("modify"); u.update.UpCnxState != models.UpCnxState_ACTIVATING {
+		t.Fatalf("second update %+v, want the activation", u.update)
+	}
+	if ics, _ := ue.readServiceAccept(); len(ics.Sessions) != 1 {
+		t.Fatalf("sessions %+v", ics.Sessions)
+	}
 }
