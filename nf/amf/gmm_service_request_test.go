@@ -168,13 +168,13 @@ func TestImplicitDeregistrationEndsTheContext(t *testing.T) {
 		c.AMF.NAS.MobileReachable = 30 * msec
 		c.AMF.NAS.ImplicitDeregistration = 30 * msec
 	})
-	ue.goIdle(1)
-	smf.expect("modify") // deactivated
-	if c := smf.expect("release"); c.ref != "1" {
+	ue.releaseToIdle() // the timers may end the parked context at once
+	if _, c := smf.expect2("modify", "release"); c.ref != "1" { // deactivated, then (timers) released
 		t.Fatalf("implicit deregistration released %s", c.ref)
 	}
 	h.waitIdle(0)
 	h.eventually("UDM registration purged", func() bool { return h.peers.purged(ue.supi) })
+	h.eventually("AM policy association deleted", func() bool { return !h.peers.policyOf(ue.supi) })
 	h.wantMetric("l25gc_amf_implicit_deregistrations_total", nil, 1, "implicit deregistrations")
 	h.wantMetric("l25gc_amf_registered_ues", nil, 0, "registered UEs")
 	ue.requestService(2, ue.serviceRequest(nasx.ServiceTypeData, nil, nil))
@@ -280,4 +280,27 @@ func TestUnverifiedServiceRequestContainerIsAskedForAgain(t *testing.T) {
 	if ics, _ := ue.readServiceAccept(); len(ics.Sessions) != 1 {
 		t.Fatalf("sessions %+v", ics.Sessions)
 	}
+}
+
+// Implicit deregistration deletes the UE's record from the UE store: a
+// restarted AMF does not bring it back.
+func TestImplicitDeregistrationDeletesTheRecord(t *testing.T) {
+	dir := t.TempDir()
+	h := newHarness(t, func(c *config.Config) {
+		c.DataDir = dir
+		c.AMF.NAS.MobileReachable = 20 * msec
+		c.AMF.NAS.ImplicitDeregistration = 20 * msec
+	})
+	if err := h.amf.openPersist(); err != nil {
+		t.Fatal(err)
+	}
+	g := h.connect()
+	g.setup()
+	ue := h.newUE(g, "0000000212", 1)
+	ue.register()
+	awaitStored(t, dir, ue.guti.TMSI)
+	ue.releaseToIdle()
+	h.eventually("implicit deregistration", func() bool { return h.metric("l25gc_amf_implicit_deregistrations_total", nil) == 1 })
+	h.waitIdle(0)
+	awaitStored(t, dir)
 }

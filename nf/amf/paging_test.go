@@ -109,15 +109,13 @@ func TestSeveralTransfersPageOnce(t *testing.T) {
 // paged: the transfer gets 504 UE_NOT_REACHABLE; a paging running then
 // fails.
 func TestMobileReachableExpiryStopsPaging(t *testing.T) {
-	h, g, ue, _ := idleUEWith(t, "0000000304", 5, func(c *config.Config) {
-		c.AMF.NAS.MobileReachable = 80 * msec
-		c.AMF.NAS.T3513 = time.Hour
-	})
+	h, g, ue, _ := idleUEWith(t, "0000000304", 5, func(c *config.Config) { c.AMF.NAS.T3513 = time.Hour })
 	sink := h.failureSink()
 	if w, _ := h.pageRequest(ue.supi, 5, sink); w.Code != http.StatusAccepted {
 		t.Fatalf("%d", w.Code)
 	}
 	g.readPaging()
+	h.expireReachability(ue.guti.TMSI)
 	if n := sink.expect(h); n.Cause != models.N1N2MessageTransferCause_UE_NOT_RESPONDING {
 		t.Fatalf("%+v", n)
 	}
@@ -216,4 +214,16 @@ func (h *harness) sessionCreated(supi string, id uint8) bool {
 		done <- ue != nil && ue.pdu.get(id) != nil && ue.pdu.get(id).created()
 	})
 	return <-done
+}
+
+// expireReachability runs the parked UE's mobile reachable expiry now, as
+// its timer would (the timer itself runs for minutes).
+func (h *harness) expireReachability(tmsi uint32) {
+	h.t.Helper()
+	var ue *ueContext
+	h.amf.ues.editIdleTMSI(tmsi, func(p *ueContext) { ue = p })
+	if ue == nil {
+		h.t.Fatalf("no parked UE with 5G-TMSI %08x", tmsi)
+	}
+	h.amf.onMobileReachableExpiry(ue, tmsi)
 }
