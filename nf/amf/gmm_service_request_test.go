@@ -168,7 +168,7 @@ func TestImplicitDeregistrationEndsTheContext(t *testing.T) {
 		c.AMF.NAS.MobileReachable = 30 * msec
 		c.AMF.NAS.ImplicitDeregistration = 30 * msec
 	})
-	ue.releaseToIdle() // the timers may end the parked context at once
+	ue.releaseToIdle()                                          // the timers may end the parked context at once
 	if _, c := smf.expect2("modify", "release"); c.ref != "1" { // deactivated, then (timers) released
 		t.Fatalf("implicit deregistration released %s", c.ref)
 	}
