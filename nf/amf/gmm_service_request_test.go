@@ -304,3 +304,22 @@ func TestImplicitDeregistrationDeletesTheRecord(t *testing.T) {
 	h.waitIdle(0)
 	awaitStored(t, dir)
 }
+
+// TS 24.501 5.6.1.5: a Service Request refused at the AMF's UE cap gets #22
+// with T3346; the UE stays registered and is served once there is room.
+func TestServiceRequestAtTheCapGetsCongestionWithBackOff(t *testing.T) {
+	h, g, ue, _ := idleUEWith(t, "0000000213", 5, func(c *config.Config) { c.AMF.NGAP.MaxUEs = 1 })
+	other := h.newUE(g, "0000000214", 9)
+	other.register()
+	ue.requestService(2, ue.serviceRequest(nasx.ServiceTypeSignalling, nil, nil))
+	if r := ue.readServiceReject(); r.Cause != nasx.CauseCongestion || r.T3346 == 0 {
+		t.Fatalf("Service Reject %+v, want #22 with T3346", r)
+	}
+	g.expect("UEContextReleaseCommand")
+	other.up(other.deregistrationRequest(true))
+	g.expect("UEContextReleaseCommand")
+	g.send(releaseComplete(t, other.amfID, other.ranID))
+	h.eventually("room for the UE", func() bool { all, _ := h.amf.ues.connected(0); return all == 0 })
+	ue.requestService(3, ue.serviceRequest(nasx.ServiceTypeSignalling, nil, nil))
+	ue.readServiceAccept()
+}
