@@ -41,7 +41,7 @@ type pendingTransfer struct {
 
 // paging is one paging procedure of a parked UE; several transfers page once.
 type paging struct {
-	transfers map[uint8]pendingTransfer // by PDU session ID; a newer transfer replaces an older one
+	transfers map[uint8]pendingTransfer // by PDU session ID
 	sent      int                       // Paging messages sent: 1 + retransmissions
 	timer     *time.Timer               // T3513
 }
@@ -81,9 +81,8 @@ func (n *NF) keepTransfer(ue *ueContext, t transfer) (transferVerdict, *ueContex
 		strconv.FormatUint(transferSeq.Add(1), 10))}
 	v := transferVerdict{status: http.StatusAccepted, detail: p.dataURI}
 	if pg := ue.idle.paging; pg != nil {
-		if old, ok := pg.transfers[t.id]; ok && old.dataURI != p.dataURI {
-			go n.notifyTransferFailed(ue.supi, old, models.N1N2MessageTransferCause_UE_NOT_RESPONDING)
-		}
+		// A newer transfer for a session replaces the older one silently:
+		// a failure notification would have the SMF drop what it buffers.
 		pg.transfers[t.id] = p
 		return v, nil // TS 23.502 4.2.3.3 step 4a: already paging, page once
 	}
