@@ -76,6 +76,10 @@ func (n *NF) keepTransfer(ue *ueContext, t transfer) (transferVerdict, *ueContex
 		return transferVerdict{http.StatusGatewayTimeout, causeUENotReachable, ue.supi + " is not reachable (mobile reachable timer expired)"}, nil
 	case ue.pdu.get(t.id) == nil:
 		return transferVerdict{http.StatusNotFound, sbi.CauseContextNotFound, "no PDU session " + strconv.Itoa(int(t.id)) + " for " + ue.supi}, nil
+	case t.n2 != nil && !forRAN(t.n2Type):
+		// As for a connected UE (ngap_pdu_session.go): refused now, not
+		// after the paging.
+		return transferVerdict{http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, fmt.Sprintf("%v: %q", errUnknownN2Type, t.n2Type)}, nil
 	}
 	p := pendingTransfer{transfer: t, dataURI: n.callbackURI("/namf-comm/v1/ue-contexts/" + ue.supi + "/n1-n2-messages/" +
 		strconv.FormatUint(transferSeq.Add(1), 10))}
@@ -212,4 +216,14 @@ func (p pendingTransfer) String() string {
 func (s *sbiSessions) NotifyTransferFailure(ctx context.Context, uri string, note models.N1N2MsgTxfrFailureNotification) error {
 	_, err := s.c.Do(ctx, http.MethodPost, uri, note, nil)
 	return err
+}
+
+// forRAN says whether N2 SM information of type t goes to the gNB in one
+// of the PDU Session Resource requests (sessionRequest).
+func forRAN(t models.N2SmInfoType) bool {
+	switch t {
+	case models.N2SmInfoType_PDU_RES_SETUP_REQ, models.N2SmInfoType_PDU_RES_MOD_REQ, models.N2SmInfoType_PDU_RES_REL_CMD:
+		return true
+	}
+	return false
 }

@@ -227,3 +227,15 @@ func (h *harness) expireReachability(tmsi uint32) {
 	}
 	h.amf.onMobileReachableExpiry(ue, tmsi)
 }
+
+// N2 SM information no PDU Session Resource request carries is refused at
+// once for an idle UE too (400), without paging it.
+func TestIdleTransferOfUnknownN2TypeRefused(t *testing.T) {
+	h, g, ue, _ := idleUE(t, "0000000307", 5)
+	req, parts := transferRequest(5, "PDU_RES_NTY", nil, []byte{2})
+	if w, p := h.n1n2(ue.supi, req, parts...); w.Code != http.StatusBadRequest || p.Cause != "MANDATORY_IE_INCORRECT" {
+		t.Fatalf("%d %q", w.Code, p.Cause)
+	}
+	g.noMore(20 * msec)
+	h.wantMetric("l25gc_amf_paging_attempts_total", nil, 0, "pagings started")
+}
