@@ -25,7 +25,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/free5gc/openapi/models"
@@ -45,9 +44,6 @@ type paging struct {
 	sent      int                       // Paging messages sent: 1 + retransmissions
 	timer     *time.Timer               // T3513
 }
-
-// transferSeq numbers the transfers' resources.
-var transferSeq atomic.Uint64
 
 // pageFor keeps t for the parked UE of supi and pages it unless a paging
 // runs already (TS 23.502 4.2.3.3 step 3b: 202 ATTEMPTING_TO_REACH_UE).
@@ -82,7 +78,7 @@ func (n *NF) keepTransfer(ue *ueContext, t transfer) (transferVerdict, *ueContex
 		return transferVerdict{http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, fmt.Sprintf("%v: %q", errUnknownN2Type, t.n2Type)}, nil
 	}
 	p := pendingTransfer{transfer: t, dataURI: n.callbackURI("/namf-comm/v1/ue-contexts/" + ue.supi + "/n1-n2-messages/" +
-		strconv.FormatUint(transferSeq.Add(1), 10))}
+		strconv.Itoa(int(t.id)) + "-" + strconv.FormatUint(n.callGen.Add(1), 10))}
 	v := transferVerdict{status: http.StatusAccepted, detail: p.dataURI}
 	if pg := ue.idle.paging; pg != nil {
 		// A newer transfer for a session replaces the older one silently:
