@@ -239,3 +239,17 @@ func TestIdleTransferOfUnknownN2TypeRefused(t *testing.T) {
 	g.noMore(20 * msec)
 	h.wantMetric("l25gc_amf_paging_attempts_total", nil, 0, "pagings started")
 }
+
+// A paged UE that also has uplink data for the paged session: the kept
+// N2 SM information serves both, with no second activation at the SMF.
+func TestPagedSessionInUplinkDataStatusIsActivatedOnce(t *testing.T) {
+	h, g, ue, smf := idleUE(t, "0000000308", 5)
+	h.pageRequest(ue.supi, 5, nil)
+	g.readPaging()
+	ue.requestService(2, ue.serviceRequest(nasx.ServiceTypeData, psis(5), psis(5)))
+	ics, a := ue.readServiceAccept()
+	if len(ics.Sessions) != 1 || a.ReactivationResult == nil || *a.ReactivationResult != 0 {
+		t.Fatalf("sessions %+v, reactivation result %v", ics.Sessions, a.ReactivationResult)
+	}
+	smf.none()
+}
