@@ -19,6 +19,9 @@ type gnb struct {
 	conn  Conn
 	name  string
 	ready atomic.Bool // NG Setup succeeded
+	// tais are the TAs the gNB serves in our PLMN (NG Setup, RAN
+	// Configuration Update): where it pages (ngap_paging.go).
+	tais atomic.Pointer[[]domain.TAI]
 }
 
 // stream picks the SCTP stream of a UE's signalling: stream 0 is for non-UE
@@ -40,6 +43,7 @@ type registration struct {
 	secCap    nasx.SecurityCapability
 	requested []models.Snssai
 	verified  bool // the request passed the integrity check of a valid context
+	followOn  bool // follow-on request pending (FOR, TS 24.501 9.11.3.7)
 	// container is the ciphered NAS message container of a request sent
 	// under a security context (TS 24.501 4.4.6); nil when absent.
 	container []byte
@@ -75,6 +79,12 @@ type ueContext struct {
 	pdu             pduState    // PDU session routing contexts (pdu_session.go)
 	lim             procedures  // its procedures in progress, as the limiter counts them (limiter_procedure.go)
 	stored          storedAs    // its record in the UE store (persist_ue.go)
+
+	// Idle mode (mobile_reachable.go, paging.go, gmm_service_request.go).
+	idle     idleState                 // parked in CM-IDLE: reachability timers and paging
+	service  *serviceRequest           // a Service Request being served
+	paged    map[uint8]pendingTransfer // transfers paging kept, to deliver on this connection
+	activeUP *nasx.PSISet              // the sessions the gNB's release request listed (nil: not listed)
 }
 
 type authState struct {
@@ -108,6 +118,9 @@ type ueTable struct {
 	nextID atomic.Int64
 	tmsi   atomic.Uint32
 	tmsiReservation
+	// deregistered are the 5G-TMSIs of UEs deregistered implicitly, so that
+	// their Service Request gets #10 (mobile_reachable.go).
+	deregistered recentTMSIs
 }
 
 func newUETable() *ueTable {

@@ -9,6 +9,7 @@ import (
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/nasx"
 	"github.com/l25gc/l25gc/sbi"
@@ -20,7 +21,12 @@ var slice1 = models.Snssai{Sst: 1, Sd: "010203"}
 // N1N2MessageTransfer and the gNB's setup response, checking each step
 // as the gNB, UE and SMF would see it.
 func establishedUE(t *testing.T, msin string, id uint8) (*harness, *gnbSide, *testUE, *fakeSMF) {
-	h, g := newSetUpHarness(t, nil)
+	return establishedUEWith(t, msin, id, nil)
+}
+
+// establishedUEWith is establishedUE with the AMF's config edited.
+func establishedUEWith(t *testing.T, msin string, id uint8, edit func(*config.Config)) (*harness, *gnbSide, *testUE, *fakeSMF) {
+	h, g := newSetUpHarness(t, edit)
 	smf, _ := h.withSMF()
 	ue := h.newUE(g, msin, 1)
 	ue.register()
@@ -283,14 +289,15 @@ func TestN1N2MessageTransferErrors(t *testing.T) {
 			}
 		})
 	}
-	// CM-IDLE: no paging yet, so the UE is not reachable.
+	// CM-IDLE: the UE is paged (TS 29.518 5.2.2.3.1 step 3a; paging_test.go).
 	g.send(releaseRequest(t, ue.amfID, ue.ranID))
 	g.expect("UEContextReleaseCommand")
 	g.send(releaseComplete(t, ue.amfID, ue.ranID))
 	h.waitIdle(1)
-	if w, p := h.n1n2(ue.supi, req, parts...); w.Code != http.StatusGatewayTimeout || p.Cause != causeUENotReachable {
+	if w, p := h.n1n2(ue.supi, req, parts...); w.Code != http.StatusAccepted || !bytes.Contains(w.Body.Bytes(), []byte("ATTEMPTING_TO_REACH_UE")) {
 		t.Fatalf("idle UE: %d %q", w.Code, p.Cause)
 	}
+	g.expect("Paging")
 }
 
 // A malformed body is 400 INVALID_MSG_FORMAT.
