@@ -89,8 +89,8 @@ func TestHandoverPreparationRoundTrip(t *testing.T) {
 	same(t, "handover required", got, rqd)
 
 	req := HandoverRequest{AMFUEID: 4, Cause: hoCause, AMBRUL: 1e9, AMBRDL: 2e9, SecurityCaps: hoCaps, Security: hoSec,
-		Sessions:  []SessionResource{{ID: 1, SNSSAI: hoAllowed[0], Transfer: []byte("setup-1")}},
-		Allowed:   hoAllowed, Container: []byte("source to target"), GUAMI: testGUAMI}
+		Sessions: []SessionResource{{ID: 1, SNSSAI: hoAllowed[0], Transfer: []byte("setup-1")}},
+		Allowed:  hoAllowed, Container: []byte("source to target"), GUAMI: testGUAMI}
 	b, err = BuildHandoverRequest(req)
 	gotReq, err := ParseHandoverRequest(decodeOK(t, b, err))
 	if err != nil {
