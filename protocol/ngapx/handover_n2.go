@@ -329,8 +329,8 @@ func ParseHandoverRequestAcknowledge(pdu *ngapType.NGAPPDU) (out HandoverRequest
 	return out, nil
 }
 
-// HandoverCommand is HANDOVER COMMAND (TS 38.413 9.2.3.2), AMF to source gNB.
-type HandoverCommand struct {
+// HandoverCommandMsg is HANDOVER COMMAND (TS 38.413 9.2.3.2), AMF to source gNB.
+type HandoverCommandMsg struct {
 	UEIDs
 	// Sessions carry a Handover Command Transfer each (9.3.4.10),
 	// Released a Handover Preparation Unsuccessful Transfer (9.3.4.18).
@@ -340,7 +340,7 @@ type HandoverCommand struct {
 }
 
 // BuildHandoverCommand builds HANDOVER COMMAND (AMF side).
-func BuildHandoverCommand(c HandoverCommand) ([]byte, error) {
+func BuildHandoverCommand(c HandoverCommandMsg) ([]byte, error) {
 	if err := checkSessions("Handover Command", c.Sessions, true); err != nil {
 		return nil, err
 	}
@@ -381,7 +381,7 @@ func BuildHandoverCommand(c HandoverCommand) ([]byte, error) {
 }
 
 // ParseHandoverCommand reads HANDOVER COMMAND (gNB side).
-func ParseHandoverCommand(pdu *ngapType.NGAPPDU) (out HandoverCommand, err error) {
+func ParseHandoverCommand(pdu *ngapType.NGAPPDU) (out HandoverCommandMsg, err error) {
 	const what = "Handover Command"
 	out.UEIDs = UEIDs{-1, -1}
 	defer handoverRecover(&err, what)

@@ -46,7 +46,7 @@ func same(t *testing.T, what string, got, want any) {
 }
 
 func TestPathSwitchRoundTrip(t *testing.T) {
-	req := PathSwitchRequest{RANUEID: 77, SourceAMFUEID: 9, Cell: hoCell, SecurityCaps: hoCaps,
+	req := PathSwitchRequestMsg{RANUEID: 77, SourceAMFUEID: 9, Cell: hoCell, SecurityCaps: hoCaps,
 		ToSwitch: hoSessions("psr"), Failed: []SessionTransfer{{ID: 3, Transfer: []byte{1}}}}
 	b, err := BuildPathSwitchRequest(req)
 	pdu := decodeOK(t, b, err)
@@ -107,7 +107,7 @@ func TestHandoverPreparationRoundTrip(t *testing.T) {
 	}
 	same(t, "handover request acknowledge", gotAck, ack)
 
-	cmd := HandoverCommand{UEIDs: UEIDs{4, 8}, Sessions: hoSessions("cmd"), Released: []SessionTransfer{{ID: 7, Transfer: []byte{4}}},
+	cmd := HandoverCommandMsg{UEIDs: UEIDs{4, 8}, Sessions: hoSessions("cmd"), Released: []SessionTransfer{{ID: 7, Transfer: []byte{4}}},
 		Container: []byte("target to source")}
 	b, err = BuildHandoverCommand(cmd)
 	gotCmd, err := ParseHandoverCommand(decodeOK(t, b, err))
@@ -169,7 +169,7 @@ func TestHandoverCompletionRoundTrip(t *testing.T) {
 func TestHandoverBuildersRefuseBadInput(t *testing.T) {
 	cases := map[string]func() ([]byte, error){
 		"no sessions to switch": func() ([]byte, error) {
-			return BuildPathSwitchRequest(PathSwitchRequest{Cell: hoCell})
+			return BuildPathSwitchRequest(PathSwitchRequestMsg{Cell: hoCell})
 		},
 		"short NH": func() ([]byte, error) {
 			return BuildPathSwitchRequestAcknowledge(PathSwitchRequestAcknowledge{Switched: hoSessions("x"), Allowed: hoAllowed,
@@ -224,7 +224,7 @@ func TestHandoverParsersNameMissingIEs(t *testing.T) {
 		t.Fatalf("without Target ID: %+v, %v", got.UEIDs, err)
 	}
 
-	b, err = BuildPathSwitchRequest(PathSwitchRequest{RANUEID: 1, SourceAMFUEID: 2, Cell: hoCell, ToSwitch: hoSessions("p")})
+	b, err = BuildPathSwitchRequest(PathSwitchRequestMsg{RANUEID: 1, SourceAMFUEID: 2, Cell: hoCell, ToSwitch: hoSessions("p")})
 	pdu = decodeOK(t, b, err)
 	ps := pdu.InitiatingMessage.Value.PathSwitchRequest
 	ps.ProtocolIEs.List = ps.ProtocolIEs.List[:2]

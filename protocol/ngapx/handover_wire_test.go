@@ -66,7 +66,7 @@ func hoWireMessages(t testing.TB, setup []byte) map[string][]byte {
 	}
 	ids := UEIDs{4, 8}
 	return map[string][]byte{
-		"PathSwitchRequest": must(BuildPathSwitchRequest(PathSwitchRequest{RANUEID: 8, SourceAMFUEID: 4, Cell: hoCell, SecurityCaps: hoCaps, ToSwitch: one(psr)})),
+		"PathSwitchRequest": must(BuildPathSwitchRequest(PathSwitchRequestMsg{RANUEID: 8, SourceAMFUEID: 4, Cell: hoCell, SecurityCaps: hoCaps, ToSwitch: one(psr)})),
 		"PathSwitchRequestAcknowledge": must(BuildPathSwitchRequestAcknowledge(PathSwitchRequestAcknowledge{AMFUEID: 4, RANUEID: 8, Security: hoSec,
 			Switched: one(psrAck), Allowed: hoAllowed})),
 		"PathSwitchRequestFailure": must(BuildPathSwitchRequestFailure(PathSwitchRequestFailure{AMFUEID: 4, RANUEID: 8, Released: one(unsuccessful)})),
@@ -76,7 +76,7 @@ func hoWireMessages(t testing.TB, setup []byte) map[string][]byte {
 			Security: hoSec, Sessions: []SessionResource{{ID: 1, SNSSAI: hoAllowed[0], Transfer: setup}}, Allowed: hoAllowed,
 			Container: s2t, GUAMI: testGUAMI})),
 		"HandoverRequestAcknowledge": must(BuildHandoverRequestAcknowledge(HandoverRequestAcknowledge{UEIDs: UEIDs{4, 99}, Admitted: one(hoAck), Container: t2s})),
-		"HandoverCommand":            must(BuildHandoverCommand(HandoverCommand{UEIDs: ids, Sessions: one(cmd), Container: t2s})),
+		"HandoverCommand":            must(BuildHandoverCommand(HandoverCommandMsg{UEIDs: ids, Sessions: one(cmd), Container: t2s})),
 		"HandoverPreparationFailure": must(BuildHandoverPreparationFailure(HandoverPreparationFailure{UEIDs: ids,
 			Cause: CauseRadioNetwork(ngapType.CauseRadioNetworkPresentTngrelocprepExpiry)})),
 		"HandoverFailure":           must(BuildHandoverFailure(4, hoCause)),

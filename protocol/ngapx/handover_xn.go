@@ -12,8 +12,8 @@ import (
 	"github.com/free5gc/openapi/models"
 )
 
-// PathSwitchRequest is PATH SWITCH REQUEST (TS 38.413 9.2.3.8).
-type PathSwitchRequest struct {
+// PathSwitchRequestMsg is PATH SWITCH REQUEST (TS 38.413 9.2.3.8).
+type PathSwitchRequestMsg struct {
 	RANUEID       int64 // the target gNB's new RAN UE NGAP ID
 	SourceAMFUEID int64 // the AMF UE NGAP ID the source gNB used
 	Cell          Cell
@@ -26,7 +26,7 @@ type PathSwitchRequest struct {
 }
 
 // BuildPathSwitchRequest builds PATH SWITCH REQUEST (gNB side).
-func BuildPathSwitchRequest(r PathSwitchRequest) ([]byte, error) {
+func BuildPathSwitchRequest(r PathSwitchRequestMsg) ([]byte, error) {
 	if err := checkSessions("Path Switch Request", r.ToSwitch, false); err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func BuildPathSwitchRequest(r PathSwitchRequest) ([]byte, error) {
 // ParsePathSwitchRequest reads PATH SWITCH REQUEST (AMF side). An error
 // wrapping ErrMissingIE means a mandatory IE was absent; the IDs read so
 // far are in the result either way, for the failure message.
-func ParsePathSwitchRequest(pdu *ngapType.NGAPPDU) (out PathSwitchRequest, err error) {
+func ParsePathSwitchRequest(pdu *ngapType.NGAPPDU) (out PathSwitchRequestMsg, err error) {
 	const what = "Path Switch Request"
 	out.RANUEID, out.SourceAMFUEID = -1, -1
 	defer handoverRecover(&err, what)
