@@ -396,3 +396,49 @@ func TestMalformedHandoverMessages(t *testing.T) {
 
 	ue.deregisterVia(g, 1)
 }
+
+// No Handover Notify within TNGRELOCoverall: the target's context is
+// released, the SMF cancels, and the UE stays with the source.
+func TestN2HandoverNoNotify(t *testing.T) {
+	h, g := newSetUpHarness(t, func(c *config.Config) { c.AMF.NGAP.TNGRELOCoverall = 100 * time.Millisecond })
+	smf, _ := h.withSMF()
+	ue := h.newUE(g, "0000000309", 1)
+	establishOn(t, h, g, ue, smf, 5)
+	g2 := h.connectTarget()
+	prepareN2(t, g, g2, ue, smf, 5)
+	smfAnswers(smf, models.HoState_PREPARED, models.N2SmInfoType_HANDOVER_CMD, hoCmd)
+	g2.send(n2Ack(t, ue.amfID, 62, 5))
+	smf.expect("modify")
+	g.expect("HandoverCommand")
+	smf.set("modify", smfReply{status: 204})
+	rel := g2.expect("UEContextReleaseCommand")
+	wantCause(t, rel, ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentTngrelocoverallExpiry))
+	if rel.RANUEID != 62 {
+		t.Fatalf("target released RAN UE %d, want 62", rel.RANUEID)
+	}
+	expectCancelled(t, smf)
+	ue.deregisterVia(g, 1)
+	h.wantMetric("l25gc_amf_handovers_total", map[string]string{"kind": "n2", "outcome": "failed", "reason": "overall-timeout"}, 1, "handovers never notified")
+}
+
+// The source loses the UE while the target prepares (UE Context Release
+// Request): the preparation is undone and the UE goes to CM-IDLE with no
+// handover left behind.
+func TestN2HandoverSourceLost(t *testing.T) {
+	h, g, ue, smf := establishedUE(t, "0000000310", 5)
+	g2 := h.connectTarget()
+	prepareN2(t, g, g2, ue, smf, 5)
+	smf.set("modify", smfReply{status: 204})
+	g.send(releaseRequest(t, ue.amfID, 1))
+	g.expect("UEContextReleaseCommand")
+	g.send(releaseComplete(t, ue.amfID, 1))
+	// Deactivation (CM-IDLE) and the cancelled preparation, in either order.
+	a, b := smf.next1(), smf.next1()
+	states := map[models.HoState]bool{a.update.HoState: true, b.update.HoState: true}
+	ups := map[models.UpCnxState]bool{a.update.UpCnxState: true, b.update.UpCnxState: true}
+	if !states[models.HoState_CANCELLED] || !ups[models.UpCnxState_DEACTIVATED] {
+		t.Fatalf("SMF got %+v and %+v", a.update, b.update)
+	}
+	g2.expect("UEContextReleaseCommand")
+	h.wantMetric("l25gc_amf_handovers_total", map[string]string{"kind": "n2", "outcome": "failed", "reason": "source-lost"}, 1, "abandoned handovers")
+}

@@ -407,3 +407,18 @@ func unsuccessfulTransfer(cause ngapType.Cause) []byte {
 	}
 	return b
 }
+
+// abandonHandover: the UE lost its connection to the source (released,
+// reset, association gone) while a handover ran. The preparation is
+// undone (the SMFs cancel, a target holding a context releases it) so the
+// parked context carries no handover into CM-IDLE.
+func (n *NF) abandonHandover(ue *ueContext) {
+	h := ue.mob.ho
+	if h == nil {
+		return
+	}
+	if h.kind == hoN2 {
+		n.undoPreparation(ue, h, ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUnspecified))
+	}
+	n.endHandover(ue, "source-lost")
+}
