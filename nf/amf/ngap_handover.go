@@ -336,8 +336,8 @@ func (n *NF) onHandoverNotify(g *gnb, ue *ueContext, pdu *ngapType.NGAPPDU, s ng
 	for _, t := range h.inHandover() {
 		n.tellSMF(ue, t.ID, models.SmfPduSessionSmContextUpdateData{HoState: models.HoState_COMPLETED, UeLocation: locationAt(cell.TAI)}, nil)
 	}
-	n.endHandover(ue, "")
 	n.moveTo(ue, h.target, cell.TAI)
+	n.endHandover(ue, "")
 	return nil
 }
 

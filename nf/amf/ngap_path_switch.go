@@ -171,8 +171,8 @@ func (n *NF) finishPathSwitch(ue *ueContext, h *handover) {
 		n.failPathSwitch(ue, h, err)
 		return
 	}
-	n.endHandover(ue, "")
 	n.moveTo(ue, h.target, h.targetTAI)
+	n.endHandover(ue, "")
 }
 
 // failPathSwitch: the AMF could not answer the switch it made (its own
