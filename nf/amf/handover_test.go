@@ -264,6 +264,9 @@ func TestN2Handover(t *testing.T) {
 	}
 	rel := g.expect("UEContextReleaseCommand")
 	wantCause(t, rel, ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentSuccessfulHandover))
+	// A status transfer the source sent before it heard of its release
+	// is dropped quietly (checked by g.quiet below).
+	g.send(must2(t)(ngapx.BuildUplinkRANStatusTransfer(ngapx.RANStatusTransfer{UEIDs: ngapx.UEIDs{AMFUEID: ue.amfID, RANUEID: 1}, Container: counts})))
 	g.send(releaseComplete(t, ue.amfID, 1))
 
 	ue.deregisterVia(g2, 60)

@@ -146,6 +146,14 @@ var handoverProcedures = map[int64]bool{
 // the procedures of TS 38.413 8.4, and the UE Context Release Complete of
 // a leg the UE left. handled is false for every other message.
 func (n *NF) onMobility(g *gnb, ue *ueContext, pdu *ngapType.NGAPPDU, s ngapx.Summary) (handled bool, err error) {
+	if ue != nil && n.fromLeftLeg(ue, leg{g.id, s.RANUEID}) && s.Procedure != ngapType.ProcedureCodeUEContextRelease {
+		// A message the source sent before it heard of its release
+		// (e.g. a late Uplink RAN Status Transfer, TS 38.413 8.4.6): the
+		// UE is no longer there, so it is dropped, and no Error
+		// Indication adds noise to the release.
+		n.log.Debug("message from a connection the UE left dropped", "amfUeNgapId", ue.amfID, "message", s.Name)
+		return true, nil
+	}
 	if handoverProcedures[s.Procedure] {
 		return true, n.onHandoverMessage(g, ue, pdu, s)
 	}
@@ -256,6 +264,19 @@ func (n *NF) rememberReleasing(ue *ueContext, l leg) {
 		ue.mob.releasing = ue.mob.releasing[1:]
 	}
 	ue.mob.releasing = append(ue.mob.releasing, l)
+}
+
+// fromLeftLeg says whether from is a connection the UE left and is being released.
+func (n *NF) fromLeftLeg(ue *ueContext, from leg) bool {
+	if from == (leg{ue.gnbID, ue.ranID}) {
+		return false
+	}
+	for _, l := range ue.mob.releasing {
+		if l.gnbID == from.gnbID && l.ranID == from.ranID {
+			return true
+		}
+	}
+	return false
 }
 
 // leftLegReleased consumes the UE Context Release Complete of a leg the UE
