@@ -324,7 +324,8 @@ func TestN2HandoverTargetFailure(t *testing.T) {
 // Handover Preparation Failure, the SMF cancels, the target is told to
 // release what it may have set up, and the UE stays with the source.
 func TestN2HandoverTargetSilent(t *testing.T) {
-	h, g := newSetUpHarness(t, func(c *config.Config) { c.AMF.NGAP.TNGRELOCprep = 100 * time.Millisecond })
+	// Long enough for the SMF's answer and the Handover Request on a loaded machine.
+	h, g := newSetUpHarness(t, func(c *config.Config) { c.AMF.NGAP.TNGRELOCprep = time.Second })
 	smf, _ := h.withSMF()
 	ue := h.newUE(g, "0000000306", 1)
 	establishOn(t, h, g, ue, smf, 5)
