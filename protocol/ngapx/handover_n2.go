@@ -201,21 +201,26 @@ func ParseHandoverRequest(pdu *ngapType.NGAPPDU) (out HandoverRequest, err error
 	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.HandoverRequest == nil {
 		return out, ErrNotThisMessage
 	}
-	var haveSec, haveCaps, haveGUAMI, haveContainer bool
+	seen := map[int64]bool{}
 	for _, ie := range pdu.InitiatingMessage.Value.HandoverRequest.ProtocolIEs.List {
-		if haveSec, haveCaps, haveGUAMI, haveContainer, err = out.readIE(ie.Value, haveSec, haveCaps, haveGUAMI, haveContainer); err != nil {
+		if err := out.readIE(ie.Value); err != nil {
 			return out, err
 		}
+		seen[ie.Id.Value] = true
 	}
-	if out.AMFUEID < 0 || !haveSec || !haveCaps || !haveGUAMI || !haveContainer || len(out.Sessions) == 0 || len(out.Allowed) == 0 {
-		return out, missing(what, "AMF UE NGAP ID", "Security Context", "UE Security Capabilities", "GUAMI",
-			"Source to Target Transparent Container", "PDU Session Resource Setup List", "Allowed NSSAI")
+	for _, ie := range []int64{ngapType.ProtocolIEIDSecurityContext, ngapType.ProtocolIEIDUESecurityCapabilities, ngapType.ProtocolIEIDGUAMI,
+		ngapType.ProtocolIEIDSourceToTargetTransparentContainer} {
+		if !seen[ie] {
+			return out, missing(what, "Security Context", "UE Security Capabilities", "GUAMI", "Source to Target Transparent Container")
+		}
+	}
+	if out.AMFUEID < 0 || len(out.Sessions) == 0 || len(out.Allowed) == 0 {
+		return out, missing(what, "AMF UE NGAP ID", "PDU Session Resource Setup List", "Allowed NSSAI")
 	}
 	return out, nil
 }
 
-func (out *HandoverRequest) readIE(v ngapType.HandoverRequestIEsValue, sec, caps, guami, container bool) (bool, bool, bool, bool, error) {
-	var err error
+func (out *HandoverRequest) readIE(v ngapType.HandoverRequestIEsValue) (err error) {
 	switch {
 	case v.AMFUENGAPID != nil:
 		out.AMFUEID = v.AMFUENGAPID.Value
@@ -224,27 +229,25 @@ func (out *HandoverRequest) readIE(v ngapType.HandoverRequestIEsValue, sec, caps
 	case v.UEAggregateMaximumBitRate != nil:
 		out.AMBRUL, out.AMBRDL = v.UEAggregateMaximumBitRate.UEAggregateMaximumBitRateUL.Value, v.UEAggregateMaximumBitRate.UEAggregateMaximumBitRateDL.Value
 	case v.UESecurityCapabilities != nil:
-		out.SecurityCaps, caps = securityCapabilitiesOf(v.UESecurityCapabilities), true
+		out.SecurityCaps = securityCapabilitiesOf(v.UESecurityCapabilities)
 	case v.SecurityContext != nil:
 		out.Security, err = securityContextOf(v.SecurityContext)
-		sec = err == nil
 	case v.PDUSessionResourceSetupListHOReq != nil:
 		for _, it := range v.PDUSessionResourceSetupListHOReq.List {
-			sn, e := snssaiOf(it.SNSSAI)
-			if e != nil {
-				return sec, caps, guami, container, e
+			sn, err := snssaiOf(it.SNSSAI)
+			if err != nil {
+				return err
 			}
 			out.Sessions = append(out.Sessions, SessionResource{ID: it.PDUSessionID.Value, SNSSAI: sn, Transfer: it.HandoverRequestTransfer})
 		}
 	case v.AllowedNSSAI != nil:
 		out.Allowed, err = allowedOf(v.AllowedNSSAI)
 	case v.SourceToTargetTransparentContainer != nil:
-		out.Container, container = v.SourceToTargetTransparentContainer.Value, true
+		out.Container = v.SourceToTargetTransparentContainer.Value
 	case v.GUAMI != nil:
 		out.GUAMI, err = domain.GUAMIFromNGAP(*v.GUAMI)
-		guami = err == nil
 	}
-	return sec, caps, guami, container, err
+	return err
 }
 
 // HandoverRequestAcknowledge is HANDOVER REQUEST ACKNOWLEDGE (TS 38.413
