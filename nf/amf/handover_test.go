@@ -514,3 +514,18 @@ func securityCapsOf(raw []byte) ngapx.SecurityCapabilities {
 	eenc, einteg := c.EUTRABits()
 	return ngapx.SecurityCapabilities{NREncryption: enc, NRIntegrity: integ, EUTRAEncryption: eenc, EUTRAIntegrity: einteg}
 }
+
+// An SMF's N2 SM information for a UE in handover preparation is rejected
+// for now (409 TEMPORARY_REJECT_HANDOVER_ONGOING, TS 29.518 5.2.2.3.1)
+// rather than sent to a source about to lose the UE.
+func TestTransferDuringHandoverIsRejectedForNow(t *testing.T) {
+	h, g, ue, smf := establishedUE(t, "0000000312", 5)
+	g2 := h.connectTarget()
+	prepareN2(t, g, g2, ue, smf, 5)
+	req, parts := transferRequest(5, models.AmfCommunicationNgapIeType_PDU_RES_MOD_REQ, nil, []byte{1, 2})
+	w, p := h.n1n2(ue.supi, req, parts...)
+	if w.Code != 409 || p.Cause != "TEMPORARY_REJECT_HANDOVER_ONGOING" {
+		t.Fatalf("transfer during handover: %d %+v", w.Code, p)
+	}
+	g.quiet()
+}

@@ -16,6 +16,7 @@ package amf
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/free5gc/ngap/ngapType"
@@ -436,6 +437,20 @@ func unsuccessfulTransfer(cause ngapType.Cause) []byte {
 		return nil
 	}
 	return b
+}
+
+// causeTemporaryRejectHandover is TS 29.518 table 6.1.3.5.3.1-3's 409 cause.
+const causeTemporaryRejectHandover = "TEMPORARY_REJECT_HANDOVER_ONGOING"
+
+// handoverHolds: N2 SM information for a UE in a handover is rejected for
+// now (TS 23.502 4.9.1.3.2 and 4.9.1.2.1, TS 29.518 5.2.2.3.1: 409
+// TEMPORARY_REJECT_HANDOVER_ONGOING); the SMF sends it again once the
+// handover is over. A 5GSM message alone still goes to the UE.
+func handoverHolds(ue *ueContext, t transfer) (transferVerdict, bool) {
+	if ue.mob.ho == nil || t.n2 == nil {
+		return transferVerdict{}, false
+	}
+	return transferVerdict{http.StatusConflict, causeTemporaryRejectHandover, string(ue.mob.ho.kind) + " handover in progress"}, true
 }
 
 // abandonHandover: the UE lost its connection to the source (released,
