@@ -339,19 +339,11 @@ func TestN2HandoverTargetSilent(t *testing.T) {
 	h.wantMetric("l25gc_amf_handovers_total", map[string]string{"kind": "n2", "outcome": "failed", "reason": "prep-timeout"}, 1, "timed-out preparations")
 }
 
-// establishOn brings a registered UE's PDU session up on g with the fake SMF.
+// establishOn registers the UE on g and brings its PDU session up with the fake SMF.
 func establishOn(t *testing.T, h *harness, g *gnbSide, ue *testUE, smf *fakeSMF, id uint8) {
 	t.Helper()
 	ue.register()
-	ue.requestSession(id, &slice1, "internet")
-	smf.expect("create")
-	req, parts := transferRequest(int32(id), models.AmfCommunicationNgapIeType_PDU_RES_SETUP_REQ, []byte{0x2e, id, 1, 0xc2}, []byte{9})
-	if w, p := h.n1n2(ue.supi, req, parts...); w.Code != 200 {
-		t.Fatalf("%d %+v", w.Code, p)
-	}
-	g.readSessionRequest("PDUSessionResourceSetupRequest")
-	g.send(setupResponse(t, ue.amfID, ue.ranID, map[int64][]byte{int64(id): {1}}, nil))
-	smf.expect("modify")
+	addSession(t, h, g, ue, smf, id)
 }
 
 // A target the AMF has no association with: Handover Preparation Failure
