@@ -646,25 +646,33 @@ func BuildUplinkRANStatusTransfer(t RANStatusTransfer) ([]byte, error) {
 
 // ParseUplinkRANStatusTransfer reads UPLINK RAN STATUS TRANSFER (AMF side).
 func ParseUplinkRANStatusTransfer(pdu *ngapType.NGAPPDU) (out RANStatusTransfer, err error) {
-	out.UEIDs = UEIDs{-1, -1}
-	defer handoverRecover(&err, "Uplink RAN Status Transfer")
+	const what = "Uplink RAN Status Transfer"
+	defer handoverRecover(&err, what)
 	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.UplinkRANStatusTransfer == nil {
-		return out, ErrNotThisMessage
+		return RANStatusTransfer{UEIDs: UEIDs{-1, -1}}, ErrNotThisMessage
 	}
-	have := false
+	var c *ngapType.RANStatusTransferTransparentContainer
 	for _, ie := range pdu.InitiatingMessage.Value.UplinkRANStatusTransfer.ProtocolIEs.List {
-		switch v := ie.Value; {
-		case v.AMFUENGAPID != nil:
-			out.AMFUEID = v.AMFUENGAPID.Value
-		case v.RANUENGAPID != nil:
-			out.RANUEID = v.RANUENGAPID.Value
-		case v.RANStatusTransferTransparentContainer != nil:
-			out.Container, have = *v.RANStatusTransferTransparentContainer, true
+		if ie.Value.RANStatusTransferTransparentContainer != nil {
+			c = ie.Value.RANStatusTransferTransparentContainer
 		}
 	}
-	if out.AMFUEID < 0 || out.RANUEID < 0 || !have {
-		return out, missing("Uplink RAN Status Transfer", "AMF UE NGAP ID", "RAN UE NGAP ID", "RAN Status Transfer Transparent Container")
+	return ranStatusOf(pdu, what, c)
+}
+
+// ranStatusOf completes a RAN Status Transfer read: the UE NGAP IDs (read
+// as Summarize does) and the container, all mandatory (9.2.3.13, 9.2.3.14).
+func ranStatusOf(pdu *ngapType.NGAPPDU, what string, c *ngapType.RANStatusTransferTransparentContainer) (RANStatusTransfer, error) {
+	out := RANStatusTransfer{UEIDs: UEIDs{-1, -1}}
+	s, err := Summarize(pdu)
+	if err != nil {
+		return out, err
 	}
+	out.UEIDs = UEIDs{s.AMFUEID, s.RANUEID}
+	if s.AMFUEID < 0 || s.RANUEID < 0 || c == nil {
+		return out, missing(what, "AMF UE NGAP ID", "RAN UE NGAP ID", "RAN Status Transfer Transparent Container")
+	}
+	out.Container = *c
 	return out, nil
 }
 
@@ -686,24 +694,16 @@ func BuildDownlinkRANStatusTransfer(t RANStatusTransfer) ([]byte, error) {
 
 // ParseDownlinkRANStatusTransfer reads DOWNLINK RAN STATUS TRANSFER (gNB side).
 func ParseDownlinkRANStatusTransfer(pdu *ngapType.NGAPPDU) (out RANStatusTransfer, err error) {
-	out.UEIDs = UEIDs{-1, -1}
-	defer handoverRecover(&err, "Downlink RAN Status Transfer")
+	const what = "Downlink RAN Status Transfer"
+	defer handoverRecover(&err, what)
 	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.DownlinkRANStatusTransfer == nil {
-		return out, ErrNotThisMessage
+		return RANStatusTransfer{UEIDs: UEIDs{-1, -1}}, ErrNotThisMessage
 	}
-	have := false
+	var c *ngapType.RANStatusTransferTransparentContainer
 	for _, ie := range pdu.InitiatingMessage.Value.DownlinkRANStatusTransfer.ProtocolIEs.List {
-		switch v := ie.Value; {
-		case v.AMFUENGAPID != nil:
-			out.AMFUEID = v.AMFUENGAPID.Value
-		case v.RANUENGAPID != nil:
-			out.RANUEID = v.RANUENGAPID.Value
-		case v.RANStatusTransferTransparentContainer != nil:
-			out.Container, have = *v.RANStatusTransferTransparentContainer, true
+		if ie.Value.RANStatusTransferTransparentContainer != nil {
+			c = ie.Value.RANStatusTransferTransparentContainer
 		}
 	}
-	if out.AMFUEID < 0 || out.RANUEID < 0 || !have {
-		return out, missing("Downlink RAN Status Transfer", "AMF UE NGAP ID", "RAN UE NGAP ID", "RAN Status Transfer Transparent Container")
-	}
-	return out, nil
+	return ranStatusOf(pdu, what, c)
 }
