@@ -521,3 +521,34 @@ func TestTransferDuringHandoverIsRejectedForNow(t *testing.T) {
 	}
 	g.quiet()
 }
+
+// A Path Switch Request without its User Location Information (mandatory,
+// TS 38.413 9.2.3.8) is refused with Path Switch Request Failure, the
+// sessions released with a protocol cause; the UE stays with the source.
+func TestPathSwitchMalformed(t *testing.T) {
+	h, g, ue, smf := establishedUE(t, "0000000313", 5)
+	g2 := h.connectTarget()
+	pdu, err := ngapx.Decode(pathSwitch(t, ue.amfID, 54, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := pdu.InitiatingMessage.Value.PathSwitchRequest
+	kept := m.ProtocolIEs.List[:0]
+	for _, ie := range m.ProtocolIEs.List {
+		if ie.Value.UserLocationInformation == nil {
+			kept = append(kept, ie)
+		}
+	}
+	m.ProtocolIEs.List = kept
+	g2.send(must2(t)(ngapx.Encode(pdu)))
+	f, err := ngapx.ParsePathSwitchRequestFailure(g2.expectPDU("PathSwitchRequestFailure"))
+	if err != nil || f.AMFUEID != ue.amfID || f.RANUEID != 54 || len(f.Released) != 1 {
+		t.Fatalf("failure %+v, %v", f, err)
+	}
+	if c, err := ngapx.ParsePathSwitchRequestSetupFailedTransfer(f.Released[0].Transfer); err != nil || c.Protocol == nil {
+		t.Fatalf("released with %+v, %v", c, err)
+	}
+	ue.deregisterVia(g, 1)
+	smf.expect("release")
+	smf.none()
+}
