@@ -63,7 +63,11 @@ func (n *NF) onHandoverRequired(g *gnb, ue *ueContext, pdu *ngapType.NGAPPDU, s 
 	for _, t := range req.Sessions {
 		n.askPreparing(ue, h, t)
 	}
-	if h.pending == 0 {
+	switch {
+	case len(h.sessions) == 0:
+		// TS 23.502 4.9.1.3.2: nothing of the UE's to hand over.
+		n.failPreparation(ue, ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUnknownPDUSessionID), "no-session")
+	case h.pending == 0:
 		n.onSMFsPreparing(ue, h)
 	}
 	return nil
