@@ -552,3 +552,16 @@ func TestPathSwitchMalformed(t *testing.T) {
 	smf.expect("release")
 	smf.none()
 }
+
+// A Handover Required naming none of the UE's PDU sessions fails at once
+// (unknown PDU session ID); no SMF and no target is asked.
+func TestN2HandoverOfNoKnownSession(t *testing.T) {
+	h, g, ue, smf := establishedUE(t, "0000000314", 5)
+	g2 := h.connectTarget()
+	g.send(n2Required(t, ue, 9, targetGNB))
+	wantCause(t, g.expect("HandoverPreparationFailure"), ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUnknownPDUSessionID))
+	ue.deregisterVia(g, 1)
+	smf.expect("release")
+	smf.none()
+	g2.quiet()
+}
