@@ -55,8 +55,8 @@ func TestMain(m *testing.M) {
 // runUPFU is the UPF-U child: ports from the environment.
 func runUPFU(ctx context.Context) error {
 	cfg := u.Config{MaxSessions: maxSessions, Tables: tablesConfig(),
-		N3: u.Port{Dev: os.Getenv("UPFU_N3"), IP: upfN3},
-		N6: u.Port{Dev: os.Getenv("UPFU_N6"), IP: upfN6},
+		N3:     u.Port{Dev: os.Getenv("UPFU_N3"), IP: upfN3},
+		N6:     u.Port{Dev: os.Getenv("UPFU_N6"), IP: upfN6},
 		Buffer: config.UPFBuffer{PerSession: labBufferPerSession, Total: labBufferTotal}}
 	p, err := u.Start(cfg)
 	if err != nil {
