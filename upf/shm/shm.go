@@ -93,6 +93,7 @@ func ConfigFor(cfg *config.Config) Config {
 // RemoveFile deletes the tables file of cfg (`l25gc down`, tests): the
 // sessions are gone for good once no process maps it.
 func RemoveFile(cfg Config) error {
+	_ = os.Remove(cfg.Path() + doorbellSuffix) // a killed UPF-C's doorbell
 	err := os.Remove(cfg.Path())
 	if os.IsNotExist(err) {
 		return nil

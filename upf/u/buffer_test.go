@@ -298,3 +298,27 @@ func TestDoorbellWakesTheWatcher(t *testing.T) {
 		t.Fatalf("no note reached the watcher (stats %+v)", l.table.Stats().Buffer)
 	}
 }
+
+// The source gNB's End Marker on the forwarding tunnel goes on to the
+// target gNB in the forwarding FAR's tunnel (TS 23.502 4.9.1.3.3 step 3).
+func TestEndMarkerRelayedOnForwardingTunnel(t *testing.T) {
+	l := newLab(t)
+	n3, _ := l.ready()
+	const fwdTEID, targetTEID = 0x3003, 0x4004
+	s := session(1, ueIP, upTEID, gnbTEID, qfi)
+	s.PDRs = append(s.PDRs, rules.PDR{ID: 5, Precedence: 100, Source: rules.Access,
+		LocalFTEID: &rules.FTEID{TEID: fwdTEID, IPv4: upfN3.Addr()}, OuterHeaderRemoval: true, FARID: 5})
+	s.FARs = append(s.FARs, rules.FAR{ID: 5, Action: rules.ActionForward, Destination: rules.Access,
+		OuterHeader: &rules.OuterHeader{TEID: targetTEID, PeerIPv4: gnbIP}})
+	l.install(t, s)
+	l.gnb.send(t, l.n3Frame(n3, gtpu(254, fwdTEID, 0, nil)))
+	f, err := l.gnb.recv(wait, func(f []byte) bool { return isGTPU(f) && f[43] == 254 })
+	if err != nil {
+		t.Fatalf("no End Marker relayed: %v (stats %+v)", err, l.table.Stats())
+	}
+	if teid := binary.BigEndian.Uint32(f[46:]); teid != targetTEID {
+		t.Fatalf("End Marker into TEID %#x, want the target's %#x", teid, targetTEID)
+	}
+	// On the session's own uplink tunnel an End Marker means nothing: dropped.
+	l.expectDrop(t, "gtpu_type", func() { l.gnb.send(t, l.n3Frame(n3, gtpu(254, upTEID, 0, nil))) })
+}
