@@ -322,3 +322,30 @@ func TestEndMarkerRelayedOnForwardingTunnel(t *testing.T) {
 	// On the session's own uplink tunnel an End Marker means nothing: dropped.
 	l.expectDrop(t, "gtpu_type", func() { l.gnb.send(t, l.n3Frame(n3, gtpu(254, upTEID, 0, nil))) })
 }
+
+// Paging failed (TS 23.502 4.2.3.3 step 4b): the SMF sets the FAR to DROP
+// and at once back to BUFF|NOCP; what was held is discarded even when
+// UPF-U looks only after the second rewrite, and the next packet is noted
+// again.
+func TestDropThenRearmDiscardsWhatWasHeld(t *testing.T) {
+	l := newLab(t)
+	_, n6 := l.ready()
+	s := idle(1, ue1)
+	l.install(t, s)
+	l.dn.send(t, toUE(n6, ue1, "old"))
+	l.waitBuffer(t, "held", func(b shm.BufferStats) bool { return b.Now == 1 })
+	s.FARs[1].Action = rules.ActionDrop
+	l.install(t, s)
+	s.FARs[1].Action = rules.ActionBuffer | rules.ActionNotify
+	l.install(t, s)
+	l.waitBuffer(t, "discarded", func(b shm.BufferStats) bool { return b.Now == 0 && b.Discarded == 1 })
+	l.dn.send(t, toUE(n6, ue1, "new"))
+	l.waitBuffer(t, "held again", func(b shm.BufferStats) bool { return b.Now == 1 })
+	if n := len(l.table.Notes()); n != 2 {
+		t.Fatalf("%d notes, want 2: one per paging", n)
+	}
+	l.install(t, forwarding(s, gnbTEID))
+	if got := l.received(t, 1); got[0] != "new" {
+		t.Fatalf("gNB received %v, want only the packet after the failed paging", got)
+	}
+}
