@@ -131,6 +131,9 @@ func (s *Server) reportRoutable() {
 func (n *NF) watchDownlinkData(ctx context.Context, up UserPlane) {
 	defer n.wg.Done()
 	reportNote := func(note shm.Note) {
+		if ctx.Err() != nil {
+			return // stopping: the note waits in UPF-U's ring for the next UPF-C
+		}
 		peer, msg, ok := n.server.downlinkReport(note)
 		if !ok {
 			return
