@@ -132,7 +132,7 @@ func (n *NF) watchDownlinkData(ctx context.Context, up UserPlane) {
 	defer n.wg.Done()
 	reportNote := func(note shm.Note) {
 		if ctx.Err() != nil {
-			return // stopping: the note waits in UPF-U's ring for the next UPF-C
+			return // stopping: this note is lost (UPF-U notes the session again once its FAR is rewritten)
 		}
 		peer, msg, ok := n.server.downlinkReport(note)
 		if !ok {
