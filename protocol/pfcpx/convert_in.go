@@ -151,6 +151,7 @@ func FAROf(ie *CreateFAR) (rules.FAR, error) {
 		return rules.FAR{}, &Error{Cause: CauseConditionalIEMissing, OffendingIE: IEForwardingParameters,
 			Detail: fmt.Sprintf("FAR %d forwards without Forwarding Parameters (TS 29.244 7.5.2.3-1)", f.ID)}
 	}
+	f.SendEndMarker = false // SNDEM belongs to Update Forwarding Parameters only (7.5.4.3-2)
 	return f, nil
 }
 
@@ -189,6 +190,9 @@ func patchFAR(f *rules.FAR, aa *pfcpType.ApplyAction, fp *ForwardingParameters) 
 		}
 		f.OuterHeader = &rules.OuterHeader{TEID: oh.Teid, PeerIPv4: a}
 	}
+	// TS 29.244 8.2.58 SNDEM: a one-off request, the UP function sends
+	// End Marker into the tunnel this update replaces.
+	f.SendEndMarker = fp.PFCPSMReqFlags != nil && fp.PFCPSMReqFlags.Sndem
 	return nil
 }
 

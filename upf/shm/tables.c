@@ -180,3 +180,42 @@ int upft_recover(struct upf_shm *h, uint32_t slot)
 void upft_set_sessions(struct upf_shm *h, uint32_t n) { __atomic_store_n(&h->sessions, n, __ATOMIC_RELAXED); }
 
 uint32_t upft_sessions(struct upf_shm *h) { return __atomic_load_n(&h->sessions, __ATOMIC_RELAXED); }
+
+int upft_command(struct upf_shm *h, const struct upf_cmd *c)
+{
+	struct upf_rings *r = upf_rings_of(h);
+	int64_t i = upf_ring_reserve(&r->cmd_idx);
+	if (i < 0)
+		return -1;
+	r->cmd[i] = *c;
+	upf_ring_publish(&r->cmd_idx);
+	return 0;
+}
+
+int upft_note(struct upf_shm *h, struct upf_note *out)
+{
+	struct upf_rings *r = upf_rings_of(h);
+	int64_t i = upf_ring_next(&r->note_idx);
+	if (i < 0)
+		return 0;
+	*out = r->note[i];
+	upf_ring_consume(&r->note_idx);
+	return 1;
+}
+
+int upft_fars_differ(const struct upf_sess *a, const struct upf_sess *b)
+{
+	return a->nfar != b->nfar || memcmp(a->far, b->far, sizeof(a->far)) != 0;
+}
+
+int upft_drops_buffer(const struct upf_sess *prev, const struct upf_sess *next)
+{
+	for (int i = 0; i < prev->nfar && i < UPF_MAX_FAR; i++) {
+		if (!(prev->far[i].action & UPF_BUFF))
+			continue;
+		for (int j = 0; j < next->nfar && j < UPF_MAX_FAR; j++)
+			if (next->far[j].id == prev->far[i].id && (next->far[j].action & UPF_DROP))
+				return 1;
+	}
+	return 0;
+}
