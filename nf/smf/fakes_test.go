@@ -69,6 +69,13 @@ func (f *fakeN4) ModifyCreated(ctx context.Context, upf string, seid uint64, m *
 	return created, nil
 }
 
+// setFailModify has Modify refuse with err (nil: accept again).
+func (f *fakeN4) setFailModify(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failModify = err
+}
+
 // far is the session's FAR id (the one session installed).
 func (f *fakeN4) far(t *testing.T, id uint32) (rules.FAR, bool) {
 	t.Helper()

@@ -221,3 +221,22 @@ func TestReportForUnknownSession(t *testing.T) {
 		t.Fatalf("released session: cause %d, want 65", cause)
 	}
 }
+
+// The AMF passed the transfer on (200) but released the UE before the
+// gNB answered: the AN release ends the paging attempt and re-arms the
+// report, so the next downlink packet pages again.
+func TestANReleaseWhilePagingRearmsReport(t *testing.T) {
+	s := newTestSMF(t, sbi.NewTCP(), setup{})
+	ref, seid := s.idleSession(t, subscribed, 1)
+	s.n4.report(downlinkData(seid))
+	s.core.waitTransfer(t)
+	before := len(s.n4.modifications())
+	if a := s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{UpCnxState: models.UpCnxState_DEACTIVATED}); a.status != 200 {
+		t.Fatalf("deactivation while paging: %d %s", a.status, a.json)
+	}
+	if mods := s.n4.modifications()[before:]; len(mods) != 1 || mods[0].Update.FARs[0].Action != rules.ActionBuffer|rules.ActionNotify {
+		t.Fatalf("modifications %+v, want the downlink FAR at BUFF|NOCP again", mods)
+	}
+	s.n4.report(downlinkData(seid))
+	s.core.waitTransfer(t)
+}

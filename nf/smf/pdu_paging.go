@@ -142,6 +142,19 @@ func (n *NF) pagingFailed(ctx context.Context, c *smContext, why string) {
 	}
 }
 
+// pagingAbandoned is an AN release that arrives while paging is under
+// way (the AMF passed the transfer on, then lost the UE before the gNB
+// answered): the attempt ends and the downlink FAR is written again, so
+// the UPF reports the next packet (TS 29.244 5.2.3: one report per BUFF
+// NOCP setting) instead of the session staying silent.
+func (n *NF) pagingAbandoned(ctx context.Context, c *smContext) (updateAnswer, error) {
+	c.paging = false
+	if err := n.modifyN4(ctx, c, downlinkBuffered()); err != nil {
+		return updateAnswer{}, fmt.Errorf("N4 session modification (AN release while paging): %w", err)
+	}
+	return updateAnswer{upCnx: models.UpCnxState_DEACTIVATED}, nil
+}
+
 // modifyN4 changes c's session at the UPF.
 func (n *NF) modifyN4(ctx context.Context, c *smContext, m *rules.Modification) error {
 	n4, err := n.n4Client()
