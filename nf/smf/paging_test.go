@@ -48,6 +48,9 @@ func (s *testSMF) reports(t *testing.T, result string) float64 {
 // downlinkFAR is the session's downlink FAR at the fake UPF.
 func (s *testSMF) downlinkFAR(t *testing.T) rules.FAR {
 	t.Helper()
+	if s.wire != nil {
+		return s.wire.downlinkFAR(t)
+	}
 	far, ok := s.n4.far(t, farDownlink)
 	if !ok {
 		t.Fatal("no downlink FAR")
