@@ -68,6 +68,8 @@ func (n *NF) updateN2(ctx context.Context, c *smContext, t models.N2SmInfoType, 
 		return updateAnswer{}, n.modified(ctx, c, nil, pendingQFIs(c))
 	case models.N2SmInfoType_PATH_SWITCH_REQ:
 		return n.pathSwitch(ctx, c, n2)
+	case models.N2SmInfoType_PATH_SWITCH_SETUP_FAIL:
+		return n.pathSwitchSetupFailed(ctx, c, n2)
 	case models.N2SmInfoType_HANDOVER_RES_ALLOC_FAIL:
 		return n.handoverRefused(ctx, c, n2)
 	}
