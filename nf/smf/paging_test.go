@@ -251,6 +251,19 @@ func TestANReleaseWhilePagingRearmsReport(t *testing.T) {
 	}
 	s.n4.report(downlinkData(seid))
 	s.core.waitTransfer(t)
+
+	// Paged, the UE's Service Request made the AMF ask ACTIVATING, and the
+	// UE was lost before the gNB answered: the AN release ends the attempt.
+	if a := s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{UpCnxState: models.UpCnxState_ACTIVATING}); a.status != 200 {
+		t.Fatalf("activating: %d", a.status)
+	}
+	if a := s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{UpCnxState: models.UpCnxState_DEACTIVATED}); a.status != 200 {
+		t.Fatalf("deactivation after ACTIVATING: %d", a.status)
+	}
+	if cause := s.n4.report(downlinkData(seid)); cause != pfcpCauseAccepted || s.reports(t, "reported") != 3 {
+		t.Fatalf("report after the second AN release: cause %d, %v pagings, want 3", cause, s.reports(t, "reported"))
+	}
+	s.core.waitTransfer(t)
 }
 
 // The gNB refuses to set an idle session up again (PDU_RES_SETUP_FAIL
