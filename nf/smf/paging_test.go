@@ -326,3 +326,20 @@ func TestPagingRetriedAfterTemporaryReject(t *testing.T) {
 	waitFor(t, "paging given up after the retries", func() bool { return s.reports(t, "failed") == 1 })
 	s.assertDiscardedThenBuffered(t, before)
 }
+
+// An AMF that accepted the transfer (202) and then lost the attempt (it
+// restarted) never reports an outcome: after pagingTimeout the SMF ends
+// the attempt as failed, and the next packet pages again.
+func TestPagingWithoutOutcomeTimesOut(t *testing.T) {
+	s := newTestSMF(t, sbi.NewTCP(), setup{})
+	s.nf.pagingTimeout = time.Millisecond
+	_, seid := s.idleSession(t, subscribed, 1)
+	before := len(s.n4.modifications())
+	s.core.setTransferStatus(202)
+	s.n4.report(downlinkData(seid))
+	s.core.waitTransfer(t)
+	waitFor(t, "the attempt ended", func() bool { return s.reports(t, "failed") == 1 })
+	s.assertDiscardedThenBuffered(t, before)
+	s.n4.report(downlinkData(seid))
+	s.core.waitTransfer(t)
+}

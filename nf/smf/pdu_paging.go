@@ -83,6 +83,7 @@ func (n *NF) startPaging(c *smContext) (start, gone bool) {
 		return false, false
 	}
 	c.paging = true
+	c.pagingGen++
 	return true, false
 }
 
@@ -91,6 +92,7 @@ func (n *NF) startPaging(c *smContext) (start, gone bool) {
 func (n *NF) page(ctx context.Context, c *smContext, retries int) {
 	c.mu.Lock()
 	m, err := n.pagingTransfer(c)
+	gen := c.pagingGen
 	c.mu.Unlock()
 	if err != nil {
 		n.pagingFailed(ctx, c, err.Error())
@@ -109,11 +111,37 @@ func (n *NF) page(ctx context.Context, c *smContext, retries int) {
 		n.pagingFailed(ctx, c, fmt.Sprintf("N1N2MessageTransfer: %v", err))
 	case cause == models.N1N2MessageTransferCause_ATTEMPTING_TO_REACH_UE:
 		n.log.Debug("AMF pages the UE", "supi", c.supi, "psi", c.psi)
+		n.supervisePaging(c, gen)
 	default:
 		// The UE was CM-CONNECTED: the gNB sets the session up (step 3b
 		// does not apply) and its answer activates it.
 		n.log.Debug("N1N2MessageTransfer initiated", "supi", c.supi, "psi", c.psi, "cause", cause)
+		n.supervisePaging(c, gen)
 	}
+}
+
+// pagingTimeout bounds a paging attempt the AMF accepted: well beyond the
+// AMF's own end of it (T3513 x (1 + retransmissions), 6 s by default,
+// then its failure notification) and a Service Request, so only an AMF
+// that lost the attempt (restarted, crashed) hits it. Without it such a
+// session would stay marked as paging and never page again.
+const pagingTimeout = 30 * time.Second
+
+// supervisePaging ends attempt gen of c as failed if it has neither
+// activated the session nor failed after pagingTimeout.
+func (n *NF) supervisePaging(c *smContext, gen uint64) {
+	time.AfterFunc(n.pagingTimeout, func() {
+		if n.stop.Err() != nil {
+			return
+		}
+		n.background(func(ctx context.Context) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.paging && c.pagingGen == gen {
+				n.endPaging(ctx, c, "no outcome from the AMF within "+n.pagingTimeout.String())
+			}
+		})
+	})
 }
 
 // temporaryReject: the AMF cannot page now but may soon (TS 29.518
@@ -168,6 +196,11 @@ func (n *NF) pagingTransfer(c *smContext) (n1n2, error) {
 func (n *NF) pagingFailed(ctx context.Context, c *smContext, why string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	n.endPaging(ctx, c, why)
+}
+
+// endPaging is pagingFailed with c.mu held.
+func (n *NF) endPaging(ctx context.Context, c *smContext, why string) {
 	if !c.paging {
 		return
 	}
