@@ -73,6 +73,8 @@ type NF struct {
 	// (pdu_handover.go; tests shorten it).
 	forwardingHold time.Duration
 	bg             sync.WaitGroup // procedures running after their answer
+	bgMu           sync.Mutex     // orders background's Add before Stop's Wait
+	stopped        bool
 	stop           context.Context
 	cancel         context.CancelFunc
 }
@@ -149,6 +151,9 @@ func (n *NF) Start(context.Context) error { return nil }
 // Stop ends the procedures still running, then the N4 client if it has
 // sockets to close (pfcpx.Client).
 func (n *NF) Stop(context.Context) {
+	n.bgMu.Lock()
+	n.stopped = true
+	n.bgMu.Unlock()
 	n.cancel()
 	n.bg.Wait()
 	if c, ok := n.n4.(io.Closer); ok {
@@ -156,10 +161,17 @@ func (n *NF) Stop(context.Context) {
 	}
 }
 
-// background runs a procedure after its request was answered, bounded by
-// procedureTimeout and ended by Stop.
+// background runs a procedure after its request was answered, or when
+// a timer fired, bounded by procedureTimeout and ended by Stop; after
+// Stop it runs nothing (a timer may still fire).
 func (n *NF) background(f func(ctx context.Context)) {
-	n.bg.Add(1)
+	n.bgMu.Lock()
+	if n.stopped {
+		n.bgMu.Unlock()
+		return
+	}
+	n.bg.Add(1) // before Stop's Wait, never concurrently with it
+	n.bgMu.Unlock()
 	go func() {
 		defer n.bg.Done()
 		ctx, cancel := context.WithTimeout(n.stop, procedureTimeout)
