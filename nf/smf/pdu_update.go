@@ -25,6 +25,8 @@ func (n *NF) update(ctx context.Context, c *smContext, d *models.SmfPduSessionSm
 	switch {
 	case c.state == stateReleased:
 		return updateAnswer{}, sbi.Rejectf(http.StatusNotFound, sbi.CauseContextNotFound, "SM context released")
+	case d.HoState != "" && d.HoState != models.HoState_NONE:
+		return n.updateHandover(ctx, c, d, n2)
 	case d.N2SmInfoType != "":
 		return n.updateN2(ctx, c, d.N2SmInfoType, n2)
 	case n1 != nil:
@@ -50,6 +52,9 @@ func (n *NF) updateN2(ctx context.Context, c *smContext, t models.N2SmInfoType, 
 		return n.activated(ctx, c, n2)
 	case models.N2SmInfoType_PDU_RES_SETUP_FAIL:
 		cause, err := ngapx.ParsePDUSessionResourceSetupUnsuccessfulTransfer(n2)
+		if c.everActive {
+			return n.reactivationRefused(ctx, c, ngapx.CauseString(&cause))
+		}
 		n.log.Warn("gNB refused the PDU session", "supi", c.supi, "psi", c.psi, "cause", ngapx.CauseString(&cause), "err", err)
 		n.background(func(ctx context.Context) { n.releaseLocally(ctx, c, "gNB refused the resources") })
 		return updateAnswer{}, nil
@@ -64,6 +69,12 @@ func (n *NF) updateN2(ctx context.Context, c *smContext, t models.N2SmInfoType, 
 		return updateAnswer{}, n.modified(ctx, c, rsp.QFIs, rsp.FailedQFIs)
 	case models.N2SmInfoType_PDU_RES_MOD_FAIL:
 		return updateAnswer{}, n.modified(ctx, c, nil, pendingQFIs(c))
+	case models.N2SmInfoType_PATH_SWITCH_REQ:
+		return n.pathSwitch(ctx, c, n2)
+	case models.N2SmInfoType_PATH_SWITCH_SETUP_FAIL:
+		return n.pathSwitchSetupFailed(ctx, c, n2)
+	case models.N2SmInfoType_HANDOVER_RES_ALLOC_FAIL:
+		return n.handoverRefused(ctx, c, n2)
 	}
 	return updateAnswer{}, n2Error(t, fmt.Errorf("not an N2 SM information this SMF takes"))
 }
@@ -82,24 +93,46 @@ func (n *NF) activated(ctx context.Context, c *smContext, n2 []byte) (updateAnsw
 	if err != nil {
 		return updateAnswer{}, fmt.Errorf("N4 session modification (downlink tunnel): %w", err)
 	}
-	c.dl, c.state = rsp.DL, stateActive
+	// A paging attempt ends here too (TS 23.502 4.2.3.3 step 5 runs 4.2.3.2
+	// steps 12-17): the UPF sends what it buffered, then new data.
+	c.dl, c.state, c.paging, c.everActive = rsp.DL, stateActive, false, true
 	n.log.Debug("PDU session active", "supi", c.supi, "psi", c.psi, "gnb", rsp.DL.IPv4, "dl_teid", rsp.DL.TEID)
 	return updateAnswer{upCnx: models.UpCnxState_ACTIVATED}, nil
 }
 
 // deactivate is the AN release (TS 23.502 4.2.6 step 5): the downlink
-// tunnel is gone.
+// tunnel is gone; the UPF buffers downlink data and reports it.
 func (n *NF) deactivate(ctx context.Context, c *smContext) (updateAnswer, error) {
+	if c.state == stateInactive && c.paging {
+		return n.pagingAbandoned(ctx, c)
+	}
 	if c.upSEID == 0 || (c.state != stateActive && c.state != stateActivating) {
 		// No user plane to deactivate (being released, or not set up).
 		return updateAnswer{upCnx: models.UpCnxState_DEACTIVATED}, nil
 	}
 	n4, err := n.n4Client()
 	if err == nil {
-		_, err = n4.Modify(ctx, n.upf, c.upSEID, downlinkDropped())
+		_, err = n4.Modify(ctx, n.upf, c.upSEID, downlinkBuffered())
 	}
 	if err != nil {
 		return updateAnswer{}, fmt.Errorf("N4 session modification (AN release): %w", err)
+	}
+	// A paging attempt that got as far as ACTIVATING ends here too: the
+	// FAR just written re-arms the report.
+	c.dl, c.state, c.paging = ngapx.Tunnel{}, stateInactive, false
+	n.endHandover(ctx, c, "AN released") // a handover in preparation cannot complete
+	return updateAnswer{upCnx: models.UpCnxState_DEACTIVATED}, nil
+}
+
+// reactivationRefused: the gNB could not set the user plane up again
+// (service request or paging, TS 23.502 4.2.3.2 step 12): the session
+// stays with its user plane deactivated (TS 29.502 5.2.2.3.2.2), the
+// downlink FAR written again so the UPF reports the next packet.
+func (n *NF) reactivationRefused(ctx context.Context, c *smContext, cause string) (updateAnswer, error) {
+	n.log.Info("gNB refused to reactivate the PDU session: it stays deactivated", "supi", c.supi, "psi", c.psi, "cause", cause)
+	c.paging = false
+	if err := n.modifyN4(ctx, c, downlinkBuffered()); err != nil {
+		return updateAnswer{}, fmt.Errorf("N4 session modification (reactivation refused): %w", err)
 	}
 	c.dl, c.state = ngapx.Tunnel{}, stateInactive
 	return updateAnswer{upCnx: models.UpCnxState_DEACTIVATED}, nil
