@@ -69,6 +69,10 @@ type procedures struct {
 	open    map[procKey]*ratelimit.Slot
 	ticket  *ratelimit.Slot // the gate's slot, until a procedure claims it
 	waiting bool            // an initiating message of the UE waits at the gate
+	// paging is the slot of the network-triggered Service Request this
+	// context took over from its parked paging (limiter_events.go), until
+	// the UE's Service Request carries it on or it ends.
+	paging *ratelimit.Slot
 }
 
 // busy says whether the UE has a procedure in progress; a slot the
@@ -181,16 +185,19 @@ func (n *NF) endProcedures(ue *ueContext, result string) {
 		ue.lim.ticket = nil
 		t.Finish(result)
 	}
+	n.endPagedProcedure(ue, result)
 }
 
 // initiatingKind says which procedure an uplink 5GMM message starts
-// (TS 24.501 5.5.1, 5.5.2.2, 6.4.1.2, 6.4.2.2, 6.4.3.2), if any.
+// (TS 24.501 5.5.1, 5.5.2.2, 5.6.1, 6.4.1.2, 6.4.2.2, 6.4.3.2), if any.
 func initiatingKind(ev Event, m *nas.Message) (string, bool) {
 	switch ev {
 	case EvRegistrationRequest:
 		return kindRegistration, true
 	case EvDeregistrationRequest:
 		return kindDeregistration, true
+	case EvServiceRequest:
+		return kindServiceRequest, true
 	case EvULNASTransport:
 		return sessionKind(m)
 	}
