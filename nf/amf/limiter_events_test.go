@@ -338,3 +338,85 @@ func TestNoSlotLeaksServiceRequestAndHandover(t *testing.T) {
 		})
 	}
 }
+
+// With fixed:1 and the only slot held by A's PDU session establishment,
+// B's Service Request and C's Handover Required wait at the gate, while a
+// paging of D and D's answer go through (a network-triggered Service
+// Request is counted, never held, and its answer is its follow-up). Once
+// A completes, B's Service Request runs and completes, then C's handover:
+// their follow-ups (the SMFs' answers, the Initial Context Setup answer,
+// the target's acknowledgement, Handover Notify) never wait at the gate.
+func TestFixedOneServiceRequestAndHandoverWaitAndComplete(t *testing.T) {
+	h, g := newSetUpHarness(t, func(c *config.Config) {
+		c.AMF.Limiter.Mode = "fixed:1"
+		c.AMF.NAS.T3513 = time.Hour
+	})
+	smf, _ := h.withSMF()
+	a, b, c, d := h.newUE(g, "0000001200", 1), h.newUE(g, "0000001201", 2), h.newUE(g, "0000001202", 3), h.newUE(g, "0000001203", 4)
+	establishOn(t, h, g, b, smf, 5)
+	b.goIdle(1)
+	smf.expect("modify")
+	establishOn(t, h, g, d, smf, 5)
+	d.goIdle(2)
+	smf.expect("modify")
+	establishOn(t, h, g, c, smf, 5)
+	g2 := h.connectTarget()
+	a.register()
+	base, queued := h.counted(), h.amf.limiter.State().Queued
+
+	a.requestSession(1, &slice1, "internet")
+	smf.expect("create") // A holds the only slot
+	b.requestService(10, b.serviceRequest(nasx.ServiceTypeSignalling, nil, psis(5)))
+	h.eventually("B's Service Request waiting", func() bool { return h.amf.limiter.State().Queue == 1 })
+	g.send(n2Required(t, c, 5, targetGNB))
+	h.eventually("C's Handover Required waiting", func() bool { return h.amf.limiter.State().Queue == 2 })
+
+	if w, _ := h.pageRequest(d.supi, 5, nil); w.Code != http.StatusAccepted {
+		t.Fatalf("transfer for idle D: %d %s", w.Code, w.Body)
+	}
+	g.readPaging()
+	g2.readPaging()
+	d.requestService(11, d.serviceRequest(nasx.ServiceTypeMobileTerminated, nil, psis(5)))
+	if ics, _ := d.readServiceAccept(); len(ics.Sessions) != 1 {
+		t.Fatalf("D's sessions %+v", ics.Sessions)
+	}
+	smf.set("modify", smfReply{status: 204})
+	d.contextSetupResponse(5)
+	if u := smf.expect("modify"); u.update.N2SmInfoType != models.N2SmInfoType_PDU_RES_SETUP_RSP {
+		t.Fatalf("D's setup answer to the SMF: %+v", u.update)
+	}
+	h.wantCurrent(1, "D's paging ended with its Service Request")
+	if q := h.amf.limiter.State().Queue; q != 2 {
+		t.Fatalf("queue %d, want B and C still waiting", q)
+	}
+
+	establish(t, h, g, smf, a, 1) // A ends: B's turn
+	b.readServiceAccept()
+	if s := h.amf.limiter.State(); s.ECurrent != 1 || s.Queue != 1 {
+		t.Fatalf("E_current %d queue %d: want B running and C waiting", s.ECurrent, s.Queue)
+	}
+	smfAnswers(smf, models.HoState_PREPARING, models.N2SmInfoType_PDU_RES_SETUP_REQ, hoReq)
+	b.contextSetupResponse() // B ends: C's turn
+	if u := smf.expect("modify"); u.update.HoState != models.HoState_PREPARING {
+		t.Fatalf("C's preparation: %+v", u.update)
+	}
+	if req, err := ngapx.ParseHandoverRequest(g2.expectPDU("HandoverRequest")); err != nil || req.AMFUEID != c.amfID {
+		t.Fatalf("handover request %+v, %v", req, err)
+	}
+	smfAnswers(smf, models.HoState_PREPARED, models.N2SmInfoType_HANDOVER_CMD, hoCmd)
+	g2.send(n2Ack(t, c.amfID, 70, 5))
+	smf.expect("modify")
+	g.expect("HandoverCommand")
+	smf.set("modify", smfReply{status: 204})
+	g2.send(must2(t)(ngapx.BuildHandoverNotify(ngapx.UEIDs{AMFUEID: c.amfID, RANUEID: 70}, targetCell)))
+	if u := smf.expect("modify"); u.update.HoState != models.HoState_COMPLETED {
+		t.Fatalf("C's completion: %+v", u.update)
+	}
+	g.expect("UEContextReleaseCommand")
+	g.send(releaseComplete(t, c.amfID, c.ranID))
+
+	h.settled(base + 4) // A's establishment, B's Service Request, D's paging with its answer, C's handover
+	if q := h.amf.limiter.State().Queued - queued; q != 2 {
+		t.Fatalf("%d initiating messages waited, want B's and C's", q)
+	}
+}
