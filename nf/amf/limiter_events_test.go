@@ -420,3 +420,48 @@ func TestFixedOneServiceRequestAndHandoverWaitAndComplete(t *testing.T) {
 		t.Fatalf("%d initiating messages waited, want B's and C's", q)
 	}
 }
+
+// With the limiter's queue full, a Handover Required gets Handover
+// Preparation Failure and a Path Switch Request gets Path Switch Request
+// Failure, both with cause control processing overload (TS 38.413
+// 9.3.1.2): the gNB keeps the UE where it is instead of waiting for its
+// timer, and nothing stays counted.
+func TestFullQueueRefusesHandoversWithOverload(t *testing.T) {
+	h, g := newSetUpHarness(t, func(c *config.Config) {
+		c.AMF.Limiter.Mode = "fixed:1"
+		c.AMF.Limiter.Queue = 1
+	})
+	smf, _ := h.withSMF()
+	a, b, c := h.newUE(g, "0000001300", 1), h.newUE(g, "0000001301", 2), h.newUE(g, "0000001302", 3)
+	establishOn(t, h, g, c, smf, 5)
+	g2 := h.connectTarget()
+	a.register()
+	b.register()
+	base := h.counted()
+	a.requestSession(1, &slice1, "internet")
+	smf.expect("create") // A holds the only slot
+	b.requestSession(1, &slice1, "internet")
+	h.eventually("B waiting: the queue is full", func() bool { return h.amf.limiter.State().Queue == 1 })
+
+	overload := ngapx.CauseMisc(ngapType.CauseMiscPresentControlProcessingOverload)
+	g.send(n2Required(t, c, 5, targetGNB))
+	wantCause(t, g.expect("HandoverPreparationFailure"), overload)
+	g2.send(pathSwitch(t, c.amfID, 80, 5))
+	f, err := ngapx.ParsePathSwitchRequestFailure(g2.expectPDU("PathSwitchRequestFailure"))
+	if err != nil || f.AMFUEID != c.amfID || f.RANUEID != 80 || len(f.Released) != 1 || f.Released[0].ID != 5 {
+		t.Fatalf("path switch failure %+v, %v", f, err)
+	}
+	if cause, err := ngapx.ParsePathSwitchRequestSetupFailedTransfer(f.Released[0].Transfer); err != nil ||
+		cause.Misc == nil || cause.Misc.Value != ngapType.CauseMiscPresentControlProcessingOverload {
+		t.Fatalf("session released with %+v, %v", cause, err)
+	}
+	h.wantMetric("l25gc_amf_limiter_dropped_total", map[string]string{"procedure": kindHandover}, 1, "handovers turned away")
+	h.wantMetric("l25gc_amf_limiter_dropped_total", map[string]string{"procedure": kindPathSwitch}, 1, "path switches turned away")
+	h.wantMetric("l25gc_amf_handovers_total", map[string]string{"kind": "n2", "outcome": "failed", "reason": "overload"}, 1, "N2 refused")
+	h.wantMetric("l25gc_amf_handovers_total", map[string]string{"kind": "xn", "outcome": "failed", "reason": "overload"}, 1, "Xn refused")
+
+	establish(t, h, g, smf, a, 1)
+	smf.expect("create") // B's turn
+	establish(t, h, g, smf, b, 1)
+	h.settled(base + 2)
+}
