@@ -94,7 +94,9 @@ func (n *NF) endPagedProcedure(ue *ueContext, result string) {
 
 // serviceSetupAnswered: the gNB's Initial Context Setup answer completes a
 // Service Request from CM-IDLE (TS 23.502 4.2.3.2 steps 12-13); for any
-// other Initial Context Setup it changes nothing.
+// other Initial Context Setup it changes nothing. It runs before the
+// sessions' outcomes go to their SMFs (steps 14-17 belong to each
+// session's own update, which the SMF answers on its own time).
 func (n *NF) serviceSetupAnswered(ue *ueContext, result string) {
 	if ue.openKind(mmKey(kindServiceRequest)) != "" {
 		n.finishProcedure(ue, procService, result)
