@@ -473,8 +473,21 @@ func TestFullQueueRejectsInitialRegistrationWithBackOff(t *testing.T) {
 	}
 	g.expect("UEContextReleaseCommand")
 	a.up(a.registrationComplete())
-	a.dl("DownlinkNASTransport")
-	b.up(b.authResponse(b.dl("DownlinkNASTransport"))) // b's turn came
+	// a's Configuration Update Command and b's Authentication Request (b's
+	// turn came with a's end) leave in either order.
+	var auth []byte
+	for range 2 {
+		s := g.expect("DownlinkNASTransport")
+		switch s.RANUEID {
+		case a.ranID:
+			a.decode(s.NASPDU)
+		case b.ranID:
+			b.amfID, auth = s.AMFUEID, s.NASPDU
+		default:
+			t.Fatalf("DownlinkNASTransport for RAN UE %d", s.RANUEID)
+		}
+	}
+	b.up(b.authResponse(b.decode(auth)))
 	h.wantMetric("l25gc_amf_limiter_dropped_total", map[string]string{"procedure": kindRegistration}, 1, "registrations turned away")
 }
 
