@@ -3,8 +3,9 @@ package amf
 // Procedures in progress, as the limiter counts them (DESIGN.md "AMF
 // limiter and overload"): events, not messages.
 //
-// The API, for every procedure (the lead wires Service Request, Handover
-// Required and Path Switch Request with it):
+// The API, for every procedure (the Service Request and paging use it in
+// limiter_events.go, Handover Required and Path Switch Request in
+// limiter_mobility.go):
 //
 //	n.gate(ue, kind, run)          on the UE's key, for an event-initiating
 //	                               message: run(ue) now if the limiter has
