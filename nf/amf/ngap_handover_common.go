@@ -414,7 +414,7 @@ func (n *NF) endHandover(ue *ueContext, reason string) {
 func (n *NF) beginHandover(ue *ueContext, h *handover) {
 	h.started = time.Now()
 	ue.mob.ho = h
-	// Counted from here to endHandover (limiter_events.go).
+	// Counted from here to endHandover (limiter_mobility.go).
 	n.claimProcedure(ue, mmKey(handoverKind(h.kind)), handoverKind(h.kind))
 	n.metrics.handovers.WithLabelValues(string(h.kind), "attempted", "").Inc()
 }
