@@ -26,6 +26,7 @@ import (
 	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/nasx"
 	"github.com/l25gc/l25gc/protocol/ngapx"
+	"github.com/l25gc/l25gc/ratelimit"
 	"github.com/l25gc/l25gc/sbi"
 )
 
@@ -157,6 +158,7 @@ func (n *NF) adoptIdle(ue *ueContext, g nasx.GUTI, raw []byte) bool {
 		return false
 	}
 	ue.adopt(old)
+	n.endPagedProcedure(ue, ratelimit.ResultFailure) // registering, not answering a paging (limiter_events.go)
 	ue.reg.verified = ue.sec.verifies(raw)
 	return true
 }
@@ -173,6 +175,7 @@ func (n *NF) adoptIdleIfVerified(ue *ueContext, g nasx.GUTI, raw []byte) (known,
 		return known, false
 	}
 	ue.adopt(old)
+	n.endPagedProcedure(ue, ratelimit.ResultFailure) // deregistering, not answering a paging (limiter_events.go)
 	ue.reg.verified = true
 	return true, true
 }

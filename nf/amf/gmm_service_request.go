@@ -50,18 +50,18 @@ func serviceReject(cause uint8, err error) error {
 // onServiceRequest: a UE in CM-IDLE on a new N2 connection, or a connected
 // one (TS 24.501 5.6.1.1).
 func (n *NF) onServiceRequest(ue *ueContext, in *input) (State, error) {
-	if ue.service == nil {
-		// The procedure runs from here to Service Accept or Reject
-		// (reply.go: the limiter's count of procedures in progress).
-		n.startProcedure(ue)
-	}
 	req, err := nasx.ParseServiceRequest(in.msg.m.ServiceRequest)
-	if err != nil {
-		return ue.state, serviceReject(nasx.CauseOf(err), err)
+	if err == nil && ue.supi == "" {
+		return n.serviceFromIdle(ue, req, in.msg.raw)
+	}
+	if ue.service == nil {
+		// The procedure runs from here to its end (limiter_events.go: the
+		// limiter's count of procedures in progress).
+		n.startService(ue)
 	}
 	switch {
-	case ue.supi == "":
-		return n.serviceFromIdle(ue, req, in.msg.raw)
+	case err != nil:
+		return ue.state, serviceReject(nasx.CauseOf(err), err)
 	case !ue.registered || ue.sec == nil:
 		// TS 24.501 5.6.1.5: the network holds the UE as deregistered.
 		return ue.state, serviceReject(nasx.CauseImplicitlyDeregistered, errors.New("Service Request from a UE not registered"))
@@ -76,19 +76,16 @@ func (n *NF) onServiceRequest(ue *ueContext, in *input) (State, error) {
 // serviceFromIdle finds the parked context of the 5G-S-TMSI and checks the
 // request's integrity with it (TS 24.501 4.4.6, 5.6.1.3).
 func (n *NF) serviceFromIdle(ue *ueContext, req nasx.ServiceRequest, raw []byte) (State, error) {
-	s, ours := req.STMSI, n.guami.AMFID
-	if s.SetID != ours.SetID || s.Pointer != ours.Pointer {
-		return ue.state, serviceReject(nasx.CauseUEIdentityCannotBeDerived, fmt.Errorf("5G-S-TMSI of AMF set %d pointer %d", s.SetID, s.Pointer))
-	}
-	old, _ := n.ues.takeIdleIf(s.TMSI, func(*ueContext) bool { return true })
-	if old == nil {
-		if n.ues.deregistered.has(s.TMSI) {
-			return ue.state, serviceReject(nasx.CauseImplicitlyDeregistered, fmt.Errorf("5G-TMSI %08x deregistered implicitly", s.TMSI))
-		}
-		return ue.state, serviceReject(nasx.CauseUEIdentityCannotBeDerived, fmt.Errorf("5G-TMSI %08x unknown", s.TMSI))
+	old, err := n.parkedFor(req.STMSI)
+	if err != nil {
+		n.startService(ue) // counted, rejected
+		return ue.state, err
 	}
 	verified := old.sec.verifies(raw)
 	ue.adopt(old) // with the paging's kept transfers
+	// From here the procedure counts, with the paging's slot when it
+	// answers one (limiter_events.go).
+	n.startService(ue)
 	if len(ue.paged) > 0 {
 		n.metrics.pagingDone.WithLabelValues(resultSuccess).Inc()
 	}
@@ -109,6 +106,24 @@ func (n *NF) serviceFromIdle(ue *ueContext, req nasx.ServiceRequest, raw []byte)
 		req = full
 	}
 	return n.serve(ue, req)
+}
+
+// parkedFor takes the parked context of the 5G-S-TMSI, or says why the
+// request is rejected (TS 24.501 5.6.1.5: #9 unknown, #10 implicitly
+// deregistered).
+func (n *NF) parkedFor(s nasx.STMSI) (*ueContext, error) {
+	ours := n.guami.AMFID
+	if s.SetID != ours.SetID || s.Pointer != ours.Pointer {
+		return nil, serviceReject(nasx.CauseUEIdentityCannotBeDerived, fmt.Errorf("5G-S-TMSI of AMF set %d pointer %d", s.SetID, s.Pointer))
+	}
+	old, _ := n.ues.takeIdleIf(s.TMSI, func(*ueContext) bool { return true })
+	if old != nil {
+		return old, nil
+	}
+	if n.ues.deregistered.has(s.TMSI) {
+		return nil, serviceReject(nasx.CauseImplicitlyDeregistered, fmt.Errorf("5G-TMSI %08x deregistered implicitly", s.TMSI))
+	}
+	return nil, serviceReject(nasx.CauseUEIdentityCannotBeDerived, fmt.Errorf("5G-TMSI %08x unknown", s.TMSI))
 }
 
 // fullServiceRequest reads the whole Service Request from the ciphered NAS
@@ -284,7 +299,8 @@ func (n *NF) acceptService(ue *ueContext) (State, error) {
 	if err != nil {
 		return ue.state, err
 	}
-	if ue.contextSetup {
+	connected := ue.contextSetup
+	if connected {
 		err = n.acceptConnected(ue, sv, plain)
 	} else {
 		err = n.acceptFromIdle(ue, sv, plain)
@@ -292,7 +308,9 @@ func (n *NF) acceptService(ue *ueContext) (State, error) {
 	if err != nil {
 		return ue.state, err
 	}
-	n.finishProcedure(ue, procService, resultSuccess)
+	if connected {
+		n.finishProcedure(ue, procService, resultSuccess)
+	} // else it ends with the gNB's answer (serviceSetupAnswered, TS 23.502 4.2.3.2 step 13)
 	ue.service = nil
 	n.deliverPaged(ue)
 	return StateRegistered, nil

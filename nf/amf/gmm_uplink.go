@@ -40,7 +40,7 @@ func (n *NF) onUplinkNAS(ue *ueContext, raw []byte, initial bool) {
 		return
 	}
 	in := &input{msg: &nasMsg{typ: t, m: m, raw: raw, verified: verified}}
-	if kind, ok := initiatingKind(ev, m); ok {
+	if kind, ok := n.gatedKind(ev, m); ok {
 		// An event-initiating message waits for the limiter (limiter_procedure.go).
 		if !n.gate(ue, kind, func(ue *ueContext) { n.step(ue, ev, in) }) && initial {
 			n.refuseCongested(ue, t)

@@ -3,8 +3,9 @@ package amf
 // Procedures in progress, as the limiter counts them (DESIGN.md "AMF
 // limiter and overload"): events, not messages.
 //
-// The API, for every procedure (the lead wires Service Request, Handover
-// Required and Path Switch Request with it):
+// The API, for every procedure (the Service Request and paging use it in
+// limiter_events.go, Handover Required and Path Switch Request in
+// limiter_mobility.go):
 //
 //	n.gate(ue, kind, run)          on the UE's key, for an event-initiating
 //	                               message: run(ue) now if the limiter has
@@ -69,6 +70,10 @@ type procedures struct {
 	open    map[procKey]*ratelimit.Slot
 	ticket  *ratelimit.Slot // the gate's slot, until a procedure claims it
 	waiting bool            // an initiating message of the UE waits at the gate
+	// paging is the slot of the network-triggered Service Request this
+	// context took over from its parked paging (limiter_events.go), until
+	// the UE's Service Request carries it on or it ends.
+	paging *ratelimit.Slot
 }
 
 // busy says whether the UE has a procedure in progress; a slot the
@@ -181,16 +186,19 @@ func (n *NF) endProcedures(ue *ueContext, result string) {
 		ue.lim.ticket = nil
 		t.Finish(result)
 	}
+	n.endPagedProcedure(ue, result)
 }
 
 // initiatingKind says which procedure an uplink 5GMM message starts
-// (TS 24.501 5.5.1, 5.5.2.2, 6.4.1.2, 6.4.2.2, 6.4.3.2), if any.
+// (TS 24.501 5.5.1, 5.5.2.2, 5.6.1, 6.4.1.2, 6.4.2.2, 6.4.3.2), if any.
 func initiatingKind(ev Event, m *nas.Message) (string, bool) {
 	switch ev {
 	case EvRegistrationRequest:
 		return kindRegistration, true
 	case EvDeregistrationRequest:
 		return kindDeregistration, true
+	case EvServiceRequest:
+		return kindServiceRequest, true
 	case EvULNASTransport:
 		return sessionKind(m)
 	}

@@ -418,7 +418,8 @@ func (c *testClock) advance(d time.Duration) {
 }
 
 // The classification of uplink NAS (from the UE) and of the SMF's
-// transfers never panics, and only the three 5GSM requests initiate.
+// transfers never panics, only the three 5GSM requests initiate in UL NAS
+// Transport, and a Service Request always does.
 func FuzzInitiatingKind(f *testing.F) {
 	ul := func(sm []byte) []byte {
 		b, _ := nasx.BuildULNASTransport(nasx.ULNASTransport{PayloadType: nasx.PayloadN1SMInformation, Payload: sm, PDUSessionID: 1})
@@ -430,6 +431,8 @@ func FuzzInitiatingKind(f *testing.F) {
 	f.Add(ul([]byte{0x2e, 1, 1, 0xcc}))
 	f.Add(ul([]byte{0x2e}))
 	f.Add([]byte{0x7e, 0x00, 0x41})
+	sr, _ := nasx.BuildServiceRequest(nasx.ServiceRequest{ServiceType: nasx.ServiceTypeData, STMSI: nasx.STMSI{TMSI: 1}})
+	f.Add(sr)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if kind, ok := networkSessionKind(transfer{id: 1, n1: b}); ok && kind != kindPDUModification && kind != kindPDURelease {
 			t.Fatalf("transfer kind %q", kind)
@@ -443,6 +446,9 @@ func FuzzInitiatingKind(f *testing.F) {
 			return
 		}
 		kind, ok := initiatingKind(ev, m)
+		if ev == EvServiceRequest && (!ok || kind != kindServiceRequest) {
+			t.Fatalf("Service Request classified %q, %v", kind, ok)
+		}
 		if ok && ev == EvULNASTransport {
 			sm := m.ULNASTransport.GetPayloadContainerContents()
 			want := map[uint8]string{0xc1: kindPDUEstablishment, 0xc9: kindPDUModification, 0xd1: kindPDURelease}[sm[3]]
@@ -473,8 +479,21 @@ func TestFullQueueRejectsInitialRegistrationWithBackOff(t *testing.T) {
 	}
 	g.expect("UEContextReleaseCommand")
 	a.up(a.registrationComplete())
-	a.dl("DownlinkNASTransport")
-	b.up(b.authResponse(b.dl("DownlinkNASTransport"))) // b's turn came
+	// a's Configuration Update Command and b's Authentication Request (b's
+	// turn came with a's end) leave in either order.
+	var auth []byte
+	for range 2 {
+		s := g.expect("DownlinkNASTransport")
+		switch s.RANUEID {
+		case a.ranID:
+			a.decode(s.NASPDU)
+		case b.ranID:
+			b.amfID, auth = s.AMFUEID, s.NASPDU
+		default:
+			t.Fatalf("DownlinkNASTransport for RAN UE %d", s.RANUEID)
+		}
+	}
+	b.up(b.authResponse(b.decode(auth)))
 	h.wantMetric("l25gc_amf_limiter_dropped_total", map[string]string{"procedure": kindRegistration}, 1, "registrations turned away")
 }
 

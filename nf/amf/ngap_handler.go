@@ -259,9 +259,11 @@ func (n *NF) onUEAssociated(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) erro
 		}
 		n.onUplinkNAS(ue, s.NASPDU, false)
 	case s.Procedure == ngapType.ProcedureCodeInitialContextSetup && s.Kind == ngapx.Successful:
+		n.serviceSetupAnswered(ue, resultSuccess)
 		n.forwardContextSetupOutcomes(ue, pdu)
 		n.step(ue, EvContextSetupResponse, &input{})
 	case s.Procedure == ngapType.ProcedureCodeInitialContextSetup && s.Kind == ngapx.Unsuccessful:
+		n.serviceSetupAnswered(ue, resultFailure)
 		n.forwardContextSetupOutcomes(ue, pdu)
 		n.step(ue, EvContextSetupFailure, &input{cause: s.Cause})
 	case s.Procedure == ngapType.ProcedureCodeUEContextReleaseRequest:

@@ -166,7 +166,7 @@ func (n *NF) onMobility(g *gnb, ue *ueContext, pdu *ngapType.NGAPPDU, s ngapx.Su
 
 func (n *NF) onHandoverMessage(g *gnb, ue *ueContext, pdu *ngapType.NGAPPDU, s ngapx.Summary) error {
 	if s.Procedure == ngapType.ProcedureCodePathSwitchRequest && s.Kind == ngapx.Initiating {
-		return n.onPathSwitchRequest(g, ue, pdu, s)
+		return n.gateMobility(g, ue, pdu, s, kindPathSwitch, func(ue *ueContext) error { return n.onPathSwitchRequest(g, ue, pdu, s) })
 	}
 	if ue == nil {
 		// TS 38.413 10.6: the AMF UE NGAP ID is unknown here.
@@ -175,7 +175,7 @@ func (n *NF) onHandoverMessage(g *gnb, ue *ueContext, pdu *ngapType.NGAPPDU, s n
 	}
 	switch {
 	case s.Procedure == ngapType.ProcedureCodeHandoverPreparation && s.Kind == ngapx.Initiating:
-		return n.onHandoverRequired(g, ue, pdu, s)
+		return n.gateMobility(g, ue, pdu, s, kindHandover, func(ue *ueContext) error { return n.onHandoverRequired(g, ue, pdu, s) })
 	case s.Procedure == ngapType.ProcedureCodeHandoverResourceAllocation && s.Kind == ngapx.Successful:
 		return n.onHandoverRequestAcknowledge(g, ue, pdu, s)
 	case s.Procedure == ngapType.ProcedureCodeHandoverResourceAllocation && s.Kind == ngapx.Unsuccessful:
@@ -397,6 +397,8 @@ func (n *NF) endHandover(ue *ueContext, reason string) {
 	}
 	n.stopHandoverTimer(h)
 	ue.mob.ho = nil
+	// The handover's single exit: its limiter slot ends here, whatever the outcome.
+	n.releaseProcedure(ue, mmKey(handoverKind(h.kind)), handoverResult(reason))
 	if reason == "" {
 		n.metrics.handovers.WithLabelValues(string(h.kind), "succeeded", "").Inc()
 		n.metrics.done("handover_"+string(h.kind), resultSuccess, h.started)
@@ -412,6 +414,8 @@ func (n *NF) endHandover(ue *ueContext, reason string) {
 func (n *NF) beginHandover(ue *ueContext, h *handover) {
 	h.started = time.Now()
 	ue.mob.ho = h
+	// Counted from here to endHandover (limiter_mobility.go).
+	n.claimProcedure(ue, mmKey(handoverKind(h.kind)), handoverKind(h.kind))
 	n.metrics.handovers.WithLabelValues(string(h.kind), "attempted", "").Inc()
 }
 

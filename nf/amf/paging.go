@@ -29,6 +29,7 @@ import (
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/ratelimit"
 	"github.com/l25gc/l25gc/sbi"
 )
 
@@ -43,6 +44,9 @@ type paging struct {
 	transfers map[uint8]pendingTransfer // by PDU session ID
 	sent      int                       // Paging messages sent: 1 + retransmissions
 	timer     *time.Timer               // T3513
+	// slot counts the network-triggered Service Request in the limiter
+	// (limiter_events.go) from the paging on.
+	slot *ratelimit.Slot
 }
 
 // pageFor keeps t for the parked UE of supi and pages it unless a paging
@@ -86,7 +90,8 @@ func (n *NF) keepTransfer(ue *ueContext, t transfer) (transferVerdict, *ueContex
 		pg.transfers[t.id] = p
 		return v, nil // TS 23.502 4.2.3.3 step 4a: already paging, page once
 	}
-	ue.idle.paging = &paging{transfers: map[uint8]pendingTransfer{t.id: p}, sent: 1}
+	// Counted, not gated: the parked context has no key to hold it on.
+	ue.idle.paging = &paging{transfers: map[uint8]pendingTransfer{t.id: p}, sent: 1, slot: n.limiter.Force(kindPaging)}
 	n.armT3513(ue)
 	n.metrics.pagingStarted.Inc()
 	return v, ue
@@ -132,6 +137,8 @@ func (n *NF) onT3513(ue *ueContext, tmsi uint32, pg *paging) {
 }
 
 // endPaging stops the paging and hands over its transfers (nil: none ran).
+// Unless the UE answered (takePaging took the slot first), the network-
+// triggered Service Request has failed.
 func (s *idleState) endPaging() []pendingTransfer {
 	pg := s.paging
 	if pg == nil {
@@ -139,6 +146,7 @@ func (s *idleState) endPaging() []pendingTransfer {
 	}
 	s.paging = nil
 	pg.timer.Stop()
+	pg.slot.Finish(ratelimit.ResultFailure)
 	out := make([]pendingTransfer, 0, len(pg.transfers))
 	for _, t := range pg.transfers {
 		out = append(out, t)
@@ -192,6 +200,10 @@ func (n *NF) failPaged(ue *ueContext, cause models.N1N2MessageTransferCause) {
 // table, onto the context that adopts it: its transfers are now the new
 // context's to deliver or fail, and its timers stop.
 func (ue *ueContext) takePaging(old *ueContext) {
+	if pg := old.idle.paging; pg != nil {
+		// The procedure goes on with the UE's answer (limiter_events.go).
+		ue.lim.paging, pg.slot = pg.slot, nil
+	}
 	ts := old.idle.endPaging()
 	old.idle.stopTimer()
 	if len(ts) == 0 {
