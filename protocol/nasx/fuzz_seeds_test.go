@@ -49,7 +49,9 @@ func uplinkSamples(t testing.TB) map[string][]byte {
 		"configuration-update-complete":       must(BuildConfigurationUpdateComplete()),
 		"deregistration-request":              must(BuildDeregistrationRequest(false, 1, guti)),
 		"deregistration-request-switch-off":   must(BuildDeregistrationRequest(true, 1, guti)),
-		"status-from-ue":                      must(BuildStatus(CauseMessageNotCompatibleWithState)),
+		"service-request-mt": must(BuildServiceRequest(ServiceRequest{ServiceType: ServiceTypeMobileTerminated, NgKSI: 1,
+			STMSI: GUTI{GUAMI: testGUAMI(1), TMSI: 7}.STMSI(), UplinkDataStatus: psis(1), PDUSessionStatus: psis(1, 2)})),
+		"status-from-ue": must(BuildStatus(CauseMessageNotCompatibleWithState)),
 		"ul-nas-transport-pdu-session": must(BuildULNASTransport(ULNASTransport{PayloadType: PayloadN1SMInformation,
 			Payload: must(BuildPDUSessionEstablishmentRequest(1, 1)), PDUSessionID: 1, RequestType: RequestInitial, DNN: "internet"})),
 	}

@@ -46,6 +46,10 @@ func readUplink(b []byte) {
 		}
 	case m.IdentityResponse != nil:
 		readIdentity(m.IdentityResponse.MobileIdentity.Buffer)
+	case m.ServiceRequest != nil:
+		if r, err := ParseServiceRequest(m.ServiceRequest); err == nil && r.Container != nil {
+			readUplink(r.Container) // the full Service Request (TS 24.501 4.4.6)
+		}
 	case m.DeregistrationRequestUEOriginatingDeregistration != nil:
 		readIdentity(m.DeregistrationRequestUEOriginatingDeregistration.MobileIdentity5GS.Buffer)
 	case m.SecurityModeComplete != nil:
