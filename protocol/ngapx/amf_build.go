@@ -179,6 +179,10 @@ type InitialContext struct {
 	KgNB                            []byte // 32 octets (TS 33.501 A.9)
 	AMBRUL, AMBRDL                  int64  // bit/s; 0 = absent
 	NASPDU                          []byte // nil = absent
+	// Sessions are the PDU sessions whose user plane the request sets up
+	// (PDU Session Resource Setup Request List, 9.2.2.1): a Service Request
+	// activating them (TS 23.502 4.2.3.2 step 12).
+	Sessions []SessionResource
 }
 
 // BuildInitialContextSetupRequest builds Initial Context Setup Request (TS 38.413 8.3.1).
@@ -216,6 +220,14 @@ func BuildInitialContextSetupRequest(c InitialContext) ([]byte, error) {
 	}
 	add(ngapType.ProtocolIEIDGUAMI, reject, ngapType.InitialContextSetupRequestIEsValue{
 		Present: ngapType.InitialContextSetupRequestIEsPresentGUAMI, GUAMI: &guami})
+	if len(c.Sessions) > 0 {
+		list, err := setupListCxtReq(c.Sessions)
+		if err != nil {
+			return nil, err
+		}
+		add(ngapType.ProtocolIEIDPDUSessionResourceSetupListCxtReq, reject, ngapType.InitialContextSetupRequestIEsValue{
+			Present: ngapType.InitialContextSetupRequestIEsPresentPDUSessionResourceSetupListCxtReq, PDUSessionResourceSetupListCxtReq: list})
+	}
 	add(ngapType.ProtocolIEIDAllowedNSSAI, reject, ngapType.InitialContextSetupRequestIEsValue{
 		Present: ngapType.InitialContextSetupRequestIEsPresentAllowedNSSAI, AllowedNSSAI: &allowed})
 	add(ngapType.ProtocolIEIDUESecurityCapabilities, reject, ngapType.InitialContextSetupRequestIEsValue{

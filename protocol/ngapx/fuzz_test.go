@@ -24,7 +24,8 @@ func FuzzDecodeNGAP(f *testing.F) {
 		_, _ = ParseInitialUEMessage(pdu)
 		_, _ = ParseUERadioCapability(pdu)
 		_, _ = ParsePDUSessionResourceAnswer(pdu)
-		_ = Criticality(pdu) // decides whether an unhandled procedure gets an Error Indication
+		_, _ = ParseInitialContextSetupOutcomes(pdu) // a Service Request's sessions (TS 23.502 4.2.3.2 step 13)
+		_ = Criticality(pdu)                         // decides whether an unhandled procedure gets an Error Indication
 		if _, part, err := ResetAll(pdu); err == nil {
 			// TS 38.413 8.7.4.2.1: a partial reset is acknowledged with its list.
 			_, _ = BuildNGResetAcknowledge(part)

@@ -123,6 +123,13 @@ func BuildRANConfigurationUpdate(g GNB) ([]byte, error) {
 // BuildInitialUEMessage builds Initial UE Message (TS 38.413 8.6.1), with
 // the 5G-S-TMSI when the UE is known to the AMF (stmsi not nil).
 func BuildInitialUEMessage(ranUEID int64, nasPDU []byte, cell Cell, stmsi *nasx.STMSI) ([]byte, error) {
+	return BuildInitialUEMessageWithCause(ranUEID, nasPDU, cell, stmsi, ngapType.RRCEstablishmentCausePresentMoSignalling)
+}
+
+// BuildInitialUEMessageWithCause builds Initial UE Message with the RRC
+// establishment cause the UE gave (TS 38.413 9.3.1.111), e.g. mt-Access for
+// the Service Request that answers paging (TS 38.331 5.3.3).
+func BuildInitialUEMessageWithCause(ranUEID int64, nasPDU []byte, cell Cell, stmsi *nasx.STMSI, rrcCause aper.Enumerated) ([]byte, error) {
 	uli, err := cell.userLocation()
 	if err != nil {
 		return nil, err
@@ -140,7 +147,7 @@ func BuildInitialUEMessage(ranUEID int64, nasPDU []byte, cell Cell, stmsi *nasx.
 	add(ngapType.ProtocolIEIDUserLocationInformation, reject, ngapType.InitialUEMessageIEsValue{
 		Present: ngapType.InitialUEMessageIEsPresentUserLocationInformation, UserLocationInformation: uli})
 	add(ngapType.ProtocolIEIDRRCEstablishmentCause, ignore, ngapType.InitialUEMessageIEsValue{Present: ngapType.InitialUEMessageIEsPresentRRCEstablishmentCause,
-		RRCEstablishmentCause: &ngapType.RRCEstablishmentCause{Value: ngapType.RRCEstablishmentCausePresentMoSignalling}})
+		RRCEstablishmentCause: &ngapType.RRCEstablishmentCause{Value: rrcCause}})
 	if stmsi != nil {
 		s := FiveGSTMSI(*stmsi)
 		add(ngapType.ProtocolIEIDFiveGSTMSI, reject, ngapType.InitialUEMessageIEsValue{Present: ngapType.InitialUEMessageIEsPresentFiveGSTMSI,

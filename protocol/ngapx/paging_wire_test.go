@@ -1,0 +1,88 @@
+package ngapx
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/domain"
+	"github.com/l25gc/l25gc/protocol/nasx"
+)
+
+// The idle-mode messages the AMF sends — Paging, and the Initial Context
+// Setup Request of a Service Request with a session and Service Accept —
+// dissect in tshark without error (DESIGN.md; issue 12: "tshark dissects
+// NGAP Paging").
+func TestIdleModeMessagesDissectInTShark(t *testing.T) {
+	for _, tool := range []string{"tshark", "text2pcap"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	plmn := domain.PLMN{MCC: "208", MNC: "93"}
+	paging, err := BuildPaging(Paging{STMSI: nasx.STMSI{SetID: 1, Pointer: 1, TMSI: 0xCAFE0001},
+		TAIs: []domain.TAI{{PLMN: plmn, TAC: 1}, {PLMN: plmn, TAC: 2}}, Priority: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := nasx.PSIs(5)
+	accept, err := nasx.BuildServiceAccept(nasx.ServiceAccept{PDUSessionStatus: &status, ReactivationResult: new(nasx.PSISet)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	guami, err := domain.ParseGUAMI("20893-cafe00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slice := models.Snssai{Sst: 1, Sd: "010203"}
+	ics, err := BuildInitialContextSetupRequest(InitialContext{AMFUEID: 7, RANUEID: 9, GUAMI: guami, Allowed: []models.Snssai{slice},
+		KgNB: make([]byte, 32), AMBRUL: 1e8, AMBRDL: 1e9, NASPDU: accept,
+		Sessions: []SessionResource{{ID: 5, SNSSAI: slice, Transfer: setupTransfer(t)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := dissectNGAP(t, paging, ics)
+	for _, want := range []string{"Paging", "TAIListForPaging", "fiveG-TMSI", "InitialContextSetupRequest",
+		"PDUSessionResourceSetupListCxtReq", "Service accept", "PDU session status"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("tshark shows no %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "Malformed") || strings.Contains(text, "Expert Info (Error") {
+		t.Fatalf("tshark flags a message:\n%s", text)
+	}
+}
+
+// dissectNGAP runs tshark over the messages as SCTP DATA with PPID 60
+// (TS 38.412 7) and returns its verbose dissection.
+func dissectNGAP(t *testing.T, msgs ...[]byte) string {
+	t.Helper()
+	var hex strings.Builder
+	for _, b := range msgs {
+		for i, x := range b {
+			if i%16 == 0 {
+				fmt.Fprintf(&hex, "\n%06x", i)
+			}
+			fmt.Fprintf(&hex, " %02x", x)
+		}
+		hex.WriteString("\n")
+	}
+	dir := t.TempDir()
+	in, pcap := filepath.Join(dir, "ngap.txt"), filepath.Join(dir, "ngap.pcap")
+	if err := os.WriteFile(in, []byte(hex.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("text2pcap", "-q", "-S", "38412,38412,60", in, pcap).CombinedOutput(); err != nil {
+		t.Fatalf("text2pcap: %v %s", err, out)
+	}
+	out, err := exec.Command("tshark", "-r", pcap, "-V").CombinedOutput()
+	if err != nil {
+		t.Fatalf("tshark: %v %s", err, out)
+	}
+	return string(out)
+}
