@@ -36,8 +36,6 @@ type idleState struct {
 	// paged holds the time the gNB received a Paging for the UE, until
 	// the UE answers it.
 	paged chan time.Time
-	// PagedAt is the last paging answered (UnixNano), 0 before one.
-	pagedAt atomic.Int64
 }
 
 // idleUEs are the CM-IDLE UEs camping on a gNB, by 5G-S-TMSI.
@@ -199,3 +197,9 @@ func (p *UserPlane) reactivate(t *Tunnel, ul ngapx.Tunnel, qfis []uint8) {
 	p.enter(t)
 	t.parked.Store(false)
 }
+
+// ReleaseToIdle is GoIdle as a fleet procedure.
+func ReleaseToIdle(ctx context.Context, ue *UE) (time.Duration, error) { return ue.GoIdle(ctx) }
+
+// Wake is RequestService as a fleet procedure.
+func Wake(ctx context.Context, ue *UE) (time.Duration, error) { return ue.RequestService(ctx) }

@@ -92,7 +92,6 @@ func (u *UE) AnswerPaging(ctx context.Context) (pagedAt time.Time, latency time.
 	if pagedAt, err = u.AwaitPaging(ctx); err != nil {
 		return pagedAt, 0, err
 	}
-	u.idle.pagedAt.Store(pagedAt.UnixNano())
 	if _, err := u.requestService(ctx, nasx.ServiceTypeMobileTerminated, nil); err != nil {
 		return pagedAt, 0, err
 	}

@@ -182,13 +182,18 @@ func (g *GNB) activate(ue *UE, rs ngapx.RANSessionSetup) *Tunnel {
 	if t != nil && t.p == g.up && t.parked.Load() {
 		g.up.reactivate(t, rs.UL, qfis)
 	} else {
+		old := t
 		t = g.up.newTunnel(rs.ID, rs.UL, qfis)
 		if s != nil {
-			// A session the UE knows gets the new tunnel as its own.
+			// A session the UE knows gets the new tunnel as its own, and
+			// its downlink goes where the old tunnel's went.
 			ue.sessMu.Lock()
 			s.Tunnel = t
 			t.setRules(s.rules)
 			ue.sessMu.Unlock()
+		}
+		if old != nil {
+			t.sink.Store(old.sink.Load())
 		}
 	}
 	g.putTunnel(ue, t)
