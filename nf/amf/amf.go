@@ -120,6 +120,7 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	n.calls, n.stopCalls = context.WithCancel(context.Background())
 	n.metrics = newMetrics(env.Registry)
 	countUEs(env.Registry, n.ues)
+	countIdle(env.Registry, n.ues)
 	n.disp = o.Dispatcher
 	if n.disp == nil {
 		n.disp = ratelimit.New(max(o.Limit, 64), n.onPanic, ratelimit.NewGauges(env.Registry, "l25gc_amf"))

@@ -19,6 +19,9 @@ type gnb struct {
 	conn  Conn
 	name  string
 	ready atomic.Bool // NG Setup succeeded
+	// tais are the TAs the gNB serves in our PLMN (NG Setup, RAN
+	// Configuration Update): where it pages (ngap_paging.go).
+	tais atomic.Pointer[[]domain.TAI]
 }
 
 // stream picks the SCTP stream of a UE's signalling: stream 0 is for non-UE
@@ -70,10 +73,13 @@ type ueContext struct {
 	contextSetup    bool   // Initial Context Setup sent on this N2 connection
 	radioCapability []byte // UE Radio Capability from the gNB (TS 38.413 8.14.1)
 	timer           *nasTimer
-	guard           *guardTimer // bounds the context's life before authentication and while releasing (timers.go)
-	call            pendingCall // the SBI answer the UE waits for (sbi_call.go)
-	pdu             pduState    // PDU session routing contexts (pdu_session.go)
-	stored          storedAs    // its record in the UE store (persist_ue.go)
+	guard           *guardTimer               // bounds the context's life before authentication and while releasing (timers.go)
+	call            pendingCall               // the SBI answer the UE waits for (sbi_call.go)
+	pdu             pduState                  // PDU session routing contexts (pdu_session.go)
+	stored          storedAs                  // its record in the UE store (persist_ue.go)
+	idle            idleState                 // parked in CM-IDLE: reachability timers and paging (mobile_reachable.go, paging.go)
+	service         *serviceRequest           // a Service Request being served (gmm_service_request.go)
+	paged           map[uint8]pendingTransfer // transfers paging kept, to deliver on this connection (paging.go)
 }
 
 type authState struct {
@@ -107,6 +113,9 @@ type ueTable struct {
 	nextID atomic.Int64
 	tmsi   atomic.Uint32
 	tmsiReservation
+	// deregistered are the 5G-TMSIs of UEs deregistered implicitly, so that
+	// their Service Request gets #10 (mobile_reachable.go).
+	deregistered recentTMSIs
 }
 
 func newUETable() *ueTable {

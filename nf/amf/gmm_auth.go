@@ -248,6 +248,9 @@ func (n *NF) onSecurityModeComplete(ue *ueContext, in *input) (State, error) {
 			ue.pei = id.PEI
 		}
 	}
+	if ue.service != nil {
+		return n.serveAfterSecurity(ue, c) // a Service Request that failed the integrity check
+	}
 	if c.NASMessageContainer != nil {
 		if err := n.readFullRequest(ue, c.NASMessageContainer.Buffer); err != nil {
 			return ue.state, err

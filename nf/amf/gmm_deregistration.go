@@ -58,6 +58,7 @@ func (n *NF) endContext(ue *ueContext) {
 		n.metrics.registered.Dec()
 	}
 	n.forgetUE(ue)
+	n.endIdle(ue)
 	n.cleanupSBI(ue)
 }
 

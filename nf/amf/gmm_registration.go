@@ -115,6 +115,9 @@ func (n *NF) registerWithGUTI(ue *ueContext, g nasx.GUTI, raw []byte) (State, er
 	if !connected && !n.adoptIdle(ue, g, raw) {
 		return n.askIdentity(ue)
 	}
+	// TS 23.502 4.2.3.3: a UE that registers instead of answering the
+	// paging ends it; the SMFs re-arm their buffering (paging.go).
+	n.failPaged(ue, models.N1N2MessageTransferCause_UE_NOT_RESPONDING)
 	if ue.reg.verified {
 		if !ue.reg.secCap.Valid() {
 			ue.reg.secCap = ue.capability
@@ -186,6 +189,7 @@ func (ue *ueContext) adopt(old *ueContext) {
 	ue.capability = old.capability
 	ue.pdu = old.pdu
 	ue.stored = old.stored
+	ue.takePaging(old) // paging.go: the transfers kept while it was paged
 	if ue.reg.regType != nasMessage.RegistrationType5GSInitialRegistration {
 		// TS 23.501 5.4.4.1: the radio capability is kept while the UE stays
 		// registered, not across an initial registration.
@@ -437,7 +441,7 @@ func (n *NF) acceptRegistration(ue *ueContext) (State, error) {
 }
 
 // initialContext builds the Initial Context Setup Request carrying nasPDU.
-func (n *NF) initialContext(ue *ueContext, nasPDU []byte) ([]byte, error) {
+func (n *NF) initialContext(ue *ueContext, nasPDU []byte, sessions ...ngapx.SessionResource) ([]byte, error) {
 	// TS 33.501 A.9 / 6.9.2.1.1: KgNB from KAMF and the uplink NAS COUNT of
 	// the last uplink message verified under this context (the Security Mode
 	// Complete, or the integrity-checked Registration Request).
@@ -449,7 +453,7 @@ func (n *NF) initialContext(ue *ueContext, nasPDU []byte) ([]byte, error) {
 	eenc, einteg := ue.reg.secCap.EUTRABits()
 	return ngapx.BuildInitialContextSetupRequest(ngapx.InitialContext{AMFUEID: ue.amfID, RANUEID: ue.ranID,
 		GUAMI: n.guami, Allowed: ue.allowed, NREncryption: enc, NRIntegrity: integ, EUTRAEncryption: eenc,
-		EUTRAIntegrity: einteg, KgNB: kgnb, AMBRUL: ue.ambrUL, AMBRDL: ue.ambrDL, NASPDU: nasPDU})
+		EUTRAIntegrity: einteg, KgNB: kgnb, AMBRUL: ue.ambrUL, AMBRDL: ue.ambrDL, NASPDU: nasPDU, Sessions: sessions})
 }
 
 // onRegistrationComplete: TS 24.501 5.5.1.2.4 — stop T3550; then tell the UE

@@ -129,6 +129,8 @@ func eventOf(t uint8) (Event, bool) {
 		return EvStatus, true
 	case nas.MsgTypeULNASTransport:
 		return EvULNASTransport, true
+	case nas.MsgTypeServiceRequest:
+		return EvServiceRequest, true
 	}
 	return 0, false
 }
@@ -136,8 +138,11 @@ func eventOf(t uint8) (Event, bool) {
 // rejectFor says how an invalid message of type t is answered: a broken
 // Registration Request gets Registration Reject, anything else 5GMM Status.
 func rejectFor(t uint8) replyKind {
-	if t == nas.MsgTypeRegistrationRequest {
+	switch t {
+	case nas.MsgTypeRegistrationRequest:
 		return replyRegistrationReject
+	case nas.MsgTypeServiceRequest:
+		return replyServiceReject // TS 24.501 5.6.1.5
 	}
 	return replyStatus
 }

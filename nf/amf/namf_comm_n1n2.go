@@ -46,13 +46,16 @@ type transfer struct {
 	id     uint8
 	n1, n2 []byte
 	n2Type models.N2SmInfoType
+	// failureURI is the SMF's n1n2FailureTxfNotifURI: where a paging that
+	// fails is reported (TS 29.518 6.1.6.2.25; paging.go).
+	failureURI string
 }
 
 // transferVerdict is an answer to the SMF: status and cause.
 type transferVerdict struct {
 	status int
 	cause  string
-	detail string
+	detail string // for 202 (paging.go): the kept transfer's resource, sent as Location
 }
 
 var transferInitiated = transferVerdict{status: http.StatusOK}
@@ -75,6 +78,12 @@ func (n *NF) handleN1N2MessageTransfer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := n.transferTo(r, r.PathValue("ueContextId"), t)
+	if v.status == http.StatusAccepted {
+		// TS 29.518 5.2.2.3.1 step 3a: the UE is in CM-IDLE and paged.
+		w.Header().Set("Location", v.detail)
+		sbi.WriteJSON(w, http.StatusAccepted, models.N1N2MessageTransferRspData{Cause: models.N1N2MessageTransferCause_ATTEMPTING_TO_REACH_UE})
+		return
+	}
 	if v.status != http.StatusOK {
 		sbi.WriteProblem(w, v.status, v.cause, v.detail)
 		return
@@ -91,7 +100,7 @@ func readTransfer(req models.N1N2MessageTransferReqData, parts map[string]sbi.Pa
 	bad := func(cause, detail string) (transfer, *transferVerdict) {
 		return transfer{}, &transferVerdict{status: http.StatusBadRequest, cause: cause, detail: detail}
 	}
-	var t transfer
+	t := transfer{failureURI: req.N1n2FailureTxfNotifURI}
 	id := req.PduSessionId
 	if c := req.N1MessageContainer; c != nil {
 		if c.N1MessageClass != models.N1MessageClass_SM {
@@ -130,9 +139,8 @@ func (n *NF) transferTo(r *http.Request, supi string, t transfer) transferVerdic
 	id, connected := n.ues.findSUPI(supi)
 	switch {
 	case !connected && n.ues.known(supi):
-		// TS 29.518 5.2.2.3.1: a CM-IDLE UE is paged first; this AMF does
-		// not page yet, so the UE cannot be reached.
-		return transferVerdict{http.StatusGatewayTimeout, causeUENotReachable, supi + " is in CM-IDLE (paging is not offered)"}
+		// TS 29.518 5.2.2.3.1: a CM-IDLE UE is paged first (paging.go).
+		return n.pageFor(supi, t)
 	case !connected:
 		return transferVerdict{http.StatusNotFound, sbi.CauseContextNotFound, "no UE context for " + supi}
 	}
@@ -171,6 +179,9 @@ func (n *NF) transfer(ue *ueContext, t transfer) transferVerdict {
 	s := ue.pdu.get(t.id)
 	if s == nil {
 		return transferVerdict{http.StatusNotFound, sbi.CauseContextNotFound, "no PDU session " + strconv.Itoa(int(t.id)) + " for " + ue.supi}
+	}
+	if n.holdForService(ue, t) {
+		return transferInitiated // goes in the Service Request's Initial Context Setup
 	}
 	err := n.deliverSM(ue, s, t.n1, t.n2, t.n2Type)
 	switch {

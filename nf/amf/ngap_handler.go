@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/free5gc/ngap/ngapType"
+	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/ngapx"
@@ -104,6 +105,8 @@ func (n *NF) onNGSetup(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) error {
 		return fmt.Errorf("NG Setup Response: %w", err)
 	}
 	g.name = req.Name
+	tais := n.servedTAIs(req.TAs)
+	g.tais.Store(&tais)
 	if !g.ready.Swap(true) {
 		n.metrics.gnbs.Inc()
 	}
@@ -129,6 +132,10 @@ func (n *NF) onRANConfigurationUpdate(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Sum
 	}
 	if upd.Name != "" {
 		g.name = upd.Name
+	}
+	if upd.TAs != nil {
+		tais := n.servedTAIs(upd.TAs)
+		g.tais.Store(&tais)
 	}
 	n.sendNonUE(g, n.built("RANConfigurationUpdateAcknowledge")(ngapx.BuildRANConfigurationUpdateAcknowledge()))
 	n.log.Info("RAN Configuration Update", "gnb", g.id, "name", g.name, "tas", len(upd.TAs))
@@ -248,8 +255,10 @@ func (n *NF) onUEAssociated(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) erro
 		}
 		n.onUplinkNAS(ue, s.NASPDU, false)
 	case s.Procedure == ngapType.ProcedureCodeInitialContextSetup && s.Kind == ngapx.Successful:
+		n.forwardContextSetupOutcomes(ue, pdu)
 		n.step(ue, EvContextSetupResponse, &input{})
 	case s.Procedure == ngapType.ProcedureCodeInitialContextSetup && s.Kind == ngapx.Unsuccessful:
+		n.forwardContextSetupOutcomes(ue, pdu)
 		n.step(ue, EvContextSetupFailure, &input{cause: s.Cause})
 	case s.Procedure == ngapType.ProcedureCodeUEContextReleaseRequest:
 		n.step(ue, EvReleaseRequest, &input{cause: s.Cause})
@@ -332,9 +341,12 @@ func (n *NF) dropConnection(ue *ueContext) State {
 	n.stopGuard(ue)
 	n.cancelCall(ue)
 	if ue.registered {
+		n.failPaged(ue, models.N1N2MessageTransferCause_UE_NOT_RESPONDING)
+		ue.service = nil
 		n.deactivateSessions(ue)
 		n.persistUE(ue) // before park: once parked, another event may adopt it
 		n.ues.park(ue)
+		n.startReachability(ue) // TS 24.501 5.3.7 (mobile_reachable.go)
 		return StateRegistered
 	}
 	// A context that never completed a registration (Initial Context Setup

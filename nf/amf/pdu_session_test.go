@@ -283,14 +283,15 @@ func TestN1N2MessageTransferErrors(t *testing.T) {
 			}
 		})
 	}
-	// CM-IDLE: no paging yet, so the UE is not reachable.
+	// CM-IDLE: the UE is paged (TS 29.518 5.2.2.3.1 step 3a; paging_test.go).
 	g.send(releaseRequest(t, ue.amfID, ue.ranID))
 	g.expect("UEContextReleaseCommand")
 	g.send(releaseComplete(t, ue.amfID, ue.ranID))
 	h.waitIdle(1)
-	if w, p := h.n1n2(ue.supi, req, parts...); w.Code != http.StatusGatewayTimeout || p.Cause != causeUENotReachable {
+	if w, p := h.n1n2(ue.supi, req, parts...); w.Code != http.StatusAccepted || !bytes.Contains(w.Body.Bytes(), []byte("ATTEMPTING_TO_REACH_UE")) {
 		t.Fatalf("idle UE: %d %q", w.Code, p.Cause)
 	}
+	g.expect("Paging")
 }
 
 // A malformed body is 400 INVALID_MSG_FORMAT.

@@ -90,6 +90,7 @@ func (n *NF) openPersist() error {
 			continue
 		}
 		n.ues.restoreIdle(ue)
+		n.startReachability(ue)
 		n.metrics.registered.Inc()
 		last = max(last, rec.TMSI)
 		restored++

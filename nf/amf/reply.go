@@ -26,6 +26,7 @@ const (
 	replyAbort                                     // release the UE without NAS answer
 	replyBackOff                                   // a passing fault of the core: see backOff
 	replyNotForwarded                              // TS 24.501 5.4.5.2.5: the payload back in DL NAS Transport
+	replyServiceReject                             // TS 24.501 5.6.1.5 (gmm_service_request.go)
 )
 
 // gmmError is a handler's verdict.
@@ -94,6 +95,8 @@ func (n *NF) reply(ue *ueContext, ev Event, err error) {
 		n.backOff(ue)
 	case replyNotForwarded:
 		n.sendPlainOrProtected(ue, n.built("DLNASTransport")(nasx.BuildDLNASTransport(*ge.back)))
+	case replyServiceReject:
+		n.rejectService(ue, ge.cause)
 	}
 }
 

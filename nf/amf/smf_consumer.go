@@ -34,6 +34,9 @@ type SessionConsumer interface {
 	UpdateSMContext(ctx context.Context, contextURI string, data models.SmfPduSessionSmContextUpdateData, n1, n2 []byte) (SMAnswer, error)
 	// ReleaseSMContext releases the SM context (TS 29.502 5.2.2.4).
 	ReleaseSMContext(ctx context.Context, contextURI string, data models.SmfPduSessionSmContextReleaseData) error
+	// NotifyTransferFailure tells an SMF that the UE of its
+	// N1N2MessageTransfer was not reached (TS 29.518 5.2.2.3.1; paging.go).
+	NotifyTransferFailure(ctx context.Context, uri string, note models.N1N2MsgTxfrFailureNotification) error
 }
 
 // SMAnswer is what an SMF answered, on success or with an error: the SM

@@ -56,6 +56,7 @@ const (
 	EvUDMAnswer             // the UDM's answers of TS 23.502 4.2.2.2.2 steps 14a-c
 	EvPCFAnswer             // the PCF's answer of step 16
 	EvULNASTransport        // UL NAS Transport (gmm_nas_transport.go)
+	EvServiceRequest        // Service Request (gmm_service_request.go)
 )
 
 func (e Event) String() string {
@@ -64,7 +65,7 @@ func (e Event) String() string {
 		"DeregistrationRequest", "ConfigurationUpdateComplete", "5GMMStatus", "TimerExpiry",
 		"InitialContextSetupResponse", "InitialContextSetupFailure", "UEContextReleaseRequest",
 		"UEContextReleaseComplete", "NGReset", "UDMDeregistrationNotification", "AUSFAuthVector",
-		"AUSFConfirmation", "UDMAnswer", "PCFAnswer", "ULNASTransport"}[e]
+		"AUSFConfirmation", "UDMAnswer", "PCFAnswer", "ULNASTransport", "ServiceRequest"}[e]
 }
 
 // handler validates and acts on one event; it returns the next state, or an
@@ -109,7 +110,9 @@ func table() []transition {
 	add(only(StateAuthentication), EvAuthenticationResponse, (*NF).onAuthenticationResponse, StateAwaitingConfirmation, StateReleasing)
 	add(only(StateAuthentication), EvAuthenticationFailure, (*NF).onAuthenticationFailure, StateAwaitingVector, StateReleasing)
 	add(only(StateAwaitingConfirmation), EvAuthConfirmation, (*NF).onAuthConfirmation, StateAwaitingConfirmation, StateAwaitingVector, StateSecurityMode)
-	add(only(StateSecurityMode), EvSecurityModeComplete, (*NF).onSecurityModeComplete, StateAwaitingUDM, StateReleasing)
+	// A Service Request that failed the integrity check goes on after
+	// security mode (TS 24.501 5.6.1.3), straight to Registered.
+	add(only(StateSecurityMode), EvSecurityModeComplete, (*NF).onSecurityModeComplete, StateAwaitingUDM, StateReleasing, StateRegistered)
 	add(only(StateSecurityMode), EvSecurityModeReject, (*NF).onSecurityModeReject, StateReleasing)
 	add(only(StateAwaitingUDM), EvUDMAnswer, (*NF).onUDMAnswer, StateAwaitingUDM, StateAwaitingPCF, StateRegistering)
 	add(only(StateAwaitingPCF), EvPCFAnswer, (*NF).onPCFAnswer, StateAwaitingPCF, StateRegistering)
@@ -119,6 +122,10 @@ func table() []transition {
 	// TS 24.501 5.4.5.2.1: a registered UE transports payloads; the UE is
 	// registered from the Registration Accept on (T3550 may still run).
 	add([]State{StateRegistering, StateRegistered}, EvULNASTransport, (*NF).onULNASTransport, StateRegistering, StateRegistered)
+	// TS 24.501 5.6.1: a Service Request comes from a UE in CM-IDLE (a new
+	// connection) or, registered, in CM-CONNECTED (5.6.1.1).
+	add([]State{StateDeregistered, StateRegistered}, EvServiceRequest, (*NF).onServiceRequest,
+		StateRegistered, StateReleasing, StateAwaitingVector)
 	add(all, EvStatus, (*NF).onStatus, all...)
 	add(all, EvTimerExpiry, (*NF).onTimerExpiry, all...)
 	add(all, EvContextSetupResponse, (*NF).stay, all...)
