@@ -62,7 +62,14 @@ func stayFor(out io.Writer, i idleFlags) func(ctx context.Context, ue *ransim.UE
 		return func(ctx context.Context, ue *ransim.UE) { _ = ue.Serve(ctx) }
 	}
 	if i.ignorePaging {
-		return func(ctx context.Context, _ *ransim.UE) { <-ctx.Done() }
+		return func(ctx context.Context, ue *ransim.UE) {
+			for {
+				if _, err := ue.AwaitPaging(ctx); err != nil {
+					return
+				}
+				fmt.Fprintf(out, "  %s: paged, not answering\n", ue.SUPI())
+			}
+		}
 	}
 	return func(ctx context.Context, ue *ransim.UE) {
 		err := ue.Stay(ctx, func(pagedAt time.Time, lat time.Duration, err error) {

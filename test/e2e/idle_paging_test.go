@@ -1,0 +1,261 @@
+package e2e
+
+// Idle mode end to end (issue 12): a UE with a session goes CM-IDLE; a
+// real downlink packet from the data network is buffered in UPF-U, the
+// core pages the UE, its Service Request brings the user plane back and
+// UPF-U sends what it buffered first, in order (TS 23.502 4.2.6, 4.2.3.3).
+// Each test here runs UPF-U: run them under `flock /work/userplane.lock`
+// where cores share the lab's veths.
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/free5gc/nas"
+	"github.com/free5gc/ngap/ngapType"
+
+	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/test/bench"
+)
+
+// awaitOutput waits until the simulator printed want.
+func (h *heldUE) awaitOutput(t *testing.T, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(h.out.String(), want); time.Sleep(100 * time.Millisecond) {
+		select {
+		case <-h.exited:
+			t.Fatalf("ransim ended before printing %q: %v\n%s", want, h.err, h.out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ransim did not print %q in 60 s:\n%s", want, h.out.String())
+		}
+	}
+}
+
+// idleUE is a UE with PDU session 1 and its TUN, released to CM-IDLE.
+func idleUE(t *testing.T, path string, more ...string) *heldUE {
+	t.Helper()
+	ue := holdUE(t, path, append([]string{"--idle"}, more...)...)
+	ue.awaitOutput(t, "holding 1 sessions")
+	return ue
+}
+
+// pingOrder is the icmp_seq of each answer in the order ping printed them.
+func pingOrder(out string) []int {
+	var seqs []int
+	for _, m := range regexp.MustCompile(`icmp_seq=(\d+) `).FindAllStringSubmatch(out, -1) {
+		n, _ := strconv.Atoi(m[1])
+		seqs = append(seqs, n)
+	}
+	return seqs
+}
+
+// n2Port is the AMF's N2 port (SCTP over UDP here).
+func n2Port(cfg *config.Config) int {
+	_, p, _ := strings.Cut(cfg.AMF.NGAP.Addr, ":")
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// A ping from the data network to a CM-IDLE UE is answered, every echo
+// request of a burst: the first ones were buffered in UPF-U while the core
+// paged the UE, and UPF-U sent them first and in order once the UE's
+// Service Request set its tunnel up again. On N2 tshark dissects the
+// Paging, the Service Request (also inside its NAS message container) and
+// the Service Accept with no malformed packet.
+func TestPingWakesAnIdleUEAndLosesNothing(t *testing.T) {
+	cfg, path := coreConfig(t, t.TempDir(), func(c *config.Config) {
+		withUserPlane(c)
+		c.AMF.NAS.Ciphering = []string{"NEA0"} // the dissector reads the NAS
+	})
+	startCore(t, cfg, path)
+	capture := startCapture(t, n2Port(cfg))
+	ue := idleUE(t, path)
+
+	const sent = 20
+	// Root's ping may send every 5 ms: several requests arrive while the
+	// UE is paged and wait in UPF-U's buffer (64 per session by default).
+	out, _ := inNetns("l25gc-dn", "ping", "-c", strconv.Itoa(sent), "-i", "0.005", "-W", "5", ue.addr).CombinedOutput()
+	if n := received(string(out)); n != sent {
+		t.Errorf("ping of the idle UE %s: %d of %d answered (lost: %v)\n%s", ue.addr, n, sent, unanswered(string(out), sent), out)
+	}
+	if order := pingOrder(string(out)); !slices.IsSorted(order) {
+		t.Errorf("answers out of order: %v", order)
+	}
+	if !strings.Contains(ue.out.String(), "paged, Service Accept") {
+		t.Errorf("the UE was not paged:\n%s", ue.out.String())
+	}
+	ue.release(t)
+	awaitNoUPFSessions(t, cfg)
+	capture.stop(t)
+
+	var procs, gmm []string
+	for _, p := range capture.dissect(t) {
+		procs = append(procs, p.procedures...)
+		gmm = append(gmm, p.nasTypes...)
+	}
+	hex := func(v uint8) string { return "0x" + strconv.FormatUint(uint64(v), 16) }
+	for what, want := range map[string]bool{
+		"Paging":                     slices.Contains(procs, strconv.FormatInt(ngapType.ProcedureCodePaging, 10)),
+		"UE Context Release Request": slices.Contains(procs, strconv.FormatInt(ngapType.ProcedureCodeUEContextReleaseRequest, 10)),
+		"Service Request":            slices.Contains(gmm, hex(nas.MsgTypeServiceRequest)),
+		"Service Accept":             slices.Contains(gmm, hex(nas.MsgTypeServiceAccept)),
+	} {
+		if !want {
+			t.Errorf("no %s on N2", what)
+		}
+	}
+	if t.Failed() {
+		t.Logf("the capture:\n%s", capture.summary())
+	}
+}
+
+// A UE-triggered Service Request after idle restores traffic both ways.
+func TestServiceRequestAfterIdleRestoresTraffic(t *testing.T) {
+	cfg, path := coreConfig(t, t.TempDir(), withUserPlane)
+	startCore(t, cfg, path)
+	ue := holdUE(t, path, "--idle", "--wake")
+	ue.awaitOutput(t, "holding 1 sessions")
+	for _, want := range []string{bench.ProcedureANRelease, bench.ProcedureServiceRequest} {
+		if !regexp.MustCompile(want + `\s+\S+\s+1\s+\d+\s+1\s+0\s`).MatchString(ue.out.String()) {
+			t.Errorf("ransim's table has no successful %s:\n%s", want, ue.out.String())
+		}
+	}
+	b, _ := inNetns("l25gc-ue1", "ping", "-c", "5", "-i", "0.2", "-W", "2", dnAddr).CombinedOutput()
+	if n := received(string(b)); n < 5 {
+		t.Errorf("ping %s from the woken UE: %d of 5 answered\n%s", dnAddr, n, b)
+	}
+	if strings.Contains(ue.out.String(), "paged") {
+		t.Errorf("a woken UE was paged:\n%s", ue.out.String())
+	}
+	ue.release(t)
+	awaitNoUPFSessions(t, cfg)
+}
+
+// 100 CM-IDLE UEs, each paged by one downlink datagram, all at once:
+// `l25gc bench paging` against the running core reports no failure of
+// either measurement.
+func TestHundredIdleUEsArePagedAtOnce(t *testing.T) {
+	cfg, path := coreConfig(t, t.TempDir(), func(c *config.Config) {
+		withUserPlane(c)
+		c.Subscribers[0].Count = 100
+	})
+	startCore(t, cfg, path)
+	out := filepath.Join(t.TempDir(), "paging.json")
+	b, err := exec.Command(binary, "bench", "paging", "--config", path, "--amf", cfg.AMF.NGAP.Addr, "--ues", "100",
+		"--concurrency", "100", "--warmup", "0", "--json", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("l25gc bench paging: %v\n%s", err, b)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []bench.Result
+	if err := json.Unmarshal(data, &results); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, r := range results {
+		seen[r.Procedure] = true
+		if r.UEs != 100 || r.Succeeded != 100 || r.Failed != 0 {
+			t.Errorf("%s: %d of %d succeeded, %d failed: %v", r.Procedure, r.Succeeded, r.UEs, r.Failed, r.Errors)
+		}
+	}
+	if !seen[bench.ProcedurePaging] || !seen[bench.ProcedurePagingFirstPacket] {
+		t.Errorf("results name %v, want %s and %s", seen, bench.ProcedurePaging, bench.ProcedurePagingFirstPacket)
+	}
+	if t.Failed() {
+		t.Logf("bench paging printed:\n%s", b)
+	}
+}
+
+// Paging a UE that never answers ends after T3513's retransmissions
+// (TS 24.501 5.6.2.2.1): the gNB sees exactly 1 + paging_retransmissions
+// Pagings, UPF-U drops what it buffered and counts it, and a later packet
+// pages the UE again.
+func TestUnansweredPagingEndsAndTheBufferIsDropped(t *testing.T) {
+	const retransmissions = 2
+	t3513 := 300 * time.Millisecond
+	cfg, path := coreConfig(t, t.TempDir(), func(c *config.Config) {
+		withUserPlane(c)
+		c.AMF.NAS.T3513 = t3513
+		c.AMF.NAS.PagingRetransmissions = retransmissions
+	})
+	startCore(t, cfg, path)
+	ue := idleUE(t, path, "--ignore-paging")
+	pagings := func() int { return strings.Count(ue.out.String(), "paged, not answering") }
+	before := upfBufferDrops(t, cfg)
+
+	// One echo request, never answered: the UE does not hear the paging.
+	_ = inNetns("l25gc-dn", "ping", "-c", "1", "-W", "1", ue.addr).Run()
+	want := 1 + retransmissions
+	awaitCondition(t, fmt.Sprintf("%d Pagings", want), func() bool { return pagings() >= want })
+	// The paging has ended once T3513 ran out after the last one; none
+	// follows, and the buffer is gone.
+	awaitCondition(t, "UPF-U dropping the buffer", func() bool { return upfBufferDrops(t, cfg) > before })
+	time.Sleep(2 * t3513) // a paging the AMF still sent would come within one T3513
+	if n := pagings(); n != want {
+		t.Errorf("the gNB saw %d Pagings for one packet, want %d (1 + %d retransmissions)", n, want, retransmissions)
+	}
+	// The SMF re-armed buffering: the next packet pages again.
+	_ = inNetns("l25gc-dn", "ping", "-c", "1", "-W", "1", ue.addr).Run()
+	awaitCondition(t, "a paging for the second packet", func() bool { return pagings() > want })
+	ue.release(t)
+	awaitNoUPFSessions(t, cfg)
+}
+
+// awaitCondition polls ok for up to 30 s.
+func awaitCondition(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !ok(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within 30 s", what)
+		}
+	}
+}
+
+// upfBufferDrops sums UPF-U's drops of buffered packets: the
+// l25gc_upf_drops_total reasons about its paging buffer.
+func upfBufferDrops(t *testing.T, cfg *config.Config) float64 {
+	t.Helper()
+	resp, err := httpGet("http://" + cfg.Addr(cfg.UPF.U.MetricsPort) + "/metrics")
+	if err != nil {
+		t.Fatalf("UPF-U's /metrics: %v", err)
+	}
+	var sum float64
+	for _, line := range strings.Split(resp, "\n") {
+		rest, ok := strings.CutPrefix(line, `l25gc_upf_drops_total{reason="`)
+		if !ok {
+			continue
+		}
+		reason, value, _ := strings.Cut(rest, `"} `)
+		if strings.Contains(reason, "buffer") {
+			v, _ := strconv.ParseFloat(value, 64)
+			sum += v
+		}
+	}
+	return sum
+}
+
+func httpGet(url string) (string, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
