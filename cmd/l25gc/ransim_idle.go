@@ -50,6 +50,7 @@ func idlePhases(ctx context.Context, out io.Writer, fleet ransim.Fleet, ues []*r
 	}
 	results := []bench.Result{run(bench.ProcedureANRelease, ues, ransim.ReleaseToIdle)}
 	if i.wake {
+		time.Sleep(bench.IdleDwell)
 		results = append(results, run(bench.ProcedureServiceRequest, ues, ransim.Wake))
 	}
 	return results

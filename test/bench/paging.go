@@ -37,6 +37,12 @@ const (
 	ProcedureANRelease = "an_release"
 )
 
+// IdleDwell is how long UEs stay CM-IDLE before the measurement starts, as
+// a UE goes idle after inactivity rather than the instant before it needs
+// service again: the AMF finishes the release (the SMFs' deactivation,
+// the context parked) before the UEs' Service Requests and pagings meet it.
+const IdleDwell = 100 * time.Millisecond
+
 // Paging measures paging from a real downlink packet: for each UE count
 // the UEs register, establish one IPv4 session and go CM-IDLE (none of it
 // measured); then one UDP datagram per UE leaves the lab's data-network
@@ -154,6 +160,10 @@ func toIdle(ctx context.Context, ues []*ransim.UE, f ransim.Fleet, dnn, mode str
 	f.Progress = ProgressLine(w, phaseLabel(ProcedureANRelease+" (not measured)", mode, f.UEs, warm))
 	if o := ransim.RunFleet(ctx, ues, f, ransim.ReleaseToIdle); o.Failed > 0 {
 		return nil, fmt.Errorf("bench: %d of %d AN releases failed: %v", o.Failed, len(ues), o.Errors)
+	}
+	select {
+	case <-time.After(IdleDwell):
+	case <-ctx.Done():
 	}
 	return probes, nil
 }

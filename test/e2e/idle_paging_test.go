@@ -129,12 +129,13 @@ func TestServiceRequestAfterIdleRestoresTraffic(t *testing.T) {
 	ue := holdUE(t, path, "--idle", "--wake")
 	ue.awaitOutput(t, "holding 1 sessions")
 	for _, want := range []string{bench.ProcedureANRelease, bench.ProcedureServiceRequest} {
-		if !regexp.MustCompile(want + `\s+\S+\s+1\s+\d+\s+1\s+0\s`).MatchString(ue.out.String()) {
-			t.Errorf("ransim's table has no successful %s:\n%s", want, ue.out.String())
+		if !strings.Contains(ue.out.String(), want+": 1/1 done, 0 failed") {
+			t.Errorf("ransim's %s failed:\n%s", want, ue.out.String())
 		}
 	}
+	// The first packet may wait for UPF-U's ARP of the gNB: one may go.
 	b, _ := inNetns("l25gc-ue1", "ping", "-c", "5", "-i", "0.2", "-W", "2", dnAddr).CombinedOutput()
-	if n := received(string(b)); n < 5 {
+	if n := received(string(b)); n < 4 {
 		t.Errorf("ping %s from the woken UE: %d of 5 answered\n%s", dnAddr, n, b)
 	}
 	if strings.Contains(ue.out.String(), "paged") {
