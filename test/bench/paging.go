@@ -219,6 +219,26 @@ func (p *probe) send(dn *net.UDPConn) (time.Time, error) {
 	return sent, err
 }
 
+// reach sends the probe until it arrives: a check that the user plane
+// carries it, not a measurement, so a first datagram UPF-U drops while it
+// resolves the gNB's address (ARP) does not count.
+func (p *probe) reach(ctx context.Context, dn *net.UDPConn) error {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := p.send(dn); err != nil {
+			return err
+		}
+		select {
+		case <-p.arrived:
+			return nil
+		case <-tick.C:
+		case <-ctx.Done():
+			return fmt.Errorf("downlink datagram not received: %w", ctx.Err())
+		}
+	}
+}
+
 func (p *probe) awaitArrival(ctx context.Context) (time.Time, error) {
 	select {
 	case at := <-p.arrived:
@@ -303,12 +323,7 @@ func serviceRequestPhase(ctx context.Context, f ransim.Fleet, dn *net.UDPConn, p
 		if !ok {
 			return 0, nil
 		}
-		p := probes[ue]
-		_, err := p.send(dn)
-		if err == nil {
-			_, err = p.awaitArrival(ctx)
-		}
-		if err != nil {
+		if err := probes[ue].reach(ctx, dn); err != nil {
 			lats.fail(fmt.Errorf("user plane after Service Accept: %w", err))
 			return 0, err
 		}
