@@ -80,6 +80,7 @@ type ueContext struct {
 	idle            idleState                 // parked in CM-IDLE: reachability timers and paging (mobile_reachable.go, paging.go)
 	service         *serviceRequest           // a Service Request being served (gmm_service_request.go)
 	paged           map[uint8]pendingTransfer // transfers paging kept, to deliver on this connection (paging.go)
+	activeUP        *nasx.PSISet              // the sessions the gNB's release request listed (nil: not listed)
 }
 
 type authState struct {

@@ -214,10 +214,17 @@ func (n *NF) activate(ue *ueContext, sv *serviceRequest, id uint8) {
 		return
 	}
 	sv.waiting++
-	sess, uri, gen := n.opts.Sessions, s.ContextURI, sv.gen
+	sess, uri, gen, deactivated := n.opts.Sessions, s.ContextURI, sv.gen, s.deactivated
 	data := models.SmfPduSessionSmContextUpdateData{UpCnxState: models.UpCnxState_ACTIVATING, UeLocation: userLocation(ue),
 		AnType: models.AccessType__3_GPP_ACCESS}
 	n.smCall(ue, func(ctx context.Context) (SMAnswer, error) {
+		if deactivated != nil {
+			select { // the AN release's deactivation first (pdu_session.go)
+			case <-deactivated:
+			case <-ctx.Done():
+				return SMAnswer{}, ctx.Err()
+			}
+		}
 		return sess.UpdateSMContext(ctx, uri, data, nil, nil)
 	}, func(ue *ueContext, a SMAnswer, err error) {
 		n.onActivated(ue, gen, id, a, err)
@@ -429,4 +436,22 @@ func sortedIDs[V any](m map[uint8]V) []uint8 {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// readActiveUP keeps the PDU Session Resource List of a UE Context Release
+// Request: the sessions with an active user plane, the ones the AMF
+// deactivates at their SMFs (TS 23.502 4.2.6 step 4). A gNB that lists
+// none leaves all of them to deactivate.
+func (n *NF) readActiveUP(ue *ueContext, pdu *ngapType.NGAPPDU) {
+	ids, listed, err := ngapx.ReleaseRequestSessions(pdu)
+	if err != nil || !listed {
+		return
+	}
+	var set nasx.PSISet
+	for _, id := range ids {
+		if id >= 1 && id <= 15 {
+			set = set.With(uint8(id))
+		}
+	}
+	ue.activeUP = &set
 }

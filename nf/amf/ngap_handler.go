@@ -261,6 +261,7 @@ func (n *NF) onUEAssociated(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) erro
 		n.forwardContextSetupOutcomes(ue, pdu)
 		n.step(ue, EvContextSetupFailure, &input{cause: s.Cause})
 	case s.Procedure == ngapType.ProcedureCodeUEContextReleaseRequest:
+		n.readActiveUP(ue, pdu)
 		n.step(ue, EvReleaseRequest, &input{cause: s.Cause})
 	case s.Procedure == ngapType.ProcedureCodeUEContextRelease && s.Kind == ngapx.Successful:
 		n.step(ue, EvReleaseComplete, &input{})

@@ -33,6 +33,11 @@ type PDUSession struct {
 	// CreateSMContext (the SMF may send N1N2MessageTransfer before the
 	// AMF has read its 201); they go on once the context is known.
 	early []ngapx.SessionOutcome
+	// deactivated closes when the SMF answered the last deactivation of
+	// the user plane (AN release): an activation waits for it, so the SMF
+	// never sees ACTIVATING overtaken by an older DEACTIVATED
+	// (gmm_service_request.go).
+	deactivated chan struct{}
 }
 
 // created says whether the SMF has confirmed the SM context.
@@ -167,12 +172,17 @@ func (n *NF) releaseSMContext(supi string, s *PDUSession, data models.SmfPduSess
 // contexts stay; re-activation (Service Request) comes with paging.
 func (n *NF) deactivateSessions(ue *ueContext) {
 	data := models.SmfPduSessionSmContextUpdateData{UpCnxState: models.UpCnxState_DEACTIVATED}
+	listed := ue.activeUP
+	ue.activeUP = nil
 	for _, s := range ue.pdu.sessions {
-		if !s.created() {
-			continue
+		if !s.created() || listed != nil && !listed.Has(s.ID) {
+			continue // TS 23.502 4.2.6 step 4: the sessions the gNB listed
 		}
 		uri, id, supi := s.ContextURI, s.ID, ue.supi
+		done := make(chan struct{})
+		s.deactivated = done
 		go func() {
+			defer close(done)
 			ctx, cancel := context.WithTimeout(n.calls, sbiTimeout)
 			defer cancel()
 			if _, err := n.opts.Sessions.UpdateSMContext(ctx, uri, data, nil, nil); err != nil {

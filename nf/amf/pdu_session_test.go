@@ -9,6 +9,7 @@ import (
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/nasx"
 	"github.com/l25gc/l25gc/sbi"
@@ -20,7 +21,12 @@ var slice1 = models.Snssai{Sst: 1, Sd: "010203"}
 // N1N2MessageTransfer and the gNB's setup response, checking each step
 // as the gNB, UE and SMF would see it.
 func establishedUE(t *testing.T, msin string, id uint8) (*harness, *gnbSide, *testUE, *fakeSMF) {
-	h, g := newSetUpHarness(t, nil)
+	return establishedUEWith(t, msin, id, nil)
+}
+
+// establishedUEWith is establishedUE with the AMF's config edited.
+func establishedUEWith(t *testing.T, msin string, id uint8, edit func(*config.Config)) (*harness, *gnbSide, *testUE, *fakeSMF) {
+	h, g := newSetUpHarness(t, edit)
 	smf, _ := h.withSMF()
 	ue := h.newUE(g, msin, 1)
 	ue.register()

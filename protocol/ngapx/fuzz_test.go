@@ -25,6 +25,7 @@ func FuzzDecodeNGAP(f *testing.F) {
 		_, _ = ParseUERadioCapability(pdu)
 		_, _ = ParsePDUSessionResourceAnswer(pdu)
 		_, _ = ParseInitialContextSetupOutcomes(pdu) // a Service Request's sessions (TS 23.502 4.2.3.2 step 13)
+		_, _, _ = ReleaseRequestSessions(pdu)        // the AN release's sessions (TS 23.502 4.2.6)
 		_ = Criticality(pdu)                         // decides whether an unhandled procedure gets an Error Indication
 		if _, part, err := ResetAll(pdu); err == nil {
 			// TS 38.413 8.7.4.2.1: a partial reset is acknowledged with its list.

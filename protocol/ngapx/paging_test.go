@@ -153,3 +153,14 @@ func FuzzRANSideIdle(f *testing.F) {
 		_, _ = ngapx.ParseInitialContextSetupOutcomes(pdu)
 	})
 }
+
+func TestReleaseRequestListsItsSessions(t *testing.T) {
+	cause := ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUserInactivity)
+	ids, listed, err := ngapx.ReleaseRequestSessions(decode(t)(ngapx.BuildUEContextReleaseRequestWithSessions(3, 4, cause, []uint8{1, 5})))
+	if err != nil || !listed || !reflect.DeepEqual(ids, []int64{1, 5}) {
+		t.Fatalf("ids %v listed %v err %v", ids, listed, err)
+	}
+	if _, listed, err := ngapx.ReleaseRequestSessions(decode(t)(ngapx.BuildUEContextReleaseRequest(3, 4, cause))); err != nil || listed {
+		t.Fatalf("no list: listed %v err %v", listed, err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/domain"
@@ -46,9 +47,13 @@ func TestIdleModeMessagesDissectInTShark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := dissectNGAP(t, paging, ics)
+	release, err := BuildUEContextReleaseRequestWithSessions(7, 9, CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUserInactivity), []uint8{5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := dissectNGAP(t, paging, ics, release)
 	for _, want := range []string{"Paging", "TAIListForPaging", "fiveG-TMSI", "InitialContextSetupRequest",
-		"PDUSessionResourceSetupListCxtReq", "Service accept", "PDU session status"} {
+		"PDUSessionResourceSetupListCxtReq", "Service accept", "PDU session status", "PDUSessionResourceListCxtRelReq"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("tshark shows no %q:\n%s", want, text)
 		}
