@@ -308,3 +308,22 @@ func TestN2HandoverFailures(t *testing.T) {
 		t.Fatalf("PREPARING of an idle session: %d", a.status)
 	}
 }
+
+// A session the target gNB could not set up (the AMF relays the gNB's
+// Path Switch Request Setup Failed Transfer) loses its user plane but
+// stays: the downlink is buffered for paging.
+func TestPathSwitchSetupFailedDeactivates(t *testing.T) {
+	s := newTestSMF(t, sbi.NewTCP(), setup{})
+	ref := s.activeSession(t)
+	fail := build(t)(ngapx.BuildPathSwitchRequestSetupFailedTransfer(ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentRadioResourcesNotAvailable)))
+	a, up := s.updated(t, ref, models.SmfPduSessionSmContextUpdateData{N2SmInfoType: models.N2SmInfoType_PATH_SWITCH_SETUP_FAIL, FailedToBeSwitched: true}, fail)
+	if a.status != 200 || up.UpCnxState != models.UpCnxState_DEACTIVATED {
+		t.Fatalf("setup failed: %d %s", a.status, a.json)
+	}
+	if far := s.downlinkFAR(t); far.Action != rules.ActionBuffer|rules.ActionNotify {
+		t.Fatalf("downlink FAR %+v, want BUFF|NOCP", far)
+	}
+	if s.nf.ctxs.count() != 1 {
+		t.Fatal("the session was released")
+	}
+}

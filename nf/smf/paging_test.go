@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
 	dto "github.com/prometheus/client_model/go"
 
@@ -48,6 +49,9 @@ func (s *testSMF) reports(t *testing.T, result string) float64 {
 // downlinkFAR is the session's downlink FAR at the fake UPF.
 func (s *testSMF) downlinkFAR(t *testing.T) rules.FAR {
 	t.Helper()
+	if s.wire != nil {
+		return s.wire.downlinkFAR(t)
+	}
 	far, ok := s.n4.far(t, farDownlink)
 	if !ok {
 		t.Fatal("no downlink FAR")
@@ -237,6 +241,39 @@ func TestANReleaseWhilePagingRearmsReport(t *testing.T) {
 	if mods := s.n4.modifications()[before:]; len(mods) != 1 || mods[0].Update.FARs[0].Action != rules.ActionBuffer|rules.ActionNotify {
 		t.Fatalf("modifications %+v, want the downlink FAR at BUFF|NOCP again", mods)
 	}
+	s.n4.report(downlinkData(seid))
+	s.core.waitTransfer(t)
+}
+
+// The gNB refuses to set an idle session up again (PDU_RES_SETUP_FAIL
+// after ACTIVATING, or after paging): the session stays, deactivated and
+// buffering, and the next report pages again.
+func TestReactivationRefusedKeepsSession(t *testing.T) {
+	s := newTestSMF(t, sbi.NewTCP(), setup{})
+	ref, seid := s.idleSession(t, subscribed, 1)
+	fail, err := ngapx.BuildPDUSessionResourceSetupUnsuccessfulTransfer(ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUnspecified))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refuse := func() {
+		t.Helper()
+		a := s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{N2SmInfo: &models.RefToBinaryData{ContentId: "n2"},
+			N2SmInfoType: models.N2SmInfoType_PDU_RES_SETUP_FAIL}, n2Part(fail))
+		var up models.SmContextUpdatedData
+		if a.status != 200 || json.Unmarshal(a.json, &up) != nil || up.UpCnxState != models.UpCnxState_DEACTIVATED {
+			t.Fatalf("refused reactivation: %d %s", a.status, a.json)
+		}
+		if far := s.downlinkFAR(t); far.Action != rules.ActionBuffer|rules.ActionNotify || s.nf.ctxs.count() != 1 {
+			t.Fatalf("after the refusal: FAR %+v, %d contexts", far, s.nf.ctxs.count())
+		}
+	}
+	if a := s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{UpCnxState: models.UpCnxState_ACTIVATING}); a.status != 200 {
+		t.Fatalf("activating: %d", a.status)
+	}
+	refuse()
+	s.n4.report(downlinkData(seid))
+	s.core.waitTransfer(t)
+	refuse()
 	s.n4.report(downlinkData(seid))
 	s.core.waitTransfer(t)
 }

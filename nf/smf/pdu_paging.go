@@ -36,6 +36,9 @@ const n1n2FailurePath = callbackPrefix + "n1n2-failure/"
 // AMF runs after it. A report for a session the SMF does not hold is
 // cause 65, so the UPF drops it (TS 29.244 7.5.9).
 func (n *NF) handleReport(_ context.Context, upf string, r *rules.Report) uint8 {
+	if n.stop.Err() != nil {
+		return pfcpCauseAccepted // stopping: no procedure starts any more
+	}
 	c, ok := n.ctxs.byCPSEID(r.CPSEID)
 	if !ok {
 		n.log.Info("PFCP Session Report for no session", "upf", upf, "cp_seid", r.CPSEID)
