@@ -13,7 +13,7 @@ import (
 // whose user plane goes with the UE context.
 func TestContextReleaseNamesTheSessions(t *testing.T) {
 	cause := ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUserInactivity)
-	req := decode(t)(ngapx.BuildRANContextReleaseRequest(7, 3, []uint8{1, 5}, cause))
+	req := decode(t)(ngapx.BuildUEContextReleaseRequestWithSessions(7, 3, cause, []uint8{1, 5}))
 	var reqIDs []int64
 	for _, ie := range req.InitiatingMessage.Value.UEContextReleaseRequest.ProtocolIEs.List {
 		if l := ie.Value.PDUSessionResourceListCxtRelReq; l != nil {

@@ -92,7 +92,7 @@ func (u *UE) GoIdle(ctx context.Context) (time.Duration, error) {
 	}
 	u.publishSTMSI()
 	cause := ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUserInactivity)
-	b, err := ngapx.BuildRANContextReleaseRequest(amfID, ranID, u.g.tunnelIDs(u), cause)
+	b, err := ngapx.BuildUEContextReleaseRequestWithSessions(amfID, ranID, cause, u.g.tunnelIDs(u))
 	if err != nil {
 		return 0, err
 	}
