@@ -20,7 +20,11 @@
 // metrics.go. PDU sessions: gsm_transport.go (5GSM from the UE to the SMF),
 // pdu_session.go (routing contexts, their SBI calls), namf_comm_n1n2.go
 // (the SMF's N1N2MessageTransfer), ngap_pdu_session.go (PDU Session
-// Resource procedures), smf_consumer.go and nssf_consumer.go.
+// Resource procedures), smf_consumer.go and nssf_consumer.go. Idle mode:
+// an_release.go (AMF-initiated AN release), gmm_service_request.go
+// (Service Request, TS 23.502 4.2.3.2), paging.go and ngap_paging.go
+// (network-triggered Service Request, 4.2.3.3), mobile_reachable.go
+// (mobile reachable timer, implicit deregistration, TS 24.501 5.3.7).
 package amf
 
 import (

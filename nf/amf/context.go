@@ -43,6 +43,7 @@ type registration struct {
 	secCap    nasx.SecurityCapability
 	requested []models.Snssai
 	verified  bool // the request passed the integrity check of a valid context
+	followOn  bool // follow-on request pending (FOR, TS 24.501 9.11.3.7)
 	// container is the ciphered NAS message container of a request sent
 	// under a security context (TS 24.501 4.4.6); nil when absent.
 	container []byte

@@ -35,8 +35,9 @@ const sbiTimeout = 10 * time.Second
 // returns what the procedure needs, or the cause to reject it with.
 func parseRegistration(rr *nasMessage.RegistrationRequest) (registration, error) {
 	r := registration{
-		regType: rr.NgksiAndRegistrationType5GS.GetRegistrationType5GS(),
-		ngKSI:   rr.NgksiAndRegistrationType5GS.GetNasKeySetIdentifiler(),
+		regType:  rr.NgksiAndRegistrationType5GS.GetRegistrationType5GS(),
+		ngKSI:    rr.NgksiAndRegistrationType5GS.GetNasKeySetIdentifiler(),
+		followOn: rr.NgksiAndRegistrationType5GS.GetFOR() == 1,
 	}
 	id, err := nasx.ParseMobileIdentity(rr.MobileIdentity5GS.Buffer)
 	if err != nil {
@@ -470,7 +471,7 @@ func (n *NF) onRegistrationComplete(ue *ueContext, _ *input) (State, error) {
 		n.sendPlainOrProtected(ue, n.built("ConfigurationUpdateCommand")(nasx.BuildConfigurationUpdateCommand(net.Full, net.Short)))
 	}
 	n.persistUE(ue) // after the last downlink of the procedure: its COUNTs are final
-	return StateRegistered, nil
+	return n.releaseUnlessFollowOn(ue)
 }
 
 // onStatus logs a 5GMM Status from the UE (TS 24.501 5.4.5).

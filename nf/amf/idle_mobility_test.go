@@ -102,3 +102,30 @@ func TestRestoredUEServiceRequest(t *testing.T) {
 		t.Fatalf("%d authentications after the restart", h2.peers.nextAuth)
 	}
 }
+
+// TS 24.501 5.3.1.3, 5.5.1.3.4: a periodic update without "follow-on
+// request pending" ends with the AMF releasing the N2 connection; the UE is
+// back in CM-IDLE with its sessions.
+func TestPeriodicUpdateWithoutFollowOnIsReleased(t *testing.T) {
+	h, g, ue, smf := idleUE(t, "0000000504", 5)
+	gb, _ := nasx.EncodeGUTI(*ue.guti)
+	req := must2(t)(nasx.BuildRegistrationRequest(nasx.RegistrationRequest{Type: nasMessage.RegistrationType5GSPeriodicRegistrationUpdating,
+		NgKSI: ue.lastKSI, Identity: gb, SecurityCaps: ue.caps, NoFollowOn: true}))
+	ue.ranID = 2
+	g.send(initialUEMessage(t, ue.ranID, ue.protect(req, nas.SecurityHeaderTypeIntegrityProtected)))
+	ue.readAccept()
+	ue.up(ue.registrationComplete())
+	ue.dl("DownlinkNASTransport") // Configuration Update Command
+	if s := g.expect("UEContextReleaseCommand"); s.Cause == nil || s.Cause.Nas == nil || s.Cause.Nas.Value != ngapType.CauseNasPresentNormalRelease {
+		t.Fatalf("release cause %s, want nas normal-release", ngapx.CauseString(s.Cause))
+	}
+	g.send(releaseComplete(t, ue.amfID, ue.ranID))
+	h.waitIdle(1)
+	if u := smf.expect("modify"); u.update.UpCnxState != models.UpCnxState_DEACTIVATED {
+		t.Fatalf("update %+v", u.update)
+	}
+	ue.requestService(3, ue.serviceRequest(nasx.ServiceTypeSignalling, nil, nil))
+	if _, a := ue.readServiceAccept(); a.PDUSessionStatus == nil || !a.PDUSessionStatus.Has(5) {
+		t.Fatalf("status %v", a.PDUSessionStatus)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/free5gc/openapi/models"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -65,6 +66,9 @@ func (n *NF) startReachability(ue *ueContext) {
 // onMobileReachableExpiry: TS 24.501 5.3.7 — stop paging the UE (a running
 // paging fails) and start the implicit deregistration timer.
 func (n *NF) onMobileReachableExpiry(ue *ueContext, tmsi uint32) {
+	if n.stopped() {
+		return
+	}
 	var failed []pendingTransfer
 	live := false
 	n.ues.editIdleTMSI(tmsi, func(p *ueContext) {
@@ -82,18 +86,21 @@ func (n *NF) onMobileReachableExpiry(ue *ueContext, tmsi uint32) {
 	}
 	n.metrics.unreachable.Inc()
 	n.log.Info("mobile reachable timer expired", "supi", ue.supi)
-	n.failTransfers(ue.supi, failed, "UE_NOT_RESPONDING")
+	n.failTransfers(ue.supi, failed, models.N1N2MessageTransferCause_UE_NOT_RESPONDING)
 }
 
 // onImplicitDeregistration ends the parked UE's context (TS 23.502
 // 4.2.2.3.3 step 2 ff., without the NAS part: the UE is out of reach).
 func (n *NF) onImplicitDeregistration(ue *ueContext, tmsi uint32) {
+	if n.stopped() {
+		return // the UE's record stays for the next process
+	}
 	old, _ := n.ues.takeIdleIf(tmsi, func(p *ueContext) bool { return p == ue })
 	if old == nil {
 		return // adopted or ended meanwhile
 	}
 	old.idle.stopTimer()
-	n.failTransfers(old.supi, old.idle.endPaging(), "UE_NOT_RESPONDING")
+	n.failTransfers(old.supi, old.idle.endPaging(), models.N1N2MessageTransferCause_UE_NOT_RESPONDING)
 	n.ues.deregistered.add(tmsi)
 	n.metrics.implicitDeregistrations.Inc()
 	n.log.Info("implicit deregistration", "supi", old.supi)
@@ -149,8 +156,8 @@ func countIdle(reg prometheus.Registerer, t *ueTable) {
 // whose transfers fail (TS 23.502 4.2.3.3: the UE deregistered meanwhile).
 func (n *NF) endIdle(ue *ueContext) {
 	ue.idle.stopTimer()
-	n.failTransfers(ue.supi, ue.idle.endPaging(), "UE_NOT_RESPONDING")
-	n.failPaged(ue, "UE_NOT_RESPONDING")
+	n.failTransfers(ue.supi, ue.idle.endPaging(), models.N1N2MessageTransferCause_UE_NOT_RESPONDING)
+	n.failPaged(ue, models.N1N2MessageTransferCause_UE_NOT_RESPONDING)
 }
 
 // idleMetrics count paging and reachability.
@@ -179,3 +186,7 @@ func newIdleMetrics(reg prometheus.Registerer) idleMetrics {
 	reg.MustRegister(m.pagingStarted, m.pagingRetransmissions, m.pagingMessages, m.pagingDone, m.unreachable, m.implicitDeregistrations)
 	return m
 }
+
+// stopped says whether Stop ran: a parked UE's timer that fires later
+// changes nothing (the next process restores the UE and starts anew).
+func (n *NF) stopped() bool { return n.calls.Err() != nil }

@@ -105,6 +105,9 @@ func (n *NF) armT3513(ue *ueContext) {
 // the parked context and paging the timer was armed for: if either is no
 // longer there (the UE answered, registered, ended) the expiry is stale.
 func (n *NF) onT3513(ue *ueContext, tmsi uint32, pg *paging) {
+	if n.stopped() {
+		return
+	}
 	var again bool
 	var failed []pendingTransfer
 	n.ues.editIdleTMSI(tmsi, func(p *ueContext) {

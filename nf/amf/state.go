@@ -116,7 +116,7 @@ func table() []transition {
 	add(only(StateSecurityMode), EvSecurityModeReject, (*NF).onSecurityModeReject, StateReleasing)
 	add(only(StateAwaitingUDM), EvUDMAnswer, (*NF).onUDMAnswer, StateAwaitingUDM, StateAwaitingPCF, StateRegistering)
 	add(only(StateAwaitingPCF), EvPCFAnswer, (*NF).onPCFAnswer, StateAwaitingPCF, StateRegistering)
-	add([]State{StateRegistering}, EvRegistrationComplete, (*NF).onRegistrationComplete, StateRegistered)
+	add([]State{StateRegistering}, EvRegistrationComplete, (*NF).onRegistrationComplete, StateRegistered, StateReleasing)
 	add(anyActive, EvDeregistrationRequest, (*NF).onDeregistrationRequest, StateReleasing)
 	add(anyActive, EvConfigurationUpdateComplete, (*NF).stay, anyActive...)
 	// TS 24.501 5.4.5.2.1: a registered UE transports payloads; the UE is

@@ -168,3 +168,20 @@ func FuzzServiceMessages(f *testing.F) {
 		}
 	})
 }
+
+func TestRegistrationRequestFollowOn(t *testing.T) {
+	for _, no := range []bool{false, true} {
+		b, err := BuildRegistrationRequest(RegistrationRequest{Type: nasMessage.RegistrationType5GSPeriodicRegistrationUpdating, NgKSI: 1,
+			Identity: EncodeSTMSI(STMSI{TMSI: 1}), NoFollowOn: no})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.RegistrationRequest.NgksiAndRegistrationType5GS.GetFOR() == 1; got == no {
+			t.Fatalf("NoFollowOn %v: FOR %v", no, got)
+		}
+	}
+}

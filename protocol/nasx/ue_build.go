@@ -45,6 +45,10 @@ type RegistrationRequest struct {
 	// cleartext initial message sent with a security context: the whole
 	// message, ciphered (4.4.6). nil leaves the IE out.
 	Container []byte
+	// NoFollowOn clears "follow-on request pending" (9.11.3.7): a periodic
+	// or mobility update after which the AMF releases the UE to CM-IDLE
+	// (5.3.1.3).
+	NoFollowOn bool
 }
 
 // BuildRegistrationRequest builds Registration Request (TS 24.501 8.2.6).
@@ -55,6 +59,9 @@ func BuildRegistrationRequest(p RegistrationRequest) ([]byte, error) {
 	r.NgksiAndRegistrationType5GS.SetRegistrationType5GS(p.Type)
 	r.NgksiAndRegistrationType5GS.SetNasKeySetIdentifiler(p.NgKSI)
 	r.NgksiAndRegistrationType5GS.SetFOR(1)
+	if p.NoFollowOn {
+		r.NgksiAndRegistrationType5GS.SetFOR(0)
+	}
 	r.MobileIdentity5GS.SetLen(uint16(len(p.Identity)))
 	r.MobileIdentity5GS.Buffer = p.Identity
 	if len(p.SecurityCaps) > 0 {
