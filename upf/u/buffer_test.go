@@ -2,6 +2,7 @@ package u_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"net"
@@ -260,5 +261,40 @@ func TestIndirectForwardingTunnel(t *testing.T) {
 	}
 	if got := f[42+16+28:]; string(got) != "forwarded" {
 		t.Fatalf("forwarded payload %q", got)
+	}
+}
+
+// UPF-C sleeps on its doorbell and wakes for UPF-U's note: the first
+// buffered packet reaches the watcher without polling.
+func TestDoorbellWakesTheWatcher(t *testing.T) {
+	l := newLab(t)
+	_, n6 := l.ready()
+	notes := make(chan shm.Note, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.table.WatchDownlinkData(ctx, func(n shm.Note) { notes <- n }) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	l.install(t, idle(1, ue1))
+	// Send once the watcher sleeps on its doorbell, so the bell, not the
+	// first drain, must wake it.
+	for end := time.Now().Add(wait); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		if _, err := os.Stat(tablesConfig().Path() + ".bell"); err == nil {
+			break
+		}
+	}
+	time.Sleep(time.Millisecond)
+	l.dn.send(t, toUE(n6, ue1, "wake up"))
+	select {
+	case n := <-notes:
+		if n.UPSEID != 1 || n.PDRID != 2 {
+			t.Fatalf("note %+v", n)
+		}
+	case <-time.After(wait):
+		t.Fatalf("no note reached the watcher (stats %+v)", l.table.Stats().Buffer)
 	}
 }
