@@ -76,8 +76,10 @@ type smContext struct {
 	// paging: a Downlink Data Report started a network-triggered service
 	// request that has not ended yet (pdu_paging.go, TS 23.502 4.2.3.3).
 	paging bool
-	// ho is the N2 handover in preparation (pdu_handover.go).
-	ho *handover
+	// ho is the N2 handover in preparation, fwd its indirect forwarding
+	// (pdu_handover.go).
+	ho  *handover
+	fwd forwarding
 }
 
 func (c *smContext) owner() string { return fmt.Sprintf("%s/%d", c.supi, c.psi) }

@@ -277,3 +277,31 @@ func TestReactivationRefusedKeepsSession(t *testing.T) {
 	s.n4.report(downlinkData(seid))
 	s.core.waitTransfer(t)
 }
+
+// The AMF rejects the transfer for now (409, a registration in progress):
+// the SMF keeps the buffer and pages again after its guard timer (TS
+// 23.502 4.2.3.3 step 3b); after pagingRetries such answers it gives up
+// as on any failure.
+func TestPagingRetriedAfterTemporaryReject(t *testing.T) {
+	s := newTestSMF(t, sbi.NewTCP(), setup{})
+	s.nf.pagingGuard = time.Millisecond
+	_, seid := s.idleSession(t, subscribed, 1)
+	before := len(s.n4.modifications())
+	s.core.setTransferStatus(409, 202)
+	s.n4.report(downlinkData(seid))
+	s.core.waitTransfer(t)
+	s.core.waitTransfer(t) // the retry, answered 202: the AMF pages
+	if mods := s.n4.modifications()[before:]; len(mods) != 0 || s.reports(t, "failed") != 0 {
+		t.Fatalf("the buffer was touched after a temporary reject: %+v", mods)
+	}
+
+	_, seid2 := s.idleSession(t, subscribed, 2)
+	before = len(s.n4.modifications())
+	s.core.setTransferStatus(409)
+	s.n4.report(downlinkData(seid2))
+	for range pagingRetries + 1 {
+		s.core.waitTransfer(t)
+	}
+	waitFor(t, "paging given up after the retries", func() bool { return s.reports(t, "failed") == 1 })
+	assertDiscardedThenBuffered(t, s.n4.modifications()[before:])
+}
