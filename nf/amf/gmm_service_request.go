@@ -19,6 +19,7 @@ package amf
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -55,8 +56,12 @@ func (n *NF) onServiceRequest(ue *ueContext, in *input) (State, error) {
 	if err != nil {
 		return ue.state, serviceReject(nasx.CauseOf(err), err)
 	}
-	if ue.supi == "" {
+	switch {
+	case ue.supi == "":
 		return n.serviceFromIdle(ue, req, in.msg.raw)
+	case !ue.registered || ue.sec == nil:
+		// TS 24.501 5.6.1.5: the network holds the UE as deregistered.
+		return ue.state, serviceReject(nasx.CauseImplicitlyDeregistered, errors.New("Service Request from a UE not registered"))
 	}
 	if ue.service != nil {
 		// TS 24.501 5.6.1.7 e): a second request while one is served is ignored.

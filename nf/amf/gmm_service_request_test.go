@@ -11,6 +11,7 @@ import (
 
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/protocol/nasx"
+	"github.com/l25gc/l25gc/security"
 )
 
 // idleUE is a registered UE with PDU session id, gone to CM-IDLE: the
@@ -213,6 +214,68 @@ func TestActivationWaitsForTheDeactivation(t *testing.T) {
 	}
 	if u := smf.expect("modify"); u.update.UpCnxState != models.UpCnxState_ACTIVATING {
 		t.Fatalf("second update %+v, want the activation", u.update)
+	}
+	if ics, _ := ue.readServiceAccept(); len(ics.Sessions) != 1 {
+		t.Fatalf("sessions %+v", ics.Sessions)
+	}
+}
+
+// containerServiceRequest is a Service Request the way TS 24.501 4.4.6 has
+// a UE with a security context send it: cleartext IEs, the whole request
+// ciphered in the NAS message container, integrity protected by sec.
+func (u *testUE) containerServiceRequest(sec *security.NASContext, full nasx.ServiceRequest) []byte {
+	u.t.Helper()
+	whole := must2(u.t)(nasx.BuildServiceRequest(full))
+	c, err := sec.CipherContainer(whole)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	clear := full
+	clear.Cleartext, clear.Container = true, c
+	pdu, err := sec.Protect(must2(u.t)(nasx.BuildServiceRequest(clear)), nas.SecurityHeaderTypeIntegrityProtected)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	return pdu
+}
+
+// TS 24.501 4.4.6: the uplink data status travels ciphered in the
+// container; the AMF reads it there and activates the session.
+func TestServiceRequestWithCipheredContainer(t *testing.T) {
+	_, _, ue, smf := idleUE(t, "0000000210", 5)
+	smf.answerActivation(setupTransfer(t, 5))
+	full := nasx.ServiceRequest{ServiceType: nasx.ServiceTypeData, NgKSI: ue.lastKSI, STMSI: ue.guti.STMSI(),
+		UplinkDataStatus: psis(5), PDUSessionStatus: psis(5)}
+	ue.requestService(2, ue.containerServiceRequest(ue.sec, full))
+	if u := smf.expect("modify"); u.update.UpCnxState != models.UpCnxState_ACTIVATING {
+		t.Fatalf("update %+v: the container's uplink data status asks for activation", u.update)
+	}
+	if ics, _ := ue.readServiceAccept(); len(ics.Sessions) != 1 {
+		t.Fatalf("sessions %+v", ics.Sessions)
+	}
+}
+
+// A container the AMF cannot decipher (the request fails the integrity
+// check) is asked for again in Security Mode Command (RINMR), and the
+// whole request in Security Mode Complete is served.
+func TestUnverifiedServiceRequestContainerIsAskedForAgain(t *testing.T) {
+	_, g, ue, smf := idleUE(t, "0000000211", 5)
+	smf.answerActivation(setupTransfer(t, 5))
+	stale := security.NewNASContext(bytes.Repeat([]byte{7}, 32), security.NEA2, security.NIA2, security.Uplink)
+	full := nasx.ServiceRequest{ServiceType: nasx.ServiceTypeData, NgKSI: ue.lastKSI, STMSI: ue.guti.STMSI(), UplinkDataStatus: psis(5)}
+	ue.requestService(2, ue.containerServiceRequest(stale, full))
+	ue.up(ue.authResponse(ue.dl("DownlinkNASTransport")))
+	s := g.expect("DownlinkNASTransport")
+	smc, err := nasx.Decode(s.NASPDU[7:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := smc.SecurityModeCommand.Additional5GSecurityInformation; info == nil || info.GetRINMR() != 1 {
+		t.Fatal("Security Mode Command does not ask for the initial message again (RINMR)")
+	}
+	ue.up(ue.acceptSMC(s.NASPDU, must2(t)(nasx.BuildServiceRequest(full))))
+	if u := smf.expect("modify"); u.update.UpCnxState != models.UpCnxState_ACTIVATING {
+		t.Fatalf("update %+v", u.update)
 	}
 	if ics, _ := ue.readServiceAccept(); len(ics.Sessions) != 1 {
 		t.Fatalf("sessions %+v", ics.Sessions)

@@ -137,12 +137,15 @@ func readTransfer(req models.N1N2MessageTransferReqData, parts map[string]sbi.Pa
 // whether the messages left. ueContextId is the SUPI (TS 29.518 6.1.3.2.2).
 func (n *NF) transferTo(r *http.Request, supi string, t transfer) transferVerdict {
 	id, connected := n.ues.findSUPI(supi)
-	switch {
-	case !connected && n.ues.known(supi):
+	if !connected {
 		// TS 29.518 5.2.2.3.1: a CM-IDLE UE is paged first (paging.go).
-		return n.pageFor(supi, t)
-	case !connected:
-		return transferVerdict{http.StatusNotFound, sbi.CauseContextNotFound, "no UE context for " + supi}
+		if v, parked := n.pageFor(supi, t); parked {
+			return v
+		}
+		// Not parked (any more): it may have just come back.
+		if id, connected = n.ues.findSUPI(supi); !connected {
+			return transferVerdict{http.StatusNotFound, sbi.CauseContextNotFound, "no UE context for " + supi}
+		}
 	}
 	done := make(chan transferVerdict, 1)
 	err := n.disp.Dispatch(ratelimit.UE(id), func() {

@@ -53,19 +53,19 @@ var transferSeq atomic.Uint64
 // runs already (TS 23.502 4.2.3.3 step 3b: 202 ATTEMPTING_TO_REACH_UE).
 // A UE whose mobile reachable timer expired is not paged (TS 24.501 5.3.7):
 // 504 UE_NOT_REACHABLE.
-func (n *NF) pageFor(supi string, t transfer) transferVerdict {
-	v := transferVerdict{http.StatusNotFound, sbi.CauseContextNotFound, "no UE context for " + supi}
+func (n *NF) pageFor(supi string, t transfer) (v transferVerdict, parked bool) {
 	var page *ueContext
 	n.ues.editIdleSUPI(supi, func(ue *ueContext) {
-		if v.status != http.StatusNotFound || ue.guti == nil {
+		if parked || ue.guti == nil {
 			return // one parked context answers
 		}
+		parked = true
 		v, page = n.keepTransfer(ue, t)
 	})
 	if page != nil {
 		n.sendPaging(page.guti.STMSI())
 	}
-	return v
+	return v, parked
 }
 
 // keepTransfer runs under the table's lock: it files t with the parked UE
