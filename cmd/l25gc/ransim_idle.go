@@ -16,12 +16,14 @@ import (
 // idleFlags are ransim's CM-IDLE flags (TS 23.502 4.2.6, 4.2.3.2, 4.2.3.3).
 type idleFlags struct {
 	idle, wake, ignorePaging bool
+	after                    time.Duration
 }
 
 func (i *idleFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&i.idle, "idle", false, "with --pdu: release each UE to CM-IDLE once its session (and TUN) is up; during --hold it answers paging with a Service Request")
 	f.BoolVar(&i.wake, "wake", false, "with --idle: then wake each UE with a UE-triggered Service Request (its sessions' user plane comes back)")
 	f.BoolVar(&i.ignorePaging, "ignore-paging", false, "with --idle: the UEs never answer paging (out of coverage), so the network's paging runs out")
+	f.DurationVar(&i.after, "idle-after", 0, "with --idle: the UEs' inactivity before the release (their TUNs carry traffic meanwhile)")
 }
 
 // check refuses flag combinations that cannot work.
@@ -29,8 +31,11 @@ func (i idleFlags) check(p pduFlags) error {
 	if i.idle && !p.enabled {
 		return errors.New("--idle needs --pdu")
 	}
-	if (i.wake || i.ignorePaging) && !i.idle {
-		return errors.New("--wake and --ignore-paging need --idle")
+	if (i.wake || i.ignorePaging || i.after != 0) && !i.idle {
+		return errors.New("--wake, --ignore-paging and --idle-after need --idle")
+	}
+	if i.after < 0 {
+		return errors.New("--idle-after: want a duration of 0 or more")
 	}
 	return nil
 }
@@ -42,6 +47,14 @@ func (i idleFlags) check(p pduFlags) error {
 func idlePhases(ctx context.Context, out io.Writer, fleet ransim.Fleet, ues []*ransim.UE, i idleFlags, sbi string) []bench.Result {
 	if !i.idle {
 		return nil
+	}
+	if i.after > 0 {
+		fmt.Fprintf(out, "  UEs go idle in %v\n", i.after)
+		select {
+		case <-time.After(i.after):
+		case <-ctx.Done():
+			return nil
+		}
 	}
 	run := func(name string, ues []*ransim.UE, proc ransim.Procedure) bench.Result {
 		f := fleet

@@ -12,8 +12,10 @@ func TestRansimRefusesIdleFlagsThatCannotWork(t *testing.T) {
 		want string
 	}{
 		{[]string{"--idle"}, "--idle needs --pdu"},
-		{[]string{"--pdu", "--wake"}, "--wake and --ignore-paging need --idle"},
-		{[]string{"--pdu", "--ignore-paging"}, "--wake and --ignore-paging need --idle"},
+		{[]string{"--pdu", "--wake"}, "--wake, --ignore-paging and --idle-after need --idle"},
+		{[]string{"--pdu", "--ignore-paging"}, "--wake, --ignore-paging and --idle-after need --idle"},
+		{[]string{"--pdu", "--idle-after", "1s"}, "--wake, --ignore-paging and --idle-after need --idle"},
+		{[]string{"--pdu", "--idle", "--idle-after", "-1s"}, "--idle-after: want a duration of 0 or more"},
 	} {
 		_, err := runCmd(append([]string{"ransim", "--amf", "127.0.0.1:1"}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -44,10 +44,16 @@ func (h *heldUE) awaitOutput(t *testing.T, want string) {
 	}
 }
 
-// idleUE is a UE with PDU session 1 and its TUN, released to CM-IDLE.
+// idleUE is a UE with PDU session 1 and its TUN that used the session
+// (UPF-U resolved the gNB's N3 address, as with any UE that had traffic)
+// and was then released to CM-IDLE.
 func idleUE(t *testing.T, path string, more ...string) *heldUE {
 	t.Helper()
-	ue := holdUE(t, path, append([]string{"--idle"}, more...)...)
+	ue := holdUE(t, path, append([]string{"--idle", "--idle-after", "3s"}, more...)...)
+	b, _ := inNetns("l25gc-ue1", "ping", "-c", "3", "-i", "0.2", "-W", "1", dnAddr).CombinedOutput()
+	if received(string(b)) == 0 {
+		t.Fatalf("ping %s from the UE before it went idle: no answer\n%s", dnAddr, b)
+	}
 	ue.awaitOutput(t, "holding 1 sessions")
 	return ue
 }
@@ -97,6 +103,15 @@ func TestPingWakesAnIdleUEAndLosesNothing(t *testing.T) {
 	if !strings.Contains(ue.out.String(), "paged, Service Accept") {
 		t.Errorf("the UE was not paged:\n%s", ue.out.String())
 	}
+	// The first requests waited in UPF-U, and all of them left it.
+	buffered, flushed := bufferEvents(t, cfg, "buffered"), bufferEvents(t, cfg, "flushed")
+	if buffered < 1 || flushed != buffered || bufferEvents(t, cfg, "overflow") != 0 {
+		t.Errorf("UPF-U buffered %v echo requests and flushed %v (overflow %v): want at least the first, all flushed",
+			buffered, flushed, bufferEvents(t, cfg, "overflow"))
+	}
+	if t.Failed() {
+		logUPFMetrics(t, cfg)
+	}
 	ue.release(t)
 	awaitNoUPFSessions(t, cfg)
 	capture.stop(t)
@@ -120,6 +135,25 @@ func TestPingWakesAnIdleUEAndLosesNothing(t *testing.T) {
 	if t.Failed() {
 		t.Logf("the capture:\n%s", capture.summary())
 	}
+}
+
+// logUPFMetrics puts UPF-U's buffer, report and drop counters in the log of
+// a failing test.
+func logUPFMetrics(t *testing.T, cfg *config.Config) {
+	resp, err := http.Get("http://" + cfg.Addr(cfg.UPF.U.MetricsPort) + "/metrics")
+	if err != nil {
+		t.Logf("UPF-U's /metrics: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "l25gc_upf_buffer") || strings.HasPrefix(l, "l25gc_upf_drops_total") || strings.HasPrefix(l, "l25gc_upf_downlink_data") {
+			lines = append(lines, l)
+		}
+	}
+	t.Logf("UPF-U's counters:\n%s", strings.Join(lines, "\n"))
 }
 
 // A UE-triggered Service Request after idle restores traffic both ways.
@@ -198,7 +232,7 @@ func TestUnansweredPagingEndsAndTheBufferIsDropped(t *testing.T) {
 	startCore(t, cfg, path)
 	ue := idleUE(t, path, "--ignore-paging")
 	pagings := func() int { return strings.Count(ue.out.String(), "paged, not answering") }
-	before := upfBufferDrops(t, cfg)
+	before := bufferEvents(t, cfg, "discarded")
 
 	// One echo request, never answered: the UE does not hear the paging.
 	_ = inNetns("l25gc-dn", "ping", "-c", "1", "-W", "1", ue.addr).Run()
@@ -206,7 +240,10 @@ func TestUnansweredPagingEndsAndTheBufferIsDropped(t *testing.T) {
 	awaitCondition(t, fmt.Sprintf("%d Pagings", want), func() bool { return pagings() >= want })
 	// The paging has ended once T3513 ran out after the last one; none
 	// follows, and the buffer is gone.
-	awaitCondition(t, "UPF-U dropping the buffer", func() bool { return upfBufferDrops(t, cfg) > before })
+	awaitCondition(t, "UPF-U dropping the buffer", func() bool { return bufferEvents(t, cfg, "discarded") > before })
+	if n := upfMetric(t, cfg, "l25gc_upf_buffered_packets"); n != 0 {
+		t.Errorf("UPF-U still holds %v packets after the paging failed", n)
+	}
 	time.Sleep(2 * t3513) // a paging the AMF still sent would come within one T3513
 	if n := pagings(); n != want {
 		t.Errorf("the gNB saw %d Pagings for one packet, want %d (1 + %d retransmissions)", n, want, retransmissions)
@@ -228,35 +265,21 @@ func awaitCondition(t *testing.T, what string, ok func() bool) {
 	}
 }
 
-// upfBufferDrops sums UPF-U's drops of buffered packets: the
-// l25gc_upf_drops_total reasons about its paging buffer.
-func upfBufferDrops(t *testing.T, cfg *config.Config) float64 {
+// upfMetric reads one sample of UPF-U's /metrics, by its name with labels
+// (e.g. l25gc_upf_buffer_packets_total{event="flushed"}).
+func upfMetric(t *testing.T, cfg *config.Config, sample string) float64 {
 	t.Helper()
-	resp, err := httpGet("http://" + cfg.Addr(cfg.UPF.U.MetricsPort) + "/metrics")
+	resp, err := http.Get("http://" + cfg.Addr(cfg.UPF.U.MetricsPort) + "/metrics")
 	if err != nil {
 		t.Fatalf("UPF-U's /metrics: %v", err)
 	}
-	var sum float64
-	for _, line := range strings.Split(resp, "\n") {
-		rest, ok := strings.CutPrefix(line, `l25gc_upf_drops_total{reason="`)
-		if !ok {
-			continue
-		}
-		reason, value, _ := strings.Cut(rest, `"} `)
-		if strings.Contains(reason, "buffer") {
-			v, _ := strconv.ParseFloat(value, 64)
-			sum += v
-		}
-	}
-	return sum
+	defer resp.Body.Close()
+	return metricIn(t, resp.Body, sample)
 }
 
-func httpGet(url string) (string, error) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
+// bufferEvents is UPF-U's count of downlink buffer events of a kind:
+// buffered, flushed, overflow, discarded.
+func bufferEvents(t *testing.T, cfg *config.Config, event string) float64 {
+	t.Helper()
+	return upfMetric(t, cfg, `l25gc_upf_buffer_packets_total{event="`+event+`"}`)
 }
