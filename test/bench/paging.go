@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/l25gc/l25gc/node"
@@ -114,7 +115,7 @@ func idleRun(dnn string, dnAddr netip.Addr, name string, phase idlePhase) run {
 		if err != nil {
 			return nil, err
 		}
-		probes, err := toIdle(ctx, ues, f, dnn, mode, w, warm)
+		probes, err := toIdle(ctx, ues, f, dn, dnn, mode, w, warm)
 		var results []Result
 		if err == nil {
 			f.Progress = ProgressLine(w, phaseLabel(name, mode, f.UEs, warm))
@@ -142,7 +143,7 @@ func listenN3(g *ransim.GNB) error {
 // toIdle registers the UEs, establishes session 1 each, binds each
 // session's tunnel to a probe and releases the UEs to CM-IDLE; any failure
 // ends the run, as the measurement is over every UE.
-func toIdle(ctx context.Context, ues []*ransim.UE, f ransim.Fleet, dnn, mode string, w io.Writer, warm bool) (map[*ransim.UE]*probe, error) {
+func toIdle(ctx context.Context, ues []*ransim.UE, f ransim.Fleet, dn *net.UDPConn, dnn, mode string, w io.Writer, warm bool) (map[*ransim.UE]*probe, error) {
 	steps := []struct {
 		name string
 		proc ransim.Procedure
@@ -157,6 +158,18 @@ func toIdle(ctx context.Context, ues []*ransim.UE, f ransim.Fleet, dnn, mode str
 		}
 	}
 	probes := newProbes(ues)
+	// The UEs use their sessions first, as UEs with traffic do before they
+	// go idle: it checks each user plane, and UPF-U has resolved the gNB's
+	// N3 address when it later flushes what it buffered.
+	f.Progress = ProgressLine(w, phaseLabel("downlink before idle (not measured)", mode, f.UEs, warm))
+	if o := ransim.RunFleet(ctx, ues, f, func(ctx context.Context, ue *ransim.UE) (time.Duration, error) {
+		return 0, probes[ue].reach(ctx, dn)
+	}); o.Failed > 0 {
+		return nil, fmt.Errorf("bench: %d of %d sessions carried no downlink before going idle: %v", o.Failed, len(ues), o.Errors)
+	}
+	for _, p := range probes {
+		p.renew()
+	}
 	f.Progress = ProgressLine(w, phaseLabel(ProcedureANRelease+" (not measured)", mode, f.UEs, warm))
 	if o := ransim.RunFleet(ctx, ues, f, ransim.ReleaseToIdle); o.Failed > 0 {
 		return nil, fmt.Errorf("bench: %d of %d AN releases failed: %v", o.Failed, len(ues), o.Errors)
@@ -182,9 +195,19 @@ func deregister(ctx context.Context, ues []*ransim.UE, f ransim.Fleet) error {
 // of the UE's tunnel and when the UE was paged.
 type probe struct {
 	addr    netip.Addr
-	seq     uint32
+	seq     atomic.Uint32 // the probe's current sequence: the UE's index, then + 1<<31 after renew
 	arrived chan time.Time
 	paged   chan paged
+}
+
+// renew gives the probe a sequence no earlier datagram carries and forgets
+// an arrival of theirs.
+func (p *probe) renew() {
+	p.seq.Add(1 << 31)
+	select {
+	case <-p.arrived:
+	default:
+	}
 }
 
 type paged struct {
@@ -198,9 +221,10 @@ func newProbes(ues []*ransim.UE) map[*ransim.UE]*probe {
 	out := make(map[*ransim.UE]*probe, len(ues))
 	for i, ue := range ues {
 		s := ue.Session(1)
-		p := &probe{addr: s.Address, seq: uint32(i), arrived: make(chan time.Time, 1), paged: make(chan paged, 1)}
+		p := &probe{addr: s.Address, arrived: make(chan time.Time, 1), paged: make(chan paged, 1)}
+		p.seq.Store(uint32(i))
 		s.Tunnel.SetSink(func(pkt []byte) {
-			if seq, ok := probeSeq(pkt); ok && seq == p.seq {
+			if seq, ok := probeSeq(pkt); ok && seq == p.seq.Load() {
 				select {
 				case p.arrived <- time.Now():
 				default:
@@ -215,7 +239,7 @@ func newProbes(ues []*ransim.UE) map[*ransim.UE]*probe {
 // send puts the probe on the data network towards the UE.
 func (p *probe) send(dn *net.UDPConn) (time.Time, error) {
 	sent := time.Now()
-	_, err := dn.WriteToUDPAddrPort(probePayload(p.seq), netip.AddrPortFrom(p.addr, probePort))
+	_, err := dn.WriteToUDPAddrPort(probePayload(p.seq.Load()), netip.AddrPortFrom(p.addr, probePort))
 	return sent, err
 }
 
@@ -255,7 +279,7 @@ func pagingPhase(ctx context.Context, f ransim.Fleet, dn *net.UDPConn, probes ma
 	for ue := range probes {
 		ues = append(ues, ue)
 	}
-	sort.Slice(ues, func(i, j int) bool { return probes[ues[i]].seq < probes[ues[j]].seq })
+	sort.Slice(ues, func(i, j int) bool { return probes[ues[i]].seq.Load() < probes[ues[j]].seq.Load() })
 	actx, cancel := context.WithCancel(ctx)
 	var answering sync.WaitGroup
 	for _, ue := range ues {
