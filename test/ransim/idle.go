@@ -36,6 +36,9 @@ type idleState struct {
 	// paged holds the time the gNB received a Paging for the UE, until
 	// the UE answers it.
 	paged chan time.Time
+	// uplink is signalled when the UE's IP stack sends on a parked
+	// tunnel: it has uplink data and wants service (Stay answers it).
+	uplink chan struct{}
 }
 
 // idleUEs are the CM-IDLE UEs camping on a gNB, by 5G-S-TMSI.
@@ -134,6 +137,11 @@ func (u *UE) enterIdle() {
 	case <-u.idle.paged:
 	default:
 	}
+	select {
+	case <-u.idle.uplink:
+	default:
+	}
+	u.watchUplink()
 	u.publishSTMSI()
 	if s := u.idle.stmsi.Load(); s != nil {
 		u.g.idle.add(*s, u)
@@ -203,3 +211,20 @@ func ReleaseToIdle(ctx context.Context, ue *UE) (time.Duration, error) { return 
 
 // Wake is RequestService as a fleet procedure.
 func Wake(ctx context.Context, ue *UE) (time.Duration, error) { return ue.RequestService(ctx) }
+
+// watchUplink has the UE's parked tunnels signal uplink data.
+func (u *UE) watchUplink() {
+	signal := func() {
+		select {
+		case u.idle.uplink <- struct{}{}:
+		default:
+		}
+	}
+	u.sessMu.Lock()
+	defer u.sessMu.Unlock()
+	for _, s := range u.sessions {
+		if s.Tunnel != nil {
+			s.Tunnel.onParkedUplink.Store(&signal)
+		}
+	}
+}

@@ -336,3 +336,32 @@ func ctxTimeout(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// TS 24.501 5.6.1.2: a CM-IDLE UE whose IP stack sends uplink asks for
+// service itself (service type data); the packet that woke it is lost,
+// the next goes through the tunnel set up again.
+func TestUplinkFromAnIdleUEStartsAServiceRequest(t *testing.T) {
+	g, amf := connectScripted(t)
+	ue, s := amf.withIdleSession(g)
+	ctx, cancel := context.WithCancel(context.Background())
+	stayed := make(chan error, 1)
+	go func() { stayed <- ue.Stay(ctx, nil) }()
+	defer func() {
+		cancel()
+		if err := <-stayed; err != nil {
+			t.Error(err)
+		}
+	}()
+	if err := s.Tunnel.SendUplink(ipv4Packet(s.Address, netip.MustParseAddr("10.200.0.2"))); !errors.Is(err, ErrIdle) {
+		t.Fatalf("uplink of a CM-IDLE UE: %v, want ErrIdle", err)
+	}
+	rrc, _, ranID, pdu := amf.initialNAS()
+	_, full := amf.serviceRequest(pdu)
+	if rrc != int64(ngapType.RRCEstablishmentCausePresentMoData) || full.ServiceType != nasx.ServiceTypeData {
+		t.Fatalf("RRC cause %d, service type %d: want mo-Data and data", rrc, full.ServiceType)
+	}
+	amf.contextWithSession(ranID, testUPF)
+	if s.Tunnel.parked.Load() {
+		t.Fatal("the tunnel is still parked after the Service Accept")
+	}
+}

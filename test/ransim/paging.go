@@ -92,25 +92,31 @@ func (u *UE) AnswerPaging(ctx context.Context) (pagedAt time.Time, latency time.
 	if pagedAt, err = u.AwaitPaging(ctx); err != nil {
 		return pagedAt, 0, err
 	}
+	latency, err = u.answerPaging(ctx, pagedAt)
+	return pagedAt, latency, err
+}
+
+// answerPaging runs the Service Request answering the paging the gNB
+// received at pagedAt and returns the time from then to the Accept.
+func (u *UE) answerPaging(ctx context.Context, pagedAt time.Time) (time.Duration, error) {
 	if _, err := u.requestService(ctx, nasx.ServiceTypeMobileTerminated, nil); err != nil {
-		return pagedAt, 0, err
+		return 0, err
 	}
-	return pagedAt, time.Since(pagedAt), nil
+	return time.Since(pagedAt), nil
 }
 
 // Stay keeps the UE in the network until ctx ends, as a phone in a pocket:
 // connected, it handles what the network sends (Serve); CM-IDLE, it
-// answers paging; released by the network, it goes CM-IDLE. onPaged, when
-// set, hears of each paging answered (or not: err).
+// answers paging, and asks for service itself when its IP stack sends
+// uplink (RequestService; that packet is lost, later ones go); released by
+// the network, it goes CM-IDLE. onPaged, when set, hears of each paging
+// answered (or not: err).
 func (u *UE) Stay(ctx context.Context, onPaged func(pagedAt time.Time, latency time.Duration, err error)) error {
 	for ctx.Err() == nil {
 		if u.Idle() {
-			at, lat, err := u.AnswerPaging(ctx)
+			err := u.serveIdle(ctx, onPaged)
 			if ctx.Err() != nil {
 				return nil
-			}
-			if onPaged != nil {
-				onPaged(at, lat, err)
 			}
 			if err != nil && !u.Idle() {
 				return err
@@ -124,4 +130,23 @@ func (u *UE) Stay(ctx context.Context, onPaged func(pagedAt time.Time, latency t
 		u.enterIdle()
 	}
 	return nil
+}
+
+// serveIdle waits for what ends CM-IDLE: paging (answered with a mobile
+// terminated Service Request, reported to onPaged) or uplink data (a
+// Service Request of service type data, TS 24.501 5.6.1.2).
+func (u *UE) serveIdle(ctx context.Context, onPaged func(time.Time, time.Duration, error)) error {
+	select {
+	case <-u.idle.uplink:
+		_, err := u.RequestService(ctx)
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case at := <-u.idle.paged:
+		lat, err := u.answerPaging(ctx, at)
+		if onPaged != nil {
+			onPaged(at, lat, err)
+		}
+		return err
+	}
 }

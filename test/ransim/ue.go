@@ -154,7 +154,7 @@ func (g *GNB) NewUE(sub Subscriber, c Concealment) *UE {
 		u.sqnMS = append([]byte(nil), sub.SQN...)
 	}
 	u.amfID.Store(-1)
-	u.idle.paged = make(chan time.Time, 1)
+	u.idle.paged, u.idle.uplink = make(chan time.Time, 1), make(chan struct{}, 1)
 	return u
 }
 

@@ -92,8 +92,10 @@ type Tunnel struct {
 	qfis      atomic.Pointer[[]uint8] // QoS flows set up for the session
 	sink      atomic.Pointer[func([]byte)]
 	// parked: the UE is CM-IDLE, the tunnel has no gNB end until a
-	// Service Request sets it up again (idle.go).
-	parked atomic.Bool
+	// Service Request sets it up again (idle.go); onParkedUplink, when
+	// set, hears of uplink meanwhile (the UE wants service).
+	parked         atomic.Bool
+	onParkedUplink atomic.Pointer[func()]
 }
 
 // newTunnel allocates a DL TEID (never 0, which TS 29.281 5.1 keeps for
@@ -171,6 +173,9 @@ func (t *Tunnel) QFI(pkt []byte) uint8 {
 // SendUplink encapsulates one IP packet of the UE into a G-PDU to the UPF.
 func (t *Tunnel) SendUplink(pkt []byte) error {
 	if t.parked.Load() {
+		if f := t.onParkedUplink.Load(); f != nil {
+			(*f)()
+		}
 		return ErrIdle
 	}
 	c := t.p.conn.Load()
