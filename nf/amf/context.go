@@ -74,14 +74,16 @@ type ueContext struct {
 	contextSetup    bool   // Initial Context Setup sent on this N2 connection
 	radioCapability []byte // UE Radio Capability from the gNB (TS 38.413 8.14.1)
 	timer           *nasTimer
-	guard           *guardTimer               // bounds the context's life before authentication and while releasing (timers.go)
-	call            pendingCall               // the SBI answer the UE waits for (sbi_call.go)
-	pdu             pduState                  // PDU session routing contexts (pdu_session.go)
-	stored          storedAs                  // its record in the UE store (persist_ue.go)
-	idle            idleState                 // parked in CM-IDLE: reachability timers and paging (mobile_reachable.go, paging.go)
-	service         *serviceRequest           // a Service Request being served (gmm_service_request.go)
-	paged           map[uint8]pendingTransfer // transfers paging kept, to deliver on this connection (paging.go)
-	activeUP        *nasx.PSISet              // the sessions the gNB's release request listed (nil: not listed)
+	guard           *guardTimer // bounds the context's life before authentication and while releasing (timers.go)
+	call            pendingCall // the SBI answer the UE waits for (sbi_call.go)
+	pdu             pduState    // PDU session routing contexts (pdu_session.go)
+	stored          storedAs    // its record in the UE store (persist_ue.go)
+
+	// Idle mode (mobile_reachable.go, paging.go, gmm_service_request.go).
+	idle     idleState                 // parked in CM-IDLE: reachability timers and paging
+	service  *serviceRequest           // a Service Request being served
+	paged    map[uint8]pendingTransfer // transfers paging kept, to deliver on this connection
+	activeUP *nasx.PSISet              // the sessions the gNB's release request listed (nil: not listed)
 }
 
 type authState struct {

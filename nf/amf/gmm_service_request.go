@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/ngap/ngapType"
@@ -37,7 +36,6 @@ const procService = "service_request"
 // serviceRequest is a Service Request being served.
 type serviceRequest struct {
 	req     nasx.ServiceRequest
-	started time.Time
 	gen     uint64           // an answer of an older request is stale
 	waiting int              // ACTIVATING answers awaited from the SMFs
 	setup   map[uint8][]byte // N2 SM information (PDU_RES_SETUP_REQ) per session to set up
@@ -52,6 +50,11 @@ func serviceReject(cause uint8, err error) error {
 // onServiceRequest: a UE in CM-IDLE on a new N2 connection, or a connected
 // one (TS 24.501 5.6.1.1).
 func (n *NF) onServiceRequest(ue *ueContext, in *input) (State, error) {
+	if ue.service == nil {
+		// The procedure runs from here to Service Accept or Reject
+		// (reply.go: the limiter's count of procedures in progress).
+		n.startProcedure(ue)
+	}
 	req, err := nasx.ParseServiceRequest(in.msg.m.ServiceRequest)
 	if err != nil {
 		return ue.state, serviceReject(nasx.CauseOf(err), err)
@@ -89,7 +92,7 @@ func (n *NF) serviceFromIdle(ue *ueContext, req nasx.ServiceRequest, raw []byte)
 	if len(ue.paged) > 0 {
 		n.metrics.pagingDone.WithLabelValues(resultSuccess).Inc()
 	}
-	ue.reg = registration{ngKSI: req.NgKSI, secCap: ue.capability, verified: verified, container: req.Container}
+	ue.reg = registration{ngKSI: req.NgKSI, secCap: ue.capability, verified: verified, container: req.Container, started: ue.reg.started}
 	if !verified {
 		// TS 24.501 5.6.1.3, 4.4.6: the request did not pass the integrity
 		// check of the kept context: authenticate and take a new one, then
@@ -147,7 +150,7 @@ func (n *NF) serveAfterSecurity(ue *ueContext, c *nasMessage.SecurityModeComplet
 }
 
 func (n *NF) newService(req nasx.ServiceRequest) *serviceRequest {
-	return &serviceRequest{req: req, started: time.Now(), gen: n.callGen.Add(1),
+	return &serviceRequest{req: req, gen: n.callGen.Add(1),
 		setup: map[uint8][]byte{}, n1: map[uint8][]byte{}}
 }
 
@@ -155,9 +158,6 @@ func (n *NF) newService(req nasx.ServiceRequest) *serviceRequest {
 // and accepts once the SMFs answered.
 func (n *NF) serve(ue *ueContext, req nasx.ServiceRequest) (State, error) {
 	sv := n.newService(req)
-	if ue.service != nil {
-		sv.started = ue.service.started // re-authenticated first: one procedure
-	}
 	ue.service = sv
 	if !ue.reg.secCap.Valid() {
 		ue.reg.secCap = ue.capability
@@ -261,7 +261,7 @@ func (n *NF) onActivated(ue *ueContext, gen uint64, id uint8, a SMAnswer, err er
 	}
 	if _, err := n.acceptService(ue); err != nil {
 		n.log.Warn("Service Accept not sent", "supi", ue.supi, "err", err)
-		n.metrics.done(procService, resultFailure, sv.started)
+		n.finishProcedure(ue, procService, resultFailure)
 		ue.service = nil
 		ue.state, _ = n.release(ue, causeNasUnspecified())
 	}
@@ -292,7 +292,7 @@ func (n *NF) acceptService(ue *ueContext) (State, error) {
 	if err != nil {
 		return ue.state, err
 	}
-	n.metrics.done(procService, resultSuccess, sv.started)
+	n.finishProcedure(ue, procService, resultSuccess)
 	ue.service = nil
 	n.deliverPaged(ue)
 	return StateRegistered, nil
@@ -409,12 +409,8 @@ func (n *NF) rejectService(ue *ueContext, cause uint8) {
 		r.PDUSessionStatus = &status
 	}
 	n.sendPlainOrProtected(ue, n.built("ServiceReject")(nasx.BuildServiceRejectWith(r)))
-	started := time.Time{}
-	if ue.service != nil {
-		started = ue.service.started
-		ue.service = nil
-	}
-	n.metrics.done(procService, resultReject, started)
+	ue.service = nil
+	n.finishProcedure(ue, procService, resultReject)
 	if !ue.contextSetup {
 		ue.state, _ = n.release(ue, causeNasUnspecified())
 	}

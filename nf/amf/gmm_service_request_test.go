@@ -168,13 +168,13 @@ func TestImplicitDeregistrationEndsTheContext(t *testing.T) {
 		c.AMF.NAS.MobileReachable = 30 * msec
 		c.AMF.NAS.ImplicitDeregistration = 30 * msec
 	})
-	ue.goIdle(1)
-	smf.expect("modify") // deactivated
-	if c := smf.expect("release"); c.ref != "1" {
+	ue.releaseToIdle()                                          // the timers may end the parked context at once
+	if _, c := smf.expect2("modify", "release"); c.ref != "1" { // deactivated, then (timers) released
 		t.Fatalf("implicit deregistration released %s", c.ref)
 	}
 	h.waitIdle(0)
 	h.eventually("UDM registration purged", func() bool { return h.peers.purged(ue.supi) })
+	h.eventually("AM policy association deleted", func() bool { return !h.peers.policyOf(ue.supi) })
 	h.wantMetric("l25gc_amf_implicit_deregistrations_total", nil, 1, "implicit deregistrations")
 	h.wantMetric("l25gc_amf_registered_ues", nil, 0, "registered UEs")
 	ue.requestService(2, ue.serviceRequest(nasx.ServiceTypeData, nil, nil))
@@ -280,4 +280,46 @@ func TestUnverifiedServiceRequestContainerIsAskedForAgain(t *testing.T) {
 	if ics, _ := ue.readServiceAccept(); len(ics.Sessions) != 1 {
 		t.Fatalf("sessions %+v", ics.Sessions)
 	}
+}
+
+// Implicit deregistration deletes the UE's record from the UE store: a
+// restarted AMF does not bring it back.
+func TestImplicitDeregistrationDeletesTheRecord(t *testing.T) {
+	dir := t.TempDir()
+	h := newHarness(t, func(c *config.Config) {
+		c.DataDir = dir
+		c.AMF.NAS.MobileReachable = 20 * msec
+		c.AMF.NAS.ImplicitDeregistration = 20 * msec
+	})
+	if err := h.amf.openPersist(); err != nil {
+		t.Fatal(err)
+	}
+	g := h.connect()
+	g.setup()
+	ue := h.newUE(g, "0000000212", 1)
+	ue.register()
+	awaitStored(t, dir, ue.guti.TMSI)
+	ue.releaseToIdle()
+	h.eventually("implicit deregistration", func() bool { return h.metric("l25gc_amf_implicit_deregistrations_total", nil) == 1 })
+	h.waitIdle(0)
+	awaitStored(t, dir)
+}
+
+// TS 24.501 5.6.1.5: a Service Request refused at the AMF's UE cap gets #22
+// with T3346; the UE stays registered and is served once there is room.
+func TestServiceRequestAtTheCapGetsCongestionWithBackOff(t *testing.T) {
+	h, g, ue, _ := idleUEWith(t, "0000000213", 5, func(c *config.Config) { c.AMF.NGAP.MaxUEs = 1 })
+	other := h.newUE(g, "0000000214", 9)
+	other.register()
+	ue.requestService(2, ue.serviceRequest(nasx.ServiceTypeSignalling, nil, nil))
+	if r := ue.readServiceReject(); r.Cause != nasx.CauseCongestion || r.T3346 == 0 {
+		t.Fatalf("Service Reject %+v, want #22 with T3346", r)
+	}
+	g.expect("UEContextReleaseCommand")
+	other.up(other.deregistrationRequest(true))
+	g.expect("UEContextReleaseCommand")
+	g.send(releaseComplete(t, other.amfID, other.ranID))
+	h.eventually("room for the UE", func() bool { all, _ := h.amf.ues.connected(0); return all == 0 })
+	ue.requestService(3, ue.serviceRequest(nasx.ServiceTypeSignalling, nil, nil))
+	ue.readServiceAccept()
 }

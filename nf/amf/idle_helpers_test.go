@@ -224,3 +224,12 @@ func (p *fakePeers) policyOf(supi string) bool {
 	}
 	return false
 }
+
+// releaseToIdle is the gNB's AN release, without waiting for the parked
+// context (which short timers may end before a test sees it).
+func (u *testUE) releaseToIdle() {
+	u.t.Helper()
+	u.g.send(releaseRequest(u.t, u.amfID, u.ranID))
+	u.g.expect("UEContextReleaseCommand")
+	u.g.send(releaseComplete(u.t, u.amfID, u.ranID))
+}

@@ -25,7 +25,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/free5gc/openapi/models"
@@ -41,13 +40,10 @@ type pendingTransfer struct {
 
 // paging is one paging procedure of a parked UE; several transfers page once.
 type paging struct {
-	transfers map[uint8]pendingTransfer // by PDU session ID; a newer transfer replaces an older one
+	transfers map[uint8]pendingTransfer // by PDU session ID
 	sent      int                       // Paging messages sent: 1 + retransmissions
 	timer     *time.Timer               // T3513
 }
-
-// transferSeq numbers the transfers' resources.
-var transferSeq atomic.Uint64
 
 // pageFor keeps t for the parked UE of supi and pages it unless a paging
 // runs already (TS 23.502 4.2.3.3 step 3b: 202 ATTEMPTING_TO_REACH_UE).
@@ -76,14 +72,17 @@ func (n *NF) keepTransfer(ue *ueContext, t transfer) (transferVerdict, *ueContex
 		return transferVerdict{http.StatusGatewayTimeout, causeUENotReachable, ue.supi + " is not reachable (mobile reachable timer expired)"}, nil
 	case ue.pdu.get(t.id) == nil:
 		return transferVerdict{http.StatusNotFound, sbi.CauseContextNotFound, "no PDU session " + strconv.Itoa(int(t.id)) + " for " + ue.supi}, nil
+	case t.n2 != nil && !forRAN(t.n2Type):
+		// As for a connected UE (ngap_pdu_session.go): refused now, not
+		// after the paging.
+		return transferVerdict{http.StatusBadRequest, sbi.CauseMandatoryIEIncorrect, fmt.Sprintf("%v: %q", errUnknownN2Type, t.n2Type)}, nil
 	}
 	p := pendingTransfer{transfer: t, dataURI: n.callbackURI("/namf-comm/v1/ue-contexts/" + ue.supi + "/n1-n2-messages/" +
-		strconv.FormatUint(transferSeq.Add(1), 10))}
+		strconv.Itoa(int(t.id)) + "-" + strconv.FormatUint(n.callGen.Add(1), 10))}
 	v := transferVerdict{status: http.StatusAccepted, detail: p.dataURI}
 	if pg := ue.idle.paging; pg != nil {
-		if old, ok := pg.transfers[t.id]; ok && old.dataURI != p.dataURI {
-			go n.notifyTransferFailed(ue.supi, old, models.N1N2MessageTransferCause_UE_NOT_RESPONDING)
-		}
+		// A newer transfer for a session replaces the older one silently:
+		// a failure notification would have the SMF drop what it buffers.
 		pg.transfers[t.id] = p
 		return v, nil // TS 23.502 4.2.3.3 step 4a: already paging, page once
 	}
@@ -213,4 +212,14 @@ func (p pendingTransfer) String() string {
 func (s *sbiSessions) NotifyTransferFailure(ctx context.Context, uri string, note models.N1N2MsgTxfrFailureNotification) error {
 	_, err := s.c.Do(ctx, http.MethodPost, uri, note, nil)
 	return err
+}
+
+// forRAN says whether N2 SM information of type t goes to the gNB in one
+// of the PDU Session Resource requests (sessionRequest).
+func forRAN(t models.N2SmInfoType) bool {
+	switch t {
+	case models.N2SmInfoType_PDU_RES_SETUP_REQ, models.N2SmInfoType_PDU_RES_MOD_REQ, models.N2SmInfoType_PDU_RES_REL_CMD:
+		return true
+	}
+	return false
 }

@@ -109,15 +109,13 @@ func TestSeveralTransfersPageOnce(t *testing.T) {
 // paged: the transfer gets 504 UE_NOT_REACHABLE; a paging running then
 // fails.
 func TestMobileReachableExpiryStopsPaging(t *testing.T) {
-	h, g, ue, _ := idleUEWith(t, "0000000304", 5, func(c *config.Config) {
-		c.AMF.NAS.MobileReachable = 80 * msec
-		c.AMF.NAS.T3513 = time.Hour
-	})
+	h, g, ue, _ := idleUEWith(t, "0000000304", 5, func(c *config.Config) { c.AMF.NAS.T3513 = time.Hour })
 	sink := h.failureSink()
 	if w, _ := h.pageRequest(ue.supi, 5, sink); w.Code != http.StatusAccepted {
 		t.Fatalf("%d", w.Code)
 	}
 	g.readPaging()
+	h.expireReachability(ue.guti.TMSI)
 	if n := sink.expect(h); n.Cause != models.N1N2MessageTransferCause_UE_NOT_RESPONDING {
 		t.Fatalf("%+v", n)
 	}
@@ -216,4 +214,42 @@ func (h *harness) sessionCreated(supi string, id uint8) bool {
 		done <- ue != nil && ue.pdu.get(id) != nil && ue.pdu.get(id).created()
 	})
 	return <-done
+}
+
+// expireReachability runs the parked UE's mobile reachable expiry now, as
+// its timer would (the timer itself runs for minutes).
+func (h *harness) expireReachability(tmsi uint32) {
+	h.t.Helper()
+	var ue *ueContext
+	h.amf.ues.editIdleTMSI(tmsi, func(p *ueContext) { ue = p })
+	if ue == nil {
+		h.t.Fatalf("no parked UE with 5G-TMSI %08x", tmsi)
+	}
+	h.amf.onMobileReachableExpiry(ue, tmsi)
+}
+
+// N2 SM information no PDU Session Resource request carries is refused at
+// once for an idle UE too (400), without paging it.
+func TestIdleTransferOfUnknownN2TypeRefused(t *testing.T) {
+	h, g, ue, _ := idleUE(t, "0000000307", 5)
+	req, parts := transferRequest(5, "PDU_RES_NTY", nil, []byte{2})
+	if w, p := h.n1n2(ue.supi, req, parts...); w.Code != http.StatusBadRequest || p.Cause != "MANDATORY_IE_INCORRECT" {
+		t.Fatalf("%d %q", w.Code, p.Cause)
+	}
+	g.noMore(20 * msec)
+	h.wantMetric("l25gc_amf_paging_attempts_total", nil, 0, "pagings started")
+}
+
+// A paged UE that also has uplink data for the paged session: the kept
+// N2 SM information serves both, with no second activation at the SMF.
+func TestPagedSessionInUplinkDataStatusIsActivatedOnce(t *testing.T) {
+	h, g, ue, smf := idleUE(t, "0000000308", 5)
+	h.pageRequest(ue.supi, 5, nil)
+	g.readPaging()
+	ue.requestService(2, ue.serviceRequest(nasx.ServiceTypeData, psis(5), psis(5)))
+	ics, a := ue.readServiceAccept()
+	if len(ics.Sessions) != 1 || a.ReactivationResult == nil || *a.ReactivationResult != 0 {
+		t.Fatalf("sessions %+v, reactivation result %v", ics.Sessions, a.ReactivationResult)
+	}
+	smf.none()
 }

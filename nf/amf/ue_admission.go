@@ -100,7 +100,8 @@ func overloadAnswer(typ uint8) []byte {
 	case nas.MsgTypeRegistrationRequest:
 		b, _ = nasx.BuildRegistrationRejectWithT3346(nasx.CauseCongestion, congestionBackOff())
 	case nas.MsgTypeServiceRequest:
-		b, _ = nasx.BuildServiceReject(nasx.CauseCongestion)
+		// TS 24.501 5.6.1.5: #22 with T3346 for NAS congestion control.
+		b, _ = nasx.BuildServiceRejectWith(nasx.ServiceReject{Cause: nasx.CauseCongestion, T3346: congestionBackOff()})
 	}
 	return b
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
@@ -51,9 +52,28 @@ func TestIdleModeMessagesDissectInTShark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := dissectNGAP(t, paging, ics, release)
+	sr, err := nasx.BuildServiceRequest(nasx.ServiceRequest{ServiceType: nasx.ServiceTypeMobileTerminated, NgKSI: 1,
+		STMSI: nasx.STMSI{SetID: 1, Pointer: 1, TMSI: 0xCAFE0001}, UplinkDataStatus: &status, PDUSessionStatus: &status})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := Cell{TAI: domain.TAI{PLMN: plmn, TAC: 1}, CellID: 1}
+	initial, err := BuildInitialUEMessageWithCause(9, sr, cell, &nasx.STMSI{SetID: 1, Pointer: 1, TMSI: 0xCAFE0001}, ngapType.RRCEstablishmentCausePresentMtAccess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rej, err := nasx.BuildServiceRejectWith(nasx.ServiceReject{Cause: nasx.CauseCongestion, PDUSessionStatus: &status, T3346: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reject, err := BuildDownlinkNASTransport(7, 9, rej)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := dissectNGAP(t, paging, ics, release, initial, reject)
 	for _, want := range []string{"Paging", "TAIListForPaging", "fiveG-TMSI", "InitialContextSetupRequest",
-		"PDUSessionResourceSetupListCxtReq", "Service accept", "PDU session status", "PDUSessionResourceListCxtRelReq"} {
+		"PDUSessionResourceSetupListCxtReq", "Service accept", "PDU session status", "PDUSessionResourceListCxtRelReq",
+		"Service request", "Uplink data status", "mt-Access", "Service reject", "GPRS Timer 2 - T3346 value"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("tshark shows no %q:\n%s", want, text)
 		}
