@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"testing"
@@ -48,4 +49,16 @@ func TestLatenciesCountFailuresByReason(t *testing.T) {
 	if r.Succeeded != 2 || r.Failed != 2 || r.Procedure != "paging" || r.ThroughputPerS != 2 {
 		t.Fatalf("result %+v", r)
 	}
+}
+
+// What comes out of a UE's tunnel is the network's: reading it as a probe
+// never panics, and only a probe's own bytes read as one.
+func FuzzProbeSeq(f *testing.F) {
+	f.Add(udp4(probePort, probePayload(7)))
+	f.Add([]byte{0x4f, 0, 0, 0, 0, 0, 0, 0, 0, 17})
+	f.Fuzz(func(t *testing.T, pkt []byte) {
+		if seq, ok := probeSeq(pkt); ok && !bytes.HasSuffix(pkt, probePayload(seq)) {
+			t.Fatalf("%x read as probe %d", pkt, seq)
+		}
+	})
 }
