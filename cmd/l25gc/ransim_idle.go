@@ -62,8 +62,10 @@ func idlePhases(ctx context.Context, out io.Writer, fleet ransim.Fleet, ues []*r
 		return bench.FromOutcome(name, sbi, len(ues), fleet.Concurrency, ransim.RunFleet(ctx, ues, f, proc))
 	}
 	results := []bench.Result{run(bench.ProcedureANRelease, ues, ransim.ReleaseToIdle)}
+	// Whatever wakes the UEs next (--wake, paging, the release at the end)
+	// meets a core that finished the release.
+	time.Sleep(bench.IdleDwell)
 	if i.wake {
-		time.Sleep(bench.IdleDwell)
 		results = append(results, run(bench.ProcedureServiceRequest, ues, ransim.Wake))
 	}
 	return results
