@@ -153,6 +153,7 @@ type AMF struct {
 	Network  NetName `yaml:"network_name"`
 	Relative int     `yaml:"relative_capacity"` // TS 38.413 9.3.1.32, 0..255
 	Persist  Persist `yaml:"persist"`
+	Limiter  Limiter `yaml:"limiter"`
 }
 
 // Persist is the AMF's UE-context store (nf/amf/persist.go): what a

@@ -66,6 +66,7 @@ func defaultSections() *Config {
 			Network:  NetName{Full: "L25GC+", Short: "L25GC"},
 			Relative: 255,
 			Persist:  Persist{Enabled: true, FlushInterval: 5 * time.Millisecond, MaxPending: 8192},
+			Limiter:  DefaultLimiter(),
 		},
 		UDM: UDM{
 			SUCIKeys: []SUCIKey{

@@ -143,6 +143,7 @@ func (v *validator) amf(a *AMF) {
 	v.ueBounds(a)
 	v.nas(&a.NAS)
 	v.persist(&a.Persist)
+	v.limiter(&a.Limiter)
 }
 
 // persist: the lag and the queue bound what a crash of the AMF can cost

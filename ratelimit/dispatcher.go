@@ -1,9 +1,10 @@
 // Package ratelimit is the AMF dispatcher seam: every NAS/NGAP event the AMF
 // processes passes through one Dispatcher, which runs events in order per key
 // (one UE, or one gNB for non-UE-associated signalling) and concurrently across
-// keys on at most Limit() goroutines. The limit is a variable so that an
-// adaptive limiter (DESIGN.md "AMF dispatcher": E_max from the EWMA of the Go
-// scheduler latency) can move it at run time with SetLimit.
+// keys on at most Limit() goroutines. That bound is on messages (worker
+// goroutines); the bound on procedures in progress, E_max of the paper's
+// Algorithm 1, is the Limiter (limiter.go), whose waiting requests park
+// their key with Hold and come back with Resume, so a UE's order is kept.
 package ratelimit
 
 import (
@@ -63,6 +64,10 @@ type Dispatcher interface {
 	InFlight() int
 	// Close stops accepting events and waits until the queued ones ran.
 	Close()
+	// Hold, from inside a running event of key, keeps the key's later
+	// events queued until Resume, which runs fn first (the limiter's wait).
+	Hold(key Key)
+	Resume(key Key, fn func()) error
 }
 
 // PanicFunc hears about a panic inside an event of key; the caller tears the
@@ -90,6 +95,10 @@ type Pool struct {
 type keyQueue struct {
 	events  []func()
 	running bool
+	held    bool // Hold: the key's events wait for Resume
+	// early counts Resumes that came while the key's event ran, before
+	// its Hold: that Hold then has nothing to wait for.
+	early int
 }
 
 // New returns a Pool running at most limit events at once. onPanic may be nil;
@@ -115,7 +124,7 @@ func (p *Pool) Dispatch(key Key, fn func()) error {
 	}
 	q.events = append(q.events, fn)
 	p.queued++
-	if !q.running && len(q.events) == 1 {
+	if !q.running && !q.held && len(q.events) == 1 {
 		p.ready = append(p.ready, key)
 	}
 	p.spawnLocked()
@@ -153,10 +162,13 @@ func (p *Pool) work() {
 		p.mu.Lock()
 		p.inflight--
 		q.running = false
-		if len(q.events) > 0 {
+		switch {
+		case q.held:
+			// Hold: the events stay queued until Resume.
+		case len(q.events) > 0:
 			// Back of the line: one busy key does not starve the others.
 			p.ready = append(p.ready, key)
-		} else {
+		default:
 			delete(p.queues, key)
 		}
 		p.publishLocked()
@@ -228,3 +240,54 @@ func (p *Pool) Close() {
 }
 
 func (p *Pool) publishLocked() { p.gauges.set(p.queued, p.inflight) }
+
+// Hold is called from inside a running event of key: once that event
+// returns, the key's later events stay queued, in order, until Resume. The
+// AMF holds a UE whose event-initiating message waits for a limiter slot,
+// so the UE's next messages stay behind it (per-UE order) while every
+// other key runs on.
+func (p *Pool) Hold(key Key) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	q := p.queues[key]
+	if q == nil {
+		q = &keyQueue{}
+		p.queues[key] = q
+	}
+	if q.early > 0 {
+		// The wait ended before it began (the limiter admitted the event
+		// on another goroutine between its queueing and this call).
+		q.early--
+		return
+	}
+	q.held = true
+}
+
+// Resume ends a Hold of key: fn runs first, then the events that queued
+// meanwhile. It may be called from any goroutine, even before the event
+// that held the key returned.
+func (p *Pool) Resume(key Key, fn func()) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrClosed
+	}
+	q := p.queues[key]
+	if q == nil {
+		q = &keyQueue{}
+		p.queues[key] = q
+	}
+	wasHeld := q.held
+	if !wasHeld && q.running {
+		q.early++ // the Hold of the running event is still to come
+	}
+	q.held = false
+	q.events = append([]func(){fn}, q.events...)
+	p.queued++
+	if !q.running && (wasHeld || len(q.events) == 1) {
+		p.ready = append(p.ready, key)
+	}
+	p.spawnLocked()
+	p.publishLocked()
+	return nil
+}

@@ -112,3 +112,69 @@ func gauge(g prometheus.Gauge) float64 {
 	_ = g.Write(&m)
 	return m.GetGauge().GetValue()
 }
+
+// A held key keeps its later events, in order, behind the event Resume
+// gives; other keys run meanwhile.
+func TestHoldKeepsKeyOrderUntilResume(t *testing.T) {
+	p := New(4, nil, nil)
+	var mu sync.Mutex
+	var got []string
+	note := func(s string) func() { return func() { mu.Lock(); got = append(got, s); mu.Unlock() } }
+	held := make(chan struct{})
+	_ = p.Dispatch(UE(1), func() { note("initiating, held")(); p.Hold(UE(1)); close(held) })
+	<-held
+	_ = p.Dispatch(UE(1), note("next of ue 1"))
+	other := make(chan struct{})
+	_ = p.Dispatch(UE(2), func() { note("ue 2")(); close(other) })
+	<-other // a held key holds up no other key
+	mu.Lock()
+	if len(got) != 2 || got[1] != "ue 2" {
+		t.Fatalf("ran %v while ue 1 was held", got)
+	}
+	mu.Unlock()
+	if p.QueueLen() != 1 {
+		t.Fatalf("queue %d, want the held event", p.QueueLen())
+	}
+	if err := p.Resume(UE(1), note("initiating, admitted")); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	want := []string{"initiating, held", "ue 2", "initiating, admitted", "next of ue 1"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("order %v, want %v", got, want)
+		}
+	}
+}
+
+// Resume may come before the holding event returned.
+func TestResumeWhileHoldingEventRuns(t *testing.T) {
+	p := New(2, nil, nil)
+	done := make(chan struct{})
+	_ = p.Dispatch(UE(1), func() {
+		p.Hold(UE(1))
+		_ = p.Resume(UE(1), func() { close(done) })
+	})
+	<-done
+	p.Close()
+	if err := p.Resume(UE(1), func() {}); err != ErrClosed {
+		t.Fatalf("resume after close: %v", err)
+	}
+}
+
+// The limiter may admit a waiting event (Resume, on another goroutine)
+// before the event that queued it has called Hold: that Hold must not park
+// the key, or the UE would never run again.
+func TestResumeBeforeHoldDoesNotPark(t *testing.T) {
+	p := New(2, nil, nil)
+	done := make(chan struct{})
+	_ = p.Dispatch(UE(1), func() {
+		_ = p.Resume(UE(1), func() { close(done) })
+		p.Hold(UE(1))
+	})
+	<-done
+	next := make(chan struct{})
+	_ = p.Dispatch(UE(1), func() { close(next) })
+	<-next
+	p.Close()
+}

@@ -19,7 +19,7 @@ func NewGauges(reg prometheus.Registerer, prefix string) *Gauges {
 		inflight: prometheus.NewGauge(prometheus.GaugeOpts{Name: prefix + "_dispatcher_inflight",
 			Help: "Events running now."}),
 		limit: prometheus.NewGauge(prometheus.GaugeOpts{Name: prefix + "_dispatcher_limit",
-			Help: "Maximum events running at once (E_max)."}),
+			Help: "Maximum events (messages) running at once: worker goroutines; the procedure limit E_max is l25gc_amf_limiter_emax."}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{Name: prefix + "_dispatcher_panics_total",
 			Help: "Events that panicked and were recovered."}),
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/netip"
@@ -16,6 +17,7 @@ func init() { benchCmds = append(benchCmds, newBenchPDUCmd) }
 func newBenchPDUCmd() *cobra.Command {
 	var (
 		ues, sbiModes, jsonPath, amf, transport, dnn, n3 string
+		limiters                                         string
 		concurrency, warmup                              int
 	)
 	cmd := &cobra.Command{
@@ -43,8 +45,12 @@ func newBenchPDUCmd() *cobra.Command {
 			}
 			defer stop()
 			out := cmd.OutOrStdout()
-			results, err := bench.PDU(ctx, bench.RegistrationOptions{Config: cfg, SBIModes: modes, UECounts: counts,
-				Concurrency: concurrency, Warmup: warmup, AMF: amf, Transport: transport, Out: out, DNN: dnn, N3: gnbN3})
+			o := bench.RegistrationOptions{Config: cfg, SBIModes: modes, UECounts: counts,
+				Concurrency: concurrency, Warmup: warmup, AMF: amf, Transport: transport, Out: out, DNN: dnn, N3: gnbN3}
+			if limiters != "" {
+				return benchPDUByLimiter(ctx, out, o, limiters, jsonPath)
+			}
+			results, err := bench.PDU(ctx, o)
 			return reportWithCharts(out, results, err, jsonPath)
 		},
 	}
@@ -58,7 +64,33 @@ func newBenchPDUCmd() *cobra.Command {
 	f.StringVar(&transport, "n2", "", "N2 transport: kernel, raw, udp or auto (default from config)")
 	f.StringVar(&dnn, "dnn", "internet", "the DNN of the sessions")
 	f.StringVar(&n3, "n3", ransim.DefaultN3.String(), "the simulated gNB's N3 address, the DL end of its tunnels")
+	f.StringVar(&limiters, "limiter", "", "comma-separated amf.limiter.mode values (fixed:N, off, adaptive), one fresh core each: the results carry \"limiter\"")
 	return cmd
+}
+
+// benchPDUByLimiter is bench pdu once per --limiter setting, with the
+// settings side by side and one chart series per SBI mode and setting.
+func benchPDUByLimiter(ctx context.Context, out io.Writer, o bench.RegistrationOptions, limiters, jsonPath string) error {
+	list, err := bench.ParseLimiters(limiters)
+	if err != nil {
+		return err
+	}
+	results, err := bench.PDUByLimiter(ctx, o, list)
+	err = report(out, results, err, jsonPath, func(w io.Writer, rs []bench.Result) {
+		bench.PrintTable(w, rs)
+		bench.PrintLimiterTable(w, rs)
+	})
+	if jsonPath == "" || len(results) == 0 {
+		return err
+	}
+	paths, cerr := bench.WriteCharts(jsonPath, bench.ByLimiterSeries(results))
+	for _, p := range paths {
+		fmt.Fprintf(out, "chart written to %s\n", p)
+	}
+	if err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // reportWithCharts is report for latency results, with the SVG charts

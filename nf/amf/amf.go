@@ -17,7 +17,9 @@
 // restart of the process, in a write-behind log in data_dir rather than a
 // UDSF, so that a restart depends on no other NF and no procedure waits for
 // an SBI round trip; why and what a crash costs are in persist.go),
-// metrics.go. PDU sessions: gsm_transport.go (5GSM from the UE to the SMF),
+// metrics.go, limiter*.go (procedures in progress as the limiter counts
+// them: the gate of event-initiating messages, DESIGN.md "AMF limiter").
+// PDU sessions: gsm_transport.go (5GSM from the UE to the SMF),
 // pdu_session.go (routing contexts, their SBI calls), namf_comm_n1n2.go
 // (the SMF's N1N2MessageTransfer), ngap_pdu_session.go (PDU Session
 // Resource procedures), smf_consumer.go and nssf_consumer.go. Idle mode:
@@ -69,6 +71,7 @@ type NF struct {
 	tais     []domain.TAI
 	metrics  *metrics
 	disp     ratelimit.Dispatcher
+	limiter  *procLimiter // procedures in progress (limiter.go)
 	machine  machine
 	ues      *ueTable
 	timerGen atomic.Uint64
@@ -129,6 +132,7 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	if n.disp == nil {
 		n.disp = ratelimit.New(max(o.Limit, 64), n.onPanic, ratelimit.NewGauges(env.Registry, "l25gc_amf"))
 	}
+	n.limiter = newProcLimiter(n, env.Registry)
 	return n, nil
 }
 
@@ -174,6 +178,7 @@ func (n *NF) Start(ctx context.Context) error {
 	n.mu.Lock()
 	n.ln = ln
 	n.mu.Unlock()
+	n.limiter.start(n)
 	n.wg.Add(1)
 	go n.acceptLoop(ln)
 	return nil
@@ -227,6 +232,7 @@ func (n *NF) Stop(context.Context) {
 	}
 	n.wg.Wait()
 	n.stopCalls()
+	n.limiter.halt()
 	n.disp.Close()
 	n.closePersist()
 }
@@ -300,6 +306,7 @@ func (n *NF) onPanic(key ratelimit.Key, r any, stack []byte) {
 	}
 	n.stopTimer(ue)
 	n.stopGuard(ue)
+	n.endProcedures(ue, ratelimit.ResultFailure)
 	if ue.registered {
 		n.metrics.registered.Dec()
 	}

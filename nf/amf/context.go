@@ -10,6 +10,7 @@ import (
 
 	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/nasx"
+	"github.com/l25gc/l25gc/protocol/ngapx"
 )
 
 // gnb is one NG association (TS 38.413 8.7.1). Its fields other than conn
@@ -22,6 +23,9 @@ type gnb struct {
 	// tais are the TAs the gNB serves in our PLMN (NG Setup, RAN
 	// Configuration Update): where it pages (ngap_paging.go).
 	tais atomic.Pointer[[]domain.TAI]
+	// global is the Global gNB ID of its NG Setup Request, read by the
+	// handovers that name it as their target (ngap_handover.go).
+	global atomic.Pointer[ngapx.GlobalGNBID]
 }
 
 // stream picks the SCTP stream of a UE's signalling: stream 0 is for non-UE
@@ -77,6 +81,7 @@ type ueContext struct {
 	guard           *guardTimer // bounds the context's life before authentication and while releasing (timers.go)
 	call            pendingCall // the SBI answer the UE waits for (sbi_call.go)
 	pdu             pduState    // PDU session routing contexts (pdu_session.go)
+	lim             procedures  // its procedures in progress, as the limiter counts them (limiter_procedure.go)
 	stored          storedAs    // its record in the UE store (persist_ue.go)
 
 	// Idle mode (mobile_reachable.go, paging.go, gmm_service_request.go).
@@ -84,6 +89,7 @@ type ueContext struct {
 	service  *serviceRequest           // a Service Request being served
 	paged    map[uint8]pendingTransfer // transfers paging kept, to deliver on this connection
 	activeUP *nasx.PSISet              // the sessions the gNB's release request listed (nil: not listed)
+	mob      mobility                  // its handover, if one runs (ngap_handover_common.go)
 }
 
 type authState struct {

@@ -39,7 +39,15 @@ func (n *NF) onUplinkNAS(ue *ueContext, raw []byte, initial bool) {
 		n.reply(ue, EvStatus, &gmmError{kind: replyStatus, cause: nasx.CauseMessageTypeNonExistent})
 		return
 	}
-	n.step(ue, ev, &input{msg: &nasMsg{typ: t, m: m, raw: raw, verified: verified}})
+	in := &input{msg: &nasMsg{typ: t, m: m, raw: raw, verified: verified}}
+	if kind, ok := initiatingKind(ev, m); ok {
+		// An event-initiating message waits for the limiter (limiter_procedure.go).
+		if !n.gate(ue, kind, func(ue *ueContext) { n.step(ue, ev, in) }) && initial {
+			n.refuseCongested(ue, t)
+		}
+		return
+	}
+	n.step(ue, ev, in)
 }
 
 var (

@@ -25,6 +25,7 @@ import (
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/protocol/nasx"
+	"github.com/l25gc/l25gc/ratelimit"
 )
 
 // 5GMM causes of TS 24.501 9.11.3.2 for payloads not forwarded.
@@ -118,6 +119,7 @@ func (n *NF) establish(ue *ueContext, m n1SM) (State, error) {
 	}
 	s := &PDUSession{ID: m.id, SNSSAI: snssai, DNN: m.dnn}
 	ue.pdu.put(s)
+	n.claimProcedure(ue, sessionKey(m.id), kindPDUEstablishment)
 	data := n.createData(ue, s)
 	sess, supi, plmn, known, local := n.opts.Sessions, ue.supi, n.env.PLMN(), ue.pdu.selection, n.localDNN()
 	var picked struct {
@@ -339,6 +341,7 @@ func (n *NF) onSMContextCreated(ue *ueContext, s *PDUSession, m n1SM, a SMAnswer
 // by the subscription) or #90 (no SMF, or it failed without a 5GSM answer;
 // TS 24.501 5.4.5.2.5).
 func (n *NF) smFailed(ue *ueContext, m n1SM, a SMAnswer, err error) {
+	n.releaseProcedure(ue, sessionKey(m.id), ratelimit.ResultReject)
 	var dr *dnnRefusal
 	switch {
 	case a.N1 != nil:
@@ -363,6 +366,9 @@ func (n *NF) forwardToSession(ue *ueContext, m n1SM) (State, error) {
 	if s == nil || !s.created() {
 		return ue.state, n.sendBack(m, nasx.CausePayloadNotForwarded, fmt.Errorf("no PDU session routing context for PDU session %d", m.id))
 	}
+	if kind, ok := sessionKindOf(m.msg); ok {
+		n.claimProcedure(ue, sessionKey(m.id), kind)
+	}
 	sess, uri := n.opts.Sessions, s.ContextURI
 	data := models.SmfPduSessionSmContextUpdateData{UeLocation: userLocation(ue)}
 	n.smCall(ue, func(ctx context.Context) (SMAnswer, error) {
@@ -378,6 +384,7 @@ func (n *NF) forwardToSession(ue *ueContext, m n1SM) (State, error) {
 // (TS 23.502 4.3.4.2 step 3), or a modification command.
 func (n *NF) onSMContextUpdated(ue *ueContext, m n1SM, a SMAnswer, err error) {
 	s := ue.pdu.get(m.id)
+	n.sessionUplinkDone(ue, m.id, m.msg, err)
 	if err != nil {
 		if isContextGone(err) {
 			ue.pdu.remove(m.id) // the SMF no longer has it (TS 29.502 5.2.2.3.1: 404 CONTEXT_NOT_FOUND)

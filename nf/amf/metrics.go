@@ -34,6 +34,7 @@ type metrics struct {
 	refused         *prometheus.CounterVec // InitialUEMessages that left no UE context (ue_admission.go)
 	guardExpiries   *prometheus.CounterVec // UE contexts released by their guard (timers.go)
 	idleMetrics                            // paging and reachability (paging.go, mobile_reachable.go)
+	handovers       *prometheus.CounterVec // Xn and N2 handovers (ngap_handover_common.go)
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -66,6 +67,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		Help: "UE contexts released because they stayed unauthenticated, or a release was never completed, too long."},
 		[]string{"guard"})
 	m.idleMetrics = newIdleMetrics(reg)
+	m.handovers = newHandoverCounter()
+	reg.MustRegister(m.handovers)
 	reg.MustRegister(m.procedures, m.latency, m.gnbs, m.registered, m.retransmissions, m.discarded, m.notForwarded,
 		m.ngapErrors, m.internalErrors, m.refused, m.guardExpiries)
 	return m

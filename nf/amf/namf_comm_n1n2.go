@@ -154,7 +154,7 @@ func (n *NF) transferTo(r *http.Request, supi string, t transfer) transferVerdic
 			done <- transferVerdict{http.StatusNotFound, sbi.CauseContextNotFound, "no UE context for " + supi}
 			return
 		}
-		done <- n.transfer(ue, t)
+		n.transferGated(ue, t, done)
 	})
 	if err != nil {
 		return transferVerdict{http.StatusServiceUnavailable, sbi.CauseNFCongestion, err.Error()}
@@ -178,6 +178,9 @@ func (n *NF) transfer(ue *ueContext, t transfer) transferVerdict {
 		// TS 29.518 5.2.2.3.1: a registration in progress rejects the
 		// transfer for now.
 		return transferVerdict{http.StatusConflict, causeTemporaryRejectRegistration, "registration in progress (" + ue.state.String() + ")"}
+	}
+	if v, held := handoverHolds(ue, t); held {
+		return v // ngap_handover_common.go
 	}
 	s := ue.pdu.get(t.id)
 	if s == nil {
@@ -223,7 +226,10 @@ func (n *NF) handleSMContextStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	id := uint8(sid)
 	n.log.Info("SM context released by the SMF", "supi", supi, "pduSessionId", id, "cause", note.StatusInfo.Cause)
-	known := n.onConnectedUE(supi, func(ue *ueContext) { ue.pdu.remove(id) })
+	known := n.onConnectedUE(supi, func(ue *ueContext) {
+		ue.pdu.remove(id)
+		n.releaseProcedure(ue, sessionKey(id), ratelimit.ResultSuccess) // TS 23.502 4.3.4.2 step 12
+	})
 	known = n.ues.editIdleSUPI(supi, func(ue *ueContext) { ue.pdu.remove(id) }) || known
 	answerKnown(w, supi, known)
 }

@@ -107,6 +107,7 @@ func (n *NF) onNGSetup(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) error {
 	g.name = req.Name
 	tais := n.servedTAIs(req.TAs)
 	g.tais.Store(&tais)
+	rememberGlobalID(g, req)
 	if !g.ready.Swap(true) {
 		n.metrics.gnbs.Inc()
 	}
@@ -233,6 +234,9 @@ func (n *NF) onInitialUEMessage(g *gnb, id int64, pdu *ngapType.NGAPPDU) error {
 // onUEAssociated handles UE-associated NGAP on the UE's key.
 func (n *NF) onUEAssociated(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) error {
 	ue := n.ues.get(s.AMFUEID)
+	if handled, err := n.onMobility(g, ue, pdu, s); handled {
+		return err // a handover message, from either gNB of the UE (ngap_handover_common.go)
+	}
 	switch {
 	case ue == nil && s.Procedure == ngapType.ProcedureCodeUEContextRelease && s.Kind == ngapx.Successful:
 		// The Complete of a release the AMF finished locally: a refused
@@ -338,9 +342,11 @@ func (n *NF) onReset(ue *ueContext, _ *input) (State, error) {
 }
 
 func (n *NF) dropConnection(ue *ueContext) State {
+	defer n.endProcedures(ue, ratelimit.ResultGone) // after the deregistration below is counted
 	n.stopTimer(ue)
 	n.stopGuard(ue)
 	n.cancelCall(ue)
+	n.abandonHandover(ue) // ngap_handover_common.go
 	if ue.registered {
 		n.failPaged(ue, models.N1N2MessageTransferCause_UE_NOT_RESPONDING)
 		ue.service = nil

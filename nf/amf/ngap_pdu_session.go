@@ -63,6 +63,7 @@ var errUnknownN2Type = errors.New("N2 SM information type not for a PDU Session 
 // the PDU Session Resource request its type names, with the N1 inside as
 // the NAS-PDU; N1 alone in Downlink NAS Transport.
 func (n *NF) deliverSM(ue *ueContext, s *PDUSession, n1, n2 []byte, n2Type models.N2SmInfoType) error {
+	n.sessionDownlink(ue, s.ID, n1)
 	if n2 == nil {
 		if n1 == nil {
 			return nil
@@ -150,6 +151,7 @@ func (n *NF) answerToSMF(ue *ueContext, o ngapx.SessionOutcome) {
 // sends on (a 5GSM message after a failed setup) is delivered.
 func (n *NF) onN2Forwarded(ue *ueContext, id uint8, t models.N2SmInfoType, a SMAnswer, err error) {
 	s := ue.pdu.get(id)
+	n.sessionN2Done(ue, id, t, err)
 	if err != nil {
 		n.log.Warn("N2 SM information not taken by the SMF", "supi", ue.supi, "pduSessionId", id, "type", t, "err", err)
 		if isContextGone(err) {

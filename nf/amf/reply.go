@@ -158,10 +158,20 @@ func (n *NF) replyNotInState(ue *ueContext, ev Event, e errNotInState) {
 // limiter's count of procedures in progress (DESIGN.md "AMF limiter and
 // overload") goes up and down. Waiting for a peer's answer is inside the
 // bracket, though no dispatcher event runs meanwhile (sbi_call.go).
-func (n *NF) startProcedure(ue *ueContext) { ue.reg.started = time.Now() }
+func (n *NF) startProcedure(ue *ueContext) {
+	ue.reg.started = time.Now()
+	kind := kindRegistration
+	if ue.deregistering {
+		kind = kindDeregistration
+	}
+	n.claimProcedure(ue, mmKey(kind), kind)
+}
 
 // finishProcedure records the outcome of a procedure once.
 func (n *NF) finishProcedure(ue *ueContext, proc, result string) {
+	if proc != "" {
+		n.releaseProcedure(ue, mmKey(proc), result)
+	}
 	if proc == "" || ue.reg.started.IsZero() {
 		return
 	}

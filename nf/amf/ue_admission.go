@@ -149,6 +149,8 @@ func (n *NF) admitUE(g *gnb, ue *ueContext, typ uint8) bool {
 // Nothing would ever happen to it but the guard's expiry.
 func (n *NF) keepIfStarted(g *gnb, ue *ueContext) {
 	switch {
+	case ue.lim.waiting:
+		return // its message waits for the limiter (limiter_procedure.go)
 	case ue.state == StateReleasing && !ue.deregistering:
 		// The reply already sent UE Context Release Command. (A UE
 		// deregistering is answered and released; it waits for the

@@ -29,6 +29,7 @@ type Result struct {
 	LatencyMS      Latency            `json:"latency_ms"`
 	ThroughputPerS float64            `json:"throughput_per_s"`
 	PeakRSSMiB     map[string]float64 `json:"peak_rss_mib,omitempty"` // per NF process, when the core is local
+	Limiter        string             `json:"limiter,omitempty"`      // amf.limiter.mode of the core (bench pdu --limiter)
 	Errors         []string           `json:"errors,omitempty"`
 }
 

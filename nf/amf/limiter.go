@@ -1,0 +1,87 @@
+package amf
+
+// The AMF's procedure limiter (the paper's Algorithm 1; DESIGN.md "AMF
+// limiter and overload"; ratelimit/limiter.go): built from amf.limiter,
+// its monitor started with the AMF, its state on /metrics.
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/l25gc/l25gc/ratelimit"
+)
+
+// procLimiter is the limiter with its monitor's lifetime.
+type procLimiter struct {
+	*ratelimit.Limiter
+	stat     ratelimit.Statistic
+	interval time.Duration
+	stop     context.CancelFunc
+	done     chan struct{}
+	dropped  *prometheus.CounterVec // initiating messages refused with the queue full, by kind
+	overload *overloadState         // NGAP Overload Start/Stop (limiter_overload.go)
+}
+
+// newProcLimiter builds the limiter of amf.limiter and publishes its state.
+func newProcLimiter(n *NF, reg prometheus.Registerer) *procLimiter {
+	cfg, stat := n.cfg.AMF.Limiter.Settings()
+	l := &procLimiter{Limiter: ratelimit.NewLimiter(cfg, nil), stat: stat, interval: n.cfg.AMF.Limiter.Interval}
+	l.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "l25gc_amf_limiter_dropped_total",
+		Help: "Event-initiating messages dropped because the limiter's queue was full (the UE's NAS timer retransmits), by procedure."},
+		[]string{"procedure"})
+	reg.MustRegister(l.dropped)
+	l.overload = newOverloadState(reg)
+	publishLimiter(reg, l.Limiter)
+	return l
+}
+
+// publishLimiter exports E_max, E_current, the queue, the EWMA and the
+// raw interval latency, read from one snapshot each.
+func publishLimiter(reg prometheus.Registerer, l *ratelimit.Limiter) {
+	gauge := func(name, help string, read func(ratelimit.LimiterState) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "l25gc_amf_limiter_" + name, Help: help},
+			func() float64 { return read(l.State()) })
+	}
+	counter := func(name, help string, read func(ratelimit.LimiterState) uint64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "l25gc_amf_limiter_" + name, Help: help},
+			func() float64 { return float64(read(l.State())) })
+	}
+	reg.MustRegister(
+		gauge("emax", "E_max: procedures allowed in progress at once.", func(s ratelimit.LimiterState) float64 { return float64(s.EMax) }),
+		gauge("ecurrent", "E_current: procedures in progress.", func(s ratelimit.LimiterState) float64 { return float64(s.ECurrent) }),
+		gauge("queue_length", "Event-initiating messages waiting for E_current < E_max.", func(s ratelimit.LimiterState) float64 { return float64(s.Queue) }),
+		gauge("ewma_seconds", "EWMA of the Go scheduler latency the limiter compares with its threshold.", func(s ratelimit.LimiterState) float64 { return s.EWMA }),
+		gauge("interval_latency_seconds", "Go scheduler latency of the last monitor interval (its statistic of /sched/latencies:seconds).", func(s ratelimit.LimiterState) float64 { return s.Latency }),
+		counter("started_total", "Procedures counted in.", func(s ratelimit.LimiterState) uint64 { return s.Started }),
+		counter("queued_total", "Event-initiating messages that waited for a slot.", func(s ratelimit.LimiterState) uint64 { return s.Queued }),
+		counter("expired_total", "Procedures still counted after amf.limiter.procedure_timeout, ended by the limiter.", func(s ratelimit.LimiterState) uint64 { return s.Expired }),
+	)
+}
+
+// start runs the monitor every interval until stop.
+func (l *procLimiter) start(n *NF) {
+	ctx, cancel := context.WithCancel(context.Background())
+	l.stop, l.done = cancel, make(chan struct{})
+	src := ratelimit.NewSchedLatency(l.stat)
+	go func() {
+		defer close(l.done)
+		t := time.NewTicker(l.interval)
+		defer t.Stop()
+		l.Monitor(ctx, src, t.C, func(d ratelimit.Decision) {
+			n.checkOverload()
+			if d.Change != 0 || d.Expired > 0 {
+				n.log.Debug("limiter", "emax", d.EMax, "ecurrent", d.ECurrent, "ewma", d.EWMA, "latency", d.Latency, "expired", d.Expired)
+			}
+		})
+	}()
+}
+
+// halt stops the monitor (Stop; a limiter never started has none).
+func (l *procLimiter) halt() {
+	if l.stop != nil {
+		l.stop()
+		<-l.done
+	}
+}

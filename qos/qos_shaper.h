@@ -1,0 +1,533 @@
+/*
+ * qos_shaper.h — one PDU session's shaper in one direction: enforces the
+ * Session-AMBR (TS 23.501 5.7.2.6) and shares it fairly among the
+ * session's QoS flows (qos_fair.h). Shaping queues, it does not drop what
+ * it can send later.
+ *
+ * Per flow: the trTCM (red dropped: above the MBR; green and yellow queued
+ * in one FIFO, so a flow is never reordered, TS 23.501 5.7.1.1 one
+ * forwarding treatment per QoS flow), a bounded queue (bytes, or time at
+ * the flow's share; tail drop counted per colour), and a "share" bucket
+ * filled at the flow's fair rate. Per session: the AMBR bucket.
+ *
+ * qos_dequeue, called by the forwarding loop every iteration with "now",
+ * returns at most max packets, in three passes, so no flow stalls another:
+ *   1. green heads on their share's credit (the GBR part first), round
+ *      robin one packet per flow per round,
+ *   2. any head on its share's credit, likewise,
+ *   3. borrowing: what the AMBR bucket holds beyond the shares (a flow that
+ *      sends less than its share leaves it there) goes to green heads
+ *      first, then to the backlogged flows by deficit round robin with a
+ *      quantum proportional to weight, so unused bandwidth is redistributed
+ *      at once (work conserving) and max-min fairly; the meter already
+ *      capped each flow at its MBR.
+ * Work per call is bounded: each step sends a packet, ends the call, or
+ * moves the round robin on (a DRR cycle without a send grows every deficit
+ * by a quantum, so at most QOS_MAX_PKT_BYTES / QOS_QUANTUM_BYTES cycles).
+ * Passes 1-2 may take the AMBR bucket into debt up to one bucket size,
+ * pass 3 only spends credit it holds, so a flow's share is never lost to
+ * a borrower and the session stays within its AMBR. Nothing waits: a head
+ * without credit stays queued until a later call.
+ *
+ * A flow is active from its first packet until its queue has been empty for
+ * idle_ns; the shares are recomputed when that set changes and when the
+ * rules change (qos_shaper_configure), never per packet. Included by qos.h.
+ */
+#ifndef L25GC_QOS_SHAPER_H
+#define L25GC_QOS_SHAPER_H
+
+struct qos_flow_conf {
+	uint64_t gbr_bps;     /* GBR (the meter's CIR); 0 = non-GBR */
+	uint64_t mbr_bps;     /* MBR (the meter's PIR); 0 = none, the AMBR caps it */
+	uint64_t cbs_bytes;   /* meter bursts; 0 = rate × burst_ns */
+	uint64_t pbs_bytes;
+	uint64_t queue_bytes; /* queue bound in bytes; 0 = queue_ns of the flow's share */
+	uint64_t queue_ns;    /* 0 = QOS_DEFAULT_QUEUE_NS */
+	uint32_t weight;      /* share of the excess; 0 = 1 */
+	uint32_t in_use;      /* 0: no such flow */
+};
+
+struct qos_shaper_conf {
+	uint64_t ambr_bps; /* Session-AMBR of this direction */
+	uint64_t hz;       /* ticks per second of the caller's clock */
+	uint64_t burst_ns; /* window of derived bursts; 0 = QOS_DEFAULT_BURST_NS */
+	uint64_t idle_ns;  /* empty this long: inactive; 0 = QOS_DEFAULT_IDLE_NS */
+	uint32_t nflows;
+	uint32_t pad;
+	struct qos_flow_conf flow[QOS_MAX_FLOWS];
+};
+
+/* A bucket of signed credit: a packet may leave a full bucket even when it
+ * is longer than the bucket, leaving a debt, so no rate is too low to pass
+ * a frame (the published shaper stalled below 1 Mbit/s). */
+struct qos_bucket {
+	int64_t tokens, cap;
+	uint64_t rate; /* bit/s = credit per tick */
+	uint64_t last;
+};
+
+struct qos_slot {
+	uint64_t handle; /* the caller's: an mbuf pointer, a pool index */
+	uint32_t len;
+	uint8_t colour;
+	uint8_t pad[3];
+};
+
+struct qos_flow_stats {
+	uint64_t in_pkts[QOS_COLOURS], in_bytes[QOS_COLOURS]; /* metered; red ones dropped */
+	uint64_t out_pkts[2], out_bytes[2];                   /* sent, green and yellow */
+	uint64_t full_pkts[2], full_bytes[2];                 /* tail drops, green and yellow */
+	uint64_t borrowed_bytes;                              /* sent beyond the share */
+};
+
+struct qos_flow {
+	struct qos_trtcm_profile prof;
+	struct qos_trtcm meter;
+	struct qos_bucket share;
+	struct qos_flow_stats st;
+	uint64_t gbr, mbr;
+	uint64_t queue_bytes, queue_ns; /* as configured */
+	uint64_t qlimit, qbytes;        /* bound and content of the queue */
+	uint64_t last_arrival;
+	int64_t deficit;                /* deficit round robin, bytes */
+	uint32_t head, count;
+	uint32_t weight, in_use;
+	struct qos_slot q[QOS_QUEUE_SLOTS];
+};
+
+struct qos_shaper {
+	uint64_t hz, unit;
+	uint64_t ambr_bps, burst_ns, idle_ticks;
+	struct qos_bucket ambr;
+	uint32_t nflows, rr;
+	uint32_t brr, brr_granted; /* deficit round robin: whose turn, quantum given */
+	uint32_t backlog;     /* bit i: flow i has queued packets */
+	uint32_t active;      /* bit i: flow i takes part in the fair share */
+	uint32_t flags;       /* the last fair share's enum qos_fair_flags */
+	uint32_t pad;
+	uint64_t rebalances;  /* how often the shares were recomputed */
+	struct qos_flow flow[QOS_MAX_FLOWS];
+};
+
+enum qos_verdict {
+	QOS_QUEUED_GREEN = 0,
+	QOS_QUEUED_YELLOW = 1,
+	QOS_DROP_RED = 2,     /* above the MBR (RFC 2698 red) */
+	QOS_DROP_FULL = 3,    /* the flow's queue is full (tail drop) */
+	QOS_DROP_NO_FLOW = 4, /* no such flow: the caller's rules are out of step */
+	QOS_DROP_LEN = 5,     /* length 0 or above QOS_MAX_PKT_BYTES */
+};
+
+/* What qos_dequeue hands back: send it now. */
+struct qos_out {
+	uint64_t handle;
+	uint32_t len;
+	uint8_t flow;
+	uint8_t colour;
+	uint8_t borrowed; /* 1: sent on the AMBR's spare credit, beyond the share */
+	uint8_t pad;
+};
+
+/* Fixed shapes, so a shaper can sit in a table another build reads (UPF-U's
+ * shared tables pin their layouts the same way, shm_layout.h). */
+_Static_assert(sizeof(struct qos_slot) == 16, "qos_slot is 16 bytes");
+_Static_assert(sizeof(struct qos_out) == 16, "qos_out is 16 bytes");
+_Static_assert((QOS_QUEUE_SLOTS & (QOS_QUEUE_SLOTS - 1)) == 0, "QOS_QUEUE_SLOTS is a power of 2");
+_Static_assert(QOS_MAX_FLOWS <= 32, "flow sets are 32-bit masks");
+
+#define QOS_BIT(i) (1u << (i))
+
+/* ---- buckets -------------------------------------------------------------- */
+
+static inline void qos_bucket_refill(struct qos_bucket *b, uint64_t now)
+{
+	if (now <= b->last)
+		return;
+	/* cap - tokens fits 64 bits unsigned (tokens >= -cap - one packet) */
+	uint64_t room = b->tokens >= b->cap ? 0 : (uint64_t)(b->cap - b->tokens);
+	qos_u128 add = (qos_u128)b->rate * (now - b->last);
+	b->tokens = add >= room ? b->cap : b->tokens + (int64_t)add;
+	b->last = now;
+}
+
+/* qos_bucket_holds: the bucket has need credit, or is full (and not empty
+ * by size: a rate of 0 never passes anything). */
+static inline int qos_bucket_holds(const struct qos_bucket *b, int64_t need)
+{
+	return b->tokens >= need || (b->cap > 0 && b->tokens == b->cap);
+}
+
+/* qos_bucket_set changes a bucket's rate and size from now on: what it
+ * earned at the old rate until now stays, capped at the new size. */
+static inline void qos_bucket_set(struct qos_bucket *b, uint64_t rate, uint64_t burst_ns, uint64_t unit, uint64_t now)
+{
+	qos_bucket_refill(b, now);
+	uint64_t cap;
+	qos_burst_credit(rate, 0, burst_ns, unit, &cap); /* derived: cannot fail */
+	b->rate = rate;
+	b->cap = (int64_t)cap;
+	if (b->tokens > b->cap)
+		b->tokens = b->cap;
+	if (b->last < now)
+		b->last = now;
+}
+
+/* ---- shares ---------------------------------------------------------------- */
+
+static inline void qos_flow_set_rate(struct qos_shaper *s, struct qos_flow *f, uint64_t rate, uint64_t now)
+{
+	qos_bucket_set(&f->share, rate, s->burst_ns, s->unit, now);
+	if (f->queue_bytes != 0) {
+		f->qlimit = f->queue_bytes;
+		return;
+	}
+	/* A time bound holds that long at the share the flow is sure to get. */
+	f->qlimit = qos_window_bytes(rate, f->queue_ns ? f->queue_ns : QOS_DEFAULT_QUEUE_NS);
+	if (f->qlimit < QOS_MIN_BURST_BYTES)
+		f->qlimit = QOS_MIN_BURST_BYTES;
+}
+
+/* qos_rebalance recomputes every flow's share (qos_fair.h). */
+static inline void qos_rebalance(struct qos_shaper *s, uint64_t now)
+{
+	struct qos_fair_flow ff[QOS_MAX_FLOWS];
+	struct qos_fair_result r;
+	for (uint32_t i = 0; i < s->nflows; i++) {
+		const struct qos_flow *f = &s->flow[i];
+		ff[i].gbr_bps = f->gbr;
+		ff[i].mbr_bps = f->mbr;
+		ff[i].weight = f->weight;
+		ff[i].active = f->in_use && (s->active & QOS_BIT(i));
+	}
+	qos_fair_share(s->ambr_bps, ff, s->nflows, &r); /* validated by configure */
+	s->flags = r.flags;
+	s->rebalances++;
+	for (uint32_t i = 0; i < s->nflows; i++)
+		qos_flow_set_rate(s, &s->flow[i], r.rate_bps[i], now);
+}
+
+/* qos_activate: a flow's first packet after a pause joins the fair share.
+ * Its share bucket starts empty (an idle flow's is 0): its first packets
+ * go on the AMBR bucket's spare, so a session's burst stays within the
+ * AMBR bucket however many flows wake up. */
+static inline void qos_activate(struct qos_shaper *s, uint32_t i, uint64_t now)
+{
+	s->active |= QOS_BIT(i);
+	qos_rebalance(s, now);
+}
+
+/* qos_expire_idle takes flows empty for idle_ticks out of the fair share. */
+static inline void qos_expire_idle(struct qos_shaper *s, uint64_t now)
+{
+	uint32_t idle = s->active & ~s->backlog, gone = 0;
+	for (uint32_t i = 0; idle; i++, idle >>= 1)
+		if ((idle & 1) && now >= s->flow[i].last_arrival && now - s->flow[i].last_arrival >= s->idle_ticks)
+			gone |= QOS_BIT(i);
+	if (gone) {
+		s->active &= ~gone;
+		qos_rebalance(s, now);
+	}
+}
+
+/* ---- configuration --------------------------------------------------------- */
+
+static inline int qos_shaper_check(const struct qos_shaper *s, const struct qos_shaper_conf *c, struct qos_trtcm_profile *prof)
+{
+	if (c->hz == 0 || c->hz > 100000000000ull)
+		return QOS_ERR_HZ;
+	if (c->ambr_bps == 0)
+		return QOS_ERR_AMBR;
+	if (c->nflows > QOS_MAX_FLOWS)
+		return QOS_ERR_NFLOWS;
+	/* Credit of queued packets was counted in the old clock's units. */
+	if (s->hz != 0 && s->hz != c->hz && s->backlog)
+		return QOS_ERR_BUSY;
+	for (uint32_t i = 0; i < QOS_MAX_FLOWS; i++) {
+		const struct qos_flow_conf *fc = &c->flow[i];
+		int used = i < c->nflows && fc->in_use;
+		if (!used && s->flow[i].count != 0)
+			return QOS_ERR_BUSY;
+		if (!used)
+			continue;
+		struct qos_trtcm_conf mc = {fc->gbr_bps, fc->mbr_bps, fc->cbs_bytes, fc->pbs_bytes, c->burst_ns};
+		int e = qos_trtcm_profile_init(&prof[i], &mc, c->hz);
+		if (e != QOS_OK)
+			return e;
+		if (fc->queue_bytes > (uint64_t)1 << 40)
+			return QOS_ERR_BURST;
+	}
+	return QOS_OK;
+}
+
+static inline void qos_flow_configure(struct qos_shaper *s, uint32_t i, const struct qos_flow_conf *fc, const struct qos_trtcm_profile *p, int fresh, uint64_t now)
+{
+	struct qos_flow *f = &s->flow[i];
+	if (fresh || !f->in_use) {
+		memset(f, 0, sizeof(*f));
+		f->prof = *p;
+		qos_trtcm_init(&f->meter, p, now);
+		f->share.last = now;
+		s->active &= ~QOS_BIT(i);
+	} else {
+		f->prof = *p;
+		qos_trtcm_reprofile(&f->meter, p);
+	}
+	f->gbr = fc->gbr_bps;
+	f->mbr = fc->mbr_bps;
+	f->queue_bytes = fc->queue_bytes;
+	f->queue_ns = fc->queue_ns;
+	f->weight = fc->weight ? fc->weight : 1;
+	f->in_use = 1;
+}
+
+/* qos_shaper_configure applies the rules (all or nothing) and recomputes
+ * the shares: a flow keeps its queue, meter credit and counters across a
+ * change of its rates; a flow removed must be empty (qos_flush). A new
+ * clock rate restarts every meter and bucket. */
+static inline int qos_shaper_configure(struct qos_shaper *s, const struct qos_shaper_conf *c, uint64_t now)
+{
+	struct qos_trtcm_profile prof[QOS_MAX_FLOWS];
+	int e = qos_shaper_check(s, c, prof);
+	if (e != QOS_OK)
+		return e;
+	int fresh = s->hz != c->hz;
+	s->hz = c->hz;
+	s->unit = qos_unit(c->hz);
+	s->ambr_bps = c->ambr_bps;
+	s->burst_ns = c->burst_ns ? c->burst_ns : QOS_DEFAULT_BURST_NS;
+	s->idle_ticks = qos_ticks(c->idle_ns ? c->idle_ns : QOS_DEFAULT_IDLE_NS, c->hz);
+	if (fresh)
+		s->ambr = (struct qos_bucket){.last = now};
+	qos_bucket_set(&s->ambr, c->ambr_bps, s->burst_ns, s->unit, now);
+	if (fresh)
+		s->ambr.tokens = s->ambr.cap;
+	uint32_t used = 0;
+	for (uint32_t i = 0; i < QOS_MAX_FLOWS; i++) {
+		if (i < c->nflows && c->flow[i].in_use) {
+			qos_flow_configure(s, i, &c->flow[i], &prof[i], fresh, now);
+			used |= QOS_BIT(i);
+		} else {
+			memset(&s->flow[i], 0, sizeof(s->flow[i]));
+		}
+	}
+	s->nflows = c->nflows;
+	s->active &= used;
+	s->backlog &= used;
+	if (s->rr >= s->nflows)
+		s->rr = 0;
+	if (s->brr >= s->nflows)
+		s->brr = 0, s->brr_granted = 0;
+	qos_rebalance(s, now);
+	return QOS_OK;
+}
+
+/* qos_shaper_init starts a shaper from nothing. */
+static inline int qos_shaper_init(struct qos_shaper *s, const struct qos_shaper_conf *c, uint64_t now)
+{
+	memset(s, 0, sizeof(*s));
+	return qos_shaper_configure(s, c, now);
+}
+
+/* ---- per packet ------------------------------------------------------------ */
+
+/* qos_enqueue meters a packet of flow i and queues it unless it is red or
+ * the queue is full; on a drop the packet stays the caller's to free.
+ * Colour-blind callers pass QOS_GREEN as in (RFC 2698 section 3). */
+static inline enum qos_verdict qos_enqueue(struct qos_shaper *s, uint32_t i, uint64_t now, uint64_t handle, uint32_t len, enum qos_colour in)
+{
+	if (i >= s->nflows || !s->flow[i].in_use)
+		return QOS_DROP_NO_FLOW;
+	if (len == 0 || len > QOS_MAX_PKT_BYTES)
+		return QOS_DROP_LEN;
+	struct qos_flow *f = &s->flow[i];
+	if (now > f->last_arrival)
+		f->last_arrival = now;
+	if (!(s->active & QOS_BIT(i)))
+		qos_activate(s, i, now);
+	enum qos_colour c = qos_trtcm_aware(&f->meter, &f->prof, now, len, in);
+	f->st.in_pkts[c]++;
+	f->st.in_bytes[c] += len;
+	if (c == QOS_RED)
+		return QOS_DROP_RED;
+	/* An empty queue always takes one packet, however long. */
+	if (f->count == QOS_QUEUE_SLOTS || (f->count != 0 && f->qbytes + len > f->qlimit)) {
+		f->st.full_pkts[c]++;
+		f->st.full_bytes[c] += len;
+		return QOS_DROP_FULL;
+	}
+	struct qos_slot *q = &f->q[(f->head + f->count) & (QOS_QUEUE_SLOTS - 1)];
+	q->handle = handle;
+	q->len = len;
+	q->colour = (uint8_t)c;
+	f->count++;
+	f->qbytes += len;
+	s->backlog |= QOS_BIT(i);
+	return c == QOS_GREEN ? QOS_QUEUED_GREEN : QOS_QUEUED_YELLOW;
+}
+
+/* qos_pop takes flow i's head into o and charges it. */
+static inline void qos_pop(struct qos_shaper *s, uint32_t i, struct qos_out *o, int borrowed)
+{
+	struct qos_flow *f = &s->flow[i];
+	const struct qos_slot *q = &f->q[f->head];
+	int64_t need = (int64_t)q->len * (int64_t)s->unit;
+	o->handle = q->handle;
+	o->len = q->len;
+	o->flow = (uint8_t)i;
+	o->colour = q->colour;
+	o->borrowed = (uint8_t)borrowed;
+	o->pad = 0;
+	f->head = (f->head + 1) & (QOS_QUEUE_SLOTS - 1);
+	f->count--;
+	f->qbytes -= q->len;
+	if (f->count == 0)
+		s->backlog &= ~QOS_BIT(i);
+	s->ambr.tokens -= need;
+	if (borrowed)
+		f->st.borrowed_bytes += o->len;
+	else
+		f->share.tokens -= need;
+	f->st.out_pkts[o->colour]++;
+	f->st.out_bytes[o->colour] += o->len;
+}
+
+static inline const struct qos_slot *qos_head(const struct qos_flow *f)
+{
+	return &f->q[f->head];
+}
+
+/* Pass 1 (green_only) and 2: heads on their share's credit; the AMBR may
+ * go into debt up to its size so that borrowers never take a share. */
+static inline unsigned qos_serve_shares(struct qos_shaper *s, struct qos_out *out, unsigned n, unsigned max, int green_only)
+{
+	for (;;) {
+		unsigned sent = 0;
+		for (uint32_t k = 0, i = s->rr; k < s->nflows && n < max; k++, i = i + 1 == s->nflows ? 0 : i + 1) {
+			if (!(s->backlog & QOS_BIT(i)))
+				continue;
+			struct qos_flow *f = &s->flow[i];
+			const struct qos_slot *q = qos_head(f);
+			int64_t need = (int64_t)q->len * (int64_t)s->unit;
+			if (green_only && q->colour != QOS_GREEN)
+				continue;
+			if (!qos_bucket_holds(&f->share, need))
+				continue;
+			if (s->ambr.tokens + s->ambr.cap < need && !qos_bucket_holds(&s->ambr, need))
+				continue;
+			qos_pop(s, i, &out[n++], 0);
+			sent++;
+		}
+		if (sent == 0 || n >= max)
+			return n;
+	}
+}
+
+/* Pass 3a: green heads without share credit (a flow that just woke up,
+ * or GBRs scaled below their guarantee) borrow first, round robin. */
+static inline unsigned qos_serve_green_borrowers(struct qos_shaper *s, struct qos_out *out, unsigned n, unsigned max)
+{
+	for (;;) {
+		unsigned sent = 0;
+		for (uint32_t k = 0, i = s->rr; k < s->nflows && n < max; k++, i = i + 1 == s->nflows ? 0 : i + 1) {
+			if (!(s->backlog & QOS_BIT(i)))
+				continue;
+			const struct qos_slot *q = qos_head(&s->flow[i]);
+			if (q->colour != QOS_GREEN || !qos_bucket_holds(&s->ambr, (int64_t)q->len * (int64_t)s->unit))
+				continue;
+			qos_pop(s, i, &out[n++], 1);
+			sent++;
+		}
+		if (sent == 0 || n >= max)
+			return n;
+	}
+}
+
+/* qos_borrow_next hands the deficit round robin's turn to the next flow. */
+static inline void qos_borrow_next(struct qos_shaper *s)
+{
+	s->brr = s->brr + 1 >= s->nflows ? 0 : s->brr + 1;
+	s->brr_granted = 0;
+}
+
+/* Pass 3b: the AMBR's spare credit by deficit round robin (Shreedhar and
+ * Varghese): the turn stays with a flow across calls until it has spent
+ * its quantum (proportional to its weight), so the spare, which arrives a
+ * few bytes per call, is split by weight whatever the call pattern. */
+static inline unsigned qos_serve_borrowers(struct qos_shaper *s, struct qos_out *out, unsigned n, unsigned max)
+{
+	while (n < max && s->backlog && s->ambr.tokens > 0) {
+		uint32_t i = s->brr;
+		struct qos_flow *f = &s->flow[i];
+		if (!(s->backlog & QOS_BIT(i))) {
+			f->deficit = 0; /* DRR: an empty flow keeps no credit */
+			qos_borrow_next(s);
+			continue;
+		}
+		if (!s->brr_granted) {
+			f->deficit += (int64_t)QOS_QUANTUM_BYTES * f->weight;
+			s->brr_granted = 1;
+		}
+		while (n < max && (s->backlog & QOS_BIT(i))) {
+			const struct qos_slot *q = qos_head(f);
+			if (f->deficit < (int64_t)q->len)
+				break;
+			if (!qos_bucket_holds(&s->ambr, (int64_t)q->len * (int64_t)s->unit))
+				return n; /* the spare is spent: the turn stays here */
+			f->deficit -= q->len;
+			qos_pop(s, i, &out[n++], 1);
+		}
+		if (n >= max && (s->backlog & QOS_BIT(i)) && f->deficit >= (int64_t)qos_head(f)->len)
+			return n; /* out of room, not of deficit: the turn stays */
+		if (!(s->backlog & QOS_BIT(i)))
+			f->deficit = 0;
+		qos_borrow_next(s);
+	}
+	return n;
+}
+
+/* qos_dequeue returns in out (room for max) the packets to send now. */
+static inline unsigned qos_dequeue(struct qos_shaper *s, uint64_t now, struct qos_out *out, unsigned max)
+{
+	qos_expire_idle(s, now);
+	if (!s->backlog)
+		return 0;
+	qos_bucket_refill(&s->ambr, now);
+	for (uint32_t b = s->backlog, i = 0; b; i++, b >>= 1)
+		if (b & 1)
+			qos_bucket_refill(&s->flow[i].share, now);
+	unsigned n = qos_serve_shares(s, out, 0, max, 1);
+	n = qos_serve_shares(s, out, n, max, 0);
+	n = qos_serve_green_borrowers(s, out, n, max);
+	n = qos_serve_borrowers(s, out, n, max);
+	s->rr = s->rr + 1 >= s->nflows ? 0 : s->rr + 1;
+	return n;
+}
+
+/* qos_flush takes up to max queued packets of flow i back, unsent, for the
+ * caller to free (a flow being removed, a session being deleted). */
+static inline unsigned qos_flush(struct qos_shaper *s, uint32_t i, struct qos_out *out, unsigned max)
+{
+	if (i >= QOS_MAX_FLOWS)
+		return 0;
+	struct qos_flow *f = &s->flow[i];
+	unsigned n = 0;
+	for (; n < max && f->count; n++) {
+		const struct qos_slot *q = qos_head(f);
+		out[n] = (struct qos_out){.handle = q->handle, .len = q->len, .flow = (uint8_t)i, .colour = q->colour};
+		f->head = (f->head + 1) & (QOS_QUEUE_SLOTS - 1);
+		f->count--;
+		f->qbytes -= q->len;
+	}
+	if (f->count == 0)
+		s->backlog &= ~QOS_BIT(i);
+	return n;
+}
+
+/* qos_backlog: flows with queued packets; UPF-U keeps polling (and does not
+ * sleep) while it is not 0. */
+static inline uint32_t qos_backlog(const struct qos_shaper *s)
+{
+	return s->backlog;
+}
+
+#endif
