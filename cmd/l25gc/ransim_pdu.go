@@ -25,6 +25,7 @@ type pduFlags struct {
 	dnn     string
 	n3      netip.Addr
 	n3Flag  string
+	idle    idleFlags
 }
 
 func (p *pduFlags) register(f *pflag.FlagSet) {
@@ -33,6 +34,7 @@ func (p *pduFlags) register(f *pflag.FlagSet) {
 	f.DurationVar(&p.hold, "hold", 0, "with --pdu: keep UEs, sessions and TUNs up this long (Ctrl-C ends it early), then release")
 	f.StringVar(&p.dnn, "dnn", "internet", "with --pdu: the DNN of the sessions")
 	f.StringVar(&p.n3Flag, "n3", ransim.DefaultN3.String(), "with --pdu: the gNB's N3 (GTP-U) address")
+	p.idle.register(f)
 }
 
 // check refuses flag combinations that cannot work, before any connection.
@@ -47,6 +49,9 @@ func (p *pduFlags) check() error {
 	}
 	if p.hold < 0 {
 		return errors.New("--hold: want a duration of 0 or more")
+	}
+	if err := p.idle.check(*p); err != nil {
+		return err
 	}
 	if p.tun {
 		return tunPrerequisites()
@@ -81,7 +86,8 @@ func runPDU(ctx context.Context, cmd *cobra.Command, g *ransim.GNB, fleet ransim
 	printSessions(out, withSession)
 	tuns, err := openTUNs(p, ues)
 	if err == nil {
-		hold(ctx, out, p.hold, withSession, tuns)
+		results = append(results, idlePhases(ctx, out, fleet, withSession, p.idle, sbi)...)
+		hold(ctx, out, p.hold, withSession, tuns, stayFor(out, p.idle))
 	}
 	closeTUNs(cmd.ErrOrStderr(), tuns)
 	// The release runs after Ctrl-C too: a run leaves no session behind.
@@ -89,7 +95,7 @@ func runPDU(ctx context.Context, cmd *cobra.Command, g *ransim.GNB, fleet ransim
 	defer cancel()
 	f := fleet
 	f.Progress = bench.ProgressLine(out, "pdu_session_release")
-	o := ransim.RunFleet(rctx, withSession, f, ransim.Release(1))
+	o := ransim.RunFleet(rctx, withSession, f, releaseFromAnyState(1))
 	results = append(results, bench.FromOutcome("pdu_session_release", sbi, len(withSession), fleet.Concurrency, o))
 	bench.PrintTable(out, results)
 	if err != nil {
@@ -154,9 +160,10 @@ func closeTUNs(errOut io.Writer, tuns []*ransim.UETUN) {
 	}
 }
 
-// hold keeps the sessions up for d or until Ctrl-C, the UEs answering
-// what the network sends meanwhile (e.g. a Modification Command).
-func hold(ctx context.Context, out io.Writer, d time.Duration, ues []*ransim.UE, tuns []*ransim.UETUN) {
+// hold keeps the sessions up for d or until Ctrl-C, each UE doing stay:
+// answering what the network sends meanwhile (e.g. a Modification
+// Command), or paging.
+func hold(ctx context.Context, out io.Writer, d time.Duration, ues []*ransim.UE, tuns []*ransim.UETUN, stay func(context.Context, *ransim.UE)) {
 	if d <= 0 {
 		return
 	}
@@ -171,7 +178,7 @@ func hold(ctx context.Context, out io.Writer, d time.Duration, ues []*ransim.UE,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = ue.Serve(hctx)
+			stay(hctx, ue)
 		}()
 	}
 	wg.Wait()

@@ -56,11 +56,15 @@ type GNB struct {
 	detached  chan struct{} // a UE's N2 connection was released (Shutdown waits on it)
 	up        *UserPlane
 	tunnels   map[*UE]map[uint8]*Tunnel // PDU sessions' tunnels by UE and session ID
+	idle      idleUEs                   // CM-IDLE UEs camping here, by 5G-S-TMSI (idle.go)
 	done      chan struct{}
 	readErr   error
 
 	// ErrorIndications counts Error Indications the AMF sent.
 	ErrorIndications atomic.Int64
+	// Pagings counts the Pagings received; PagingsForNobody those for a
+	// UE not camping here (paging.go).
+	Pagings, PagingsForNobody atomic.Int64
 }
 
 // Connect opens the N2 association and runs NG Setup (TS 38.413 8.7.1).
@@ -346,6 +350,9 @@ func (g *GNB) handle(b []byte) {
 			}
 		}
 		return
+	case ngapType.ProcedureCodePaging:
+		g.onPaging(pdu)
+		return
 	case ngapType.ProcedureCodeErrorIndication:
 		g.ErrorIndications.Add(1)
 		g.log.Warn("Error Indication from the AMF", "cause", ngapx.CauseString(s.Cause), "ranUeNgapId", s.RANUEID)
@@ -357,9 +364,10 @@ func (g *GNB) handle(b []byte) {
 	}
 	switch s.Procedure {
 	case ngapType.ProcedureCodeInitialContextSetup:
-		// The gNB sets up AS security and answers before the UE gets the
-		// NAS PDU over RRC (TS 23.502 4.2.2.2.2 steps 21-22).
-		g.send(s.AMFUEID, s.RANUEID, ngapx.BuildInitialContextSetupResponse)
+		// The gNB sets up AS security and the PDU sessions' tunnels and
+		// answers before the UE gets the NAS PDU over RRC (TS 23.502
+		// 4.2.2.2.2 steps 21-22, 4.2.3.2 steps 12-14).
+		g.onInitialContextSetup(ue, pdu, s)
 		// Then it has asked the UE for its radio capability over RRC and
 		// hands it to the AMF to keep (TS 38.413 8.14.1).
 		g.send(s.AMFUEID, s.RANUEID, func(amfID, ranID int64) ([]byte, error) {
@@ -375,10 +383,7 @@ func (g *GNB) handle(b []byte) {
 		g.onSessionRelease(ue, pdu)
 		return
 	case ngapType.ProcedureCodeUEContextRelease:
-		g.send(s.AMFUEID, ue.ranID.Load(), ngapx.BuildUEContextReleaseComplete)
-		g.dropTunnels(ue)
-		g.detach(ue.ranID.Load())
-		ue.deliver(downlink{amfID: s.AMFUEID, released: true})
+		g.onUEContextRelease(ue, s.AMFUEID)
 		return
 	}
 	ue.deliver(downlink{amfID: s.AMFUEID, name: s.Name, nas: s.NASPDU, cause: s.Cause})

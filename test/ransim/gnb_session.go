@@ -67,13 +67,11 @@ func (g *GNB) onSessionSetup(ue *UE, pdu *ngapType.NGAPPDU) {
 	}
 	var results []ngapx.RANSessionResult
 	for _, s := range r.Sessions {
-		qfis := make([]uint8, 0, len(s.Flows))
-		for _, f := range s.Flows {
-			qfis = append(qfis, f.QFI)
-		}
-		t := g.up.newTunnel(s.ID, s.UL, qfis)
-		g.putTunnel(ue, t)
-		results = append(results, ngapx.RANSessionResult{ID: s.ID, DL: t.DL(), QFIs: qfis})
+		// A session of the UE already set up (the SMF re-activating it,
+		// TS 23.502 4.2.3.3 step 3a with the UE CM-CONNECTED) keeps its
+		// downlink sink on the new tunnel (service_request.go).
+		t := g.activate(ue, s)
+		results = append(results, ngapx.RANSessionResult{ID: s.ID, DL: t.DL(), QFIs: t.QFIs()})
 	}
 	for _, id := range r.Unreadable {
 		// TS 38.413 8.2.1.2: a session the gNB cannot set up is listed

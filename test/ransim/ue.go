@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/free5gc/aper"
 	"github.com/free5gc/nas"
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/ngap/ngapType"
@@ -141,6 +142,8 @@ type UE struct {
 	sessMu   sync.Mutex
 	sessions map[uint8]*PDUSession // by PDU session identity
 	lastPTI  uint8
+
+	idle idleState // CM-IDLE: paging (idle.go)
 }
 
 // NewUE puts a UE under this gNB; it is switched off until Register.
@@ -151,6 +154,7 @@ func (g *GNB) NewUE(sub Subscriber, c Concealment) *UE {
 		u.sqnMS = append([]byte(nil), sub.SQN...)
 	}
 	u.amfID.Store(-1)
+	u.idle.paged, u.idle.uplink = make(chan time.Time, 1), make(chan struct{}, 1)
 	return u
 }
 
@@ -555,6 +559,9 @@ func (u *UE) drain() {
 		select {
 		case d := <-u.inbox:
 			if d.released {
+				// The network released the N2 connection between
+				// procedures: the UE is CM-IDLE (TS 24.501 5.3.1.1).
+				u.ranID.Store(0)
 				continue
 			}
 			if m, err := u.readNAS(d); err == nil && m != nil {
@@ -663,6 +670,12 @@ func (u *UE) verifySecurityModeCommand(pdu []byte) (*nas.Message, error) {
 // sendInitial opens the UE's N2 connection with an Initial UE Message: the
 // NAS message integrity protected when the UE has a context (TS 24.501 4.4.6).
 func (u *UE) sendInitial(plain []byte) error {
+	return u.sendInitialWithCause(plain, ngapType.RRCEstablishmentCausePresentMoSignalling)
+}
+
+// sendInitialWithCause is sendInitial with the RRC establishment cause the
+// UE gave the gNB (TS 38.331 5.3.3), e.g. mt-Access answering paging.
+func (u *UE) sendInitialWithCause(plain []byte, rrcCause aper.Enumerated) error {
 	pdu := plain
 	if u.sec != nil {
 		var err error
@@ -678,7 +691,7 @@ func (u *UE) sendInitial(plain []byte) error {
 		s := u.guti.STMSI()
 		stmsi = &s
 	}
-	b, err := ngapx.BuildInitialUEMessage(ranID, pdu, u.g.cell, stmsi)
+	b, err := ngapx.BuildInitialUEMessageWithCause(ranID, pdu, u.g.cell, stmsi, rrcCause)
 	if err != nil {
 		return err
 	}

@@ -91,6 +91,11 @@ type Tunnel struct {
 	rules     atomic.Pointer[qosRules]
 	qfis      atomic.Pointer[[]uint8] // QoS flows set up for the session
 	sink      atomic.Pointer[func([]byte)]
+	// parked: the UE is CM-IDLE, the tunnel has no gNB end until a
+	// Service Request sets it up again (idle.go); onParkedUplink, when
+	// set, hears of uplink meanwhile (the UE wants service).
+	parked         atomic.Bool
+	onParkedUplink atomic.Pointer[func()]
 }
 
 // newTunnel allocates a DL TEID (never 0, which TS 29.281 5.1 keeps for
@@ -99,6 +104,12 @@ func (p *UserPlane) newTunnel(sessionID uint8, ul ngapx.Tunnel, qfis []uint8) *T
 	t := &Tunnel{p: p, SessionID: sessionID}
 	t.ul.Store(&ul)
 	t.qfis.Store(&qfis)
+	p.enter(t)
+	return t
+}
+
+// enter gives t a free DL TEID and puts it in the table.
+func (p *UserPlane) enter(t *Tunnel) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
@@ -106,7 +117,7 @@ func (p *UserPlane) newTunnel(sessionID uint8, ul ngapx.Tunnel, qfis []uint8) *T
 		if _, taken := p.byTEID[teid]; teid != 0 && !taken {
 			t.DLTEID = teid
 			p.byTEID[teid] = t
-			return t
+			return
 		}
 	}
 }
@@ -161,6 +172,12 @@ func (t *Tunnel) QFI(pkt []byte) uint8 {
 
 // SendUplink encapsulates one IP packet of the UE into a G-PDU to the UPF.
 func (t *Tunnel) SendUplink(pkt []byte) error {
+	if t.parked.Load() {
+		if f := t.onParkedUplink.Load(); f != nil {
+			(*f)()
+		}
+		return ErrIdle
+	}
 	c := t.p.conn.Load()
 	if c == nil {
 		return errors.New("N3 is not open")
