@@ -284,6 +284,8 @@ func (s *ueStore) flush() {
 	batch := s.pending
 	if len(batch) > 0 {
 		s.pending = make(map[uint32]*ueRecord, len(batch))
+	} else {
+		batch = nil // still s.pending: queue may add to it once pmu is released
 	}
 	s.pmu.Unlock()
 	if len(batch) > 0 {
