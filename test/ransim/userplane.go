@@ -37,6 +37,9 @@ type UserPlane struct {
 
 	// Counters of the N3 traffic.
 	UplinkPackets, DownlinkPackets, Dropped, ErrorIndications atomic.Int64
+	// EndMarkers counts End Markers received (TS 29.281 7.3.2), Forwarded
+	// the packets passed on to a handover target (forwarding.go).
+	EndMarkers, Forwarded atomic.Int64
 }
 
 // NewUserPlane is the N3 of a gNB at addr; it allocates TEIDs at once and
@@ -91,6 +94,15 @@ type Tunnel struct {
 	rules     atomic.Pointer[qosRules]
 	qfis      atomic.Pointer[[]uint8] // QoS flows set up for the session
 	sink      atomic.Pointer[func([]byte)]
+
+	// Handover (forwarding.go): where a source passes packets on, the
+	// target's hold, the tunnel this one is the DL forwarding tunnel of,
+	// and the target's tunnel that took the session over.
+	fwd          atomic.Pointer[forwarder]
+	hold         atomic.Pointer[hold]
+	fwdFor       atomic.Pointer[Tunnel]
+	next         atomic.Pointer[Tunnel]
+	sawEndMarker atomic.Bool
 }
 
 // newTunnel allocates a DL TEID (never 0, which TS 29.281 5.1 keeps for
@@ -99,6 +111,12 @@ func (p *UserPlane) newTunnel(sessionID uint8, ul ngapx.Tunnel, qfis []uint8) *T
 	t := &Tunnel{p: p, SessionID: sessionID}
 	t.ul.Store(&ul)
 	t.qfis.Store(&qfis)
+	p.enter(t)
+	return t
+}
+
+// enter gives t a free DL TEID and puts it in the table.
+func (p *UserPlane) enter(t *Tunnel) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
@@ -106,7 +124,7 @@ func (p *UserPlane) newTunnel(sessionID uint8, ul ngapx.Tunnel, qfis []uint8) *T
 		if _, taken := p.byTEID[teid]; teid != 0 && !taken {
 			t.DLTEID = teid
 			p.byTEID[teid] = t
-			return t
+			return
 		}
 	}
 }
@@ -205,6 +223,8 @@ func (p *UserPlane) receive(c *net.UDPConn, b []byte, from netip.AddrPort) {
 		if resp, err := gtpu.EchoResponse(m).Marshal(); err == nil {
 			_, _ = c.WriteToUDPAddrPort(resp, from)
 		}
+	case gtpu.TypeEndMarker:
+		p.endMarker(m)
 	case gtpu.TypeErrorIndication:
 		p.ErrorIndications.Add(1)
 		p.log.Warn("N3: Error Indication from the UPF", "teid", m.TEIDDataI, "peer", m.PeerAddress)
@@ -224,11 +244,18 @@ func (p *UserPlane) downlink(c *net.UDPConn, m *gtpu.Message, from netip.AddrPor
 		}
 		return
 	}
-	sink := t.sink.Load()
-	if sink == nil {
+	t.deliverDownlink(m.Payload)
+}
+
+// endMarker is an End Marker on one of the gNB's tunnels (TS 29.281
+// 7.3.2); on an unknown TEID it is counted and dropped.
+func (p *UserPlane) endMarker(m *gtpu.Message) {
+	p.mu.RLock()
+	t := p.byTEID[m.TEID]
+	p.mu.RUnlock()
+	if t == nil {
 		p.Dropped.Add(1)
 		return
 	}
-	p.DownlinkPackets.Add(1)
-	(*sink)(m.Payload)
+	t.endMarker()
 }
