@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -141,6 +142,10 @@ type UE struct {
 	sessMu   sync.Mutex
 	sessions map[uint8]*PDUSession // by PDU session identity
 	lastPTI  uint8
+
+	// log is the first gNB's, for what other goroutines report about the
+	// UE: g changes with a handover (handover.go).
+	log *slog.Logger
 }
 
 // NewUE puts a UE under this gNB; it is switched off until Register.
@@ -151,6 +156,7 @@ func (g *GNB) NewUE(sub Subscriber, c Concealment) *UE {
 		u.sqnMS = append([]byte(nil), sub.SQN...)
 	}
 	u.amfID.Store(-1)
+	u.log = g.log
 	return u
 }
 
@@ -175,7 +181,7 @@ func (u *UE) deliver(d downlink) {
 	select {
 	case u.inbox <- d:
 	default:
-		u.g.log.Warn("UE inbox full: downlink dropped", "supi", u.supi, "msg", d.name)
+		u.log.Warn("UE inbox full: downlink dropped", "supi", u.supi, "msg", d.name)
 	}
 }
 
