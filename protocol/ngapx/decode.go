@@ -99,7 +99,10 @@ func readIE(v reflect.Value, s *Summary) {
 	if !v.IsValid() {
 		return
 	}
-	for _, name := range []string{"AMFUENGAPID", "RANUENGAPID", "NASPDU", "Cause", "UENGAPIDs"} {
+	// Path Switch Request names its UE by the Source AMF UE NGAP ID
+	// (TS 38.413 9.2.3.8): the UE it belongs to, so it is routed like any
+	// other message of that UE.
+	for _, name := range []string{"AMFUENGAPID", "SourceAMFUENGAPID", "RANUENGAPID", "NASPDU", "Cause", "UENGAPIDs"} {
 		f := v.FieldByName(name)
 		if !f.IsValid() || f.IsNil() {
 			continue
