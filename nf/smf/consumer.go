@@ -116,6 +116,12 @@ type n1n2 struct {
 	n1          []byte
 	n2          []byte
 	n2Type      models.N2SmInfoType
+	// For paging (TS 29.518 6.1.6.2.3): the ARP and 5QI of the flow with
+	// downlink data (paging policy differentiation), and where the AMF
+	// tells the SMF that the UE could not be reached.
+	arp        *models.Arp
+	fiveQI     uint8
+	failureURI string
 }
 
 const (
@@ -126,12 +132,21 @@ const (
 // transfer sends m to the AMF serving the UE (TS 29.518 6.1.3.5.3.1:
 // POST .../ue-contexts/{ueContextId}/n1-n2-messages, multipart/related).
 func (p peers) transfer(ctx context.Context, m n1n2) error {
+	_, err := p.transferCause(ctx, m)
+	return err
+}
+
+// transferCause is transfer, returning the AMF's cause: whether it passed
+// the message on (N1_N2_TRANSFER_INITIATED, 200) or pages the UE first
+// (ATTEMPTING_TO_REACH_UE, 202; TS 29.518 5.2.2.3.1.2).
+func (p peers) transferCause(ctx context.Context, m n1n2) (models.N1N2MessageTransferCause, error) {
 	q := sbi.Query{Target: models.NrfNfManagementNfType_AMF, Services: []models.ServiceName{models.ServiceName_NAMF_COMM}, TargetInstanceID: m.amfID}
 	base, err := p.uri(ctx, q)
 	if err != nil {
-		return err
+		return "", err
 	}
-	req := models.N1N2MessageTransferReqData{PduSessionId: int32(m.psi)}
+	req := models.N1N2MessageTransferReqData{PduSessionId: int32(m.psi), Arp: m.arp, Var5qi: int32(m.fiveQI),
+		N1n2FailureTxfNotifURI: m.failureURI}
 	var parts []sbi.Part
 	if m.n1 != nil {
 		req.N1MessageContainer = &models.N1MessageContainer{N1MessageClass: models.N1MessageClass_SM,
@@ -146,7 +161,8 @@ func (p peers) transfer(ctx context.Context, m n1n2) error {
 		parts = append(parts, sbi.Part{ContentID: contentIDN2, ContentType: sbi.ContentTypeNGAP, Data: m.n2})
 	}
 	var rsp models.N1N2MessageTransferRspData
-	return p.postRelated(ctx, base+"/namf-comm/v1/ue-contexts/"+url.PathEscape(m.supi)+"/n1-n2-messages", req, parts, &rsp)
+	err = p.postRelated(ctx, base+"/namf-comm/v1/ue-contexts/"+url.PathEscape(m.supi)+"/n1-n2-messages", req, parts, &rsp)
+	return rsp.Cause, err
 }
 
 // ngapIEType names the NGAP IE an N2 SM information is (TS 29.518

@@ -69,6 +69,12 @@ type smContext struct {
 	releaseN1Done bool        // the UE's PDU Session Release Complete seen
 	releaseN2Done bool        // the gNB's PDU Session Resource Release Response seen (or no N2 resources)
 	releaseGuard  *time.Timer // T3592 of a Release Command
+
+	// paging: a Downlink Data Report started a network-triggered service
+	// request that has not ended yet (pdu_paging.go, TS 23.502 4.2.3.3).
+	paging bool
+	// ho is the N2 handover in preparation (pdu_handover.go).
+	ho *handover
 }
 
 func (c *smContext) owner() string { return fmt.Sprintf("%s/%d", c.supi, c.psi) }
@@ -105,11 +111,13 @@ type contexts struct {
 	mu    sync.Mutex
 	byRef map[string]*smContext
 	byKey map[string]*smContext
-	seid  uint64
+	// bySEID finds a context from a PFCP Session Report (its CP SEID).
+	bySEID map[uint64]*smContext
+	seid   uint64
 }
 
 func newContexts() *contexts {
-	return &contexts{byRef: map[string]*smContext{}, byKey: map[string]*smContext{}}
+	return &contexts{byRef: map[string]*smContext{}, byKey: map[string]*smContext{}, bySEID: map[uint64]*smContext{}}
 }
 
 func newRef() string {
@@ -129,8 +137,10 @@ func (s *contexts) add(c *smContext) (replaced *smContext) {
 	replaced = s.byKey[c.owner()]
 	if replaced != nil {
 		delete(s.byRef, replaced.ref)
+		delete(s.bySEID, replaced.cpSEID)
 	}
 	s.byRef[c.ref] = c
+	s.bySEID[c.cpSEID] = c
 	s.byKey[c.owner()] = c
 	return replaced
 }
@@ -152,6 +162,17 @@ func (s *contexts) remove(c *smContext) {
 	if s.byKey[c.owner()] == c {
 		delete(s.byKey, c.owner())
 	}
+	if s.bySEID[c.cpSEID] == c {
+		delete(s.bySEID, c.cpSEID)
+	}
+}
+
+// byCPSEID finds the context whose PFCP session has the SMF's SEID seid.
+func (s *contexts) byCPSEID(seid uint64) (*smContext, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.bySEID[seid]
+	return c, ok
 }
 
 // byOwner finds the context of the UE's PDU session.

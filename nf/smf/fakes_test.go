@@ -38,6 +38,53 @@ type fakeN4 struct {
 	failCreate error // Establish refuses with it
 	failModify error
 	addrs      []string
+	mods       []rules.Modification // every modification accepted, in order
+	onReport   rules.ReportHandler  // the SMF's, registered through rules.Reporter
+}
+
+// OnReport makes the fake a rules.Reporter, as pfcpx's client is.
+func (f *fakeN4) OnReport(h rules.ReportHandler) { f.onReport = h }
+
+// report delivers a Session Report as the PFCP client would.
+func (f *fakeN4) report(r *rules.Report) uint8 {
+	return f.onReport(context.Background(), "udp:127.0.0.1:8805", r)
+}
+
+// ModifyCreated is Modify that returns the F-TEIDs chosen for created
+// PDRs (the SMF's optional createdFTEIDsModifier).
+func (f *fakeN4) ModifyCreated(ctx context.Context, upf string, seid uint64, m *rules.Modification) (map[uint16]rules.FTEID, error) {
+	cp := *m
+	cp.Create.PDRs = append([]rules.PDR(nil), m.Create.PDRs...)
+	created := map[uint16]rules.FTEID{}
+	for i, p := range cp.Create.PDRs {
+		if p.LocalFTEID != nil && p.LocalFTEID.Choose {
+			fteid := rules.FTEID{TEID: 0x9000 + uint32(p.ID), IPv4: netip.MustParseAddr(upfN3)}
+			cp.Create.PDRs[i].LocalFTEID = &fteid
+			created[p.ID] = fteid
+		}
+	}
+	if _, err := f.Modify(ctx, upf, seid, &cp); err != nil {
+		return nil, err
+	}
+	return created, nil
+}
+
+// far is the session's FAR id (the one session installed).
+func (f *fakeN4) far(t *testing.T, id uint32) (rules.FAR, bool) {
+	t.Helper()
+	for _, far := range f.only(t).FARs {
+		if far.ID == id {
+			return far, true
+		}
+	}
+	return rules.FAR{}, false
+}
+
+// modifications are the modifications accepted so far.
+func (f *fakeN4) modifications() []rules.Modification {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]rules.Modification(nil), f.mods...)
 }
 
 func newFakeN4() *fakeN4 { return &fakeN4{sessions: map[uint64]*rules.Session{}} }
@@ -84,8 +131,11 @@ func (f *fakeN4) Modify(_ context.Context, _ string, seid uint64, m *rules.Modif
 			}
 		}
 	}
+	s.FARs = removeIDs(s.FARs, m.Remove.FARs, func(r rules.FAR) uint32 { return r.ID })
 	s.PDRs = append(s.PDRs, m.Create.PDRs...)
 	s.QERs = append(s.QERs, m.Create.QERs...)
+	s.FARs = append(s.FARs, m.Create.FARs...)
+	f.mods = append(f.mods, *m)
 	return nil, nil
 }
 
@@ -154,6 +204,30 @@ type fakeCore struct {
 	transfers  chan transfer
 	released   chan string // SM context status notifications (path)
 	pcfURL     string
+	// transferStatus is the AMF's answer to an N1N2MessageTransfer: 0 or
+	// 200 N1_N2_TRANSFER_INITIATED, 202 ATTEMPTING_TO_REACH_UE (paging),
+	// else a ProblemDetails with that status.
+	transferStatus int
+}
+
+func (f *fakeCore) setTransferStatus(status int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.transferStatus = status
+}
+
+func (f *fakeCore) answerTransfer(w http.ResponseWriter) {
+	f.mu.Lock()
+	status := f.transferStatus
+	f.mu.Unlock()
+	switch status {
+	case 0, 200:
+		sbi.WriteJSON(w, 200, models.N1N2MessageTransferRspData{Cause: models.N1N2MessageTransferCause_N1_N2_TRANSFER_INITIATED})
+	case 202:
+		sbi.WriteJSON(w, 202, models.N1N2MessageTransferRspData{Cause: models.N1N2MessageTransferCause_ATTEMPTING_TO_REACH_UE})
+	default:
+		sbi.WriteProblem(w, status, "UE_NOT_REACHABLE", "")
+	}
 }
 
 func newFakeCore() *fakeCore {
@@ -243,7 +317,7 @@ func (f *fakeCore) amf() http.Handler {
 			tr.n2 = parts[c.SmInfo.N2InfoContent.NgapData.ContentId].Data
 		}
 		f.transfers <- tr
-		sbi.WriteJSON(w, 200, models.N1N2MessageTransferRspData{Cause: models.N1N2MessageTransferCause_N1_N2_TRANSFER_INITIATED})
+		f.answerTransfer(w)
 	})
 	mux.HandleFunc("POST /namf-callback/v1/smctx-status/{supi}/{psi}", func(w http.ResponseWriter, r *http.Request) {
 		var n models.SmfPduSessionSmContextStatusNotification

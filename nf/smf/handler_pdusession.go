@@ -95,6 +95,8 @@ type updateAnswer struct {
 	n1     []byte
 	n2     []byte
 	n2Type models.N2SmInfoType
+	// hoState answers an N2 handover step (TS 29.502 5.2.2.3.4).
+	hoState models.HoState
 }
 
 // handleUpdate is Nsmf_PDUSession_UpdateSMContext (TS 29.502 5.2.2.3).
@@ -124,7 +126,7 @@ func (n *NF) handleUpdate(w http.ResponseWriter, r *http.Request) {
 }
 
 func writeUpdated(w http.ResponseWriter, a updateAnswer) {
-	out := models.SmContextUpdatedData{UpCnxState: a.upCnx}
+	out := models.SmContextUpdatedData{UpCnxState: a.upCnx, HoState: a.hoState}
 	var parts []sbi.Part
 	if a.n1 != nil {
 		out.N1SmMsg = &models.RefToBinaryData{ContentId: contentIDN1}

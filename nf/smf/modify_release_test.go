@@ -266,8 +266,9 @@ func TestDeactivateAndReactivate(t *testing.T) {
 	ref, _ := s.established(t, subscribed, 1, establishmentRequest(t, 1, 1))
 	s.activate(t, ref)
 	a := s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{UpCnxState: models.UpCnxState_DEACTIVATED})
-	if a.status != 200 || s.n4.only(t).FARs[1].Action != rules.ActionDrop {
-		t.Fatalf("deactivation: %d, FAR %+v", a.status, s.n4.only(t).FARs[1])
+	// TS 23.502 4.2.6 step 5: buffer and notify, no tunnel.
+	if far := s.n4.only(t).FARs[1]; a.status != 200 || far.Action != rules.ActionBuffer|rules.ActionNotify || far.OuterHeader != nil {
+		t.Fatalf("deactivation: %d, FAR %+v", a.status, far)
 	}
 	a = s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{UpCnxState: models.UpCnxState_ACTIVATING})
 	var up models.SmContextUpdatedData

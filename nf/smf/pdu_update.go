@@ -25,6 +25,8 @@ func (n *NF) update(ctx context.Context, c *smContext, d *models.SmfPduSessionSm
 	switch {
 	case c.state == stateReleased:
 		return updateAnswer{}, sbi.Rejectf(http.StatusNotFound, sbi.CauseContextNotFound, "SM context released")
+	case d.HoState != "" && d.HoState != models.HoState_NONE:
+		return n.updateHandover(ctx, c, d, n2)
 	case d.N2SmInfoType != "":
 		return n.updateN2(ctx, c, d.N2SmInfoType, n2)
 	case n1 != nil:
@@ -64,6 +66,10 @@ func (n *NF) updateN2(ctx context.Context, c *smContext, t models.N2SmInfoType, 
 		return updateAnswer{}, n.modified(ctx, c, rsp.QFIs, rsp.FailedQFIs)
 	case models.N2SmInfoType_PDU_RES_MOD_FAIL:
 		return updateAnswer{}, n.modified(ctx, c, nil, pendingQFIs(c))
+	case models.N2SmInfoType_PATH_SWITCH_REQ:
+		return n.pathSwitch(ctx, c, n2)
+	case models.N2SmInfoType_HANDOVER_RES_ALLOC_FAIL:
+		return n.handoverRefused(ctx, c, n2)
 	}
 	return updateAnswer{}, n2Error(t, fmt.Errorf("not an N2 SM information this SMF takes"))
 }
@@ -82,13 +88,15 @@ func (n *NF) activated(ctx context.Context, c *smContext, n2 []byte) (updateAnsw
 	if err != nil {
 		return updateAnswer{}, fmt.Errorf("N4 session modification (downlink tunnel): %w", err)
 	}
-	c.dl, c.state = rsp.DL, stateActive
+	// A paging attempt ends here too (TS 23.502 4.2.3.3 step 5 runs 4.2.3.2
+	// steps 12-17): the UPF sends what it buffered, then new data.
+	c.dl, c.state, c.paging = rsp.DL, stateActive, false
 	n.log.Debug("PDU session active", "supi", c.supi, "psi", c.psi, "gnb", rsp.DL.IPv4, "dl_teid", rsp.DL.TEID)
 	return updateAnswer{upCnx: models.UpCnxState_ACTIVATED}, nil
 }
 
 // deactivate is the AN release (TS 23.502 4.2.6 step 5): the downlink
-// tunnel is gone.
+// tunnel is gone; the UPF buffers downlink data and reports it.
 func (n *NF) deactivate(ctx context.Context, c *smContext) (updateAnswer, error) {
 	if c.upSEID == 0 || (c.state != stateActive && c.state != stateActivating) {
 		// No user plane to deactivate (being released, or not set up).
@@ -96,12 +104,13 @@ func (n *NF) deactivate(ctx context.Context, c *smContext) (updateAnswer, error)
 	}
 	n4, err := n.n4Client()
 	if err == nil {
-		_, err = n4.Modify(ctx, n.upf, c.upSEID, downlinkDropped())
+		_, err = n4.Modify(ctx, n.upf, c.upSEID, downlinkBuffered())
 	}
 	if err != nil {
 		return updateAnswer{}, fmt.Errorf("N4 session modification (AN release): %w", err)
 	}
 	c.dl, c.state = ngapx.Tunnel{}, stateInactive
+	n.endHandover(ctx, c, "AN released") // a handover in preparation cannot complete
 	return updateAnswer{upCnx: models.UpCnxState_DEACTIVATED}, nil
 }
 

@@ -90,11 +90,14 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 		id:    sbi.InstanceID(models.NrfNfManagementNfType_SMF, cfg.AdvertisedAddr(cfg.SMF.SBIPort)),
 		peers: peers{env: env}, stop: stop, cancel: cancel, releaseTimeout: t3592}
 	n.m = newMetrics(env.Registry, n)
+	if r, ok := o.N4.(rules.Reporter); ok {
+		r.OnReport(n.handleReport) // TS 23.502 4.2.3.3 step 2a: the UPF's Downlink Data Reports
+	}
 	return n, nil
 }
 
-// Handler serves nsmf-pdusession, the callbacks the SMF gave the PCF,
-// and the admin API (handler_admin.go).
+// Handler serves nsmf-pdusession, the callbacks the SMF gave the PCF and
+// the AMF (N1N2 transfer failure), and the admin API (handler_admin.go).
 func (n *NF) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+smContextsPath, n.handleCreate)
@@ -102,6 +105,7 @@ func (n *NF) Handler() http.Handler {
 	mux.HandleFunc("POST "+smContextsPath+"/{smContextRef}/release", n.handleRelease)
 	mux.HandleFunc("POST "+callbackPrefix+"sm-policies/{smContextRef}/update", n.handlePolicyUpdate)
 	mux.HandleFunc("POST "+callbackPrefix+"sm-policies/{smContextRef}/terminate", n.handlePolicyTerminate)
+	mux.HandleFunc("POST "+n1n2FailurePath+"{smContextRef}", n.handleN1N2Failure)
 	n.routeAdmin(mux)
 	return mux
 }

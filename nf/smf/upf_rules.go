@@ -76,10 +76,27 @@ func downlinkTo(dl ngapx.Tunnel) *rules.Modification {
 		Destination: rules.Access, OuterHeader: &rules.OuterHeader{TEID: dl.TEID, PeerIPv4: dl.IPv4}}}}}
 }
 
-// downlinkDropped takes the gNB's tunnel away (AN release, TS 23.502
-// 4.2.6 step 5); paging (a later issue) makes this buffer-and-notify.
-func downlinkDropped() *rules.Modification {
+// downlinkBuffered takes the gNB's tunnel away and has the UPF buffer
+// downlink data and report the first packet (AN release, TS 23.502 4.2.6
+// step 5; TS 29.244 5.2.3: BUFF|NOCP), which starts paging (4.2.3.3).
+func downlinkBuffered() *rules.Modification {
+	return &rules.Modification{Update: rules.Rules{FARs: []rules.FAR{{ID: farDownlink,
+		Action: rules.ActionBuffer | rules.ActionNotify, Destination: rules.Access}}}}
+}
+
+// downlinkDiscarded drops what the UPF buffered for a UE that could not be
+// reached (TS 23.502 4.2.3.3 step 3c: the SMF tells the UPF to discard).
+func downlinkDiscarded() *rules.Modification {
 	return &rules.Modification{Update: rules.Rules{FARs: []rules.FAR{{ID: farDownlink, Action: rules.ActionDrop, Destination: rules.Access}}}}
+}
+
+// downlinkSwitched moves the downlink to another gNB's tunnel and asks the
+// UPF for End Markers on the old one (TS 23.502 4.9.1.2.2 step 6,
+// 4.9.1.3.3 step 6; TS 29.281 7.3.2).
+func downlinkSwitched(dl ngapx.Tunnel) *rules.Modification {
+	m := downlinkTo(dl)
+	m.Update.FARs[0].SendEndMarker = true
+	return m
 }
 
 // addFlows creates the PDRs and QERs of new flows; their uplink PDRs
