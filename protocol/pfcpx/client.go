@@ -47,6 +47,10 @@ type Client struct {
 	nodes  map[string]*Node // by network
 	assocs map[string]*association
 	seid   atomic.Uint64
+	// onReport handles the UPFs' Session Reports (client_report.go);
+	// upSEIDs maps the CP SEIDs of established sessions to the UPF's.
+	onReport rules.ReportHandler
+	upSEIDs  map[uint64]uint64
 }
 
 var _ rules.N4 = (*Client)(nil)
@@ -84,7 +88,7 @@ func NewClient(cfg ClientConfig) *Client {
 	if cfg.XIOAddr == "" {
 		cfg.XIOAddr = fmt.Sprintf("pfcp-cp-%d-%d", os.Getpid(), xioClients.Add(1))
 	}
-	return &Client{cfg: cfg, recovery: time.Now(), nodes: map[string]*Node{}, assocs: map[string]*association{}}
+	return &Client{cfg: cfg, recovery: time.Now(), nodes: map[string]*Node{}, assocs: map[string]*association{}, upSEIDs: map[uint64]uint64{}}
 }
 
 // Close closes the client's sockets; requests in flight fail.
@@ -128,7 +132,11 @@ func (c *Client) Establish(ctx context.Context, upf string, s *rules.Session) (*
 			}
 			return nil, e.CauseError()
 		}
-		return EstablishedOf(r)
+		est, err := EstablishedOf(r)
+		if err == nil {
+			c.track(s.CPSEID, est.UPSEID)
+		}
+		return est, err
 	}
 }
 
@@ -168,8 +176,12 @@ func (c *Client) Delete(ctx context.Context, upf string, upSEID uint64) ([]rules
 		return nil, fmt.Errorf("pfcp: %s answered deletion with %s", upf, typeName(rsp.Header.MessageType))
 	}
 	if e := ResponseError(r.Cause, r.OffendingIE, nil); e != nil {
+		if e.Cause == CauseSessionNotFound {
+			c.untrack(upSEID)
+		}
 		return nil, e.CauseError()
 	}
+	c.untrack(upSEID)
 	return UsagesOf(r.UsageReport), nil
 }
 
@@ -289,7 +301,8 @@ func (c *Client) node(upf string) (*Node, net.Addr, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("pfcp: N4 socket over %s: %w", network, err)
 	}
-	n := NewNode(pc, NodeConfig{T1: c.cfg.T1, N1: c.cfg.N1, Recovery: c.recovery, NodeID: c.cfg.NodeID, Log: c.cfg.Log})
+	n := NewNode(pc, NodeConfig{T1: c.cfg.T1, N1: c.cfg.N1, Recovery: c.recovery, NodeID: c.cfg.NodeID, Log: c.cfg.Log,
+		Handler: c, Concurrent: true})
 	go func() {
 		if err := n.Serve(); err != nil {
 			c.cfg.Log.Error("PFCP client socket", "err", err)

@@ -32,6 +32,8 @@ var bodies = map[pfcp.MessageType]func() any{
 	pfcp.PFCP_SESSION_MODIFICATION_RESPONSE:  func() any { return &SessionModificationResponse{} },
 	pfcp.PFCP_SESSION_DELETION_REQUEST:       func() any { return &SessionDeletionRequest{} },
 	pfcp.PFCP_SESSION_DELETION_RESPONSE:      func() any { return &SessionDeletionResponse{} },
+	pfcp.PFCP_SESSION_REPORT_REQUEST:         func() any { return &SessionReportRequest{} },
+	pfcp.PFCP_SESSION_REPORT_RESPONSE:        func() any { return &SessionReportResponse{} },
 }
 
 // IsSessionMessage reports whether t is a session related message, whose

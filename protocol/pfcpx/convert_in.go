@@ -189,6 +189,9 @@ func patchFAR(f *rules.FAR, aa *pfcpType.ApplyAction, fp *ForwardingParameters) 
 		}
 		f.OuterHeader = &rules.OuterHeader{TEID: oh.Teid, PeerIPv4: a}
 	}
+	// TS 29.244 8.2.58 SNDEM: a one-off request, the UP function sends
+	// End Marker into the tunnel this update replaces.
+	f.SendEndMarker = fp.PFCPSMReqFlags != nil && fp.PFCPSMReqFlags.Sndem
 	return nil
 }
 

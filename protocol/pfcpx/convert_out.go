@@ -107,6 +107,14 @@ func UpdateFAROf(f rules.FAR) (*UpdateFAR, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.SendEndMarker {
+		// TS 29.244 7.5.4.3-2: SNDEM rides in the Update Forwarding
+		// Parameters that change the outer header.
+		if fp == nil || fp.OuterHeaderCreation == nil {
+			return nil, fmt.Errorf("FAR %d: End Marker asked for without a new outer header", f.ID)
+		}
+		fp.PFCPSMReqFlags = &pfcpType.PFCPSMReqFlags{Sndem: true}
+	}
 	return &UpdateFAR{FARID: &pfcpType.FARID{FarIdValue: f.ID}, ApplyAction: applyActionOf(f.Action), UpdateForwardingParameters: fp}, nil
 }
 

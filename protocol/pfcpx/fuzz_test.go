@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/free5gc/pfcp"
+
+	"github.com/l25gc/l25gc/upf/rules"
 )
 
 // FuzzDecode: bytes from the network never panic the decoder, and what
@@ -13,7 +15,12 @@ func FuzzDecode(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	report, err := ReportRequestOf(&rules.Report{DownlinkData: &rules.DownlinkDataReport{PDRIDs: []uint16{2}, QFIs: []uint8{9}}})
+	if err != nil {
+		f.Fatal(err)
+	}
 	for _, m := range []*Message{
+		{Header: pfcp.Header{MessageType: pfcp.PFCP_SESSION_REPORT_REQUEST, SEID: 5, SequenceNumber: 3}, Body: report},
 		{Header: pfcp.Header{MessageType: pfcp.PFCP_SESSION_ESTABLISHMENT_REQUEST, SequenceNumber: 1}, Body: body},
 		{Header: pfcp.Header{MessageType: pfcp.PFCP_HEARTBEAT_REQUEST, SequenceNumber: 2}, Body: &pfcp.HeartbeatRequest{}},
 	} {
@@ -37,6 +44,8 @@ func FuzzDecode(f *testing.F) {
 			_, _ = EstablishedOf(body)
 		case *SessionDeletionResponse:
 			_ = UsagesOf(body.UsageReport)
+		case *SessionReportRequest:
+			_, _ = ReportOf(m.Header.SEID, body)
 		}
 	})
 }

@@ -59,6 +59,9 @@ type ForwardingParameters struct {
 	DestinationInterface *pfcpType.DestinationInterface `tlv:"42"`
 	NetworkInstance      *NetworkInstance               `tlv:"22"`
 	OuterHeaderCreation  *pfcpType.OuterHeaderCreation  `tlv:"84"`
+	// PFCPSMReqFlags (Update Forwarding Parameters only, TS 29.244
+	// 7.5.4.3-2): SNDEM asks for End Marker into the old tunnel.
+	PFCPSMReqFlags *pfcpType.PFCPSMReqFlags `tlv:"49"`
 }
 
 // QERIE is Create QER (7.5.2.5) and Update QER (7.5.4.5).

@@ -54,6 +54,11 @@ type NodeConfig struct {
 	// Observe, when set, sees every message the node reads or writes and
 	// the cause it carried (0 for none): the NF's metrics.
 	Observe func(in bool, t pfcp.MessageType, cause uint8)
+	// Concurrent answers each request in a goroutine of its own: a handler
+	// that waits for other NFs (the SMF's Session Report handler pages
+	// through the AMF) must not hold up the responses this node's own
+	// requests wait for. Retransmissions are still answered once.
+	Concurrent bool
 }
 
 // Node is one PFCP entity on one socket (UDP or X-IO): it numbers and
@@ -190,6 +195,15 @@ func (n *Node) serveRequest(m *Message, raw []byte, from net.Addr) {
 		} // else still being handled: its answer goes out when done
 		return
 	}
+	if n.cfg.Concurrent {
+		go n.finishRequest(m, key, from)
+		return
+	}
+	n.finishRequest(m, key, from)
+}
+
+// finishRequest has the request handled and sends and stores its answer.
+func (n *Node) finishRequest(m *Message, key answerKey, from net.Addr) {
 	rsp := n.answer(m, from)
 	if rsp == nil {
 		n.answers.forget(key)

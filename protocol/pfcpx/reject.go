@@ -30,6 +30,8 @@ func RejectionOf(h pfcp.Header, e *Error, nodeID netip.Addr, seid uint64) *Messa
 		body = &SessionModificationResponse{Cause: cause, OffendingIE: off, FailedRuleID: FailedRuleIE(e.Rule)}
 	case pfcp.PFCP_SESSION_DELETION_REQUEST:
 		body = &SessionDeletionResponse{Cause: cause, OffendingIE: off}
+	case pfcp.PFCP_SESSION_REPORT_REQUEST:
+		body = &SessionReportResponse{Cause: cause, OffendingIE: off}
 	default:
 		return nil
 	}
@@ -49,6 +51,8 @@ func CauseOf(m *Message) uint8 {
 	case *SessionModificationResponse:
 		c = b.Cause
 	case *SessionDeletionResponse:
+		c = b.Cause
+	case *SessionReportResponse:
 		c = b.Cause
 	}
 	if c == nil {
@@ -82,4 +86,6 @@ var typeNames = map[pfcp.MessageType]string{
 	pfcp.PFCP_SESSION_MODIFICATION_RESPONSE:  "session_modification_response",
 	pfcp.PFCP_SESSION_DELETION_REQUEST:       "session_deletion_request",
 	pfcp.PFCP_SESSION_DELETION_RESPONSE:      "session_deletion_response",
+	pfcp.PFCP_SESSION_REPORT_REQUEST:         "session_report_request",
+	pfcp.PFCP_SESSION_REPORT_RESPONSE:        "session_report_response",
 }
