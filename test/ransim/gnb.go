@@ -58,6 +58,7 @@ type GNB struct {
 	tunnels   map[*UE]map[uint8]*Tunnel // PDU sessions' tunnels by UE and session ID
 	done      chan struct{}
 	readErr   error
+	ho        handoverDesk // handover.go
 
 	// ErrorIndications counts Error Indications the AMF sent.
 	ErrorIndications atomic.Int64
@@ -349,6 +350,9 @@ func (g *GNB) handle(b []byte) {
 	case ngapType.ProcedureCodeErrorIndication:
 		g.ErrorIndications.Add(1)
 		g.log.Warn("Error Indication from the AMF", "cause", ngapx.CauseString(s.Cause), "ranUeNgapId", s.RANUEID)
+	}
+	if g.onHandoverPDU(s, pdu) {
+		return
 	}
 	ue := g.find(s)
 	if ue == nil {
