@@ -71,8 +71,8 @@ type handoverDesk struct {
 	mu        sync.Mutex
 	behaviour TargetBehaviour
 	waiting   map[answerKey]chan *ngapType.NGAPPDU
-	expected  []*arrival        // UEs announced to come by N2 handover, oldest first
-	prepared  map[int64]*arrival // by the target's RAN UE NGAP ID, until the UE arrives
+	expected  []*arrival          // UEs announced to come by N2 handover, oldest first
+	prepared  map[int64]*arrival  // by the target's RAN UE NGAP ID, until the UE arrives
 	departed  map[int64][]*Tunnel // tunnels of UEs that left, by their RAN UE NGAP ID here
 }
 
