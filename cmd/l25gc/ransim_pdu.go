@@ -25,6 +25,7 @@ type pduFlags struct {
 	dnn     string
 	n3      netip.Addr
 	n3Flag  string
+	move    moveFlags // --gnbs, --move (ransim_move.go)
 }
 
 func (p *pduFlags) register(f *pflag.FlagSet) {
@@ -80,6 +81,11 @@ func runPDU(ctx context.Context, cmd *cobra.Command, g *ransim.GNB, fleet ransim
 	withSession := ransim.WithSession(ues, 1)
 	printSessions(out, withSession)
 	tuns, err := openTUNs(p, ues)
+	if err == nil {
+		if err = p.move.listen(gtpu.Port); err == nil {
+			results = append(results, p.move.run(ctx, out, withSession, fleet, sbi)...)
+		}
+	}
 	if err == nil {
 		hold(ctx, out, p.hold, withSession, tuns)
 	}
