@@ -156,8 +156,34 @@ func (g *GNB) onHandoverPDU(s ngapx.Summary, pdu *ngapType.NGAPPDU) bool {
 		return true
 	case ngapType.ProcedureCodeUEContextRelease:
 		return s.Kind == ngapx.Initiating && g.releaseMoved(s, pdu)
+	case ngapType.ProcedureCodeErrorIndication:
+		// The AMF refused a handover message of this UE (TS 38.413
+		// 8.7.5): the handover waiting for an answer ends with it.
+		return g.ho.answerAny(s.RANUEID, pdu)
 	}
 	return false
+}
+
+// answerAny hands pdu to a handover of the UE with ranID waiting for any answer.
+func (d *handoverDesk) answerAny(ranID int64, pdu *ngapType.NGAPPDU) bool {
+	for _, k := range []answerKind{answerPreparation, answerPathSwitch, answerCancel} {
+		if d.answer(k, ranID, pdu) {
+			return true
+		}
+	}
+	return false
+}
+
+// refusal is the error of an answer that is not the procedure's success:
+// an Error Indication names its cause; else nil (the caller reads the
+// unsuccessful outcome).
+func refusal(what string, pdu *ngapType.NGAPPDU) error {
+	if pdu.Present == ngapType.NGAPPDUPresentInitiatingMessage && pdu.InitiatingMessage != nil &&
+		pdu.InitiatingMessage.ProcedureCode.Value == ngapType.ProcedureCodeErrorIndication {
+		s, _ := ngapx.Summarize(pdu)
+		return fmt.Errorf("%s: Error Indication from the AMF: %s", what, ngapx.CauseString(s.Cause))
+	}
+	return nil
 }
 
 // releaseMoved answers the UE Context Release Command for a UE that left

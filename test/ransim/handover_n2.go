@@ -66,6 +66,9 @@ func (u *UE) HandoverN2(ctx context.Context, target *GNB, o N2Options) (time.Dur
 	if err != nil {
 		return 0, err
 	}
+	if err := refusal("Handover Required", pdu); err != nil {
+		return 0, err
+	}
 	if pdu.Present != ngapType.NGAPPDUPresentSuccessfulOutcome {
 		f, _ := ngapx.ParseHandoverPreparationFailure(pdu)
 		return 0, fmt.Errorf("%w: %s", ErrHandoverPreparationFailure, ngapx.CauseString(&f.Cause))
@@ -128,7 +131,11 @@ func (u *UE) cancelHandover(ctx context.Context, src *GNB, ranID int64) error {
 		src.ho.forget(answerCancel, ranID)
 		return fmt.Errorf("Handover Cancel: %w", err)
 	}
-	if _, err := src.wait(ctx, answer, answerCancel, ranID, "Handover Cancel"); err != nil {
+	pdu, err := src.wait(ctx, answer, answerCancel, ranID, "Handover Cancel")
+	if err != nil {
+		return err
+	}
+	if err := refusal("Handover Cancel", pdu); err != nil {
 		return err
 	}
 	return ErrHandoverCancelled

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/free5gc/ngap/ngapType"
@@ -264,4 +265,22 @@ func TestCancelledN2HandoverLeavesTheUEWithTheSource(t *testing.T) {
 	if sc.dst.up.Tunnels() != 0 || sc.dst.stillConnected() != 0 {
 		t.Fatalf("after the release the target keeps %d tunnels, %d UEs", sc.dst.up.Tunnels(), sc.dst.stillConnected())
 	}
+}
+
+// TS 38.413 8.7.5: an AMF that does not know the UE answers the Path Switch
+// Request with Error Indication; the handover ends with its cause at once
+// and the UE stays with the source.
+func TestErrorIndicationEndsAPathSwitch(t *testing.T) {
+	sc := newHOScene(t)
+	done := sc.xn()
+	req, err := ngapx.ParsePathSwitchRequest(sc.amfDst.next("PathSwitchRequest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.amfDst.send(ngapx.BuildErrorIndication(-1, req.RANUEID, ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUnknownLocalUENGAPID)))
+	err = <-done
+	if err == nil || !strings.Contains(err.Error(), "Error Indication") {
+		t.Fatalf("handover ended with %v, want the Error Indication", err)
+	}
+	sc.servedBy(t, sc.src)
 }

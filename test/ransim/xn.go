@@ -62,6 +62,10 @@ func (u *UE) HandoverXn(ctx context.Context, target *GNB) (time.Duration, error)
 		u.abandonXn(target, ranID, moved)
 		return 0, err
 	}
+	if err := refusal("Path Switch Request", pdu); err != nil {
+		u.abandonXn(target, ranID, moved)
+		return 0, err
+	}
 	if pdu.Present != ngapType.NGAPPDUPresentSuccessfulOutcome {
 		u.abandonXn(target, ranID, moved)
 		return 0, ErrPathSwitchRequestFailure
