@@ -246,8 +246,9 @@ func (g *GNB) retire(t *Tunnel) {
 	time.AfterFunc(oldPathGrace, func() { g.up.remove(t) })
 }
 
-// depart records that ue left this gNB: its tunnels stay in the N3 table
-// for forwarding until the AMF releases the UE here.
+// depart records that ue is leaving this gNB, before the message that
+// makes the AMF release it here goes out (so the release cannot overtake
+// it): its tunnels stay in the N3 table for forwarding until that release.
 func (g *GNB) depart(ue *UE, ranID int64) {
 	g.mu.Lock()
 	var left []*Tunnel
@@ -262,6 +263,18 @@ func (g *GNB) depart(ue *UE, ranID int64) {
 	}
 	g.ho.departed[ranID] = left
 	g.ho.mu.Unlock()
+}
+
+// undepart is a handover that failed after depart: the UE and its tunnels
+// are this gNB's again.
+func (g *GNB) undepart(ue *UE, ranID int64) {
+	g.ho.mu.Lock()
+	left := g.ho.departed[ranID]
+	delete(g.ho.departed, ranID)
+	g.ho.mu.Unlock()
+	for _, t := range left {
+		g.putTunnel(ue, t)
+	}
 }
 
 // expect announces ue to this (target) gNB before the source asks the
@@ -356,11 +369,10 @@ func (u *UE) sessionsWithTunnels() []movedSession {
 }
 
 // moveTo makes target the UE's gNB (ranID, amfID its NGAP IDs there) and
-// the target's tunnels its sessions' tunnels; the source keeps the old
-// ones for forwarding until the AMF releases the UE there.
+// the target's tunnels its sessions' tunnels. The source must have been
+// told first (depart): it keeps the old ones for forwarding until the AMF
+// releases the UE there.
 func (u *UE) moveTo(target *GNB, ranID, amfID int64, moved []movedSession) {
-	src, oldRAN := u.g, u.ranID.Load()
-	src.depart(u, oldRAN)
 	u.sessMu.Lock()
 	for _, m := range moved {
 		if m.new == nil {

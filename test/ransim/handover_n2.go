@@ -159,6 +159,7 @@ func (u *UE) executeHandover(ctx context.Context, src, target *GNB, a *arrival, 
 	u.startForwarding(src, cmd, moved)
 	u.sendStatusTransfer(src, oldRAN, moved)
 	released := src.ho.await(answerRelease, oldRAN)
+	src.depart(u, oldRAN)
 	// The UE arrives at the target (TS 38.300 9.2.3.2.1 step 9).
 	u.moveTo(target, a.ranID, a.amfID, moved)
 	target.arrived(a)

@@ -49,6 +49,7 @@ func (u *UE) HandoverXn(ctx context.Context, target *GNB) (time.Duration, error)
 		u.abandonXn(target, ranID, moved)
 		return 0, err
 	}
+	src.depart(u, u.ranID.Load())
 	answer := target.ho.await(answerPathSwitch, ranID)
 	start := time.Now()
 	if err := target.conn.WriteMsg(req, target.stream(ranID)); err != nil {
@@ -120,6 +121,7 @@ func (u *UE) takeUplinkTunnels(ack ngapx.PathSwitchRequestAcknowledge, moved []m
 // whose tunnels deliver to it again; the target forgets it (TS 23.502
 // 4.9.1.2.2: the core still sends the downlink to the source).
 func (u *UE) abandonXn(target *GNB, ranID int64, moved []movedSession) {
+	u.g.undepart(u, u.ranID.Load())
 	for _, m := range moved {
 		m.old.stopForwarding()
 		target.up.remove(m.new)
