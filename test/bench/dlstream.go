@@ -43,9 +43,24 @@ type streamUE struct {
 	received  int64
 	reordered int64
 	highest   int64 // highest sequence number received, -1 before any
+	// first is the sequence number of the first packet received: those
+	// before it were lost while the path came up (UPF-U resolving the
+	// gNB's address), not to what is measured.
+	first int64
 }
 
-// StreamCounts is what a stream measured, over all UEs.
+// counts is the UE's counts; called with mu held.
+func (u *streamUE) counts() StreamCounts {
+	c := StreamCounts{Sent: u.sent.Load(), Received: u.received, Reordered: u.reordered}
+	if u.first >= 0 {
+		c.Sent -= u.first
+	}
+	c.Lost = max(c.Sent-c.Received, 0)
+	return c
+}
+
+// StreamCounts is what a stream measured, over all UEs, from each UE's
+// first packet received on (Sent counts from there too).
 type StreamCounts struct {
 	Sent, Received, Lost, Reordered int64
 }
@@ -66,7 +81,7 @@ func StartDownlinkStream(netns string, ues []netip.Addr, interval time.Duration)
 	}
 	s := &DownlinkStream{conn: conn, interval: interval, stop: make(chan struct{}), stopped: make(chan struct{})}
 	for _, a := range ues {
-		s.ues = append(s.ues, &streamUE{to: netip.AddrPortFrom(a, streamPort), highest: -1})
+		s.ues = append(s.ues, &streamUE{to: netip.AddrPortFrom(a, streamPort), highest: -1, first: -1})
 	}
 	go s.send()
 	return s, nil
@@ -104,6 +119,9 @@ func (s *DownlinkStream) Sink(i int) func(pkt []byte) {
 			return
 		}
 		u.mu.Lock()
+		if u.first < 0 {
+			u.first = seq
+		}
 		u.received++
 		if seq < u.highest {
 			u.reordered++
@@ -173,12 +191,13 @@ func (s *DownlinkStream) counts() StreamCounts {
 	var c StreamCounts
 	for _, u := range s.ues {
 		u.mu.Lock()
-		c.Sent += u.sent.Load()
-		c.Received += u.received
-		c.Reordered += u.reordered
+		one := u.counts()
 		u.mu.Unlock()
+		c.Sent += one.Sent
+		c.Received += one.Received
+		c.Lost += one.Lost
+		c.Reordered += one.Reordered
 	}
-	c.Lost = max(c.Sent-c.Received, 0)
 	return c
 }
 
@@ -187,7 +206,5 @@ func (s *DownlinkStream) PerUE(i int) StreamCounts {
 	u := s.ues[i]
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	c := StreamCounts{Sent: u.sent.Load(), Received: u.received, Reordered: u.reordered}
-	c.Lost = max(c.Sent-c.Received, 0)
-	return c
+	return u.counts()
 }
