@@ -10,6 +10,7 @@ import (
 
 	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/nasx"
+	"github.com/l25gc/l25gc/protocol/ngapx"
 )
 
 // gnb is one NG association (TS 38.413 8.7.1). Its fields other than conn
@@ -19,6 +20,9 @@ type gnb struct {
 	conn  Conn
 	name  string
 	ready atomic.Bool // NG Setup succeeded
+	// global is the Global gNB ID of its NG Setup Request, read by the
+	// handovers that name it as their target (ngap_handover.go).
+	global atomic.Pointer[ngapx.GlobalGNBID]
 }
 
 // stream picks the SCTP stream of a UE's signalling: stream 0 is for non-UE
@@ -74,6 +78,7 @@ type ueContext struct {
 	call            pendingCall // the SBI answer the UE waits for (sbi_call.go)
 	pdu             pduState    // PDU session routing contexts (pdu_session.go)
 	stored          storedAs    // its record in the UE store (persist_ue.go)
+	mob             mobility    // its handover, if one runs (ngap_handover_common.go)
 }
 
 type authState struct {

@@ -445,6 +445,7 @@ func (n *NF) initialContext(ue *ueContext, nasPDU []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	ue.sec.startNH(kgnb) // the handovers' next hops chain from it (ngap_handover_common.go)
 	enc, integ := ue.reg.secCap.NRBits()
 	eenc, einteg := ue.reg.secCap.EUTRABits()
 	return ngapx.BuildInitialContextSetupRequest(ngapx.InitialContext{AMFUEID: ue.amfID, RANUEID: ue.ranID,

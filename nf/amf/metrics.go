@@ -33,6 +33,7 @@ type metrics struct {
 	internalErrors  *prometheus.CounterVec
 	refused         *prometheus.CounterVec // InitialUEMessages that left no UE context (ue_admission.go)
 	guardExpiries   *prometheus.CounterVec // UE contexts released by their guard (timers.go)
+	handovers       *prometheus.CounterVec // Xn and N2 handovers (ngap_handover_common.go)
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -64,6 +65,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.guardExpiries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "l25gc_amf_ue_guard_expiries_total",
 		Help: "UE contexts released because they stayed unauthenticated, or a release was never completed, too long."},
 		[]string{"guard"})
+	m.handovers = newHandoverCounter()
+	reg.MustRegister(m.handovers)
 	reg.MustRegister(m.procedures, m.latency, m.gnbs, m.registered, m.retransmissions, m.discarded, m.notForwarded,
 		m.ngapErrors, m.internalErrors, m.refused, m.guardExpiries)
 	return m

@@ -104,6 +104,7 @@ func (n *NF) onNGSetup(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) error {
 		return fmt.Errorf("NG Setup Response: %w", err)
 	}
 	g.name = req.Name
+	rememberGlobalID(g, req)
 	if !g.ready.Swap(true) {
 		n.metrics.gnbs.Inc()
 	}
@@ -226,6 +227,9 @@ func (n *NF) onInitialUEMessage(g *gnb, id int64, pdu *ngapType.NGAPPDU) error {
 // onUEAssociated handles UE-associated NGAP on the UE's key.
 func (n *NF) onUEAssociated(g *gnb, pdu *ngapType.NGAPPDU, s ngapx.Summary) error {
 	ue := n.ues.get(s.AMFUEID)
+	if handled, err := n.onMobility(g, ue, pdu, s); handled {
+		return err // a handover message, from either gNB of the UE (ngap_handover_common.go)
+	}
 	switch {
 	case ue == nil && s.Procedure == ngapType.ProcedureCodeUEContextRelease && s.Kind == ngapx.Successful:
 		// The Complete of a release the AMF finished locally: a refused

@@ -15,6 +15,10 @@ type secContext struct {
 	// confirmed: the UE answered under this context (Security Mode Complete
 	// or an integrity-checked initial message); uplink must now verify.
 	confirmed bool
+	// nhSync is the SYNC-input of the next NH (TS 33.501 A.10): the last
+	// KgNB or NH given to a gNB; ncc its Next Hop Chaining Count.
+	nhSync []byte
+	ncc    uint8
 }
 
 // protect applies the context to a downlink message: plain before security

@@ -44,6 +44,7 @@ type SMAnswer struct {
 	N2         []byte
 	N2Type     models.N2SmInfoType
 	UpCnxState models.UpCnxState
+	HoState    models.HoState // the handover state the SMF reached (TS 29.502 6.1.6.2.3)
 }
 
 // Content-IDs of the binary parts the AMF sends (TS 29.502 6.1.2.4: any
@@ -137,6 +138,7 @@ func (s *sbiSessions) UpdateSMContext(ctx context.Context, uri string, data mode
 	}
 	ans.N1, ans.N2, ans.N2Type = partOf(a.Parts, out.N1SmMsg), partOf(a.Parts, out.N2SmInfo), out.N2SmInfoType
 	ans.UpCnxState = out.UpCnxState
+	ans.HoState = out.HoState
 	return ans, nil
 }
 
