@@ -69,6 +69,13 @@ func (f *fakeN4) ModifyCreated(ctx context.Context, upf string, seid uint64, m *
 	return created, nil
 }
 
+// setFailModify has Modify refuse with err (nil: accept again).
+func (f *fakeN4) setFailModify(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failModify = err
+}
+
 // far is the session's FAR id (the one session installed).
 func (f *fakeN4) far(t *testing.T, id uint32) (rules.FAR, bool) {
 	t.Helper()
@@ -371,12 +378,14 @@ type testSMF struct {
 	n4     *fakeN4
 	amfURL string
 	amfID  string
+	wire   *wireUPF // the UPF when the SMF runs over real N4 (n4_wire_test.go)
 }
 
 type setup struct {
 	cfg   func(*config.Config)
 	noPCF bool
 	noN4  bool
+	n4    rules.N4 // instead of the fake UPF (a real N4 client)
 }
 
 func newTestSMF(t *testing.T, tr sbi.Transport, s setup) *testSMF {
@@ -401,6 +410,9 @@ func newTestSMF(t *testing.T, tr sbi.Transport, s setup) *testSMF {
 	o := Options{N4: n4, UPFAddr: "udp:127.0.0.1:8805"}
 	if s.noN4 {
 		o.N4 = nil
+	}
+	if s.n4 != nil {
+		o.N4 = s.n4
 	}
 	n, err := NewWithOptions(env, o)
 	if err != nil {

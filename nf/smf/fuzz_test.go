@@ -72,3 +72,38 @@ func FuzzUpdateSMContext(f *testing.F) {
 		n.teardown(context.Background(), c, "fuzz")
 	})
 }
+
+// FuzzHandoverUpdate: whatever Path Switch or N2 handover transfer the AMF
+// relays, at whichever step, the SMF answers or refuses it, never panics,
+// and a session that did not complete a handover keeps its tunnel.
+func FuzzHandoverUpdate(f *testing.F) {
+	n := fuzzSMF(f)
+	steps := []models.SmfPduSessionSmContextUpdateData{
+		{N2SmInfoType: models.N2SmInfoType_PATH_SWITCH_REQ},
+		{HoState: models.HoState_PREPARING, N2SmInfoType: models.N2SmInfoType_HANDOVER_REQUIRED, TargetId: &models.NgRanTargetId{}},
+		{HoState: models.HoState_PREPARED, N2SmInfoType: models.N2SmInfoType_HANDOVER_REQ_ACK},
+		{HoState: models.HoState_PREPARED, N2SmInfoType: models.N2SmInfoType_HANDOVER_RES_ALLOC_FAIL},
+		{N2SmInfoType: models.N2SmInfoType_HANDOVER_RES_ALLOC_FAIL},
+	}
+	target := ngapx.Tunnel{IPv4: netip.MustParseAddr("10.100.0.3"), TEID: 8}
+	ps, _ := ngapx.BuildPathSwitchRequestTransfer(ngapx.PathSwitchRequest{DL: target, QFIs: []uint8{1}})
+	rqd, _ := ngapx.BuildHandoverRequiredTransfer(false)
+	ack, _ := ngapx.BuildHandoverRequestAcknowledgeTransfer(ngapx.HandoverRequestAck{DL: target, DLForwarding: &target, QFIs: []uint8{1}})
+	f.Add(uint8(0), ps)
+	f.Add(uint8(1), rqd)
+	f.Add(uint8(2), ack)
+	f.Fuzz(func(t *testing.T, kind uint8, b []byte) {
+		c := activeContext(n)
+		c.dl = ngapx.Tunnel{IPv4: netip.MustParseAddr(gnbN3), TEID: 7}
+		if kind%8 >= 2 {
+			// The later steps run on a prepared handover.
+			_, _ = n.update(context.Background(), c, &steps[1], nil, rqd)
+		}
+		d := steps[int(kind)%len(steps)]
+		_, err := n.update(context.Background(), c, &d, nil, b)
+		if err != nil && c.dl.TEID != 7 {
+			t.Fatalf("a refused step moved the downlink to %+v", c.dl)
+		}
+		n.teardown(context.Background(), c, "fuzz")
+	})
+}

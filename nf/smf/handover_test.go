@@ -124,13 +124,9 @@ func TestPathSwitchFailures(t *testing.T) {
 		s.assertDownlinkTo(t, sourceTunnel)
 	}
 	failed([]byte{0xff, 0x00, 0x13}, ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorReject))
-	s.n4.mu.Lock()
-	s.n4.failModify = errUPFDown
-	s.n4.mu.Unlock()
+	s.n4.setFailModify(errUPFDown)
 	failed(good, transportResourceUnavailable)
-	s.n4.mu.Lock()
-	s.n4.failModify = nil
-	s.n4.mu.Unlock()
+	s.n4.setFailModify(nil)
 	if a := s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{UpCnxState: models.UpCnxState_DEACTIVATED}); a.status != 200 {
 		t.Fatalf("deactivation: %d", a.status)
 	}
@@ -298,15 +294,11 @@ func TestN2HandoverFailures(t *testing.T) {
 
 	// COMPLETED refused by the UPF: 500, the downlink stays on the source.
 	s.prepare(t, ref, true, ngapx.HandoverRequestAck{DL: targetTunnel, QFIs: []uint8{1}})
-	s.n4.mu.Lock()
-	s.n4.failModify = errUPFDown
-	s.n4.mu.Unlock()
+	s.n4.setFailModify(errUPFDown)
 	if a, _ := s.updated(t, ref, models.SmfPduSessionSmContextUpdateData{HoState: models.HoState_COMPLETED}, nil); a.status != 500 {
 		t.Fatalf("COMPLETED with the UPF down: %d", a.status)
 	}
-	s.n4.mu.Lock()
-	s.n4.failModify = nil
-	s.n4.mu.Unlock()
+	s.n4.setFailModify(nil)
 	s.assertDownlinkTo(t, sourceTunnel)
 
 	if a := s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{UpCnxState: models.UpCnxState_DEACTIVATED}); a.status != 200 {

@@ -48,6 +48,9 @@ func (s *testSMF) reports(t *testing.T, result string) float64 {
 // downlinkFAR is the session's downlink FAR at the fake UPF.
 func (s *testSMF) downlinkFAR(t *testing.T) rules.FAR {
 	t.Helper()
+	if s.wire != nil {
+		return s.wire.downlinkFAR(t)
+	}
 	far, ok := s.n4.far(t, farDownlink)
 	if !ok {
 		t.Fatal("no downlink FAR")
@@ -220,4 +223,23 @@ func TestReportForUnknownSession(t *testing.T) {
 	if cause := s.n4.report(downlinkData(seid)); cause != pfcpCauseSessionNotFound {
 		t.Fatalf("released session: cause %d, want 65", cause)
 	}
+}
+
+// The AMF passed the transfer on (200) but released the UE before the
+// gNB answered: the AN release ends the paging attempt and re-arms the
+// report, so the next downlink packet pages again.
+func TestANReleaseWhilePagingRearmsReport(t *testing.T) {
+	s := newTestSMF(t, sbi.NewTCP(), setup{})
+	ref, seid := s.idleSession(t, subscribed, 1)
+	s.n4.report(downlinkData(seid))
+	s.core.waitTransfer(t)
+	before := len(s.n4.modifications())
+	if a := s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{UpCnxState: models.UpCnxState_DEACTIVATED}); a.status != 200 {
+		t.Fatalf("deactivation while paging: %d %s", a.status, a.json)
+	}
+	if mods := s.n4.modifications()[before:]; len(mods) != 1 || mods[0].Update.FARs[0].Action != rules.ActionBuffer|rules.ActionNotify {
+		t.Fatalf("modifications %+v, want the downlink FAR at BUFF|NOCP again", mods)
+	}
+	s.n4.report(downlinkData(seid))
+	s.core.waitTransfer(t)
 }

@@ -36,6 +36,9 @@ const n1n2FailurePath = callbackPrefix + "n1n2-failure/"
 // AMF runs after it. A report for a session the SMF does not hold is
 // cause 65, so the UPF drops it (TS 29.244 7.5.9).
 func (n *NF) handleReport(_ context.Context, upf string, r *rules.Report) uint8 {
+	if n.stop.Err() != nil {
+		return pfcpCauseAccepted // stopping: no procedure starts any more
+	}
 	c, ok := n.ctxs.byCPSEID(r.CPSEID)
 	if !ok {
 		n.log.Info("PFCP Session Report for no session", "upf", upf, "cp_seid", r.CPSEID)
@@ -140,6 +143,19 @@ func (n *NF) pagingFailed(ctx context.Context, c *smContext, why string) {
 	if err := n.modifyN4(ctx, c, downlinkBuffered()); err != nil {
 		n.log.Warn("N4 session modification (buffer downlink again)", "supi", c.supi, "psi", c.psi, "err", err)
 	}
+}
+
+// pagingAbandoned is an AN release that arrives while paging is under
+// way (the AMF passed the transfer on, then lost the UE before the gNB
+// answered): the attempt ends and the downlink FAR is written again, so
+// the UPF reports the next packet (TS 29.244 5.2.3: one report per BUFF
+// NOCP setting) instead of the session staying silent.
+func (n *NF) pagingAbandoned(ctx context.Context, c *smContext) (updateAnswer, error) {
+	c.paging = false
+	if err := n.modifyN4(ctx, c, downlinkBuffered()); err != nil {
+		return updateAnswer{}, fmt.Errorf("N4 session modification (AN release while paging): %w", err)
+	}
+	return updateAnswer{upCnx: models.UpCnxState_DEACTIVATED}, nil
 }
 
 // modifyN4 changes c's session at the UPF.

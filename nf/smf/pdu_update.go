@@ -98,6 +98,9 @@ func (n *NF) activated(ctx context.Context, c *smContext, n2 []byte) (updateAnsw
 // deactivate is the AN release (TS 23.502 4.2.6 step 5): the downlink
 // tunnel is gone; the UPF buffers downlink data and reports it.
 func (n *NF) deactivate(ctx context.Context, c *smContext) (updateAnswer, error) {
+	if c.state == stateInactive && c.paging {
+		return n.pagingAbandoned(ctx, c)
+	}
 	if c.upSEID == 0 || (c.state != stateActive && c.state != stateActivating) {
 		// No user plane to deactivate (being released, or not set up).
 		return updateAnswer{upCnx: models.UpCnxState_DEACTIVATED}, nil

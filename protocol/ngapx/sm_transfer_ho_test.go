@@ -2,10 +2,7 @@ package ngapx
 
 import (
 	"net/netip"
-	"os/exec"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/free5gc/ngap/ngapType"
@@ -234,32 +231,10 @@ func handoverCommandPDU(transfer []byte) *ngapType.NGAPPDU {
 // messages (DESIGN.md "Correctness bar"), and tshark reads the tunnels
 // and flows the codecs wrote.
 func TestTsharkDissectsHandoverTransfers(t *testing.T) {
-	if _, err := exec.LookPath("tshark"); err != nil {
-		t.Skip("tshark not installed (apt-get install tshark)")
-	}
-	file := filepath.Join(t.TempDir(), "ho.pcap")
-	writePcap(t, file, hoMessages(t))
-	args := []string{"-r", file, "-o", `uat:user_dlts:"User 0 (DLT=147)","ngap","0","","0",""`}
-	out, err := exec.Command("tshark", append(args, "-Y", "_ws.malformed || _ws.expert.severity == error")...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("tshark: %v\n%s", err, out)
-	}
-	if bad := strings.TrimSpace(dropWarnings(string(out))); bad != "" {
-		verbose, _ := exec.Command("tshark", append(args, "-V")...).CombinedOutput()
-		t.Fatalf("malformed or erroneous packets:\n%s\n%s", bad, verbose)
-	}
-	out, err = exec.Command("tshark", append(args, "-T", "fields", "-e", "ngap.gTP_TEID", "-e", "ngap.qosFlowIdentifier",
-		"-e", "ngap.directForwardingPathAvailability")...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("tshark fields: %v\n%s", err, out)
-	}
-	lines := strings.Split(strings.TrimSpace(dropWarnings(string(out))), "\n")
+	lines := tsharkFields(t, hoMessages(t), "ngap.gTP_TEID", "ngap.qosFlowIdentifier", "ngap.directForwardingPathAvailability")
 	want := []string{"00000088\t1,2", "00000101", "\t\t0", "00000088,00000089\t1,2,3", "00000089\t1"}
-	if len(lines) != len(want) {
-		t.Fatalf("tshark read %d packets, want %d:\n%s", len(lines), len(want), out)
-	}
 	for i, w := range want {
-		if strings.TrimRight(lines[i], "\t") != w {
+		if lines[i] != w {
 			t.Errorf("message %d: tshark fields %q, want %q", i, lines[i], w)
 		}
 	}

@@ -258,17 +258,35 @@ func writePcap(t *testing.T, path string, msgs [][]byte) {
 // bar"): the N2 SM transfers inside their NGAP messages and the 5GSM
 // messages inside DL NAS Transport, with no malformed packet or error.
 func TestTsharkDissectsSMMessages(t *testing.T) {
-	if _, err := exec.LookPath("tshark"); err != nil {
-		t.Skip("tshark not installed (apt-get install tshark)")
-	}
 	msgs := smMessages(t)
 	names := []string{"setup request", "setup response", "modify request", "release command", "reject", "modification reject", "release reject"}
 	var list [][]byte
 	for _, n := range names {
 		list = append(list, msgs[n])
 	}
-	file := filepath.Join(t.TempDir(), "sm.pcap")
-	writePcap(t, file, list)
+	// Message type, GTP TEID, QFIs, and the IPv4 address tshark reads
+	// (the PDU address of the Accept, the packet filter's remote address
+	// in the Modification Command).
+	lines := tsharkFields(t, list, "nas_5gs.sm.message_type", "ngap.gTP_TEID", "ngap.qosFlowIdentifier", "nas_5gs.sm.pdu_addr_inf_ipv4")
+	want := []string{"0xc2\t00000101\t1,2\t10.60.0.1", "\t00000077\t1", "0xcb\t\t2\t10.200.0.2", "0xd3", "0xc3", "0xca", "0xd2"}
+	for i, w := range want {
+		if lines[i] != w {
+			t.Errorf("%s: tshark fields %q, want %q", names[i], lines[i], w)
+		}
+	}
+}
+
+// tsharkFields has tshark dissect msgs as NGAP, fails the test on any
+// malformed packet or error, and returns per message the fields asked
+// for, tab-separated, trailing empty ones trimmed. Without tshark the
+// test is skipped.
+func tsharkFields(t *testing.T, msgs [][]byte, fields ...string) []string {
+	t.Helper()
+	if _, err := exec.LookPath("tshark"); err != nil {
+		t.Skip("tshark not installed (apt-get install tshark)")
+	}
+	file := filepath.Join(t.TempDir(), "ngap.pcap")
+	writePcap(t, file, msgs)
 	args := []string{"-r", file, "-o", `uat:user_dlts:"User 0 (DLT=147)","ngap","0","","0",""`}
 	out, err := exec.Command("tshark", append(args, "-Y", "_ws.malformed || _ws.expert.severity == error")...).CombinedOutput()
 	if err != nil {
@@ -278,24 +296,22 @@ func TestTsharkDissectsSMMessages(t *testing.T) {
 		verbose, _ := exec.Command("tshark", append(args, "-V")...).CombinedOutput()
 		t.Fatalf("malformed or erroneous packets:\n%s\n%s", bad, verbose)
 	}
-	out, err = exec.Command("tshark", append(args, "-T", "fields", "-e", "nas_5gs.sm.message_type", "-e", "ngap.gTP_TEID",
-		"-e", "ngap.qosFlowIdentifier", "-e", "nas_5gs.sm.pdu_addr_inf_ipv4")...).CombinedOutput()
+	args = append(args, "-T", "fields")
+	for _, f := range fields {
+		args = append(args, "-e", f)
+	}
+	out, err = exec.Command("tshark", args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("tshark fields: %v\n%s", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(dropWarnings(string(out))), "\n")
-	// Message type, GTP TEID, QFIs, and the IPv4 address tshark reads
-	// (the PDU address of the Accept, the packet filter's remote address
-	// in the Modification Command).
-	want := []string{"0xc2\t00000101\t1,2\t10.60.0.1", "\t00000077\t1", "0xcb\t\t2\t10.200.0.2", "0xd3", "0xc3", "0xca", "0xd2"}
-	if len(lines) != len(want) {
-		t.Fatalf("tshark read %d packets, want %d:\n%s", len(lines), len(want), out)
+	if len(lines) != len(msgs) {
+		t.Fatalf("tshark read %d packets, want %d:\n%s", len(lines), len(msgs), out)
 	}
-	for i, w := range want {
-		if strings.TrimRight(lines[i], "\t") != w {
-			t.Errorf("%s: tshark fields %q, want %q", names[i], lines[i], w)
-		}
+	for i := range lines {
+		lines[i] = strings.TrimRight(lines[i], "\t")
 	}
+	return lines
 }
 
 // dropWarnings removes tshark's notes about running as root.

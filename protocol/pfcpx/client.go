@@ -146,6 +146,15 @@ func (c *Client) Establish(ctx context.Context, upf string, s *rules.Session) (*
 // when its F-TEID is the one Establish returned or asks to choose with
 // the session's Choose ID (any other CH gets a new TEID).
 func (c *Client) Modify(ctx context.Context, upf string, upSEID uint64, m *rules.Modification) ([]rules.Usage, error) {
+	r, err := c.modify(ctx, upf, upSEID, m)
+	if err != nil {
+		return nil, err
+	}
+	return UsagesOf(r.UsageReport), nil
+}
+
+// modify sends the modification and returns the UPF's accepting answer.
+func (c *Client) modify(ctx context.Context, upf string, upSEID uint64, m *rules.Modification) (*SessionModificationResponse, error) {
 	body, err := ModificationRequestOf(m)
 	if err != nil {
 		return nil, fmt.Errorf("pfcp: session modification: %w", err)
@@ -161,7 +170,7 @@ func (c *Client) Modify(ctx context.Context, upf string, upSEID uint64, m *rules
 	if e := ResponseError(r.Cause, r.OffendingIE, r.FailedRuleID); e != nil {
 		return nil, e.CauseError()
 	}
-	return UsagesOf(r.UsageReport), nil
+	return r, nil
 }
 
 // Delete removes the session upSEID at upf (TS 29.244 7.5.6) and returns

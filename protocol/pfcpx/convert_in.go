@@ -390,8 +390,18 @@ func EstablishedOf(rsp *SessionEstablishmentResponse) (*rules.Established, error
 	if rsp.UPFSEID == nil {
 		return nil, missing(IEFSEID, "Session Establishment Response")
 	}
-	e := &rules.Established{UPSEID: rsp.UPFSEID.Seid, FTEIDs: map[uint16]rules.FTEID{}}
-	for _, c := range rsp.CreatedPDR {
+	fteids, err := CreatedFTEIDsOf(rsp.CreatedPDR)
+	if err != nil {
+		return nil, err
+	}
+	return &rules.Established{UPSEID: rsp.UPFSEID.Seid, FTEIDs: fteids}, nil
+}
+
+// CreatedFTEIDsOf reads the F-TEIDs the UPF chose, by PDR ID (Created PDR,
+// TS 29.244 7.5.3.2, 7.5.5.2).
+func CreatedFTEIDsOf(created []*CreatedPDR) (map[uint16]rules.FTEID, error) {
+	out := map[uint16]rules.FTEID{}
+	for _, c := range created {
 		if c.PDRID == nil || c.LocalFTEID == nil {
 			continue
 		}
@@ -399,9 +409,9 @@ func EstablishedOf(rsp *SessionEstablishmentResponse) (*rules.Established, error
 		if err != nil {
 			return nil, err
 		}
-		e.FTEIDs[c.PDRID.RuleId] = f
+		out[c.PDRID.RuleId] = f
 	}
-	return e, nil
+	return out, nil
 }
 
 // ResponseError is the rejection a response's Cause says, or nil when it
