@@ -116,7 +116,11 @@ func handoverRuns(ctx context.Context, o HandoverOptions, amf, mode string) ([]H
 	}
 	gcfg := GNBConfig(o.Config, amf, transport)
 	gcfg.N3 = o.N3
-	gnbs, err := connectHandoverGNBs(ctx, gcfg)
+	upf, err := netip.ParsePrefix(o.Config.UPF.N3.IP)
+	if err != nil {
+		return nil, fmt.Errorf("bench: upf.n3.ip %q: %w", o.Config.UPF.N3.IP, err)
+	}
+	gnbs, err := connectHandoverGNBs(ctx, gcfg, upf.Addr())
 	if err != nil {
 		return nil, err
 	}
@@ -149,8 +153,10 @@ func handoverRuns(ctx context.Context, o HandoverOptions, amf, mode string) ([]H
 }
 
 // connectHandoverGNBs connects gNB 1 and 2, the second at the next N3
-// address, which the lab's N3 link gets first, and opens both N3 sockets.
-func connectHandoverGNBs(ctx context.Context, gcfg ransim.GNBConfig) ([]*ransim.GNB, error) {
+// address, which the lab's N3 link gets first, opens both N3 sockets and
+// pings UPF-U from each (GTP-U Echo), so that UPF-U knows both gNBs' link
+// addresses before the measured moves.
+func connectHandoverGNBs(ctx context.Context, gcfg ransim.GNBConfig, upf netip.Addr) ([]*ransim.GNB, error) {
 	second := ransim.NthN3(gcfg.N3, 1)
 	if err := ransim.AddN3Address(node.LabN3Peer, second, 24); err != nil {
 		return nil, fmt.Errorf("bench: the second gNB's N3 address: %w", err)
@@ -160,11 +166,16 @@ func connectHandoverGNBs(ctx context.Context, gcfg ransim.GNBConfig) ([]*ransim.
 		return nil, fmt.Errorf("bench: gNBs: %w", err)
 	}
 	for _, g := range gnbs {
-		if err := g.UserPlane().Listen(gtpu.Port); err != nil {
+		if err = g.UserPlane().Listen(gtpu.Port); err == nil {
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			_, err = g.UserPlane().Ping(pctx, upf)
+			cancel()
+		}
+		if err != nil {
 			for _, g := range gnbs {
 				g.Close()
 			}
-			return nil, err
+			return nil, fmt.Errorf("bench: gNB %d's N3: %w", g.ID(), err)
 		}
 	}
 	return gnbs, nil

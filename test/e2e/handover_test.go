@@ -78,9 +78,18 @@ func startHandoverLab(t *testing.T, edit func(*config.Config)) *handoverLab {
 	if err != nil {
 		t.Fatal(err)
 	}
+	upf, err := netip.ParsePrefix(cfg.UPF.N3.IP)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, g := range gnbs {
 		t.Cleanup(func() { g.Close() })
 		if err := g.UserPlane().Listen(gtpu.Port); err != nil {
+			t.Fatal(err)
+		}
+		// GTP-U path management: UPF-U knows the target's link address
+		// before the first packet it sends there.
+		if _, err := g.UserPlane().Ping(ctx, upf.Addr()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -133,6 +142,13 @@ func (l *handoverLab) afterMove(t *testing.T, st *bench.DownlinkStream) {
 	}
 	if l.src.UserPlane().EndMarkers.Load() == 0 {
 		t.Error("the source gNB got no End Marker on the old path (TS 29.281 7.3.2)")
+	}
+	if t.Failed() {
+		for _, g := range []*ransim.GNB{l.src, l.dst} {
+			up := g.UserPlane()
+			t.Logf("gNB %d N3: %d down, %d dropped, %d forwarded, %d end markers, %d error indications",
+				g.ID(), up.DownlinkPackets.Load(), up.Dropped.Load(), up.Forwarded.Load(), up.EndMarkers.Load(), up.ErrorIndications.Load())
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package ransim
 
 import (
+	"context"
 	"net"
 	"net/netip"
 	"slices"
@@ -150,5 +151,19 @@ func TestCurrentTunnelFollowsHandovers(t *testing.T) {
 	b.next.Store(c)
 	if a.current() != c || c.current() != c {
 		t.Fatal("current() does not follow the chain of handovers")
+	}
+}
+
+// TS 29.281 7.2.1: Ping's Echo Request gets the peer's Echo Response.
+func TestPingGetsTheEchoResponse(t *testing.T) {
+	a, b := listeningUserPlane(t), listeningUserPlane(t)
+	a.PeerPort = b.LocalPort()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // bounds a failing test only
+	defer cancel()
+	if _, err := a.Ping(ctx, b.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	if a.Dropped.Load() != 0 {
+		t.Fatal("the Echo Response was counted as dropped")
 	}
 }

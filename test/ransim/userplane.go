@@ -40,6 +40,11 @@ type UserPlane struct {
 	// EndMarkers counts End Markers received (TS 29.281 7.3.2), Forwarded
 	// the packets passed on to a handover target (forwarding.go).
 	EndMarkers, Forwarded atomic.Int64
+
+	// Echo Requests of Ping waiting for their response, by sequence number.
+	echoSeq  atomic.Uint32
+	echoMu   sync.Mutex
+	echoWait map[uint16]chan struct{}
 }
 
 // NewUserPlane is the N3 of a gNB at addr; it allocates TEIDs at once and
@@ -223,6 +228,8 @@ func (p *UserPlane) receive(c *net.UDPConn, b []byte, from netip.AddrPort) {
 		if resp, err := gtpu.EchoResponse(m).Marshal(); err == nil {
 			_, _ = c.WriteToUDPAddrPort(resp, from)
 		}
+	case gtpu.TypeEchoResponse:
+		p.echoed(m)
 	case gtpu.TypeEndMarker:
 		p.endMarker(m)
 	case gtpu.TypeErrorIndication:
