@@ -59,6 +59,7 @@ const (
 	answerPathSwitch                    // Path Switch Request Acknowledge or Failure, at the target
 	answerCancel                        // Handover Cancel Acknowledge, at the source
 	answerRelease                       // UE Context Release Command of a UE that left, at the source
+	answerStatus                        // Downlink RAN Status Transfer, at the target
 )
 
 type answerKey struct {
@@ -152,7 +153,9 @@ func (g *GNB) onHandoverPDU(s ngapx.Summary, pdu *ngapType.NGAPPDU) bool {
 		return g.ho.answer(answerCancel, s.RANUEID, pdu)
 	case ngapType.ProcedureCodeDownlinkRANStatusTransfer:
 		// TS 38.413 8.4.7: the PDCP COUNTs to continue from; the
-		// simulated UE has no PDCP, so there is nothing to take over.
+		// simulated UE has no PDCP, so there is nothing to take over,
+		// but the handover waits for it (executeHandover).
+		g.ho.answer(answerStatus, s.RANUEID, pdu)
 		return true
 	case ngapType.ProcedureCodeUEContextRelease:
 		return s.Kind == ngapx.Initiating && g.releaseMoved(s, pdu)

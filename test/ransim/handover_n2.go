@@ -157,7 +157,9 @@ func (u *UE) executeHandover(ctx context.Context, src, target *GNB, a *arrival, 
 		moved[i].new = a.tunnels[moved[i].s.ID]
 	}
 	u.startForwarding(src, cmd, moved)
+	status := target.ho.await(answerStatus, a.ranID)
 	u.sendStatusTransfer(src, oldRAN, moved)
+	target.awaitStatus(ctx, status, a.ranID)
 	released := src.ho.await(answerRelease, oldRAN)
 	src.depart(u, oldRAN)
 	// The UE arrives at the target (TS 38.300 9.2.3.2.1 step 9).
@@ -219,6 +221,22 @@ func (u *UE) sendStatusTransfer(src *GNB, ranID int64, moved []movedSession) {
 	src.send(u.amfID.Load(), ranID, func(amfID, ranID int64) ([]byte, error) {
 		return ngapx.BuildUplinkRANStatusTransfer(ngapx.RANStatusTransfer{UEIDs: ngapx.UEIDs{AMFUEID: amfID, RANUEID: ranID}, Container: c})
 	})
+}
+
+// statusWait bounds how long a target waits for the PDCP state before the
+// UE arrives: the status transfer is not needed to go on (TS 38.413 8.4.7
+// is for PDCP continuity, which the simulated UE does not have).
+const statusWait = time.Second
+
+// awaitStatus waits (at most statusWait) for Downlink RAN Status
+// Transfer, as a real target has it before the UE reaches it (TS 23.502
+// 4.9.1.3.3 steps 2-4); Handover Notify going first would overtake it.
+func (g *GNB) awaitStatus(ctx context.Context, ch <-chan *ngapType.NGAPPDU, ranID int64) {
+	wctx, cancel := context.WithTimeout(ctx, statusWait)
+	defer cancel()
+	if _, err := g.wait(wctx, ch, answerStatus, ranID, "Downlink RAN Status Transfer"); err != nil {
+		g.log.Debug("handover goes on without the PDCP state", "err", err)
+	}
 }
 
 // onHandoverRequest is the target's part (TS 38.413 8.4.2.2): a RAN UE

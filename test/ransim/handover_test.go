@@ -200,7 +200,14 @@ func TestN2HandoverMovesTheUEToTheTarget(t *testing.T) {
 	cmdTr := sc.amfSrc.built(ngapx.BuildHandoverCommandTransfer(ngapx.HandoverCommand{DLForwarding: at.DLForwarding, ForwardQFIs: []uint8{1}}))
 	sc.amfSrc.send(ngapx.BuildHandoverCommand(ngapx.HandoverCommandMsg{UEIDs: ngapx.UEIDs{AMFUEID: testAMFUEID, RANUEID: sc.ranID},
 		Sessions: []ngapx.SessionTransfer{{ID: 1, Transfer: cmdTr}}, Container: ack.Container}))
-	sc.amfSrc.next("UplinkRANStatusTransfer")
+	status, err := ngapx.ParseUplinkRANStatusTransfer(sc.amfSrc.next("UplinkRANStatusTransfer"))
+	if err != nil || len(ngapx.DRBCounts(status.Container)) != 1 {
+		t.Fatalf("Uplink RAN Status Transfer %+v (%v): want one DRB, the session's", status, err)
+	}
+	// TS 38.413 8.4.7: relayed to the target, which waits for it before
+	// the UE arrives.
+	sc.amfDst.send(ngapx.BuildDownlinkRANStatusTransfer(ngapx.RANStatusTransfer{
+		UEIDs: ngapx.UEIDs{AMFUEID: ack.AMFUEID, RANUEID: ack.RANUEID}, Container: status.Container}))
 	notify, cell, err := ngapx.ParseHandoverNotify(sc.amfDst.next("HandoverNotify"))
 	if err != nil || notify.AMFUEID != testAMFUEID+1 || notify.RANUEID != ack.RANUEID || cell != sc.dst.cell {
 		t.Fatalf("Handover Notify %+v at %+v (%v): want the Acknowledge's IDs and the target's cell", notify, cell, err)
