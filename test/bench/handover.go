@@ -213,8 +213,10 @@ func handoverRun(ctx context.Context, o HandoverOptions, src, dst *ransim.GNB, f
 		}
 		return ue.HandoverN2(ctx, dst, ransim.N2Options{NoDirectForwarding: o.NoDirectForwarding})
 	})
-	// A little more of the stream on the new path, then count.
-	time.Sleep(10 * stream.interval)
+	// A little more of the stream on the new path, and long enough that a
+	// target still waiting for an End Marker that never comes has
+	// delivered what it held, then count.
+	time.Sleep(10*stream.interval + ransim.OldPathGrace)
 	counts := stream.Stop(3 * time.Second)
 	return HandoverResult{Result: FromOutcome(procedure, mode, f.UEs, f.Concurrency, moves),
 		PacketsSent: counts.Sent, PacketsLost: counts.Lost, PacketsReordered: counts.Reordered}, nil

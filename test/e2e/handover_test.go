@@ -37,7 +37,7 @@ const streamInterval = 5 * time.Millisecond
 // target holds the new path's packets until the old path ended. What can
 // still go is what is on N3 to the source when the AMF releases it there
 // and the End Marker is late: the source forwards for a grace period
-// after its release (ransim oldPathGrace), so only packets later than that
+// after its release (ransim OldPathGrace), so only packets later than that
 // are lost — none at 200 packets/s unless the machine stalls. A few
 // packets of slack (20 ms of stream) keep a loaded machine from failing the
 // test while any systematic loss (a path that drops until the UE re-appears,

@@ -18,13 +18,13 @@ import (
 // 7.3.2); the source passes it on, and the target delivers every
 // forwarded packet before any packet of the new path.
 
-// oldPathGrace is how long a target holds packets of the new path after
+// OldPathGrace is how long a target holds packets of the new path after
 // the UE arrived when no End Marker comes (a UPF that sends none, or a
 // handover without forwarding), and how long a source keeps forwarding
 // after its context was released while the End Marker is still on its
 // way. A second is many round trips on N3 yet short enough that a missing
 // End Marker costs a delay, not a stalled stream.
-const oldPathGrace = time.Second
+const OldPathGrace = time.Second
 
 // holdLimit bounds the packets a target holds per stream and tunnel; past
 // it new ones are dropped (counted), as a gNB's forwarding buffer is finite.
@@ -193,7 +193,7 @@ func (h *hold) arrive() {
 	defer h.mu.Unlock()
 	h.arrived = true
 	if !h.oldDone {
-		h.grace = time.AfterFunc(oldPathGrace, h.endOldPath)
+		h.grace = time.AfterFunc(OldPathGrace, h.endOldPath)
 	}
 	h.flush()
 }

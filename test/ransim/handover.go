@@ -246,7 +246,7 @@ func (g *GNB) retire(t *Tunnel) {
 		g.up.remove(t)
 		return
 	}
-	time.AfterFunc(oldPathGrace, func() { g.up.remove(t) })
+	time.AfterFunc(OldPathGrace, func() { g.up.remove(t) })
 }
 
 // depart records that ue is leaving this gNB, before the message that
@@ -342,7 +342,7 @@ func (g *GNB) arrived(a *arrival) {
 	// The forwarding tunnels carry what the source still had; they go
 	// once that has surely passed.
 	fwd := a.forwarding
-	time.AfterFunc(3*oldPathGrace, func() {
+	time.AfterFunc(3*OldPathGrace, func() {
 		for _, t := range fwd {
 			g.up.remove(t)
 		}
