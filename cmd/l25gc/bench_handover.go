@@ -24,16 +24,16 @@ func newBenchHandoverCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "handover",
 		Short: "N2 or Xn handover latency and the downlink packets lost while UEs move",
-		Long: "Starts a fresh core with the lab user plane per SBI mode (run it under\n" +
-			"`flock /work/userplane.lock` where several people share the machine: the lab's\n" +
-			"links exist once). Two simulated gNBs connect (N3 at --n3 and the next address,\n" +
+		Long: "Starts a fresh core with the lab user plane per SBI mode (root; the lab's links\n" +
+			"exist once per machine, so serialise such runs where people share one, e.g. with\n" +
+			"flock). Two simulated gNBs connect (N3 at --n3 and the next address,\n" +
 			"which is added to the lab's N3 link); for each UE count the UEs register and\n" +
 			"establish one session on gNB 1 (not measured), a numbered UDP stream per UE starts\n" +
 			"from the data network namespace, and every UE moves to gNB 2. Latency: Handover\n" +
 			"Required to the source's release after Handover Notify (handover_n2), or Path\n" +
 			"Switch Request to its Acknowledge (handover_xn). The packet table counts what the\n" +
 			"streams lost and got out of order. With --json, SVG charts go next to the JSON file.",
-		Example: "  flock /work/userplane.lock l25gc bench handover --kind n2 --ues 1,64 --sbi xio,tcp --json ho.json",
+		Example: "  sudo l25gc bench handover --kind n2 --ues 1,64 --sbi xio,tcp --json ho.json",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			counts, err := parseCounts(ues)
 			if err != nil {
