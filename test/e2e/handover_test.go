@@ -248,3 +248,27 @@ func TestHandoverToASilentTargetLeavesTheUEWithTheSource(t *testing.T) {
 	l.n3.Stop()
 	l.n2.RequireClean(t)
 }
+
+// `l25gc ransim --gnbs 2 --move xn` (and n2): the UE's TUN, opened on gNB
+// 1, keeps carrying its traffic through gNB 2 after the handover — ping
+// from its namespace to the data network is answered.
+func TestTUNKeepsWorkingAfterHandover(t *testing.T) {
+	for _, kind := range []string{"xn", "n2"} {
+		t.Run(kind, func(t *testing.T) {
+			cfg, path := coreConfig(t, t.TempDir(), withUserPlane)
+			startCore(t, cfg, path)
+			h := holdUE(t, path, "--gnbs", "2", "--move", kind)
+			moved := "handover_" + kind + ": 1/1 done, 0 failed"
+			for deadline := time.Now().Add(30 * time.Second); !strings.Contains(h.out.String(), moved); time.Sleep(100 * time.Millisecond) {
+				if time.Now().After(deadline) || strings.Contains(h.out.String(), "1/1 done, 1 failed") {
+					t.Fatalf("ransim did not report %q:\n%s", moved, h.out.String())
+				}
+			}
+			b, _ := inNetns("l25gc-ue1", "ping", "-c", "5", "-i", "0.2", "-W", "2", dnAddr).CombinedOutput()
+			if n := received(string(b)); n < 4 {
+				t.Fatalf("ping %s from the UE after the handover: %d of 5 answered\n%s", dnAddr, n, b)
+			}
+			h.release(t)
+		})
+	}
+}
