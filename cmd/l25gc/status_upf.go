@@ -36,6 +36,11 @@ type upfCounters struct {
 	Ports    map[string]*upfPortCounters // "n3", "n6"
 	Drops    map[string]uint64           // by reason
 	Sessions uint64
+	// Downlink buffering for idle UEs (paging) and handover.
+	Buffered   uint64            // packets held now
+	Buffer     map[string]uint64 // buffered, flushed, overflow, discarded totals
+	Reports    uint64            // Downlink Data notes for UPF-C's Session Reports
+	EndMarkers uint64
 }
 
 // The families upf/shm.NewCollector serves.
@@ -45,6 +50,10 @@ const (
 	metricUPFReplies  = "l25gc_upf_replies_total"
 	metricUPFDrops    = "l25gc_upf_drops_total"
 	metricUPFSessions = "l25gc_upf_sessions"
+	metricUPFBuffered = "l25gc_upf_buffered_packets"
+	metricUPFBuffer   = "l25gc_upf_buffer_packets_total"
+	metricUPFReports  = "l25gc_upf_downlink_data_reports_total"
+	metricUPFEndMarks = "l25gc_upf_end_markers_total"
 )
 
 // parseUPFMetrics reads UPF-U's counters from a Prometheus text exposition.
@@ -60,7 +69,7 @@ func parseUPFMetrics(r io.Reader) (upfCounters, error) {
 	if !ok || len(sessions.GetMetric()) == 0 {
 		return upfCounters{}, fmt.Errorf("UPF-U metrics: no %s: is this UPF-U's metrics port?", metricUPFSessions)
 	}
-	c := upfCounters{Ports: map[string]*upfPortCounters{}, Drops: map[string]uint64{},
+	c := upfCounters{Ports: map[string]*upfPortCounters{}, Drops: map[string]uint64{}, Buffer: map[string]uint64{},
 		Sessions: uint64(sessions.GetMetric()[0].GetGauge().GetValue())}
 	for _, m := range fams[metricUPFPackets].GetMetric() {
 		p := c.port(label(m, "port"))
@@ -76,7 +85,26 @@ func parseUPFMetrics(r io.Reader) (upfCounters, error) {
 	for _, m := range fams[metricUPFDrops].GetMetric() {
 		c.Drops[label(m, "reason")] = counterValue(m)
 	}
+	for _, m := range fams[metricUPFBuffer].GetMetric() {
+		c.Buffer[label(m, "event")] = counterValue(m)
+	}
+	c.Buffered = firstValue(fams[metricUPFBuffered])
+	c.Reports = firstValue(fams[metricUPFReports])
+	c.EndMarkers = firstValue(fams[metricUPFEndMarks])
 	return c, nil
+}
+
+// firstValue is the value of a family of one series (0 when absent: an
+// older UPF-U).
+func firstValue(f *dto.MetricFamily) uint64 {
+	if f == nil || len(f.GetMetric()) == 0 {
+		return 0
+	}
+	m := f.GetMetric()[0]
+	if m.GetGauge() != nil {
+		return uint64(m.GetGauge().GetValue())
+	}
+	return counterValue(m)
 }
 
 func (c upfCounters) port(name string) *upfPortCounters {
@@ -192,7 +220,11 @@ func formatUPFStatus(w io.Writer, pid int, ports []upfPortInfo, c upfCounters) e
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "drops: %s\n", nonZero(c.Drops))
+	if _, err := fmt.Fprintf(w, "drops: %s\n", nonZero(c.Drops)); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "downlink buffer: %d held now; %s; %d downlink data reports, %d end markers\n",
+		c.Buffered, nonZero(c.Buffer), c.Reports, c.EndMarkers)
 	return err
 }
 

@@ -43,6 +43,17 @@ l25gc_upf_drops_total{reason="no_pdr"} 0
 l25gc_upf_drops_total{reason="not_gtpu"} 5
 # TYPE l25gc_upf_sessions gauge
 l25gc_upf_sessions 10
+# TYPE l25gc_upf_buffered_packets gauge
+l25gc_upf_buffered_packets 3
+# TYPE l25gc_upf_buffer_packets_total counter
+l25gc_upf_buffer_packets_total{event="buffered"} 7
+l25gc_upf_buffer_packets_total{event="flushed"} 4
+l25gc_upf_buffer_packets_total{event="overflow"} 0
+l25gc_upf_buffer_packets_total{event="discarded"} 0
+# TYPE l25gc_upf_downlink_data_reports_total counter
+l25gc_upf_downlink_data_reports_total 2
+# TYPE l25gc_upf_end_markers_total counter
+l25gc_upf_end_markers_total 1
 `
 
 func TestParseUPFMetrics(t *testing.T) {
@@ -89,6 +100,7 @@ func TestFormatUPFStatus(t *testing.T) {
 	for _, want := range []string{
 		"UPF-U pid 4242: 10 sessions in the rule tables",
 		"drops: not_gtpu 5, unknown_teid 2\n", // zero reasons left out, sorted
+		"downlink buffer: 3 held now; buffered 7, flushed 4; 2 downlink data reports, 1 end markers\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q in\n%s", want, got)

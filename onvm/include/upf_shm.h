@@ -24,6 +24,9 @@
  *                           counters, QER token buckets
  *   uint64_t teid[teid_n]   uplink lookup: local TEID -> slot
  *   uint64_t ueip[ueip_n]   downlink lookup: UE IPv4 -> slot
+ *   struct upf_rings        UPF-U -> UPF-C notes (buffered downlink data),
+ *                           UPF-C -> UPF-U commands (flush, discard, End
+ *                           Marker): two single-producer rings
  *
  * Consistency (TS 29.244 leaves it to the UP function): each session slot
  * is a seqlock. UPF-C (one writer: a mutex in Go) makes seq odd, writes the
@@ -56,10 +59,15 @@
 #include "shm_layout.h"
 
 #define UPF_SHM_MAGIC 0x55504654u /* "UPFT" */
-#define UPF_SHM_VERSION 2         /* bump on any change of a struct below */
+#define UPF_SHM_VERSION 3         /* bump on any change of a struct below */
 
 /* The tables file: printf(UPF_TABLES_FILE, huge_dir, file_prefix). */
 #define UPF_TABLES_FILE "%s/%s-upf-tables"
+/* UPF-C's doorbell: a unix datagram socket at the tables file's path plus
+ * this suffix. UPF-U sends one byte after it queued notes, so UPF-C sleeps
+ * until there is something to read; a missing UPF-C costs nothing (the
+ * send fails, the notes wait in the ring for the next one). */
+#define UPF_DOORBELL_SUFFIX ".bell"
 
 /* Per session. A default session uses 2 PDRs, 2 FARs, 1-2 QERs, 1 URR;
  * each extra QoS flow 2 more PDRs. Install rejects more (PFCP cause 73). */
@@ -213,7 +221,7 @@ enum upf_drop {
 	UPF_DROP_UNKNOWN_TEID,  /* no session: Error Indication sent */
 	UPF_DROP_NO_PDR,        /* a session but no PDR matched */
 	UPF_DROP_FAR_DROP,      /* FAR says DROP (or no FAR) */
-	UPF_DROP_BUFFERED,      /* FAR says BUFF: paging is a later issue */
+	UPF_DROP_BUFFERED,      /* the downlink buffer dropped it (full, overflow, discarded) */
 	UPF_DROP_GATE,          /* QER gate closed */
 	UPF_DROP_MBR,           /* over the QER's MBR */
 	UPF_DROP_TTL,           /* TTL expired */
@@ -247,6 +255,74 @@ struct upf_stats {
 	uint64_t bursts; /* bursts handled (an epoch: moves while UPF-U runs) */
 	struct upf_port_stats port[UPF_PORTS];
 	uint64_t drop[UPF_DROP_MAX];
+	/* Downlink buffering (FAR BUFF, TS 29.244 5.2.3; paging TS 23.502
+	 * 4.2.3.3): packets held now, and totals of packets buffered, flushed
+	 * (sent after the FAR became FORW), dropped by overflow (the oldest of
+	 * a full session, or a new one when upf.buffer.total is reached) and
+	 * discarded (FAR DROP, session removed, the SMF did not know it). */
+	uint64_t buf_now;
+	uint64_t buf_total;
+	uint64_t buf_flushed;
+	uint64_t buf_overflow;
+	uint64_t buf_discarded;
+	uint64_t notes;       /* Downlink Data notes queued for UPF-C */
+	uint64_t notes_lost;  /* notes not queued: the ring was full (retried) */
+	uint64_t end_markers; /* GTP-U End Markers sent (TS 29.281 7.3.2) */
+};
+
+/* ---- rings between UPF-C and UPF-U ------------------------------------------
+ * Single producer, single consumer each: the producer writes an entry and
+ * then publishes head (release), the consumer reads up to head (acquire)
+ * and then publishes tail. head - tail (mod 2^32) entries are queued.
+ * Both outlive either process: UPF-C drains the notes UPF-U queued while
+ * it was down; a starting UPF-U skips the commands queued before it
+ * (their buffers died with the last UPF-U). */
+
+#define UPF_RING_N 1024 /* entries per ring, a power of 2 */
+
+struct upf_ring_idx {
+	uint32_t head; /* written by the producer */
+	uint32_t pad0[15];
+	uint32_t tail; /* written by the consumer */
+	uint32_t pad1[15];
+};
+
+/* A note from UPF-U: the first downlink packet of a session was buffered
+ * and its FAR says NOCP (TS 29.244 5.2.3.1): UPF-C reports it to the SMF
+ * (Downlink Data Report). One per session until UPF-C re-arms it. */
+struct upf_note {
+	uint64_t up_seid;
+	uint32_t slot;
+	uint16_t pdr_id; /* the PDR that detected the packet */
+	uint8_t qfi;     /* its QoS flow, 0 = unknown */
+	uint8_t pad;
+};
+
+enum upf_cmd_type {
+	UPF_CMD_CHANGED = 1,    /* the session was rewritten: flush if FORW, discard if DROP */
+	UPF_CMD_DISCARD = 2,    /* drop what is buffered for the session */
+	UPF_CMD_END_MARKER = 3, /* send End Marker into the old tunnel (teid, addr) */
+};
+
+#define UPF_CMD_REARM 1 /* flags: the SMF rewrote a FAR: a new note may follow */
+
+/* A command from UPF-C to UPF-U about one session (slot and SEID: a
+ * command for a session since replaced in its slot is ignored). */
+struct upf_cmd {
+	uint64_t up_seid;
+	uint32_t slot;
+	uint16_t type;  /* enum upf_cmd_type */
+	uint16_t flags; /* UPF_CMD_* */
+	uint32_t teid;  /* UPF_CMD_END_MARKER: the old tunnel */
+	uint32_t addr;
+	uint64_t pad;
+};
+
+struct upf_rings {
+	struct upf_ring_idx note_idx;
+	struct upf_note note[UPF_RING_N];
+	struct upf_ring_idx cmd_idx;
+	struct upf_cmd cmd[UPF_RING_N];
 };
 
 struct upf_shm {
@@ -264,6 +340,7 @@ struct upf_shm {
 	uint32_t sessions; /* sessions installed, kept by UPF-C (for exporters) */
 	uint32_t pad;
 	struct upf_stats stats;
+	uint64_t rings_off; /* struct upf_rings */
 };
 
 /* ---- pinned layout (shm_layout.h) -------------------------------------- */
@@ -358,13 +435,45 @@ struct upf_shm {
 	F(upf_port_stats, icmp_replies, 40)                                     \
 	F(upf_port_stats, gtpu_echo, 48)                                        \
 	F(upf_port_stats, err_ind, 56)                                          \
-	S(upf_stats, 16 + UPF_PORTS * 64 + UPF_DROP_MAX * 8)                    \
+	S(upf_stats, 16 + UPF_PORTS * 64 + UPF_DROP_MAX * 8 + 64)               \
 	F(upf_stats, upfu_pid, 0)                                               \
 	F(upf_stats, pad, 4)                                                    \
 	F(upf_stats, bursts, 8)                                                 \
 	F(upf_stats, port, 16)                                                  \
 	F(upf_stats, drop, 16 + UPF_PORTS * 64)                                 \
-	S(upf_shm, 72 + 16 + UPF_PORTS * 64 + UPF_DROP_MAX * 8)                 \
+	F(upf_stats, buf_now, 16 + UPF_PORTS * 64 + UPF_DROP_MAX * 8)           \
+	F(upf_stats, buf_total, 24 + UPF_PORTS * 64 + UPF_DROP_MAX * 8)         \
+	F(upf_stats, buf_flushed, 32 + UPF_PORTS * 64 + UPF_DROP_MAX * 8)       \
+	F(upf_stats, buf_overflow, 40 + UPF_PORTS * 64 + UPF_DROP_MAX * 8)      \
+	F(upf_stats, buf_discarded, 48 + UPF_PORTS * 64 + UPF_DROP_MAX * 8)     \
+	F(upf_stats, notes, 56 + UPF_PORTS * 64 + UPF_DROP_MAX * 8)             \
+	F(upf_stats, notes_lost, 64 + UPF_PORTS * 64 + UPF_DROP_MAX * 8)        \
+	F(upf_stats, end_markers, 72 + UPF_PORTS * 64 + UPF_DROP_MAX * 8)       \
+	S(upf_ring_idx, 128)                                                    \
+	F(upf_ring_idx, head, 0)                                                \
+	F(upf_ring_idx, pad0, 4)                                                \
+	F(upf_ring_idx, tail, 64)                                               \
+	F(upf_ring_idx, pad1, 68)                                               \
+	S(upf_note, 16)                                                         \
+	F(upf_note, up_seid, 0)                                                 \
+	F(upf_note, slot, 8)                                                    \
+	F(upf_note, pdr_id, 12)                                                 \
+	F(upf_note, qfi, 14)                                                    \
+	F(upf_note, pad, 15)                                                    \
+	S(upf_cmd, 32)                                                          \
+	F(upf_cmd, up_seid, 0)                                                  \
+	F(upf_cmd, slot, 8)                                                     \
+	F(upf_cmd, type, 12)                                                    \
+	F(upf_cmd, flags, 14)                                                   \
+	F(upf_cmd, teid, 16)                                                    \
+	F(upf_cmd, addr, 20)                                                    \
+	F(upf_cmd, pad, 24)                                                     \
+	S(upf_rings, 128 + UPF_RING_N * 16 + 128 + UPF_RING_N * 32)             \
+	F(upf_rings, note_idx, 0)                                               \
+	F(upf_rings, note, 128)                                                 \
+	F(upf_rings, cmd_idx, 128 + UPF_RING_N * 16)                            \
+	F(upf_rings, cmd, 256 + UPF_RING_N * 16)                                \
+	S(upf_shm, 72 + 16 + UPF_PORTS * 64 + UPF_DROP_MAX * 8 + 64 + 8)        \
 	F(upf_shm, magic, 0)                                                    \
 	F(upf_shm, version, 4)                                                  \
 	F(upf_shm, max_sessions, 8)                                             \
@@ -378,7 +487,8 @@ struct upf_shm {
 	F(upf_shm, ueip_off, 56)                                                \
 	F(upf_shm, sessions, 64)                                                \
 	F(upf_shm, pad, 68)                                                     \
-	F(upf_shm, stats, 72)
+	F(upf_shm, stats, 72)                                                   \
+	F(upf_shm, rings_off, 72 + 16 + UPF_PORTS * 64 + UPF_DROP_MAX * 8 + 64)
 
 SHM_PIN_LAYOUT(UPF_SHM_LAYOUT)
 

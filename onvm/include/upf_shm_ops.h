@@ -46,6 +46,8 @@ static inline void upf_shm_plan(struct upf_shm *h, uint32_t max)
 	off += (uint64_t)h->teid_n * 8;
 	h->ueip_off = off;
 	off += (uint64_t)h->ueip_n * 8;
+	h->rings_off = (off + 63) & ~(uint64_t)63;
+	off = h->rings_off + sizeof(struct upf_rings);
 	h->size = off;
 }
 
@@ -67,6 +69,11 @@ static inline uint64_t *upf_teid_tab(struct upf_shm *h)
 static inline uint64_t *upf_ueip_tab(struct upf_shm *h)
 {
 	return (uint64_t *)((char *)h + h->ueip_off);
+}
+
+static inline struct upf_rings *upf_rings_of(struct upf_shm *h)
+{
+	return (struct upf_rings *)((char *)h + h->rings_off);
 }
 
 /* ---- attaching -------------------------------------------------------------- */
@@ -284,6 +291,38 @@ static inline int upf_read_valid(const struct upf_sess *s, uint32_t seq)
 {
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return (seq & 1) == 0 && __atomic_load_n(&s->seq, __ATOMIC_RELAXED) == seq;
+}
+
+/* ---- the rings (upf_shm.h) ------------------------------------------------- */
+
+/* upf_ring_reserve is where the producer writes the next entry, or -1 when
+ * the ring is full; upf_ring_publish makes it visible. */
+static inline int64_t upf_ring_reserve(const struct upf_ring_idx *x)
+{
+	uint32_t head = x->head, tail = __atomic_load_n(&x->tail, __ATOMIC_ACQUIRE);
+	if (head - tail >= UPF_RING_N)
+		return -1;
+	return head & (UPF_RING_N - 1);
+}
+
+static inline void upf_ring_publish(struct upf_ring_idx *x)
+{
+	__atomic_store_n(&x->head, x->head + 1, __ATOMIC_RELEASE);
+}
+
+/* upf_ring_next is the consumer's next entry, or -1 when none is queued;
+ * upf_ring_consume frees it for the producer. */
+static inline int64_t upf_ring_next(const struct upf_ring_idx *x)
+{
+	uint32_t tail = x->tail;
+	if (__atomic_load_n(&x->head, __ATOMIC_ACQUIRE) == tail)
+		return -1;
+	return tail & (UPF_RING_N - 1);
+}
+
+static inline void upf_ring_consume(struct upf_ring_idx *x)
+{
+	__atomic_store_n(&x->tail, x->tail + 1, __ATOMIC_RELEASE);
 }
 
 #endif /* UPF_SHM_OPS_H */

@@ -240,12 +240,15 @@ func ModificationRequestOf(m *rules.Modification) (*SessionModificationRequest, 
 	if req.CreatePDR, req.CreateFAR, req.CreateQER, req.CreateURR, err = createIEs(m.Create); err != nil {
 		return nil, err
 	}
-	var upFARs []*CreateFAR
-	if req.UpdatePDR, upFARs, req.UpdateQER, req.UpdateURR, err = createIEs(m.Update); err != nil {
+	if req.UpdatePDR, _, req.UpdateQER, req.UpdateURR, err = createIEs(m.Update); err != nil {
 		return nil, err
 	}
-	for _, f := range upFARs {
-		req.UpdateFAR = append(req.UpdateFAR, &UpdateFAR{FARID: f.FARID, ApplyAction: f.ApplyAction, UpdateForwardingParameters: f.ForwardingParameters})
+	for _, f := range m.Update.FARs {
+		u, err := UpdateFAROf(f)
+		if err != nil {
+			return nil, err
+		}
+		req.UpdateFAR = append(req.UpdateFAR, u)
 	}
 	for _, id := range m.Remove.PDRs {
 		req.RemovePDR = append(req.RemovePDR, &RemovePDR{PDRID: &pfcpType.PacketDetectionRuleID{RuleId: id}})

@@ -40,6 +40,10 @@ type Server struct {
 	teids    *teids
 	seids    seids
 	assocs   map[string]time.Time // CP Node ID → its Recovery Time Stamp
+	// Where the SMFs sent from (report.go): by UP SEID, and by CP Node
+	// ID for sessions recovered after a restart.
+	peers      map[uint64]net.Addr
+	assocPeers map[string]net.Addr
 }
 
 var _ pfcpx.Handler = (*Server)(nil)
@@ -59,7 +63,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Table == nil || cfg.MaxSessions < 1 {
 		return nil, fmt.Errorf("upf-c: a rule table and a session bound of at least 1 are needed")
 	}
-	s := &Server{cfg: cfg, sessions: map[uint64]*rules.Session{}, teids: newTEIDs(), assocs: map[string]time.Time{}}
+	s := &Server{cfg: cfg, sessions: map[uint64]*rules.Session{}, teids: newTEIDs(), assocs: map[string]time.Time{},
+		peers: map[uint64]net.Addr{}, assocPeers: map[string]net.Addr{}}
 	if err := s.recover(); err != nil {
 		return nil, err
 	}
@@ -103,13 +108,13 @@ func (s *Server) ServePFCP(peer net.Addr, req *pfcpx.Message) *pfcpx.Message {
 	h := req.Header
 	switch b := req.Body.(type) {
 	case *pfcp.PFCPAssociationSetupRequest:
-		return s.associate(h, b)
+		return s.associate(h, b, peer)
 	case *pfcp.PFCPAssociationReleaseRequest:
 		return s.releaseAssociation(h, b)
 	case *pfcpx.SessionEstablishmentRequest:
-		return s.establish(h, b)
+		return s.establish(h, b, peer)
 	case *pfcpx.SessionModificationRequest:
-		return s.modify(h, b)
+		return s.modify(h, b, peer)
 	case *pfcpx.SessionDeletionRequest:
 		return s.delete(h)
 	}
@@ -124,7 +129,7 @@ func (s *Server) reject(h pfcp.Header, err error, cpSEID uint64) *pfcpx.Message 
 
 // associate is TS 29.244 6.2.6.2: the SMF's node may establish sessions
 // from now on.
-func (s *Server) associate(h pfcp.Header, req *pfcp.PFCPAssociationSetupRequest) *pfcpx.Message {
+func (s *Server) associate(h pfcp.Header, req *pfcp.PFCPAssociationSetupRequest, peer net.Addr) *pfcpx.Message {
 	switch {
 	case req.NodeID == nil:
 		return s.reject(h, &pfcpx.Error{Cause: pfcpx.CauseMandatoryIEMissing, OffendingIE: pfcpx.IENodeID, Detail: "Association Setup Request has no Node ID"}, 0)
@@ -133,6 +138,7 @@ func (s *Server) associate(h pfcp.Header, req *pfcp.PFCPAssociationSetupRequest)
 	}
 	s.mu.Lock()
 	s.assocs[pfcpx.NodeKey(req.NodeID)] = req.RecoveryTimeStamp.RecoveryTimeStamp
+	s.assocPeers[pfcpx.NodeKey(req.NodeID)] = peer
 	s.mu.Unlock()
 	return &pfcpx.Message{Header: pfcp.Header{MessageType: pfcp.PFCP_ASSOCIATION_SETUP_RESPONSE},
 		Body: &pfcp.PFCPAssociationSetupResponse{
@@ -182,11 +188,12 @@ func (s *Server) deleteSessionsOf(node string) {
 func (s *Server) forget(sess *rules.Session) {
 	s.teids.release(sess.UPSEID, localTEIDs(sess)...)
 	delete(s.sessions, sess.UPSEID)
+	delete(s.peers, sess.UPSEID)
 	s.cfg.Metrics.setSessions(len(s.sessions))
 }
 
 // establish is TS 29.244 7.5.2 / 6.3.2.
-func (s *Server) establish(h pfcp.Header, req *pfcpx.SessionEstablishmentRequest) *pfcpx.Message {
+func (s *Server) establish(h pfcp.Header, req *pfcpx.SessionEstablishmentRequest, peer net.Addr) *pfcpx.Message {
 	var cpSEID uint64
 	if req.CPFSEID != nil {
 		cpSEID = req.CPFSEID.Seid // the response's SEID (TS 29.244 7.2.2.4.2)
@@ -216,6 +223,7 @@ func (s *Server) establish(h pfcp.Header, req *pfcpx.SessionEstablishmentRequest
 		return s.reject(h, &pfcpx.Error{Cause: pfcpx.CauseNoResources, Detail: "rule tables: " + err.Error()}, cpSEID)
 	}
 	s.sessions[sess.UPSEID] = sess
+	s.notePeer(sess.UPSEID, peer)
 	s.cfg.Metrics.setSessions(len(s.sessions))
 	return &pfcpx.Message{Header: pfcp.Header{MessageType: pfcp.PFCP_SESSION_ESTABLISHMENT_RESPONSE, SEID: cpSEID},
 		Body: &pfcpx.SessionEstablishmentResponse{
@@ -229,7 +237,7 @@ func (s *Server) establish(h pfcp.Header, req *pfcpx.SessionEstablishmentRequest
 // modify is TS 29.244 7.5.4 / 6.3.3: on a copy of the session, Remove,
 // then Update, then Create; the table gets the result whole, or nothing
 // changes.
-func (s *Server) modify(h pfcp.Header, req *pfcpx.SessionModificationRequest) *pfcpx.Message {
+func (s *Server) modify(h pfcp.Header, req *pfcpx.SessionModificationRequest, peer net.Addr) *pfcpx.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, ok := s.sessions[h.SEID]
@@ -243,6 +251,7 @@ func (s *Server) modify(h pfcp.Header, req *pfcpx.SessionModificationRequest) *p
 	if err := checkRules(&next.Rules); err != nil {
 		return s.reject(h, err, old.CPSEID)
 	}
+	oldTunnels := endMarkers(old, &next)
 	created, err := s.allocateFTEIDs(&next, old)
 	if err != nil {
 		return s.reject(h, err, old.CPSEID)
@@ -254,6 +263,8 @@ func (s *Server) modify(h pfcp.Header, req *pfcpx.SessionModificationRequest) *p
 	}
 	s.teids.release(old.UPSEID, teidsOnlyIn(old, &next)...)
 	s.sessions[next.UPSEID] = &next
+	s.notePeer(next.UPSEID, peer)
+	s.sendEndMarkers(next.UPSEID, oldTunnels)
 	return &pfcpx.Message{Header: pfcp.Header{MessageType: pfcp.PFCP_SESSION_MODIFICATION_RESPONSE, SEID: next.CPSEID},
 		Body: &pfcpx.SessionModificationResponse{
 			Cause:       &pfcpType.Cause{CauseValue: pfcpx.CauseAccepted},

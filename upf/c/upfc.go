@@ -61,8 +61,11 @@ type NF struct {
 	env    *nf.Env
 	opts   Options
 	server *Server
+	mu     sync.Mutex // nodes
 	nodes  []*pfcpx.Node
 	wg     sync.WaitGroup
+	// stopWatch ends the watch of UPF-U's downlink data notes.
+	stopWatch context.CancelFunc
 }
 
 // New builds UPF-C over an in-memory table (until the registry plugs in
@@ -136,11 +139,19 @@ func (n *NF) Start(ctx context.Context) error {
 		}))
 		n.env.Log.Info("N4 serving", "network", network, "addr", pc.LocalAddr(), "sessions", n.server.Sessions())
 	}
+	if up, ok := n.opts.Table.(UserPlane); ok {
+		ctx, cancel := context.WithCancel(context.Background())
+		n.stopWatch = cancel
+		n.wg.Add(1)
+		go n.watchDownlinkData(ctx, up)
+	}
 	return nil
 }
 
 func (n *NF) serve(node *pfcpx.Node) {
+	n.mu.Lock()
 	n.nodes = append(n.nodes, node)
+	n.mu.Unlock()
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -153,16 +164,23 @@ func (n *NF) serve(node *pfcpx.Node) {
 // Stop closes the N4 sockets. The rules stay in the tables: UPF-U goes
 // on forwarding, and the next UPF-C recovers them.
 func (n *NF) Stop(context.Context) {
+	if n.stopWatch != nil {
+		n.stopWatch()
+	}
+	n.mu.Lock()
 	for _, node := range n.nodes {
 		_ = node.Close()
 	}
+	n.mu.Unlock()
 	done := make(chan struct{})
 	go func() { n.wg.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(2 * time.Second):
 	}
+	n.mu.Lock()
 	n.nodes = nil
+	n.mu.Unlock()
 }
 
 // N4Addrs are the addresses UPF-C serves N4 at, as pfcpx.Client takes

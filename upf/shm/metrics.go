@@ -8,6 +8,8 @@ type Collector struct {
 	t                    *Table
 	pkts, bytes, replies *prometheus.Desc
 	drops, sessions      *prometheus.Desc
+	buffered, bufferTot  *prometheus.Desc
+	reports, endMarkers  *prometheus.Desc
 }
 
 // NewCollector reads t's counters at each scrape.
@@ -18,12 +20,18 @@ func NewCollector(t *Table) *Collector {
 		replies:  prometheus.NewDesc("l25gc_upf_replies_total", "Packets UPF-U answered itself, by kind.", []string{"port", "kind"}, nil),
 		drops:    prometheus.NewDesc("l25gc_upf_drops_total", "Packets UPF-U dropped, by reason.", []string{"reason"}, nil),
 		sessions: prometheus.NewDesc("l25gc_upf_sessions", "PFCP sessions in the rule tables.", nil, nil),
+		buffered: prometheus.NewDesc("l25gc_upf_buffered_packets", "Downlink packets UPF-U holds now for sessions whose FAR buffers (idle UEs being paged).", nil, nil),
+		bufferTot: prometheus.NewDesc("l25gc_upf_buffer_packets_total",
+			"Downlink buffer events: buffered, flushed (sent in order once the FAR forwards), overflow (dropped: oldest of a full session or past upf.buffer.total), discarded (FAR DROP, session gone).",
+			[]string{"event"}, nil),
+		reports:    prometheus.NewDesc("l25gc_upf_downlink_data_reports_total", "Downlink Data notes UPF-U queued for UPF-C's Session Reports (one per session until served).", nil, nil),
+		endMarkers: prometheus.NewDesc("l25gc_upf_end_markers_total", "GTP-U End Markers sent into old tunnels (TS 29.281 7.3.2).", nil, nil),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.pkts, c.bytes, c.replies, c.drops, c.sessions} {
+	for _, d := range []*prometheus.Desc{c.pkts, c.bytes, c.replies, c.drops, c.sessions, c.buffered, c.bufferTot, c.reports, c.endMarkers} {
 		ch <- d
 	}
 }
@@ -48,4 +56,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.drops, prometheus.CounterValue, float64(v), reason)
 	}
 	ch <- prometheus.MustNewConstMetric(c.sessions, prometheus.GaugeValue, float64(c.t.Installed()))
+	b := s.Buffer
+	ch <- prometheus.MustNewConstMetric(c.buffered, prometheus.GaugeValue, float64(b.Now))
+	for event, v := range map[string]uint64{"buffered": b.Buffered, "flushed": b.Flushed, "overflow": b.Overflow, "discarded": b.Discarded} {
+		ch <- prometheus.MustNewConstMetric(c.bufferTot, prometheus.CounterValue, float64(v), event)
+	}
+	ch <- prometheus.MustNewConstMetric(c.reports, prometheus.CounterValue, float64(b.Notes))
+	ch <- prometheus.MustNewConstMetric(c.endMarkers, prometheus.CounterValue, float64(b.EndMarkers))
 }

@@ -108,6 +108,9 @@ type Table struct {
 	max    uint32
 	bySEID map[uint64]uint32 // UP SEID -> slot
 	free   []uint32          // unused slots, highest last
+	path   string            // the tables file (its doorbell is next to it)
+	// notesMu makes this process one consumer of UPF-U's notes.
+	notesMu sync.Mutex
 	// Broken counts sessions Open found half-written by a UPF-C killed
 	// mid-write, and dropped: the SMF sets them up again.
 	Broken int
@@ -128,7 +131,7 @@ func Open(cfg Config) (*Table, error) {
 	if h == nil {
 		return nil, fmt.Errorf("upf tables: %s", C.GoString(&errbuf[0]))
 	}
-	t := &Table{h: h, max: uint32(h.max_sessions), bySEID: map[uint64]uint32{}}
+	t := &Table{h: h, max: uint32(h.max_sessions), bySEID: map[uint64]uint32{}, path: cfg.Path()}
 	t.index()
 	t.publishCount()
 	h.upfc_pid = C.int32_t(os.Getpid())
@@ -181,7 +184,12 @@ func (t *Table) install(s *rules.Session, pauseNs uint64) error {
 		t.free = t.free[:len(t.free)-1]
 		t.bySEID[s.UPSEID] = slot
 		t.publishCount()
+		return nil
 	}
+	// UPF-U looks at what it buffered for the session again (a FAR that
+	// forwards now flushes it, TS 23.502 4.2.3.3 step 17). A full ring
+	// means no UPF-U runs: no buffer to look at.
+	_ = t.changed(s.UPSEID, slot, C.upft_fars_differ(&prev, cs) != 0)
 	return nil
 }
 
@@ -198,6 +206,7 @@ func (t *Table) Remove(upSEID uint64) error {
 		return notFound(upSEID)
 	}
 	C.upft_free(t.h, C.uint32_t(slot))
+	_ = t.command(C.struct_upf_cmd{up_seid: C.uint64_t(upSEID), slot: C.uint32_t(slot), _type: C.UPF_CMD_DISCARD})
 	delete(t.bySEID, upSEID)
 	t.free = append(t.free, slot)
 	t.publishCount()

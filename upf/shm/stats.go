@@ -26,6 +26,20 @@ type Stats struct {
 	Bursts  uint64 // bursts handled: moves while UPF-U forwards
 	N3, N6  PortStats
 	Drops   map[string]uint64 // by reason (DropReasons)
+	Buffer  BufferStats
+}
+
+// BufferStats are UPF-U's downlink buffering counters (TS 29.244 5.2.3
+// BUFF), its notes to UPF-C and the End Markers it sent.
+type BufferStats struct {
+	Now        uint64 // packets held now
+	Buffered   uint64 // packets ever held
+	Flushed    uint64 // sent after their FAR turned to FORW
+	Overflow   uint64 // dropped: a full session's oldest, or past upf.buffer.total
+	Discarded  uint64 // dropped: FAR DROP, session removed, unknown to the SMF
+	Notes      uint64 // Downlink Data notes queued for UPF-C (its Session Reports)
+	NotesLost  uint64 // notes the full ring refused (retried with the next packet)
+	EndMarkers uint64 // GTP-U End Markers sent (TS 29.281 7.3.2)
 }
 
 // Stats reads UPF-U's counters.
@@ -37,6 +51,9 @@ func (t *Table) Stats() Stats {
 	for i, name := range DropReasons[1:] {
 		out.Drops[name] = uint64(s.drop[i+1])
 	}
+	out.Buffer = BufferStats{Now: uint64(s.buf_now), Buffered: uint64(s.buf_total), Flushed: uint64(s.buf_flushed),
+		Overflow: uint64(s.buf_overflow), Discarded: uint64(s.buf_discarded), Notes: uint64(s.notes),
+		NotesLost: uint64(s.notes_lost), EndMarkers: uint64(s.end_markers)}
 	return out
 }
 

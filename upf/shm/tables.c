@@ -180,3 +180,30 @@ int upft_recover(struct upf_shm *h, uint32_t slot)
 void upft_set_sessions(struct upf_shm *h, uint32_t n) { __atomic_store_n(&h->sessions, n, __ATOMIC_RELAXED); }
 
 uint32_t upft_sessions(struct upf_shm *h) { return __atomic_load_n(&h->sessions, __ATOMIC_RELAXED); }
+
+int upft_command(struct upf_shm *h, const struct upf_cmd *c)
+{
+	struct upf_rings *r = upf_rings_of(h);
+	int64_t i = upf_ring_reserve(&r->cmd_idx);
+	if (i < 0)
+		return -1;
+	r->cmd[i] = *c;
+	upf_ring_publish(&r->cmd_idx);
+	return 0;
+}
+
+int upft_note(struct upf_shm *h, struct upf_note *out)
+{
+	struct upf_rings *r = upf_rings_of(h);
+	int64_t i = upf_ring_next(&r->note_idx);
+	if (i < 0)
+		return 0;
+	*out = r->note[i];
+	upf_ring_consume(&r->note_idx);
+	return 1;
+}
+
+int upft_fars_differ(const struct upf_sess *a, const struct upf_sess *b)
+{
+	return a->nfar != b->nfar || memcmp(a->far, b->far, sizeof(a->far)) != 0;
+}

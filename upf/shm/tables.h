@@ -40,4 +40,13 @@ uint32_t upft_sessions(struct upf_shm *h);
 /* upft_stats copies UPF-U's counters. */
 void upft_stats(struct upf_shm *h, struct upf_stats *out);
 
+/* upft_command queues c for UPF-U: -1 when the ring is full (UPF-U gone). */
+int upft_command(struct upf_shm *h, const struct upf_cmd *c);
+
+/* upft_note takes UPF-U's next note into out: 0 when there is none. */
+int upft_note(struct upf_shm *h, struct upf_note *out);
+
+/* upft_fars_differ says whether a and b have other FARs (1). */
+int upft_fars_differ(const struct upf_sess *a, const struct upf_sess *b);
+
 #endif

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/upf/shm"
 	"github.com/l25gc/l25gc/upf/u"
 	"github.com/l25gc/l25gc/xio/xioproc"
@@ -37,6 +38,13 @@ const roleUPF = "upfu"
 
 const maxSessions = 1024
 
+// The lab UPF-U's downlink buffer: small, so overflow is reached with a
+// handful of packets.
+const (
+	labBufferPerSession = 4
+	labBufferTotal      = 6
+)
+
 func TestMain(m *testing.M) {
 	if ok, code := xioproc.RunRole(map[string]func(context.Context) error{roleUPF: runUPFU, roleBench: runBench, roleUPFC: runUPFC}); ok {
 		os.Exit(code)
@@ -47,8 +55,9 @@ func TestMain(m *testing.M) {
 // runUPFU is the UPF-U child: ports from the environment.
 func runUPFU(ctx context.Context) error {
 	cfg := u.Config{MaxSessions: maxSessions, Tables: tablesConfig(),
-		N3: u.Port{Dev: os.Getenv("UPFU_N3"), IP: upfN3},
-		N6: u.Port{Dev: os.Getenv("UPFU_N6"), IP: upfN6}}
+		N3:     u.Port{Dev: os.Getenv("UPFU_N3"), IP: upfN3},
+		N6:     u.Port{Dev: os.Getenv("UPFU_N6"), IP: upfN6},
+		Buffer: config.UPFBuffer{PerSession: labBufferPerSession, Total: labBufferTotal}}
 	p, err := u.Start(cfg)
 	if err != nil {
 		return err

@@ -37,6 +37,8 @@ struct verdict {
 	uint8_t qer[UPF_PDR_QERS];
 	uint8_t urr[UPF_PDR_URRS];
 	uint32_t oh_teid, oh_addr;
+	uint16_t pdr_id;  /* the PDR that matched (a Downlink Data note names it) */
+	uint64_t up_seid; /* the session read (buffered packets belong to it) */
 	uint64_t mbr[UPF_PDR_QERS];
 	uint32_t epoch[UPF_PDR_URRS];
 };
@@ -143,6 +145,16 @@ static void take_urrs(const struct upf_sess *s, const struct upf_pdr *p, struct 
 	}
 }
 
+/* ue_of_uplink is the UE address of a packet a PDR on N3 detects: its
+ * source, but for a handover's forwarding tunnel (TS 23.502 4.9.1.3.2: its
+ * FAR sends it back to ACCESS), which carries downlink data to the UE. */
+static uint32_t ue_of_uplink(const struct upf_sess *s, const struct upf_pdr *p, const struct upfu_pkt *k)
+{
+	if (p->far < UPF_MAX_FAR && p->far < s->nfar && s->far[p->far].dest == UPF_ACCESS)
+		return k->fdst;
+	return k->fsrc;
+}
+
 /* decide picks the PDR with the lowest precedence value that matches and
  * reads its FAR, QERs and URRs into v. */
 static int decide(const struct upf_sess *s, enum dir d, const struct upfu_pkt *k, struct verdict *v)
@@ -159,7 +171,7 @@ static int decide(const struct upf_sess *s, enum dir d, const struct upfu_pkt *k
 			continue;
 		/* TS 29.244 5.2.1: a PDI's UE IP address is the source of uplink
 		 * packets; another source is not this UE's (spoofed). */
-		if (d == UL && (p->flags & UPF_PDR_UEIP) && p->ue_addr != k->fsrc)
+		if (d == UL && (p->flags & UPF_PDR_UEIP) && p->ue_addr != ue_of_uplink(s, p, k))
 			continue;
 		if (sdfs_match(p, d, k) && (best == NULL || p->precedence < best->precedence))
 			best = p;
@@ -178,6 +190,8 @@ static int decide(const struct upf_sess *s, enum dir d, const struct upfu_pkt *k
 	v->has_oh = (f->flags & UPF_FAR_OH) != 0;
 	v->oh_teid = f->oh_teid;
 	v->oh_addr = f->oh_addr;
+	v->pdr_id = best->id;
+	v->up_seid = s->up_seid;
 	take_qers(s, best, d, v);
 	take_urrs(s, best, v);
 	return 0;
@@ -268,7 +282,7 @@ static int enforce(struct upfu *u, uint32_t slot, const struct verdict *v, enum 
 	if (v->action & UPF_DROP)
 		return UPF_DROP_FAR_DROP;
 	if (v->action & UPF_BUFF)
-		return UPF_DROP_BUFFERED; /* buffering for paging is a later issue: counted, dropped */
+		return UPF_DROP_BUFFERED; /* uplink: nothing to page for */
 	if (!(v->action & UPF_FORW))
 		return UPF_DROP_FAR_DROP;
 	if (v->gate_closed)
@@ -373,6 +387,10 @@ static int to_n3(struct upfu *u, struct rte_mbuf *m, uint32_t ip_off, uint32_t i
  * creates an outer header, else (its outer header removed) to N6. */
 static int deliver(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k, const struct verdict *v, enum dir d)
 {
+	/* TS 23.502 4.9.1.3.2 indirect data forwarding: what arrives in a
+	 * forwarding tunnel on N3 leaves in the FAR's tunnel on N3. */
+	if (d == UL && v->has_oh && v->dest == UPF_ACCESS)
+		return to_n3(u, m, k->inner, k->inner_len, v);
 	if (d == UL && !v->ohr)
 		return UPF_DROP_UNSUPPORTED; /* forwarding GTP-U as is (N9) is not served */
 	if (v->has_oh)
@@ -380,6 +398,29 @@ static int deliver(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k,
 	if (v->dest == UPF_CORE || v->dest == UPF_SGI_LAN)
 		return to_n6(u, m, k->inner, k->inner_len, k->fdst);
 	return UPF_DROP_UNSUPPORTED;
+}
+
+/* forward applies the verdict's FAR, gate and MBR and sends the packet;
+ * 0 = it left, else the drop reason (m not yet freed). */
+static int forward(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k, uint32_t slot,
+		   struct verdict *v, enum dir d)
+{
+	if (d == UL && v->qfi == 0)
+		v->qfi = k->qfi; /* forwarded data keeps its QoS flow (TS 38.415) */
+	int r = enforce(u, slot, v, d, k->inner_len);
+	uint32_t bytes = k->inner_len; /* deliver rewrites k's packet */
+	if (r == 0 && (r = deliver(u, m, k, v, d)) == 0)
+		count(u, slot, v, d, bytes); /* what left, not what a next hop lost */
+	return r;
+}
+
+static int buffers(const struct verdict *v) { return (v->action & UPF_BUFF) && !(v->action & UPF_DROP); }
+
+static void buffer_downlink(struct upfu *u, struct rte_mbuf *m, uint32_t slot, const struct verdict *v)
+{
+	struct buf_info bi = {.up_seid = v->up_seid, .pdr_id = v->pdr_id, .qfi = v->qfi,
+			      .notify = (v->action & UPF_NOCP) != 0};
+	upfu_buffer(u, m, slot, &bi);
 }
 
 static void user_packet(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k, enum dir d, int64_t hint)
@@ -391,13 +432,47 @@ static void user_packet(struct upfu *u, struct rte_mbuf *m, const struct upfu_pk
 		upfu_error_indication(u, m, k);
 		return;
 	}
+	if (r == 0 && d == DL) {
+		if (buffers(&v)) {
+			buffer_downlink(u, m, slot, &v);
+			return;
+		}
+		/* TS 23.502 4.2.3.3 step 17: what waited goes first, in order. */
+		if (upfu_has_buffered(u, slot))
+			upfu_flush_slot(u, slot);
+	}
 	if (r == 0)
-		r = enforce(u, slot, &v, d, k->inner_len);
-	uint32_t bytes = k->inner_len; /* deliver rewrites k's packet */
-	if (r == 0 && (r = deliver(u, m, k, &v, d)) == 0)
-		count(u, slot, &v, d, bytes); /* what left, not what a next hop lost */
+		r = forward(u, m, k, slot, &v, d);
 	if (r)
 		upfu_drop(u, m, r);
+}
+
+void upfu_flush_slot(struct upfu *u, uint32_t slot)
+{
+	struct rte_mbuf *m;
+	while ((m = upfu_buf_head(u, slot)) != NULL) {
+		struct upfu_pkt k;
+		struct verdict v;
+		uint32_t at = slot;
+		int r = upfu_parse_n6(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &k);
+		if (r == 0)
+			r = lookup(u, DL, &k, slot, &at, &v);
+		if (r == 0 && v.up_seid != upfu_buf_owner(u, slot))
+			r = UPF_DROP_NOT_OURS; /* the slot holds another session now */
+		if (r == 0 && buffers(&v))
+			return; /* still buffering: keep them, in order */
+		upfu_buf_pop(u, slot);
+		if (r == 0 && (v.action & UPF_FORW) && !(v.action & UPF_DROP)) {
+			if ((r = forward(u, m, &k, slot, &v, DL)) == 0)
+				CNT_ADD(u->st->buf_flushed, 1);
+			else
+				upfu_drop(u, m, r);
+			continue;
+		}
+		CNT_ADD(u->st->buf_discarded, 1); /* FAR DROP, or the session is gone */
+		upfu_drop(u, m, UPF_DROP_BUFFERED);
+	}
+	upfu_buf_served(u, slot);
 }
 
 /* ---- per port --------------------------------------------------------------- */

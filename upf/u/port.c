@@ -169,6 +169,8 @@ int upfu_start(const struct upfu_conf *c, char *err, size_t n)
 	u->sleep_us = c->sleep_us;
 	if ((u->pool = pool(err, n)) == NULL)
 		return -1;
+	if (upfu_buf_init(u, c, err, n) < 0)
+		return -1;
 	for (int i = 0; i < UPF_PORTS; i++) {
 		u->port[i].st = &u->t->stats.port[i];
 		if (start_port(&u->port[i], &c->port[i], u->pool, err, n) < 0)
@@ -205,7 +207,9 @@ void upfu_run(void)
 				got += k;
 			}
 		}
+		upfu_commands(u);
 		upfu_flush(u);
+		upfu_ring_bell(u);
 		uint64_t now = rte_rdtsc();
 		if (got) {
 			CNT_ADD(u->st->bursts, 1);

@@ -34,6 +34,39 @@ struct uport {
 	struct upf_port_stats *st;
 };
 
+/* Downlink buffering (buffer.c): per session slot a FIFO of held packets,
+ * linked through a node array of upf.buffer.total entries. Process-local:
+ * the packets die with UPF-U, which the SMF learns from paging timing out. */
+struct dlq {
+	uint64_t up_seid; /* the session incarnation its packets belong to */
+	uint32_t head, tail, n;
+	uint8_t notified; /* a note went to UPF-C; none again until re-armed */
+};
+
+struct bnode {
+	struct rte_mbuf *m;
+	uint32_t next;
+};
+
+struct upfu_buf {
+	struct dlq *q;       /* [max_sessions] */
+	struct bnode *node;  /* [total] */
+	uint32_t free;       /* first free node */
+	uint32_t used;       /* packets held: 0 keeps the FORW path free of buffer checks */
+	uint32_t total, per_session;
+	int bell;            /* doorbell socket to UPF-C, -1 none */
+	uint8_t ring;        /* notes queued since the last doorbell */
+	char bell_path[560];
+};
+
+/* What the buffer needs of a downlink packet's verdict. */
+struct buf_info {
+	uint64_t up_seid;
+	uint16_t pdr_id;
+	uint8_t qfi;
+	uint8_t notify; /* the FAR says NOCP */
+};
+
 struct upfu {
 	struct upf_shm *t;
 	struct upf_stats *st;
@@ -45,6 +78,7 @@ struct upfu {
 	uint64_t errind_window; /* TSC start of that ms */
 	volatile int stop;
 	uint32_t spin_us, sleep_us;
+	struct upfu_buf buf;
 };
 
 /* pipeline.c */
@@ -52,6 +86,29 @@ void upfu_burst(struct upfu *u, int port, struct rte_mbuf **pkts, uint16_t n);
 void upfu_flush(struct upfu *u);
 void upfu_drop(struct upfu *u, struct rte_mbuf *m, int reason);
 void upfu_tx(struct upfu *u, int port, struct rte_mbuf *m);
+
+/* upfu_flush_slot sends what slot buffered, in order, when its FAR now
+ * forwards, discards it when the FAR drops or the session is gone, and
+ * keeps it while the FAR still buffers. */
+void upfu_flush_slot(struct upfu *u, uint32_t slot);
+
+/* buffer.c */
+int upfu_buf_init(struct upfu *u, const struct upfu_conf *c, char *err, size_t n);
+void upfu_buffer(struct upfu *u, struct rte_mbuf *m, uint32_t slot, const struct buf_info *b);
+struct rte_mbuf *upfu_buf_head(struct upfu *u, uint32_t slot);
+void upfu_buf_pop(struct upfu *u, uint32_t slot);
+void upfu_buf_discard(struct upfu *u, uint32_t slot);
+void upfu_buf_served(struct upfu *u, uint32_t slot);
+void upfu_commands(struct upfu *u);
+void upfu_ring_bell(struct upfu *u);
+int upfu_end_marker(struct upfu *u, uint32_t teid, uint32_t addr);
+
+static inline int upfu_has_buffered(const struct upfu *u, uint32_t slot)
+{
+	return u->buf.used != 0 && u->buf.q[slot].n != 0;
+}
+
+static inline uint64_t upfu_buf_owner(const struct upfu *u, uint32_t slot) { return u->buf.q[slot].up_seid; }
 
 /* reply.c */
 void upfu_arp_input(struct upfu *u, int port, struct rte_mbuf *m, const struct upfu_pkt *k);

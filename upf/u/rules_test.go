@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/l25gc/l25gc/upf/rules"
+	"github.com/l25gc/l25gc/upf/shm"
 )
 
 // The PDR with the lowest precedence value that matches wins (TS 29.244
 // 5.2.1): a filtered QoS flow (QFI 5) for UDP from the DN's port 5201 and
-// the default flow (QFI 9) for the rest; a FAR that buffers counts and drops
-// (paging is a later issue); a closed gate drops.
+// the default flow (QFI 9) for the rest; a FAR that buffers holds the
+// packet (buffer_test.go), one that drops discards it; a closed gate drops.
 func TestDownlinkPrecedenceSDFGateAndBuffer(t *testing.T) {
 	l := newLab(t)
 	_, n6 := l.ready()
@@ -41,7 +42,13 @@ func TestDownlinkPrecedenceSDFGateAndBuffer(t *testing.T) {
 	if err := l.table.Install(s); err != nil {
 		t.Fatal(err)
 	}
-	l.expectDrop(t, "buffered", func() { l.dn.send(t, downlinkFrame(n6, "idle UE")) })
+	l.dn.send(t, downlinkFrame(n6, "idle UE"))
+	l.waitBuffer(t, "one packet held", func(b shm.BufferStats) bool { return b.Now == 1 })
+	s.FARs[1].Action = rules.ActionDrop
+	if err := l.table.Install(s); err != nil {
+		t.Fatal(err)
+	}
+	l.waitBuffer(t, "the held packet discarded", func(b shm.BufferStats) bool { return b.Now == 0 && b.Discarded == 1 })
 	s.FARs[1].Action = rules.ActionForward
 	s.QERs[1].GateDLOpen = false
 	if err := l.table.Install(s); err != nil {

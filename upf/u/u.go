@@ -49,6 +49,9 @@ type Config struct {
 	// 200µs); then it sleeps between polls, each sleep twice the last, up
 	// to Sleep (default 1ms: an idle UPF-U wakes 1000 times a second).
 	Spin, Sleep time.Duration
+	// Buffer bounds downlink buffering (upf.buffer; 0: its defaults).
+	// UPF-U holds at most half its mbuf pool whatever Total says.
+	Buffer config.UPFBuffer
 }
 
 // Lab ports: the UPF ends of the veth pairs `l25gc up` builds. The socket
@@ -62,7 +65,7 @@ const (
 // FromConfig reads upf.n3, upf.n6 and upf.max_sessions; errors name the
 // field.
 func FromConfig(c *config.Config) (Config, error) {
-	out := Config{MaxSessions: c.UPF.MaxSessions, Tables: shm.ConfigFor(c)}
+	out := Config{MaxSessions: c.UPF.MaxSessions, Tables: shm.ConfigFor(c), Buffer: c.UPF.Buffer}
 	var err error
 	if out.N3, err = portFrom("upf.n3", c.UPF.N3, LabN3Dev); err != nil {
 		return Config{}, err
@@ -158,6 +161,8 @@ func cConfig(cfg Config) (*C.struct_upfu_conf, error) {
 	cc.max_sessions = C.uint32_t(cfg.MaxSessions)
 	cc.spin_us = C.uint32_t(cfg.Spin / time.Microsecond)
 	cc.sleep_us = C.uint32_t(cfg.Sleep / time.Microsecond)
+	cc.buf_per_session = C.uint32_t(max(cfg.Buffer.PerSession, 0))
+	cc.buf_total = C.uint32_t(max(cfg.Buffer.Total, 0))
 	return cc, nil
 }
 

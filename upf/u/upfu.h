@@ -70,6 +70,8 @@ struct upfu_conf {
 	uint32_t max_sessions;
 	uint32_t spin_us;   /* keep polling this long after the last packet */
 	uint32_t sleep_us;  /* then sleep this long between polls */
+	uint32_t buf_per_session; /* upf.buffer.per_session: downlink packets held per session */
+	uint32_t buf_total;       /* upf.buffer.total: for all sessions */
 };
 
 /* upfu_start brings up EAL, the tables and the ports; upfu_run

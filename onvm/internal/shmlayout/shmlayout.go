@@ -53,6 +53,10 @@ var cgoTypes = map[string]reflect.Type{
 	"upf_port_stats": reflect.TypeOf(C.struct_upf_port_stats{}),
 	"upf_stats":      reflect.TypeOf(C.struct_upf_stats{}),
 	"upf_shm":        reflect.TypeOf(C.struct_upf_shm{}),
+	"upf_ring_idx":   reflect.TypeOf(C.struct_upf_ring_idx{}),
+	"upf_note":       reflect.TypeOf(C.struct_upf_note{}),
+	"upf_cmd":        reflect.TypeOf(C.struct_upf_cmd{}),
+	"upf_rings":      reflect.TypeOf(C.struct_upf_rings{}),
 }
 
 // row is one line of a layout: a struct's size (field "") or the offset
