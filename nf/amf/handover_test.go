@@ -2,6 +2,8 @@ package amf
 
 import (
 	"bytes"
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/domain"
+	"github.com/l25gc/l25gc/protocol/nasx"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/security"
@@ -395,4 +398,115 @@ func TestMalformedHandoverMessages(t *testing.T) {
 	wantCause(t, g.expect("ErrorIndication"), ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentInconsistentRemoteUENGAPID))
 
 	ue.deregisterVia(g, 1)
+}
+
+// No Handover Notify within TNGRELOCoverall: the target's context is
+// released, the SMF cancels, and the UE stays with the source.
+func TestN2HandoverNoNotify(t *testing.T) {
+	h, g := newSetUpHarness(t, func(c *config.Config) { c.AMF.NGAP.TNGRELOCoverall = 100 * time.Millisecond })
+	smf, _ := h.withSMF()
+	ue := h.newUE(g, "0000000309", 1)
+	establishOn(t, h, g, ue, smf, 5)
+	g2 := h.connectTarget()
+	prepareN2(t, g, g2, ue, smf, 5)
+	smfAnswers(smf, models.HoState_PREPARED, models.N2SmInfoType_HANDOVER_CMD, hoCmd)
+	g2.send(n2Ack(t, ue.amfID, 62, 5))
+	smf.expect("modify")
+	g.expect("HandoverCommand")
+	smf.set("modify", smfReply{status: 204})
+	rel := g2.expect("UEContextReleaseCommand")
+	wantCause(t, rel, ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentTngrelocoverallExpiry))
+	if rel.RANUEID != 62 {
+		t.Fatalf("target released RAN UE %d, want 62", rel.RANUEID)
+	}
+	expectCancelled(t, smf)
+	ue.deregisterVia(g, 1)
+	h.wantMetric("l25gc_amf_handovers_total", map[string]string{"kind": "n2", "outcome": "failed", "reason": "overall-timeout"}, 1, "handovers never notified")
+}
+
+// The source loses the UE while the target prepares (UE Context Release
+// Request): the preparation is undone and the UE goes to CM-IDLE with no
+// handover left behind.
+func TestN2HandoverSourceLost(t *testing.T) {
+	h, g, ue, smf := establishedUE(t, "0000000310", 5)
+	g2 := h.connectTarget()
+	prepareN2(t, g, g2, ue, smf, 5)
+	smf.set("modify", smfReply{status: 204})
+	g.send(releaseRequest(t, ue.amfID, 1))
+	g.expect("UEContextReleaseCommand")
+	g.send(releaseComplete(t, ue.amfID, 1))
+	// Deactivation (CM-IDLE) and the cancelled preparation, in either order.
+	a, b := smf.next1(), smf.next1()
+	states := map[models.HoState]bool{a.update.HoState: true, b.update.HoState: true}
+	ups := map[models.UpCnxState]bool{a.update.UpCnxState: true, b.update.UpCnxState: true}
+	if !states[models.HoState_CANCELLED] || !ups[models.UpCnxState_DEACTIVATED] {
+		t.Fatalf("SMF got %+v and %+v", a.update, b.update)
+	}
+	g2.expect("UEContextReleaseCommand")
+	h.wantMetric("l25gc_amf_handovers_total", map[string]string{"kind": "n2", "outcome": "failed", "reason": "source-lost"}, 1, "abandoned handovers")
+}
+
+// scriptedUpdates answers UpdateSMContext per SM context (the fake SMF
+// answers every context alike) and passes everything else to the fake SMF.
+type scriptedUpdates struct {
+	SessionConsumer
+	answer func(ref string) (SMAnswer, error)
+}
+
+func (s scriptedUpdates) UpdateSMContext(_ context.Context, uri string, _ models.SmfPduSessionSmContextUpdateData, _, _ []byte) (SMAnswer, error) {
+	return s.answer(uri[strings.LastIndex(uri, "/")+1:])
+}
+
+// addSession brings a second PDU session up for a registered UE.
+func addSession(t *testing.T, h *harness, g *gnbSide, ue *testUE, smf *fakeSMF, id uint8) {
+	t.Helper()
+	ue.requestSession(id, &slice1, "internet")
+	smf.expect("create")
+	req, parts := transferRequest(int32(id), models.AmfCommunicationNgapIeType_PDU_RES_SETUP_REQ, []byte{0x2e, id, 1, 0xc2}, []byte{9})
+	if w, p := h.n1n2(ue.supi, req, parts...); w.Code != 200 {
+		t.Fatalf("%d %+v", w.Code, p)
+	}
+	g.readSessionRequest("PDUSessionResourceSetupRequest")
+	g.send(setupResponse(t, ue.amfID, ue.ranID, map[int64][]byte{int64(id): {1}}, nil))
+	smf.expect("modify")
+}
+
+// Of two sessions one is switched and one refused by its SMF: the target
+// gets the acknowledgement with the switched one and the refused one in
+// the released list with the SMF's transfer (TS 38.413 9.2.3.9), and the
+// UE moves.
+func TestXnHandoverPartial(t *testing.T) {
+	h, g, ue, smf := establishedUE(t, "0000000311", 1)
+	addSession(t, h, g, ue, smf, 2)
+	g2 := h.connectTarget()
+	refusal := []byte{0x00, 0x40}
+	h.amf.opts.Sessions = scriptedUpdates{SessionConsumer: h.amf.opts.Sessions, answer: func(ref string) (SMAnswer, error) {
+		if ref == "1" {
+			return SMAnswer{N2Type: models.N2SmInfoType_PATH_SWITCH_REQ_ACK, N2: ackTransfer}, nil
+		}
+		return SMAnswer{N2Type: models.N2SmInfoType_PATH_SWITCH_SETUP_FAIL, N2: refusal}, nil
+	}}
+	g2.send(must2(t)(ngapx.BuildPathSwitchRequest(ngapx.PathSwitchRequestMsg{RANUEID: 53, SourceAMFUEID: ue.amfID, Cell: targetCell,
+		SecurityCaps: securityCapsOf(ue.caps),
+		ToSwitch:     []ngapx.SessionTransfer{{ID: 1, Transfer: psrTransfer}, {ID: 2, Transfer: psrTransfer}}})))
+	ack, err := ngapx.ParsePathSwitchRequestAcknowledge(g2.expectPDU("PathSwitchRequestAcknowledge"))
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case len(ack.Switched) != 1 || ack.Switched[0].ID != 1:
+		t.Fatalf("switched %+v", ack.Switched)
+	case len(ack.Released) != 1 || ack.Released[0].ID != 2 || !bytes.Equal(ack.Released[0].Transfer, refusal):
+		t.Fatalf("released %+v", ack.Released)
+	case ack.SecurityCaps != nil:
+		t.Fatal("the target reported the UE's own capabilities: none come back")
+	}
+	g.expect("UEContextReleaseCommand")
+}
+
+// securityCapsOf is what a gNB reports of a UE security capability octet pair.
+func securityCapsOf(raw []byte) ngapx.SecurityCapabilities {
+	c := nasx.SecurityCapability{Raw: raw}
+	enc, integ := c.NRBits()
+	eenc, einteg := c.EUTRABits()
+	return ngapx.SecurityCapabilities{NREncryption: enc, NRIntegrity: integ, EUTRAEncryption: eenc, EUTRAIntegrity: einteg}
 }

@@ -335,6 +335,7 @@ func (n *NF) dropConnection(ue *ueContext) State {
 	n.stopTimer(ue)
 	n.stopGuard(ue)
 	n.cancelCall(ue)
+	n.abandonHandover(ue) // ngap_handover_common.go
 	if ue.registered {
 		n.deactivateSessions(ue)
 		n.persistUE(ue) // before park: once parked, another event may adopt it

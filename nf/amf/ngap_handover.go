@@ -194,7 +194,8 @@ func (n *NF) onSMFsPreparing(ue *ueContext, h *handover) {
 	sec, err := n.nextHop(ue)
 	var b []byte
 	if err == nil {
-		b, err = ngapx.BuildHandoverRequest(ngapx.HandoverRequest{AMFUEID: ue.amfID, Cause: h.cause, AMBRUL: ue.ambrUL, AMBRDL: ue.ambrDL,
+		ul, dl := handoverAMBR(ue)
+		b, err = ngapx.BuildHandoverRequest(ngapx.HandoverRequest{AMFUEID: ue.amfID, Cause: h.cause, AMBRUL: ul, AMBRDL: dl,
 			SecurityCaps: securityCaps(ue), Security: sec, Sessions: list, Allowed: n.allowedFor(ue), Container: h.container, GUAMI: n.guami})
 	}
 	if err == nil {
@@ -206,6 +207,19 @@ func (n *NF) onSMFsPreparing(ue *ueContext, h *handover) {
 		return
 	}
 	h.phase = hoAllocating
+}
+
+// maxBitRate is the largest Bit Rate NGAP carries (TS 38.413 9.3.1.4).
+const maxBitRate = 4_000_000_000_000
+
+// handoverAMBR is the UE-AMBR for Handover Request, where it is mandatory
+// (9.2.3.4); a UE whose subscription gave none (Initial Context Setup
+// then omitted it) is not limited by the target either.
+func handoverAMBR(ue *ueContext) (ul, dl int64) {
+	if ue.ambrUL > 0 && ue.ambrDL > 0 {
+		return ue.ambrUL, ue.ambrDL
+	}
+	return maxBitRate, maxBitRate
 }
 
 // onHandoverRequestAcknowledge: TS 38.413 8.4.2.2, TS 23.502 4.9.1.3.2
@@ -337,8 +351,8 @@ func (n *NF) onHandoverFailure(g *gnb, ue *ueContext, pdu *ngapType.NGAPPDU, s n
 	if err != nil {
 		cause = ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentHoFailureInTarget5GCNgranNodeOrTargetSystem)
 	}
-	// 8.4.2.3: the target has no context for the UE: nothing to release.
-	ue.mob.ho.target.gnbID = 0
+	// 8.4.2.3: the target kept no context for the UE: nothing to release.
+	ue.mob.ho.targetRefused = true
 	n.failPreparation(ue, cause, "target-refused")
 	return nil
 }
@@ -398,7 +412,7 @@ func (n *NF) undoPreparation(ue *ueContext, h *handover, cause ngapType.Cause) {
 	for _, hs := range h.sessions {
 		n.tellSMF(ue, int64(hs.id), models.SmfPduSessionSmContextUpdateData{HoState: models.HoState_CANCELLED}, nil)
 	}
-	if h.target.gnbID != 0 && h.phase >= hoAllocating {
+	if h.phase >= hoAllocating && !h.targetRefused {
 		n.releaseLeg(ue, h.target, cause)
 	}
 }

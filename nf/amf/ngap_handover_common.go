@@ -83,6 +83,9 @@ type handover struct {
 	sessions  []*hoSession         // in the order of the gNB's list
 	pending   int                  // SMF answers still awaited
 	timer     *time.Timer          // TNGRELOCprep or TNGRELOCoverall (n2)
+	// targetRefused: the target answered Handover Failure and holds no
+	// context for the UE (TS 38.413 8.4.2.3).
+	targetRefused bool
 	// reportedCaps are the UE security capabilities the target reported (xn).
 	reportedCaps ngapx.SecurityCapabilities
 }
@@ -125,6 +128,9 @@ func (h *handover) releasedSessions() []ngapx.SessionTransfer {
 	}
 	return out
 }
+
+// errNoHandover: a handover message with no handover in the phase it belongs to.
+var errNoHandover = errors.New("no handover in this phase")
 
 // handoverProcedures are the procedure codes of TS 38.413 8.4.
 var handoverProcedures = map[int64]bool{
@@ -255,6 +261,9 @@ func (n *NF) rememberReleasing(ue *ueContext, l leg) {
 // leftLegReleased consumes the UE Context Release Complete of a leg the UE
 // left; it says whether the message was one.
 func (n *NF) leftLegReleased(ue *ueContext, from leg) bool {
+	if from == (leg{ue.gnbID, ue.ranID}) {
+		return false // the current connection's own release
+	}
 	for i, l := range ue.mob.releasing {
 		if l.gnbID == from.gnbID && (l.ranID == from.ranID || l.ranID < 0) {
 			ue.mob.releasing = append(ue.mob.releasing[:i], ue.mob.releasing[i+1:]...)
@@ -406,4 +415,22 @@ func unsuccessfulTransfer(cause ngapType.Cause) []byte {
 		return nil
 	}
 	return b
+}
+
+// abandonHandover: the UE lost its connection to the source (released,
+// reset, association gone) while a handover ran. The preparation is
+// undone (the SMFs cancel, a target holding a context releases it) so the
+// parked context carries no handover into CM-IDLE.
+func (n *NF) abandonHandover(ue *ueContext) {
+	// The legs it left answer to nobody now (a late Complete finds no
+	// connected UE and is dropped quietly, ngap_handler.go).
+	ue.mob.releasing = nil
+	h := ue.mob.ho
+	if h == nil {
+		return
+	}
+	if h.kind == hoN2 {
+		n.undoPreparation(ue, h, ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUnspecified))
+	}
+	n.endHandover(ue, "source-lost")
 }

@@ -12,12 +12,13 @@ package amf
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 )
 
@@ -198,15 +199,17 @@ func (n *NF) sendPathSwitchFailure(g *gnb, amfUEID, ranUEID int64, released []ng
 }
 
 // allowedFor is the UE's Allowed NSSAI for the gNB (TS 38.413 9.3.1.31:
-// mandatory in the handover messages); a UE registered without one gets
-// its sessions' slices.
+// mandatory in the handover messages, 1-8 S-NSSAIs); a UE registered
+// without one gets its sessions' slices, each once.
 func (n *NF) allowedFor(ue *ueContext) []models.Snssai {
 	if len(ue.allowed) > 0 {
 		return ue.allowed
 	}
 	var out []models.Snssai
 	for _, s := range ue.pdu.sessions {
-		out = append(out, s.SNSSAI)
+		if len(out) < 8 && !slices.ContainsFunc(out, func(o models.Snssai) bool { return domain.SameModelSNSSAI(o, s.SNSSAI) }) {
+			out = append(out, s.SNSSAI)
+		}
 	}
 	return out
 }
@@ -230,5 +233,3 @@ func (n *NF) tellSMF(ue *ueContext, id int64, data models.SmfPduSessionSmContext
 		}
 	}, nil)
 }
-
-var errNoHandover = errors.New("no handover in this phase")
