@@ -70,11 +70,16 @@ type smContext struct {
 	releaseN2Done bool        // the gNB's PDU Session Resource Release Response seen (or no N2 resources)
 	releaseGuard  *time.Timer // T3592 of a Release Command
 
+	// everActive: the user plane was up once, so a gNB's refusal is of a
+	// reactivation (the session stays), not of the establishment.
+	everActive bool
 	// paging: a Downlink Data Report started a network-triggered service
 	// request that has not ended yet (pdu_paging.go, TS 23.502 4.2.3.3).
 	paging bool
-	// ho is the N2 handover in preparation (pdu_handover.go).
-	ho *handover
+	// ho is the N2 handover in preparation, fwd its indirect forwarding
+	// (pdu_handover.go).
+	ho  *handover
+	fwd forwarding
 }
 
 func (c *smContext) owner() string { return fmt.Sprintf("%s/%d", c.supi, c.psi) }

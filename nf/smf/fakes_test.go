@@ -214,20 +214,30 @@ type fakeCore struct {
 	// transferStatus is the AMF's answer to an N1N2MessageTransfer: 0 or
 	// 200 N1_N2_TRANSFER_INITIATED, 202 ATTEMPTING_TO_REACH_UE (paging),
 	// else a ProblemDetails with that status.
-	transferStatus int
+	// 409 is TEMPORARY_REJECT_REGISTRATION_ONGOING. The statuses given
+	// are used in turn, the last one from then on.
+	transferStatus []int
 }
 
-func (f *fakeCore) setTransferStatus(status int) {
+func (f *fakeCore) setTransferStatus(statuses ...int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.transferStatus = status
+	f.transferStatus = statuses
 }
 
 func (f *fakeCore) answerTransfer(w http.ResponseWriter) {
 	f.mu.Lock()
-	status := f.transferStatus
+	status := 0
+	if len(f.transferStatus) > 0 {
+		status = f.transferStatus[0]
+	}
+	if len(f.transferStatus) > 1 {
+		f.transferStatus = f.transferStatus[1:]
+	}
 	f.mu.Unlock()
 	switch status {
+	case 409:
+		sbi.WriteProblem(w, status, "TEMPORARY_REJECT_REGISTRATION_ONGOING", "")
 	case 0, 200:
 		sbi.WriteJSON(w, 200, models.N1N2MessageTransferRspData{Cause: models.N1N2MessageTransferCause_N1_N2_TRANSFER_INITIATED})
 	case 202:

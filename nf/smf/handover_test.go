@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
@@ -204,10 +205,12 @@ func TestN2HandoverDirectForwarding(t *testing.T) {
 }
 
 // N2 handover without a direct path: the source forwards to a UPF F-TEID
-// whose FAR sends into the target's forwarding tunnel; COMPLETED removes
-// those rules.
+// whose FAR sends into the target's forwarding tunnel. COMPLETED keeps
+// those rules for what the source still forwards (forwardingHold, here
+// longer than the test); the next handover's preparation removes them.
 func TestN2HandoverIndirectForwarding(t *testing.T) {
 	s := newTestSMF(t, sbi.NewTCP(), setup{})
+	s.nf.forwardingHold = time.Hour
 	ref := s.activeSession(t)
 	cmd := s.prepare(t, ref, false, ngapx.HandoverRequestAck{DL: targetTunnel, DLForwarding: &targetForward, QFIs: []uint8{1}})
 	if cmd.DLForwarding == nil || cmd.DLForwarding.IPv4.String() != upfN3 {
@@ -229,6 +232,14 @@ func TestN2HandoverIndirectForwarding(t *testing.T) {
 	}
 	s.complete(t, ref)
 	s.assertDownlinkTo(t, targetTunnel)
+	if _, ok := s.n4.far(t, farForwarding); !ok {
+		t.Fatal("forwarding removed at COMPLETED: what the source still forwards is lost")
+	}
+	rqd := build(t)(ngapx.BuildHandoverRequiredTransfer(true))
+	if a, _ := s.updated(t, ref, models.SmfPduSessionSmContextUpdateData{HoState: models.HoState_PREPARING, TargetId: targetID,
+		N2SmInfoType: models.N2SmInfoType_HANDOVER_REQUIRED}, rqd); a.status != 200 {
+		t.Fatalf("next PREPARING: %d", a.status)
+	}
 	s.assertNoForwarding(t)
 }
 
@@ -306,5 +317,24 @@ func TestN2HandoverFailures(t *testing.T) {
 	}
 	if a, _ := s.updated(t, ref, preparing, rqd); a.status != 409 {
 		t.Fatalf("PREPARING of an idle session: %d", a.status)
+	}
+}
+
+// A session the target gNB could not set up (the AMF relays the gNB's
+// Path Switch Request Setup Failed Transfer) loses its user plane but
+// stays: the downlink is buffered for paging.
+func TestPathSwitchSetupFailedDeactivates(t *testing.T) {
+	s := newTestSMF(t, sbi.NewTCP(), setup{})
+	ref := s.activeSession(t)
+	fail := build(t)(ngapx.BuildPathSwitchRequestSetupFailedTransfer(ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentRadioResourcesNotAvailable)))
+	a, up := s.updated(t, ref, models.SmfPduSessionSmContextUpdateData{N2SmInfoType: models.N2SmInfoType_PATH_SWITCH_SETUP_FAIL, FailedToBeSwitched: true}, fail)
+	if a.status != 200 || up.UpCnxState != models.UpCnxState_DEACTIVATED {
+		t.Fatalf("setup failed: %d %s", a.status, a.json)
+	}
+	if far := s.downlinkFAR(t); far.Action != rules.ActionBuffer|rules.ActionNotify {
+		t.Fatalf("downlink FAR %+v, want BUFF|NOCP", far)
+	}
+	if s.nf.ctxs.count() != 1 {
+		t.Fatal("the session was released")
 	}
 }

@@ -129,13 +129,14 @@ func TestPagingAndPathSwitchOverN4(t *testing.T) {
 
 // N2 handover with indirect forwarding over real N4: UPF-C chooses the
 // forwarding F-TEID the Handover Command Transfer names and installs the
-// access-to-access forwarding rules; COMPLETED removes them and moves the
-// downlink to the target.
+// access-to-access forwarding rules; COMPLETED moves the downlink to the
+// target, and the rules go when forwardingHold expired.
 func TestN2HandoverIndirectForwardingOverN4(t *testing.T) {
 	upf := startWireUPF(t)
 	client := pfcpx.NewClient(pfcpx.ClientConfig{NodeID: netip.MustParseAddr("127.0.0.1"), UDPAddr: "127.0.0.1:0", T1: 200 * time.Millisecond, N1: 3})
 	s := newTestSMF(t, sbi.NewTCP(), setup{n4: client})
 	s.nf.upf, s.wire = upf.addr(), upf
+	s.nf.forwardingHold = time.Millisecond
 	ref := s.activeSession(t)
 	cmd := s.prepare(t, ref, false, ngapx.HandoverRequestAck{DL: targetTunnel, DLForwarding: &targetForward, QFIs: []uint8{1}})
 	sessions, _ := upf.table.Sessions()
@@ -153,10 +154,13 @@ func TestN2HandoverIndirectForwardingOverN4(t *testing.T) {
 	if far := upf.downlinkFAR(t); far.OuterHeader == nil || far.OuterHeader.TEID != targetTunnel.TEID {
 		t.Fatalf("UPF-C's downlink FAR after the handover: %+v", far)
 	}
-	sessions, _ = upf.table.Sessions()
-	for _, p := range sessions[0].PDRs {
-		if p.ID == pdrForwarding {
-			t.Fatalf("forwarding PDR left after COMPLETED: %+v", p)
+	waitFor(t, "the forwarding PDR removed after the hold", func() bool {
+		sessions, _ := upf.table.Sessions()
+		for _, p := range sessions[0].PDRs {
+			if p.ID == pdrForwarding {
+				return false
+			}
 		}
-	}
+		return true
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
 	dto "github.com/prometheus/client_model/go"
 
@@ -242,4 +243,65 @@ func TestANReleaseWhilePagingRearmsReport(t *testing.T) {
 	}
 	s.n4.report(downlinkData(seid))
 	s.core.waitTransfer(t)
+}
+
+// The gNB refuses to set an idle session up again (PDU_RES_SETUP_FAIL
+// after ACTIVATING, or after paging): the session stays, deactivated and
+// buffering, and the next report pages again.
+func TestReactivationRefusedKeepsSession(t *testing.T) {
+	s := newTestSMF(t, sbi.NewTCP(), setup{})
+	ref, seid := s.idleSession(t, subscribed, 1)
+	fail, err := ngapx.BuildPDUSessionResourceSetupUnsuccessfulTransfer(ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUnspecified))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refuse := func() {
+		t.Helper()
+		a := s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{N2SmInfo: &models.RefToBinaryData{ContentId: "n2"},
+			N2SmInfoType: models.N2SmInfoType_PDU_RES_SETUP_FAIL}, n2Part(fail))
+		var up models.SmContextUpdatedData
+		if a.status != 200 || json.Unmarshal(a.json, &up) != nil || up.UpCnxState != models.UpCnxState_DEACTIVATED {
+			t.Fatalf("refused reactivation: %d %s", a.status, a.json)
+		}
+		if far := s.downlinkFAR(t); far.Action != rules.ActionBuffer|rules.ActionNotify || s.nf.ctxs.count() != 1 {
+			t.Fatalf("after the refusal: FAR %+v, %d contexts", far, s.nf.ctxs.count())
+		}
+	}
+	if a := s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{UpCnxState: models.UpCnxState_ACTIVATING}); a.status != 200 {
+		t.Fatalf("activating: %d", a.status)
+	}
+	refuse()
+	s.n4.report(downlinkData(seid))
+	s.core.waitTransfer(t)
+	refuse()
+	s.n4.report(downlinkData(seid))
+	s.core.waitTransfer(t)
+}
+
+// The AMF rejects the transfer for now (409, a registration in progress):
+// the SMF keeps the buffer and pages again after its guard timer (TS
+// 23.502 4.2.3.3 step 3b); after pagingRetries such answers it gives up
+// as on any failure.
+func TestPagingRetriedAfterTemporaryReject(t *testing.T) {
+	s := newTestSMF(t, sbi.NewTCP(), setup{})
+	s.nf.pagingGuard = time.Millisecond
+	_, seid := s.idleSession(t, subscribed, 1)
+	before := len(s.n4.modifications())
+	s.core.setTransferStatus(409, 202)
+	s.n4.report(downlinkData(seid))
+	s.core.waitTransfer(t)
+	s.core.waitTransfer(t) // the retry, answered 202: the AMF pages
+	if mods := s.n4.modifications()[before:]; len(mods) != 0 || s.reports(t, "failed") != 0 {
+		t.Fatalf("the buffer was touched after a temporary reject: %+v", mods)
+	}
+
+	_, seid2 := s.idleSession(t, subscribed, 2)
+	before = len(s.n4.modifications())
+	s.core.setTransferStatus(409)
+	s.n4.report(downlinkData(seid2))
+	for range pagingRetries + 1 {
+		s.core.waitTransfer(t)
+	}
+	waitFor(t, "paging given up after the retries", func() bool { return s.reports(t, "failed") == 1 })
+	assertDiscardedThenBuffered(t, s.n4.modifications()[before:])
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/free5gc/openapi/models"
 
@@ -36,10 +37,23 @@ type handover struct {
 	direct   bool
 	prepared bool         // the target acknowledged
 	targetDL ngapx.Tunnel // the target gNB's N3 tunnel
-	// indirect: the UPF forwards the source's data to the target; its
-	// forwarding rules go when the handover ends.
-	indirect bool
 }
+
+// forwarding is a session's indirect data forwarding at the UPF: its
+// rules stay from the handover's preparation until it is cancelled, or
+// for forwardingHold after it completed, so that what the source gNB
+// still forwards, and the End Marker it passes on, reach the target
+// (TS 23.502 4.9.1.3.3: the SMF releases the indirect forwarding
+// resources when its timer expires). gen tells the rules of one handover
+// from those of the next.
+type forwarding struct {
+	installed bool
+	gen       uint64
+}
+
+// forwardingHold is how long indirect forwarding outlives a completed
+// handover.
+const forwardingHold = 2 * time.Second
 
 // The rules of indirect data forwarding (TS 23.502 4.9.1.3.2 step 9a):
 // one PDR taking the source gNB's forwarded packets on an F-TEID the UPF
@@ -151,7 +165,8 @@ func (n *NF) forwarding(ctx context.Context, c *smContext, ack ngapx.HandoverReq
 		n.log.Warn("N2 handover without data forwarding", "supi", c.supi, "psi", c.psi, "err", err)
 		return ngapx.HandoverCommand{}
 	}
-	c.ho.indirect = true
+	c.fwd.installed = true
+	c.fwd.gen++
 	return ngapx.HandoverCommand{DLForwarding: &via, ForwardQFIs: qfis}
 }
 
@@ -189,22 +204,21 @@ func forwardingRemoved() *rules.Modification {
 }
 
 // handoverCompleted is TS 23.502 4.9.1.3.3 steps 6-7: the downlink goes
-// to the target gNB, End Markers into the source's tunnel, and the
-// forwarding rules go. If the UPF refuses, the session keeps the source
+// to the target gNB, End Markers into the source's tunnel; the forwarding
+// rules go after forwardingHold. If the UPF refuses, the session keeps the source
 // tunnel and the handover stays prepared (the AMF may cancel it).
 func (n *NF) handoverCompleted(ctx context.Context, c *smContext) (updateAnswer, error) {
 	if c.ho == nil || !c.ho.prepared {
 		return updateAnswer{}, sbi.Rejectf(http.StatusConflict, "HANDOVER_NOT_PREPARED", "no prepared handover for the PDU session")
 	}
-	m := downlinkSwitched(c.ho.targetDL)
-	if c.ho.indirect {
-		m.Remove = forwardingRemoved().Remove
-	}
-	if err := n.modifyN4(ctx, c, m); err != nil {
+	if err := n.modifyN4(ctx, c, downlinkSwitched(c.ho.targetDL)); err != nil {
 		return updateAnswer{}, sbiN4Error("N4 session modification (handover to the target)", err)
 	}
 	n.log.Debug("N2 handover completed", "supi", c.supi, "psi", c.psi, "from", c.dl.IPv4, "to", c.ho.targetDL.IPv4)
 	c.dl, c.ho = c.ho.targetDL, nil
+	if c.fwd.installed {
+		n.removeForwardingLater(c, c.fwd.gen)
+	}
 	return updateAnswer{hoState: models.HoState_COMPLETED, upCnx: models.UpCnxState_ACTIVATED}, nil
 }
 
@@ -220,16 +234,41 @@ func (n *NF) handoverRefused(ctx context.Context, c *smContext, n2 []byte) (upda
 
 // endHandover forgets c's handover and the UPF's forwarding rules.
 func (n *NF) endHandover(ctx context.Context, c *smContext, why string) {
+	n.removeForwarding(ctx, c)
 	if c.ho == nil {
 		return
 	}
-	if c.ho.indirect {
-		if err := n.modifyN4(ctx, c, forwardingRemoved()); err != nil {
-			n.log.Warn("N4 session modification (remove forwarding)", "supi", c.supi, "psi", c.psi, "err", err)
-		}
-	}
 	n.log.Debug("N2 handover ended", "supi", c.supi, "psi", c.psi, "reason", why)
 	c.ho = nil
+}
+
+// removeForwarding takes the indirect forwarding rules away, if any.
+func (n *NF) removeForwarding(ctx context.Context, c *smContext) {
+	if !c.fwd.installed {
+		return
+	}
+	c.fwd.installed = false
+	if err := n.modifyN4(ctx, c, forwardingRemoved()); err != nil {
+		n.log.Warn("N4 session modification (remove forwarding)", "supi", c.supi, "psi", c.psi, "err", err)
+	}
+}
+
+// removeForwardingLater removes the forwarding rules of generation gen
+// after forwardingHold, unless they went already (a new handover, the
+// session released).
+func (n *NF) removeForwardingLater(c *smContext, gen uint64) {
+	time.AfterFunc(n.forwardingHold, func() {
+		if n.stop.Err() != nil {
+			return
+		}
+		n.background(func(ctx context.Context) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.state != stateReleased && c.fwd.installed && c.fwd.gen == gen {
+				n.removeForwarding(ctx, c)
+			}
+		})
+	})
 }
 
 // sbiN4Error is a UPF failure as the SBI answer (500 with the detail).

@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/free5gc/openapi/models"
 
@@ -30,6 +31,15 @@ const (
 )
 
 const n1n2FailurePath = callbackPrefix + "n1n2-failure/"
+
+// After a temporary reject (the UE is registering or being handed over,
+// TS 29.518 6.1.3.5.3.1 409) the SMF pages again when its guard timer
+// expires (TS 23.502 4.2.3.3 step 3b: "locally configured"), keeping the
+// UPF's buffer, at most pagingRetries times.
+const (
+	pagingGuard   = time.Second
+	pagingRetries = 3
+)
 
 // handleReport is the SMF's rules.ReportHandler (TS 23.502 4.2.3.3 steps
 // 2a-2b): the answer goes back to the UPF at once; the transfer to the
@@ -52,7 +62,7 @@ func (n *NF) handleReport(_ context.Context, upf string, r *rules.Report) uint8 
 		return pfcpCauseSessionNotFound
 	case start:
 		n.m.paging("reported")
-		n.background(func(ctx context.Context) { n.page(ctx, c) })
+		n.background(func(ctx context.Context) { n.page(ctx, c, 0) })
 	default:
 		n.m.paging("suppressed")
 	}
@@ -76,8 +86,9 @@ func (n *NF) startPaging(c *smContext) (start, gone bool) {
 	return true, false
 }
 
-// page is step 3a: N1N2MessageTransfer with the setup request transfer.
-func (n *NF) page(ctx context.Context, c *smContext) {
+// page is step 3a: N1N2MessageTransfer with the setup request transfer;
+// retries counts the temporary rejects before it.
+func (n *NF) page(ctx context.Context, c *smContext, retries int) {
 	c.mu.Lock()
 	m, err := n.pagingTransfer(c)
 	c.mu.Unlock()
@@ -89,6 +100,9 @@ func (n *NF) page(ctx context.Context, c *smContext) {
 	switch {
 	case err != nil && n.stop.Err() != nil:
 		return
+	case temporaryReject(err) && retries < pagingRetries:
+		n.log.Debug("N1N2MessageTransfer temporarily rejected: paging again later", "supi", c.supi, "psi", c.psi, "err", err)
+		n.pageLater(c, retries+1)
 	case err != nil:
 		// TS 29.518 5.2.2.3.1.3: e.g. 404 (UE unknown), 409 (UE not
 		// reachable now), 504 (UE not reachable): as a paging failure.
@@ -100,6 +114,32 @@ func (n *NF) page(ctx context.Context, c *smContext) {
 		// does not apply) and its answer activates it.
 		n.log.Debug("N1N2MessageTransfer initiated", "supi", c.supi, "psi", c.psi, "cause", cause)
 	}
+}
+
+// temporaryReject: the AMF cannot page now but may soon (TS 29.518
+// 6.1.3.5.3.1 table 6.1.3.5.3.1-3, 409).
+func temporaryReject(err error) bool {
+	switch sbi.CauseOf(err) {
+	case "TEMPORARY_REJECT_REGISTRATION_ONGOING", "TEMPORARY_REJECT_HANDOVER_ONGOING":
+		return true
+	}
+	return false
+}
+
+// pageLater pages c again after the guard, unless the attempt ended
+// meanwhile (the UE came back, the session went).
+func (n *NF) pageLater(c *smContext, retries int) {
+	time.AfterFunc(n.pagingGuard, func() {
+		if n.stop.Err() != nil {
+			return
+		}
+		c.mu.Lock()
+		still := c.paging && c.state == stateInactive
+		c.mu.Unlock()
+		if still {
+			n.background(func(ctx context.Context) { n.page(ctx, c, retries) })
+		}
+	})
 }
 
 // pagingTransfer is the N1N2MessageTransfer for c (TS 29.518 6.1.6.2.3):

@@ -48,6 +48,17 @@ func (n *NF) pathSwitch(ctx context.Context, c *smContext, n2 []byte) (updateAns
 	return updateAnswer{upCnx: models.UpCnxState_ACTIVATED, n2: ack, n2Type: models.N2SmInfoType_PATH_SWITCH_REQ_ACK}, nil
 }
 
+// pathSwitchSetupFailed is a session the target gNB could not set up
+// (TS 23.502 4.9.1.2.2 step 1a; TS 29.502 5.2.2.3.6, failedToBeSwitched):
+// its user plane is deactivated as at an AN release, so the session
+// stays and downlink data pages it back through the AMF.
+func (n *NF) pathSwitchSetupFailed(ctx context.Context, c *smContext, n2 []byte) (updateAnswer, error) {
+	cause, err := ngapx.ParsePathSwitchRequestSetupFailedTransfer(n2)
+	n.log.Info("target gNB could not set the PDU session up: user plane deactivated", "supi", c.supi, "psi", c.psi,
+		"cause", ngapx.CauseString(&cause), "err", err)
+	return n.deactivate(ctx, c)
+}
+
 // pathSwitchFailed answers with Path Switch Request Setup Failed Transfer
 // and its cause; its octets are those of Path Switch Request Unsuccessful
 // Transfer (both TS 38.413 SEQUENCE {cause, extensions}), which the AMF

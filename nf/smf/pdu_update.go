@@ -52,6 +52,9 @@ func (n *NF) updateN2(ctx context.Context, c *smContext, t models.N2SmInfoType, 
 		return n.activated(ctx, c, n2)
 	case models.N2SmInfoType_PDU_RES_SETUP_FAIL:
 		cause, err := ngapx.ParsePDUSessionResourceSetupUnsuccessfulTransfer(n2)
+		if c.everActive {
+			return n.reactivationRefused(ctx, c, ngapx.CauseString(&cause))
+		}
 		n.log.Warn("gNB refused the PDU session", "supi", c.supi, "psi", c.psi, "cause", ngapx.CauseString(&cause), "err", err)
 		n.background(func(ctx context.Context) { n.releaseLocally(ctx, c, "gNB refused the resources") })
 		return updateAnswer{}, nil
@@ -68,6 +71,8 @@ func (n *NF) updateN2(ctx context.Context, c *smContext, t models.N2SmInfoType, 
 		return updateAnswer{}, n.modified(ctx, c, nil, pendingQFIs(c))
 	case models.N2SmInfoType_PATH_SWITCH_REQ:
 		return n.pathSwitch(ctx, c, n2)
+	case models.N2SmInfoType_PATH_SWITCH_SETUP_FAIL:
+		return n.pathSwitchSetupFailed(ctx, c, n2)
 	case models.N2SmInfoType_HANDOVER_RES_ALLOC_FAIL:
 		return n.handoverRefused(ctx, c, n2)
 	}
@@ -90,7 +95,7 @@ func (n *NF) activated(ctx context.Context, c *smContext, n2 []byte) (updateAnsw
 	}
 	// A paging attempt ends here too (TS 23.502 4.2.3.3 step 5 runs 4.2.3.2
 	// steps 12-17): the UPF sends what it buffered, then new data.
-	c.dl, c.state, c.paging = rsp.DL, stateActive, false
+	c.dl, c.state, c.paging, c.everActive = rsp.DL, stateActive, false, true
 	n.log.Debug("PDU session active", "supi", c.supi, "psi", c.psi, "gnb", rsp.DL.IPv4, "dl_teid", rsp.DL.TEID)
 	return updateAnswer{upCnx: models.UpCnxState_ACTIVATED}, nil
 }
@@ -114,6 +119,20 @@ func (n *NF) deactivate(ctx context.Context, c *smContext) (updateAnswer, error)
 	}
 	c.dl, c.state = ngapx.Tunnel{}, stateInactive
 	n.endHandover(ctx, c, "AN released") // a handover in preparation cannot complete
+	return updateAnswer{upCnx: models.UpCnxState_DEACTIVATED}, nil
+}
+
+// reactivationRefused: the gNB could not set the user plane up again
+// (service request or paging, TS 23.502 4.2.3.2 step 12): the session
+// stays with its user plane deactivated (TS 29.502 5.2.2.3.2.2), the
+// downlink FAR written again so the UPF reports the next packet.
+func (n *NF) reactivationRefused(ctx context.Context, c *smContext, cause string) (updateAnswer, error) {
+	n.log.Info("gNB refused to reactivate the PDU session: it stays deactivated", "supi", c.supi, "psi", c.psi, "cause", cause)
+	c.paging = false
+	if err := n.modifyN4(ctx, c, downlinkBuffered()); err != nil {
+		return updateAnswer{}, fmt.Errorf("N4 session modification (reactivation refused): %w", err)
+	}
+	c.dl, c.state = ngapx.Tunnel{}, stateInactive
 	return updateAnswer{upCnx: models.UpCnxState_DEACTIVATED}, nil
 }
 
