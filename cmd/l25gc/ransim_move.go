@@ -89,6 +89,10 @@ func (m *moveFlags) listen(ctx context.Context, port int) error {
 		if err := g.UserPlane().Listen(port); err != nil {
 			return err
 		}
+		// The lab's N3 link: the ARP request the Echo then makes teaches
+		// UPF-U this gNB's address (ransim.ForgetN3Neighbours). No lab
+		// link (a remote core's UPF): nothing to forget.
+		_ = ransim.ForgetN3Neighbours(node.LabN3Peer)
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		_, err := g.UserPlane().Ping(pctx, upf.Addr())
 		cancel()

@@ -154,8 +154,9 @@ func handoverRuns(ctx context.Context, o HandoverOptions, amf, mode string) ([]H
 
 // connectHandoverGNBs connects gNB 1 and 2, the second at the next N3
 // address, which the lab's N3 link gets first, opens both N3 sockets and
-// pings UPF-U from each (GTP-U Echo), so that UPF-U knows both gNBs' link
-// addresses before the measured moves.
+// pings UPF-U from each (GTP-U Echo) after the host forgot UPF-U's link
+// address, so that UPF-U learns both gNBs' from the ARP requests before
+// the measured moves.
 func connectHandoverGNBs(ctx context.Context, gcfg ransim.GNBConfig, upf netip.Addr) ([]*ransim.GNB, error) {
 	second := ransim.NthN3(gcfg.N3, 1)
 	if err := ransim.AddN3Address(node.LabN3Peer, second, 24); err != nil {
@@ -167,6 +168,9 @@ func connectHandoverGNBs(ctx context.Context, gcfg ransim.GNBConfig, upf netip.A
 	}
 	for _, g := range gnbs {
 		if err = g.UserPlane().Listen(gtpu.Port); err == nil {
+			err = ransim.ForgetN3Neighbours(node.LabN3Peer)
+		}
+		if err == nil {
 			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			_, err = g.UserPlane().Ping(pctx, upf)
 			cancel()
