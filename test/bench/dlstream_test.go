@@ -37,3 +37,19 @@ func TestStreamCountsLostAndReorderedFromTheFirstPacket(t *testing.T) {
 		t.Fatalf("counts %+v, want %+v (seq 6 lost, 4 late)", got, want)
 	}
 }
+
+// Whatever a tunnel delivers (it comes from the network), the stream's
+// reader never panics and reads only its own datagrams.
+func FuzzStreamSeq(f *testing.F) {
+	f.Add(streamPacket(7))
+	f.Add([]byte{0x4f, 0, 0, 0, 0, 0, 0, 0, 0, 17})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, pkt []byte) {
+		if _, ok := streamSeq(pkt); ok {
+			ihl := int(pkt[0]&0x0F) * 4
+			if len(pkt) < ihl+24 || [4]byte(pkt[ihl+8:ihl+12]) != streamMagic {
+				t.Fatalf("read a sequence number from %x, which holds no stream datagram", pkt)
+			}
+		}
+	})
+}
