@@ -138,6 +138,9 @@ func streamSeq(pkt []byte) (int64, bool) {
 		return 0, false
 	}
 	ihl := int(pkt[0]&0x0F) * 4
+	if ihl < 20 {
+		return 0, false // RFC 791: IHL is at least 5 words
+	}
 	p := pkt[min(ihl+8, len(pkt)):]
 	if len(p) < 16 || [4]byte(p[:4]) != streamMagic {
 		return 0, false
