@@ -264,6 +264,9 @@ func TestN2Handover(t *testing.T) {
 	}
 	rel := g.expect("UEContextReleaseCommand")
 	wantCause(t, rel, ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentSuccessfulHandover))
+	// A status transfer the source sent before it heard of its release
+	// is dropped quietly (checked by g.quiet below).
+	g.send(must2(t)(ngapx.BuildUplinkRANStatusTransfer(ngapx.RANStatusTransfer{UEIDs: ngapx.UEIDs{AMFUEID: ue.amfID, RANUEID: 1}, Container: counts})))
 	g.send(releaseComplete(t, ue.amfID, 1))
 
 	ue.deregisterVia(g2, 60)
@@ -321,7 +324,8 @@ func TestN2HandoverTargetFailure(t *testing.T) {
 // Handover Preparation Failure, the SMF cancels, the target is told to
 // release what it may have set up, and the UE stays with the source.
 func TestN2HandoverTargetSilent(t *testing.T) {
-	h, g := newSetUpHarness(t, func(c *config.Config) { c.AMF.NGAP.TNGRELOCprep = 100 * time.Millisecond })
+	// Long enough for the SMF's answer and the Handover Request on a loaded machine.
+	h, g := newSetUpHarness(t, func(c *config.Config) { c.AMF.NGAP.TNGRELOCprep = time.Second })
 	smf, _ := h.withSMF()
 	ue := h.newUE(g, "0000000306", 1)
 	establishOn(t, h, g, ue, smf, 5)
@@ -335,19 +339,11 @@ func TestN2HandoverTargetSilent(t *testing.T) {
 	h.wantMetric("l25gc_amf_handovers_total", map[string]string{"kind": "n2", "outcome": "failed", "reason": "prep-timeout"}, 1, "timed-out preparations")
 }
 
-// establishOn brings a registered UE's PDU session up on g with the fake SMF.
+// establishOn registers the UE on g and brings its PDU session up with the fake SMF.
 func establishOn(t *testing.T, h *harness, g *gnbSide, ue *testUE, smf *fakeSMF, id uint8) {
 	t.Helper()
 	ue.register()
-	ue.requestSession(id, &slice1, "internet")
-	smf.expect("create")
-	req, parts := transferRequest(int32(id), models.AmfCommunicationNgapIeType_PDU_RES_SETUP_REQ, []byte{0x2e, id, 1, 0xc2}, []byte{9})
-	if w, p := h.n1n2(ue.supi, req, parts...); w.Code != 200 {
-		t.Fatalf("%d %+v", w.Code, p)
-	}
-	g.readSessionRequest("PDUSessionResourceSetupRequest")
-	g.send(setupResponse(t, ue.amfID, ue.ranID, map[int64][]byte{int64(id): {1}}, nil))
-	smf.expect("modify")
+	addSession(t, h, g, ue, smf, id)
 }
 
 // A target the AMF has no association with: Handover Preparation Failure
@@ -509,4 +505,63 @@ func securityCapsOf(raw []byte) ngapx.SecurityCapabilities {
 	enc, integ := c.NRBits()
 	eenc, einteg := c.EUTRABits()
 	return ngapx.SecurityCapabilities{NREncryption: enc, NRIntegrity: integ, EUTRAEncryption: eenc, EUTRAIntegrity: einteg}
+}
+
+// An SMF's N2 SM information for a UE in handover preparation is rejected
+// for now (409 TEMPORARY_REJECT_HANDOVER_ONGOING, TS 29.518 5.2.2.3.1)
+// rather than sent to a source about to lose the UE.
+func TestTransferDuringHandoverIsRejectedForNow(t *testing.T) {
+	h, g, ue, smf := establishedUE(t, "0000000312", 5)
+	g2 := h.connectTarget()
+	prepareN2(t, g, g2, ue, smf, 5)
+	req, parts := transferRequest(5, models.AmfCommunicationNgapIeType_PDU_RES_MOD_REQ, nil, []byte{1, 2})
+	w, p := h.n1n2(ue.supi, req, parts...)
+	if w.Code != 409 || p.Cause != "TEMPORARY_REJECT_HANDOVER_ONGOING" {
+		t.Fatalf("transfer during handover: %d %+v", w.Code, p)
+	}
+	g.quiet()
+}
+
+// A Path Switch Request without its User Location Information (mandatory,
+// TS 38.413 9.2.3.8) is refused with Path Switch Request Failure, the
+// sessions released with a protocol cause; the UE stays with the source.
+func TestPathSwitchMalformed(t *testing.T) {
+	h, g, ue, smf := establishedUE(t, "0000000313", 5)
+	g2 := h.connectTarget()
+	pdu, err := ngapx.Decode(pathSwitch(t, ue.amfID, 54, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := pdu.InitiatingMessage.Value.PathSwitchRequest
+	kept := m.ProtocolIEs.List[:0]
+	for _, ie := range m.ProtocolIEs.List {
+		if ie.Value.UserLocationInformation == nil {
+			kept = append(kept, ie)
+		}
+	}
+	m.ProtocolIEs.List = kept
+	g2.send(must2(t)(ngapx.Encode(pdu)))
+	f, err := ngapx.ParsePathSwitchRequestFailure(g2.expectPDU("PathSwitchRequestFailure"))
+	if err != nil || f.AMFUEID != ue.amfID || f.RANUEID != 54 || len(f.Released) != 1 {
+		t.Fatalf("failure %+v, %v", f, err)
+	}
+	if c, err := ngapx.ParsePathSwitchRequestSetupFailedTransfer(f.Released[0].Transfer); err != nil || c.Protocol == nil {
+		t.Fatalf("released with %+v, %v", c, err)
+	}
+	ue.deregisterVia(g, 1)
+	smf.expect("release")
+	smf.none()
+}
+
+// A Handover Required naming none of the UE's PDU sessions fails at once
+// (unknown PDU session ID); no SMF and no target is asked.
+func TestN2HandoverOfNoKnownSession(t *testing.T) {
+	h, g, ue, smf := establishedUE(t, "0000000314", 5)
+	g2 := h.connectTarget()
+	g.send(n2Required(t, ue, 9, targetGNB))
+	wantCause(t, g.expect("HandoverPreparationFailure"), ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUnknownPDUSessionID))
+	ue.deregisterVia(g, 1)
+	smf.expect("release")
+	smf.none()
+	g2.quiet()
 }

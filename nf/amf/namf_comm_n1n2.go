@@ -168,6 +168,9 @@ func (n *NF) transfer(ue *ueContext, t transfer) transferVerdict {
 		// transfer for now.
 		return transferVerdict{http.StatusConflict, causeTemporaryRejectRegistration, "registration in progress (" + ue.state.String() + ")"}
 	}
+	if v, held := handoverHolds(ue, t); held {
+		return v // ngap_handover_common.go
+	}
 	s := ue.pdu.get(t.id)
 	if s == nil {
 		return transferVerdict{http.StatusNotFound, sbi.CauseContextNotFound, "no PDU session " + strconv.Itoa(int(t.id)) + " for " + ue.supi}

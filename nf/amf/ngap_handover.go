@@ -63,7 +63,11 @@ func (n *NF) onHandoverRequired(g *gnb, ue *ueContext, pdu *ngapType.NGAPPDU, s 
 	for _, t := range req.Sessions {
 		n.askPreparing(ue, h, t)
 	}
-	if h.pending == 0 {
+	switch {
+	case len(h.sessions) == 0:
+		// TS 23.502 4.9.1.3.2: nothing of the UE's to hand over.
+		n.failPreparation(ue, ngapx.CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUnknownPDUSessionID), "no-session")
+	case h.pending == 0:
 		n.onSMFsPreparing(ue, h)
 	}
 	return nil
@@ -336,8 +340,8 @@ func (n *NF) onHandoverNotify(g *gnb, ue *ueContext, pdu *ngapType.NGAPPDU, s ng
 	for _, t := range h.inHandover() {
 		n.tellSMF(ue, t.ID, models.SmfPduSessionSmContextUpdateData{HoState: models.HoState_COMPLETED, UeLocation: locationAt(cell.TAI)}, nil)
 	}
-	n.endHandover(ue, "")
 	n.moveTo(ue, h.target, cell.TAI)
+	n.endHandover(ue, "")
 	return nil
 }
 

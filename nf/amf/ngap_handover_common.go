@@ -16,6 +16,7 @@ package amf
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/free5gc/ngap/ngapType"
@@ -146,6 +147,14 @@ var handoverProcedures = map[int64]bool{
 // the procedures of TS 38.413 8.4, and the UE Context Release Complete of
 // a leg the UE left. handled is false for every other message.
 func (n *NF) onMobility(g *gnb, ue *ueContext, pdu *ngapType.NGAPPDU, s ngapx.Summary) (handled bool, err error) {
+	if ue != nil && n.fromLeftLeg(ue, leg{g.id, s.RANUEID}) && s.Procedure != ngapType.ProcedureCodeUEContextRelease {
+		// A message the source sent before it heard of its release
+		// (e.g. a late Uplink RAN Status Transfer, TS 38.413 8.4.6): the
+		// UE is no longer there, so it is dropped, and no Error
+		// Indication adds noise to the release.
+		n.log.Debug("message from a connection the UE left dropped", "amfUeNgapId", ue.amfID, "message", s.Name)
+		return true, nil
+	}
 	if handoverProcedures[s.Procedure] {
 		return true, n.onHandoverMessage(g, ue, pdu, s)
 	}
@@ -256,6 +265,19 @@ func (n *NF) rememberReleasing(ue *ueContext, l leg) {
 		ue.mob.releasing = ue.mob.releasing[1:]
 	}
 	ue.mob.releasing = append(ue.mob.releasing, l)
+}
+
+// fromLeftLeg says whether from is a connection the UE left and is being released.
+func (n *NF) fromLeftLeg(ue *ueContext, from leg) bool {
+	if from == (leg{ue.gnbID, ue.ranID}) {
+		return false
+	}
+	for _, l := range ue.mob.releasing {
+		if l.gnbID == from.gnbID && l.ranID == from.ranID {
+			return true
+		}
+	}
+	return false
 }
 
 // leftLegReleased consumes the UE Context Release Complete of a leg the UE
@@ -415,6 +437,20 @@ func unsuccessfulTransfer(cause ngapType.Cause) []byte {
 		return nil
 	}
 	return b
+}
+
+// causeTemporaryRejectHandover is TS 29.518 table 6.1.3.5.3.1-3's 409 cause.
+const causeTemporaryRejectHandover = "TEMPORARY_REJECT_HANDOVER_ONGOING"
+
+// handoverHolds: N2 SM information for a UE in a handover is rejected for
+// now (TS 23.502 4.9.1.3.2 and 4.9.1.2.1, TS 29.518 5.2.2.3.1: 409
+// TEMPORARY_REJECT_HANDOVER_ONGOING); the SMF sends it again once the
+// handover is over. A 5GSM message alone still goes to the UE.
+func handoverHolds(ue *ueContext, t transfer) (transferVerdict, bool) {
+	if ue.mob.ho == nil || t.n2 == nil {
+		return transferVerdict{}, false
+	}
+	return transferVerdict{http.StatusConflict, causeTemporaryRejectHandover, string(ue.mob.ho.kind) + " handover in progress"}, true
 }
 
 // abandonHandover: the UE lost its connection to the source (released,

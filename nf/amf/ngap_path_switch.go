@@ -25,8 +25,16 @@ import (
 func (n *NF) onPathSwitchRequest(g *gnb, ue *ueContext, pdu *ngapType.NGAPPDU, s ngapx.Summary) error {
 	req, err := ngapx.ParsePathSwitchRequest(pdu)
 	if err != nil {
-		// TS 38.413 10.3.5: a mandatory IE missing or malformed.
-		return protocolError(s, ngapType.CauseProtocolPresentAbstractSyntaxErrorReject, err)
+		// TS 38.413 10.3.4.2, 10.3.5: a mandatory IE missing or malformed
+		// gets the procedure's failure when it can name the sessions it
+		// refuses, else Error Indication.
+		if len(req.ToSwitch) == 0 || req.RANUEID < 0 {
+			return protocolError(s, ngapType.CauseProtocolPresentAbstractSyntaxErrorReject, err)
+		}
+		n.log.Info("Path Switch Request malformed", "gnb", g.id, "sourceAmfUeNgapId", req.SourceAMFUEID, "err", err)
+		n.sendPathSwitchFailure(g, req.SourceAMFUEID, req.RANUEID,
+			sessionsOf(req.ToSwitch, ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorReject)))
+		return nil
 	}
 	if why := n.pathSwitchRefusal(g, ue, req); why != "" {
 		n.metrics.handovers.WithLabelValues(string(hoXn), "attempted", "").Inc()
@@ -171,8 +179,8 @@ func (n *NF) finishPathSwitch(ue *ueContext, h *handover) {
 		n.failPathSwitch(ue, h, err)
 		return
 	}
-	n.endHandover(ue, "")
 	n.moveTo(ue, h.target, h.targetTAI)
+	n.endHandover(ue, "")
 }
 
 // failPathSwitch: the AMF could not answer the switch it made (its own

@@ -75,7 +75,8 @@ type smContext struct {
 	everActive bool
 	// paging: a Downlink Data Report started a network-triggered service
 	// request that has not ended yet (pdu_paging.go, TS 23.502 4.2.3.3).
-	paging bool
+	paging    bool
+	pagingGen uint64 // counts the attempts, so a timer ends only its own
 	// ho is the N2 handover in preparation, fwd its indirect forwarding
 	// (pdu_handover.go).
 	ho  *handover

@@ -428,6 +428,7 @@ func newTestSMF(t *testing.T, tr sbi.Transport, s setup) *testSMF {
 	if err != nil {
 		t.Fatal(err)
 	}
+	n.discardHold = time.Millisecond
 	t.Cleanup(func() { n.Stop(context.Background()) })
 	return &testSMF{nf: n, url: nrftest.Serve(t, tr, n.Handler()), http: sbitest.HTTPClient(tr), core: core, n4: n4,
 		amfURL: amfURL, amfID: amf.NfInstanceId}

@@ -172,7 +172,7 @@ func TestPagingFailureNotificationDiscardsBuffer(t *testing.T) {
 	if a.status != 204 {
 		t.Fatalf("failure notification: %d %s", a.status, a.json)
 	}
-	assertDiscardedThenBuffered(t, s.n4.modifications()[before:])
+	s.assertDiscardedThenBuffered(t, before)
 	s.n4.report(downlinkData(seid))
 	s.core.waitTransfer(t)
 	if a := s.post(t, callbackPrefix+"n1n2-failure/nosuchref", models.N1N2MsgTxfrFailureNotification{Cause: models.N1N2MessageTransferCause_UE_NOT_RESPONDING}); a.status != 404 {
@@ -180,7 +180,15 @@ func TestPagingFailureNotificationDiscardsBuffer(t *testing.T) {
 	}
 }
 
-func assertDiscardedThenBuffered(t *testing.T, mods []rules.Modification) {
+// assertDiscardedThenBuffered waits for the re-arm after the discard
+// (discardHold) and checks the two modifications.
+func (s *testSMF) assertDiscardedThenBuffered(t *testing.T, before int) {
+	t.Helper()
+	waitFor(t, "the downlink FAR buffering again", func() bool { return len(s.n4.modifications()) >= before+2 })
+	checkDiscardedThenBuffered(t, s.n4.modifications()[before:])
+}
+
+func checkDiscardedThenBuffered(t *testing.T, mods []rules.Modification) {
 	t.Helper()
 	if len(mods) != 2 || len(mods[0].Update.FARs) != 1 || len(mods[1].Update.FARs) != 1 ||
 		mods[0].Update.FARs[0].Action != rules.ActionDrop || mods[1].Update.FARs[0].Action != rules.ActionBuffer|rules.ActionNotify {
@@ -198,7 +206,7 @@ func TestPagingRefusedByAMF(t *testing.T) {
 	s.n4.report(downlinkData(seid))
 	s.core.waitTransfer(t)
 	waitFor(t, "the buffer discarded after the refusal", func() bool { return s.reports(t, "failed") == 1 })
-	assertDiscardedThenBuffered(t, s.n4.modifications()[before:])
+	s.assertDiscardedThenBuffered(t, before)
 	s.core.setTransferStatus(202)
 	if cause := s.n4.report(downlinkData(seid)); cause != pfcpCauseAccepted {
 		t.Fatalf("report after the failure: cause %d", cause)
@@ -242,6 +250,19 @@ func TestANReleaseWhilePagingRearmsReport(t *testing.T) {
 		t.Fatalf("modifications %+v, want the downlink FAR at BUFF|NOCP again", mods)
 	}
 	s.n4.report(downlinkData(seid))
+	s.core.waitTransfer(t)
+
+	// Paged, the UE's Service Request made the AMF ask ACTIVATING, and the
+	// UE was lost before the gNB answered: the AN release ends the attempt.
+	if a := s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{UpCnxState: models.UpCnxState_ACTIVATING}); a.status != 200 {
+		t.Fatalf("activating: %d", a.status)
+	}
+	if a := s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{UpCnxState: models.UpCnxState_DEACTIVATED}); a.status != 200 {
+		t.Fatalf("deactivation after ACTIVATING: %d", a.status)
+	}
+	if cause := s.n4.report(downlinkData(seid)); cause != pfcpCauseAccepted || s.reports(t, "reported") != 3 {
+		t.Fatalf("report after the second AN release: cause %d, %v pagings, want 3", cause, s.reports(t, "reported"))
+	}
 	s.core.waitTransfer(t)
 }
 
@@ -303,5 +324,22 @@ func TestPagingRetriedAfterTemporaryReject(t *testing.T) {
 		s.core.waitTransfer(t)
 	}
 	waitFor(t, "paging given up after the retries", func() bool { return s.reports(t, "failed") == 1 })
-	assertDiscardedThenBuffered(t, s.n4.modifications()[before:])
+	s.assertDiscardedThenBuffered(t, before)
+}
+
+// An AMF that accepted the transfer (202) and then lost the attempt (it
+// restarted) never reports an outcome: after pagingTimeout the SMF ends
+// the attempt as failed, and the next packet pages again.
+func TestPagingWithoutOutcomeTimesOut(t *testing.T) {
+	s := newTestSMF(t, sbi.NewTCP(), setup{})
+	s.nf.pagingTimeout = time.Millisecond
+	_, seid := s.idleSession(t, subscribed, 1)
+	before := len(s.n4.modifications())
+	s.core.setTransferStatus(202)
+	s.n4.report(downlinkData(seid))
+	s.core.waitTransfer(t)
+	waitFor(t, "the attempt ended", func() bool { return s.reports(t, "failed") == 1 })
+	s.assertDiscardedThenBuffered(t, before)
+	s.n4.report(downlinkData(seid))
+	s.core.waitTransfer(t)
 }

@@ -83,6 +83,7 @@ func (n *NF) startPaging(c *smContext) (start, gone bool) {
 		return false, false
 	}
 	c.paging = true
+	c.pagingGen++
 	return true, false
 }
 
@@ -91,6 +92,7 @@ func (n *NF) startPaging(c *smContext) (start, gone bool) {
 func (n *NF) page(ctx context.Context, c *smContext, retries int) {
 	c.mu.Lock()
 	m, err := n.pagingTransfer(c)
+	gen := c.pagingGen
 	c.mu.Unlock()
 	if err != nil {
 		n.pagingFailed(ctx, c, err.Error())
@@ -109,11 +111,37 @@ func (n *NF) page(ctx context.Context, c *smContext, retries int) {
 		n.pagingFailed(ctx, c, fmt.Sprintf("N1N2MessageTransfer: %v", err))
 	case cause == models.N1N2MessageTransferCause_ATTEMPTING_TO_REACH_UE:
 		n.log.Debug("AMF pages the UE", "supi", c.supi, "psi", c.psi)
+		n.supervisePaging(c, gen)
 	default:
 		// The UE was CM-CONNECTED: the gNB sets the session up (step 3b
 		// does not apply) and its answer activates it.
 		n.log.Debug("N1N2MessageTransfer initiated", "supi", c.supi, "psi", c.psi, "cause", cause)
+		n.supervisePaging(c, gen)
 	}
+}
+
+// pagingTimeout bounds a paging attempt the AMF accepted: well beyond the
+// AMF's own end of it (T3513 x (1 + retransmissions), 6 s by default,
+// then its failure notification) and a Service Request, so only an AMF
+// that lost the attempt (restarted, crashed) hits it. Without it such a
+// session would stay marked as paging and never page again.
+const pagingTimeout = 30 * time.Second
+
+// supervisePaging ends attempt gen of c as failed if it has neither
+// activated the session nor failed after pagingTimeout.
+func (n *NF) supervisePaging(c *smContext, gen uint64) {
+	time.AfterFunc(n.pagingTimeout, func() {
+		if n.stop.Err() != nil {
+			return
+		}
+		n.background(func(ctx context.Context) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.paging && c.pagingGen == gen {
+				n.endPaging(ctx, c, "no outcome from the AMF within "+n.pagingTimeout.String())
+			}
+		})
+	})
 }
 
 // temporaryReject: the AMF cannot page now but may soon (TS 29.518
@@ -161,12 +189,18 @@ func (n *NF) pagingTransfer(c *smContext) (n1n2, error) {
 
 // pagingFailed ends a paging attempt that did not reach the UE (TS 23.502
 // 4.2.3.3 step 3c): the UPF discards what it buffered (FAR DROP; UPF-U
-// counts the drops), then the downlink FAR is BUFF|NOCP again so that the
-// next downlink packet pages once more (the UE may be reachable by then;
-// the AMF's T3513 retransmissions bound how often that happens).
+// counts the drops), then, after discardHold, the downlink FAR is
+// BUFF|NOCP again so that the next downlink packet pages once more (the
+// UE may be reachable by then; the AMF's T3513 retransmissions bound how
+// often that happens).
 func (n *NF) pagingFailed(ctx context.Context, c *smContext, why string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	n.endPaging(ctx, c, why)
+}
+
+// endPaging is pagingFailed with c.mu held.
+func (n *NF) endPaging(ctx context.Context, c *smContext, why string) {
 	if !c.paging {
 		return
 	}
@@ -180,9 +214,34 @@ func (n *NF) pagingFailed(ctx context.Context, c *smContext, why string) {
 		n.log.Warn("N4 session modification (discard the downlink buffer)", "supi", c.supi, "psi", c.psi, "err", err)
 		return
 	}
-	if err := n.modifyN4(ctx, c, downlinkBuffered()); err != nil {
-		n.log.Warn("N4 session modification (buffer downlink again)", "supi", c.supi, "psi", c.psi, "err", err)
-	}
+	n.rearmLater(c)
+}
+
+// discardHold is how long the downlink FAR stays DROP after a failed
+// paging before it buffers again: UPF-U discards a session's buffer when
+// it next reads the session's rules (between bursts, at least every
+// upf.u sleep of 1 ms) and finds DROP; a FAR that went back to BUFF
+// before that would keep the stale packets for the next paging.
+const discardHold = 100 * time.Millisecond
+
+// rearmLater writes BUFF|NOCP again after discardHold, unless the user
+// plane came back or the session went meanwhile.
+func (n *NF) rearmLater(c *smContext) {
+	time.AfterFunc(n.discardHold, func() {
+		if n.stop.Err() != nil {
+			return
+		}
+		n.background(func(ctx context.Context) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.state != stateInactive || c.paging {
+				return
+			}
+			if err := n.modifyN4(ctx, c, downlinkBuffered()); err != nil {
+				n.log.Warn("N4 session modification (buffer downlink again)", "supi", c.supi, "psi", c.psi, "err", err)
+			}
+		})
+	})
 }
 
 // pagingAbandoned is an AN release that arrives while paging is under

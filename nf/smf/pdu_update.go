@@ -117,7 +117,9 @@ func (n *NF) deactivate(ctx context.Context, c *smContext) (updateAnswer, error)
 	if err != nil {
 		return updateAnswer{}, fmt.Errorf("N4 session modification (AN release): %w", err)
 	}
-	c.dl, c.state = ngapx.Tunnel{}, stateInactive
+	// A paging attempt that got as far as ACTIVATING ends here too: the
+	// FAR just written re-arms the report.
+	c.dl, c.state, c.paging = ngapx.Tunnel{}, stateInactive, false
 	n.endHandover(ctx, c, "AN released") // a handover in preparation cannot complete
 	return updateAnswer{upCnx: models.UpCnxState_DEACTIVATED}, nil
 }

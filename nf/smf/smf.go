@@ -63,6 +63,12 @@ type NF struct {
 	// pagingGuard waits after an AMF's temporary reject before paging
 	// again (pdu_paging.go; tests shorten it).
 	pagingGuard time.Duration
+	// discardHold keeps FAR DROP after a failed paging (pdu_paging.go;
+	// tests shorten it).
+	discardHold time.Duration
+	// pagingTimeout ends a paging attempt the AMF never ended
+	// (pdu_paging.go; tests shorten it).
+	pagingTimeout time.Duration
 	// forwardingHold keeps indirect forwarding after a handover
 	// (pdu_handover.go; tests shorten it).
 	forwardingHold time.Duration
@@ -94,7 +100,8 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	stop, cancel := context.WithCancel(context.Background())
 	n := &NF{env: env, log: env.Log, n4: o.N4, upf: o.UPFAddr, cpAddr: cp, pools: pools, ctxs: newContexts(),
 		id:    sbi.InstanceID(models.NrfNfManagementNfType_SMF, cfg.AdvertisedAddr(cfg.SMF.SBIPort)),
-		peers: peers{env: env}, stop: stop, cancel: cancel, releaseTimeout: t3592, pagingGuard: pagingGuard, forwardingHold: forwardingHold}
+		peers: peers{env: env}, stop: stop, cancel: cancel, releaseTimeout: t3592, pagingGuard: pagingGuard, forwardingHold: forwardingHold,
+		discardHold: discardHold, pagingTimeout: pagingTimeout}
 	n.m = newMetrics(env.Registry, n)
 	if r, ok := o.N4.(rules.Reporter); ok {
 		r.OnReport(n.handleReport) // TS 23.502 4.2.3.3 step 2a: the UPF's Downlink Data Reports

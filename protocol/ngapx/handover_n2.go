@@ -201,21 +201,26 @@ func ParseHandoverRequest(pdu *ngapType.NGAPPDU) (out HandoverRequest, err error
 	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.HandoverRequest == nil {
 		return out, ErrNotThisMessage
 	}
-	var haveSec, haveCaps, haveGUAMI, haveContainer bool
+	seen := map[int64]bool{}
 	for _, ie := range pdu.InitiatingMessage.Value.HandoverRequest.ProtocolIEs.List {
-		if haveSec, haveCaps, haveGUAMI, haveContainer, err = out.readIE(ie.Value, haveSec, haveCaps, haveGUAMI, haveContainer); err != nil {
+		if err := out.readIE(ie.Value); err != nil {
 			return out, err
 		}
+		seen[ie.Id.Value] = true
 	}
-	if out.AMFUEID < 0 || !haveSec || !haveCaps || !haveGUAMI || !haveContainer || len(out.Sessions) == 0 || len(out.Allowed) == 0 {
-		return out, missing(what, "AMF UE NGAP ID", "Security Context", "UE Security Capabilities", "GUAMI",
-			"Source to Target Transparent Container", "PDU Session Resource Setup List", "Allowed NSSAI")
+	for _, ie := range []int64{ngapType.ProtocolIEIDSecurityContext, ngapType.ProtocolIEIDUESecurityCapabilities, ngapType.ProtocolIEIDGUAMI,
+		ngapType.ProtocolIEIDSourceToTargetTransparentContainer} {
+		if !seen[ie] {
+			return out, missing(what, "Security Context", "UE Security Capabilities", "GUAMI", "Source to Target Transparent Container")
+		}
+	}
+	if out.AMFUEID < 0 || len(out.Sessions) == 0 || len(out.Allowed) == 0 {
+		return out, missing(what, "AMF UE NGAP ID", "PDU Session Resource Setup List", "Allowed NSSAI")
 	}
 	return out, nil
 }
 
-func (out *HandoverRequest) readIE(v ngapType.HandoverRequestIEsValue, sec, caps, guami, container bool) (bool, bool, bool, bool, error) {
-	var err error
+func (out *HandoverRequest) readIE(v ngapType.HandoverRequestIEsValue) (err error) {
 	switch {
 	case v.AMFUENGAPID != nil:
 		out.AMFUEID = v.AMFUENGAPID.Value
@@ -224,27 +229,25 @@ func (out *HandoverRequest) readIE(v ngapType.HandoverRequestIEsValue, sec, caps
 	case v.UEAggregateMaximumBitRate != nil:
 		out.AMBRUL, out.AMBRDL = v.UEAggregateMaximumBitRate.UEAggregateMaximumBitRateUL.Value, v.UEAggregateMaximumBitRate.UEAggregateMaximumBitRateDL.Value
 	case v.UESecurityCapabilities != nil:
-		out.SecurityCaps, caps = securityCapabilitiesOf(v.UESecurityCapabilities), true
+		out.SecurityCaps = securityCapabilitiesOf(v.UESecurityCapabilities)
 	case v.SecurityContext != nil:
 		out.Security, err = securityContextOf(v.SecurityContext)
-		sec = err == nil
 	case v.PDUSessionResourceSetupListHOReq != nil:
 		for _, it := range v.PDUSessionResourceSetupListHOReq.List {
-			sn, e := snssaiOf(it.SNSSAI)
-			if e != nil {
-				return sec, caps, guami, container, e
+			sn, err := snssaiOf(it.SNSSAI)
+			if err != nil {
+				return err
 			}
 			out.Sessions = append(out.Sessions, SessionResource{ID: it.PDUSessionID.Value, SNSSAI: sn, Transfer: it.HandoverRequestTransfer})
 		}
 	case v.AllowedNSSAI != nil:
 		out.Allowed, err = allowedOf(v.AllowedNSSAI)
 	case v.SourceToTargetTransparentContainer != nil:
-		out.Container, container = v.SourceToTargetTransparentContainer.Value, true
+		out.Container = v.SourceToTargetTransparentContainer.Value
 	case v.GUAMI != nil:
 		out.GUAMI, err = domain.GUAMIFromNGAP(*v.GUAMI)
-		guami = err == nil
 	}
-	return sec, caps, guami, container, err
+	return err
 }
 
 // HandoverRequestAcknowledge is HANDOVER REQUEST ACKNOWLEDGE (TS 38.413
@@ -643,25 +646,33 @@ func BuildUplinkRANStatusTransfer(t RANStatusTransfer) ([]byte, error) {
 
 // ParseUplinkRANStatusTransfer reads UPLINK RAN STATUS TRANSFER (AMF side).
 func ParseUplinkRANStatusTransfer(pdu *ngapType.NGAPPDU) (out RANStatusTransfer, err error) {
-	out.UEIDs = UEIDs{-1, -1}
-	defer handoverRecover(&err, "Uplink RAN Status Transfer")
+	const what = "Uplink RAN Status Transfer"
+	defer handoverRecover(&err, what)
 	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.UplinkRANStatusTransfer == nil {
-		return out, ErrNotThisMessage
+		return RANStatusTransfer{UEIDs: UEIDs{-1, -1}}, ErrNotThisMessage
 	}
-	have := false
+	var c *ngapType.RANStatusTransferTransparentContainer
 	for _, ie := range pdu.InitiatingMessage.Value.UplinkRANStatusTransfer.ProtocolIEs.List {
-		switch v := ie.Value; {
-		case v.AMFUENGAPID != nil:
-			out.AMFUEID = v.AMFUENGAPID.Value
-		case v.RANUENGAPID != nil:
-			out.RANUEID = v.RANUENGAPID.Value
-		case v.RANStatusTransferTransparentContainer != nil:
-			out.Container, have = *v.RANStatusTransferTransparentContainer, true
+		if ie.Value.RANStatusTransferTransparentContainer != nil {
+			c = ie.Value.RANStatusTransferTransparentContainer
 		}
 	}
-	if out.AMFUEID < 0 || out.RANUEID < 0 || !have {
-		return out, missing("Uplink RAN Status Transfer", "AMF UE NGAP ID", "RAN UE NGAP ID", "RAN Status Transfer Transparent Container")
+	return ranStatusOf(pdu, what, c)
+}
+
+// ranStatusOf completes a RAN Status Transfer read: the UE NGAP IDs (read
+// as Summarize does) and the container, all mandatory (9.2.3.13, 9.2.3.14).
+func ranStatusOf(pdu *ngapType.NGAPPDU, what string, c *ngapType.RANStatusTransferTransparentContainer) (RANStatusTransfer, error) {
+	out := RANStatusTransfer{UEIDs: UEIDs{-1, -1}}
+	s, err := Summarize(pdu)
+	if err != nil {
+		return out, err
 	}
+	out.UEIDs = UEIDs{s.AMFUEID, s.RANUEID}
+	if s.AMFUEID < 0 || s.RANUEID < 0 || c == nil {
+		return out, missing(what, "AMF UE NGAP ID", "RAN UE NGAP ID", "RAN Status Transfer Transparent Container")
+	}
+	out.Container = *c
 	return out, nil
 }
 
@@ -683,24 +694,16 @@ func BuildDownlinkRANStatusTransfer(t RANStatusTransfer) ([]byte, error) {
 
 // ParseDownlinkRANStatusTransfer reads DOWNLINK RAN STATUS TRANSFER (gNB side).
 func ParseDownlinkRANStatusTransfer(pdu *ngapType.NGAPPDU) (out RANStatusTransfer, err error) {
-	out.UEIDs = UEIDs{-1, -1}
-	defer handoverRecover(&err, "Downlink RAN Status Transfer")
+	const what = "Downlink RAN Status Transfer"
+	defer handoverRecover(&err, what)
 	if pdu.InitiatingMessage == nil || pdu.InitiatingMessage.Value.DownlinkRANStatusTransfer == nil {
-		return out, ErrNotThisMessage
+		return RANStatusTransfer{UEIDs: UEIDs{-1, -1}}, ErrNotThisMessage
 	}
-	have := false
+	var c *ngapType.RANStatusTransferTransparentContainer
 	for _, ie := range pdu.InitiatingMessage.Value.DownlinkRANStatusTransfer.ProtocolIEs.List {
-		switch v := ie.Value; {
-		case v.AMFUENGAPID != nil:
-			out.AMFUEID = v.AMFUENGAPID.Value
-		case v.RANUENGAPID != nil:
-			out.RANUEID = v.RANUENGAPID.Value
-		case v.RANStatusTransferTransparentContainer != nil:
-			out.Container, have = *v.RANStatusTransferTransparentContainer, true
+		if ie.Value.RANStatusTransferTransparentContainer != nil {
+			c = ie.Value.RANStatusTransferTransparentContainer
 		}
 	}
-	if out.AMFUEID < 0 || out.RANUEID < 0 || !have {
-		return out, missing("Downlink RAN Status Transfer", "AMF UE NGAP ID", "RAN UE NGAP ID", "RAN Status Transfer Transparent Container")
-	}
-	return out, nil
+	return ranStatusOf(pdu, what, c)
 }

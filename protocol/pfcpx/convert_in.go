@@ -151,6 +151,7 @@ func FAROf(ie *CreateFAR) (rules.FAR, error) {
 		return rules.FAR{}, &Error{Cause: CauseConditionalIEMissing, OffendingIE: IEForwardingParameters,
 			Detail: fmt.Sprintf("FAR %d forwards without Forwarding Parameters (TS 29.244 7.5.2.3-1)", f.ID)}
 	}
+	f.SendEndMarker = false // SNDEM belongs to Update Forwarding Parameters only (7.5.4.3-2)
 	return f, nil
 }
 

@@ -55,8 +55,11 @@ func (s *Server) downlinkReport(note shm.Note) (peer net.Addr, msg *pfcpx.Messag
 		peer = s.assocPeers[sess.CPAddr.String()]
 	}
 	if peer == nil {
-		s.cfg.Log.Warn("buffered downlink data for a session whose SMF has not sent to this UPF-C since it started: no report",
+		// A restarted UPF-C knows the session (the tables) but not the
+		// SMF's socket: the report waits for the SMF's next request.
+		s.cfg.Log.Warn("buffered downlink data for a session whose SMF has not sent to this UPF-C since it started: reported when it does",
 			"upSEID", note.UPSEID)
+		s.pending[note.UPSEID] = note
 		return nil, nil, false
 	}
 	r := &rules.Report{CPSEID: sess.CPSEID, DownlinkData: &rules.DownlinkDataReport{PDRIDs: []uint16{note.PDRID}}}
@@ -89,22 +92,59 @@ func notifies(sess *rules.Session, pdr uint16) bool {
 // notePeer remembers where the SMF of session upSEID sent from: its
 // reports go there (the SMF's client socket, UDP or X-IO).
 func (s *Server) notePeer(upSEID uint64, peer net.Addr) {
-	if peer != nil {
-		s.peers[upSEID] = peer
+	if peer == nil {
+		return
+	}
+	s.peers[upSEID] = peer
+	if n, ok := s.pending[upSEID]; ok {
+		delete(s.pending, upSEID)
+		s.routable = append(s.routable, n)
+	}
+}
+
+// routePendingOf makes the waiting notes of the sessions of CP node
+// routable (its association is set up again).
+func (s *Server) routePendingOf(node string) {
+	for id, n := range s.pending {
+		if sess, ok := s.sessions[id]; ok && sess.CPAddr.String() == node {
+			delete(s.pending, id)
+			s.routable = append(s.routable, n)
+		}
+	}
+}
+
+// reportRoutable hands the notes that became routable to the reporter,
+// outside the lock.
+func (s *Server) reportRoutable() {
+	s.mu.Lock()
+	ready, report := s.routable, s.onRoutable
+	s.routable = nil
+	s.mu.Unlock()
+	for _, n := range ready {
+		if report != nil {
+			report(n)
+		}
 	}
 }
 
 // watchDownlinkData reports UPF-U's notes until ctx ends.
 func (n *NF) watchDownlinkData(ctx context.Context, up UserPlane) {
 	defer n.wg.Done()
-	err := up.WatchDownlinkData(ctx, func(note shm.Note) {
+	reportNote := func(note shm.Note) {
+		if ctx.Err() != nil {
+			return // stopping: this note is lost (UPF-U notes the session again once its FAR is rewritten)
+		}
 		peer, msg, ok := n.server.downlinkReport(note)
 		if !ok {
 			return
 		}
 		n.wg.Add(1)
 		go n.report(ctx, up, note.UPSEID, peer, msg)
-	})
+	}
+	n.server.mu.Lock()
+	n.server.onRoutable = reportNote
+	n.server.mu.Unlock()
+	err := up.WatchDownlinkData(ctx, reportNote)
 	if err != nil {
 		n.env.Log.Error("downlink data notes from UPF-U: no Session Reports", "err", err)
 	}

@@ -197,3 +197,37 @@ func TestPathSwitchSendsEndMarkerIntoOldTunnel(t *testing.T) {
 		}
 	}
 }
+
+// A restarted UPF-C serves the sessions of the tables but has not heard
+// from their SMF: a note for one waits, and is reported as soon as the SMF
+// sends again (here a QoS change of that session).
+func TestReportAfterRestartWaitsForTheSMF(t *testing.T) {
+	up := newFakeUserPlane()
+	s := idleSession("10.60.0.1")
+	s.UPSEID, s.CPSEID, s.CPAddr = 7, 0x77, netip.MustParseAddr("127.0.0.1")
+	s.PDRs[0].LocalFTEID = &rules.FTEID{TEID: 0x10, IPv4: n3Addr}
+	if err := up.Install(s); err != nil {
+		t.Fatal(err)
+	}
+	u := startUPFC(t, testConfig(t), up) // recovers session 7
+	c := newClient(t)
+	sink := newReportSink(pfcpx.CauseAccepted)
+	c.OnReport(sink.handle)
+	up.notes <- shm.Note{UPSEID: 7, PDRID: 2, QFI: 9}
+	select {
+	case <-sink.got:
+		t.Fatal("a report reached an SMF UPF-C cannot know yet")
+	case <-time.After(100 * time.Millisecond):
+	}
+	qer := s.QERs[0]
+	qer.MBRDL = 1_000_000
+	if _, err := c.Modify(context.Background(), u.N4Addrs()[0], 7, &rules.Modification{Update: rules.Rules{QERs: []rules.QER{qer}}}); err != nil {
+		t.Fatal(err)
+	}
+	sink.wait(t)
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if r := sink.reports[0]; r.CPSEID != 0x77 || r.DownlinkData == nil || r.DownlinkData.PDRIDs[0] != 2 {
+		t.Fatalf("report %+v", r)
+	}
+}

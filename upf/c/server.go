@@ -14,6 +14,7 @@ import (
 
 	"github.com/l25gc/l25gc/protocol/pfcpx"
 	"github.com/l25gc/l25gc/upf/rules"
+	"github.com/l25gc/l25gc/upf/shm"
 )
 
 // ServerConfig configures the PFCP side of UPF-C.
@@ -44,6 +45,11 @@ type Server struct {
 	// ID for sessions recovered after a restart.
 	peers      map[uint64]net.Addr
 	assocPeers map[string]net.Addr
+	// Notes of sessions whose SMF has not sent to this UPF-C since it
+	// (re)started, reported once it does (report.go).
+	pending    map[uint64]shm.Note
+	routable   []shm.Note
+	onRoutable func(shm.Note)
 }
 
 var _ pfcpx.Handler = (*Server)(nil)
@@ -64,7 +70,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		return nil, fmt.Errorf("upf-c: a rule table and a session bound of at least 1 are needed")
 	}
 	s := &Server{cfg: cfg, sessions: map[uint64]*rules.Session{}, teids: newTEIDs(), assocs: map[string]time.Time{},
-		peers: map[uint64]net.Addr{}, assocPeers: map[string]net.Addr{}}
+		peers: map[uint64]net.Addr{}, assocPeers: map[string]net.Addr{}, pending: map[uint64]shm.Note{}}
 	if err := s.recover(); err != nil {
 		return nil, err
 	}
@@ -105,6 +111,7 @@ func (s *Server) Sessions() int {
 
 // ServePFCP answers one request (the pfcpx.Node answers heartbeats).
 func (s *Server) ServePFCP(peer net.Addr, req *pfcpx.Message) *pfcpx.Message {
+	defer s.reportRoutable()
 	h := req.Header
 	switch b := req.Body.(type) {
 	case *pfcp.PFCPAssociationSetupRequest:
@@ -139,6 +146,7 @@ func (s *Server) associate(h pfcp.Header, req *pfcp.PFCPAssociationSetupRequest,
 	s.mu.Lock()
 	s.assocs[pfcpx.NodeKey(req.NodeID)] = req.RecoveryTimeStamp.RecoveryTimeStamp
 	s.assocPeers[pfcpx.NodeKey(req.NodeID)] = peer
+	s.routePendingOf(pfcpx.NodeKey(req.NodeID))
 	s.mu.Unlock()
 	return &pfcpx.Message{Header: pfcp.Header{MessageType: pfcp.PFCP_ASSOCIATION_SETUP_RESPONSE},
 		Body: &pfcp.PFCPAssociationSetupResponse{
@@ -189,6 +197,7 @@ func (s *Server) forget(sess *rules.Session) {
 	s.teids.release(sess.UPSEID, localTEIDs(sess)...)
 	delete(s.sessions, sess.UPSEID)
 	delete(s.peers, sess.UPSEID)
+	delete(s.pending, sess.UPSEID)
 	s.cfg.Metrics.setSessions(len(s.sessions))
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/l25gc/l25gc/internal/tsharkcap"
 	"github.com/l25gc/l25gc/protocol/pfcpx"
 	"github.com/l25gc/l25gc/upf/rules"
+	"github.com/l25gc/l25gc/upf/shm"
 )
 
 // What UPF-C and the SMF's client put on the wire is PFCP as Wireshark
@@ -18,7 +19,7 @@ import (
 // life, and rejections with their Offending IE, dissect without a
 // malformed packet or an error.
 func TestWireDissectsWithoutMalformedPackets(t *testing.T) {
-	table := rules.NewMemTable()
+	table := newFakeUserPlane()
 	cfg := testConfig(t)
 	cfg.UPF.C.PFCPAddr = freeUDPAddr(t)
 	u := startUPFC(t, cfg, table)
@@ -49,6 +50,17 @@ func TestWireDissectsWithoutMalformedPackets(t *testing.T) {
 		Remove: rules.RuleIDs{PDRs: []uint16{3, 4}, URRs: []uint32{2}}}); err != nil {
 		t.Fatal(err)
 	}
+	// Paging's Session Report (DLDR), then a path switch with SNDEM.
+	sink := newReportSink(pfcpx.CauseAccepted)
+	c.OnReport(sink.handle)
+	table.notes <- shm.Note{UPSEID: est.UPSEID, PDRID: 2, QFI: 9}
+	sink.wait(t)
+	moved := s.FARs[1]
+	moved.OuterHeader = &rules.OuterHeader{TEID: 0x300, PeerIPv4: gnbAddr}
+	moved.SendEndMarker = true
+	if _, err := c.Modify(ctx, upf, est.UPSEID, &rules.Modification{Update: rules.Rules{FARs: []rules.FAR{moved}}}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.Modify(ctx, upf, est.UPSEID, &rules.Modification{Remove: rules.RuleIDs{FARs: []uint32{1}}}); causeOf(err) == 0 {
 		t.Fatal("a FAR a PDR names was removed")
 	}
@@ -70,7 +82,7 @@ func TestWireDissectsWithoutMalformedPackets(t *testing.T) {
 	if testing.Verbose() {
 		t.Logf("a Session Establishment Request as tshark reads it:\n%s", tsharkcap.Tail([]byte(capt.Tshark(t, "-V", "-Y", "pfcp.msg_type==50")), 5000))
 	}
-	for _, want := range []string{"1", "2", "5", "6", "9", "10", "50", "51", "52", "53", "54", "55"} {
+	for _, want := range []string{"1", "2", "5", "6", "9", "10", "50", "51", "52", "53", "54", "55", "56", "57"} {
 		if !slices.Contains(types, want) {
 			t.Errorf("no PFCP message of type %s captured (got %v)", want, types)
 		}

@@ -93,6 +93,7 @@ func ConfigFor(cfg *config.Config) Config {
 // RemoveFile deletes the tables file of cfg (`l25gc down`, tests): the
 // sessions are gone for good once no process maps it.
 func RemoveFile(cfg Config) error {
+	_ = os.Remove(cfg.Path() + doorbellSuffix) // a killed UPF-C's doorbell
 	err := os.Remove(cfg.Path())
 	if os.IsNotExist(err) {
 		return nil
@@ -189,6 +190,11 @@ func (t *Table) install(s *rules.Session, pauseNs uint64) error {
 	// UPF-U looks at what it buffered for the session again (a FAR that
 	// forwards now flushes it, TS 23.502 4.2.3.3 step 17). A full ring
 	// means no UPF-U runs: no buffer to look at.
+	if C.upft_drops_buffer(&prev, cs) != 0 {
+		// TS 23.502 4.2.3.3 step 4b: paging failed, the SMF drops what
+		// waited (and may re-arm BUFF|NOCP at once).
+		_ = t.command(C.struct_upf_cmd{up_seid: C.uint64_t(s.UPSEID), slot: C.uint32_t(slot), _type: C.UPF_CMD_DISCARD})
+	}
 	_ = t.changed(s.UPSEID, slot, C.upft_fars_differ(&prev, cs) != 0)
 	return nil
 }

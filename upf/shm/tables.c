@@ -207,3 +207,15 @@ int upft_fars_differ(const struct upf_sess *a, const struct upf_sess *b)
 {
 	return a->nfar != b->nfar || memcmp(a->far, b->far, sizeof(a->far)) != 0;
 }
+
+int upft_drops_buffer(const struct upf_sess *prev, const struct upf_sess *next)
+{
+	for (int i = 0; i < prev->nfar && i < UPF_MAX_FAR; i++) {
+		if (!(prev->far[i].action & UPF_BUFF))
+			continue;
+		for (int j = 0; j < next->nfar && j < UPF_MAX_FAR; j++)
+			if (next->far[j].id == prev->far[i].id && (next->far[j].action & UPF_DROP))
+				return 1;
+	}
+	return 0;
+}

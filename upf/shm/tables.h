@@ -46,6 +46,11 @@ int upft_command(struct upf_shm *h, const struct upf_cmd *c);
 /* upft_note takes UPF-U's next note into out: 0 when there is none. */
 int upft_note(struct upf_shm *h, struct upf_note *out);
 
+/* upft_drops_buffer says whether a FAR of prev that buffered drops in
+ * next (1): what UPF-U holds for the session must go, even if a later
+ * rewrite buffers again before UPF-U looks. */
+int upft_drops_buffer(const struct upf_sess *prev, const struct upf_sess *next);
+
 /* upft_fars_differ says whether a and b have other FARs (1). */
 int upft_fars_differ(const struct upf_sess *a, const struct upf_sess *b);
 

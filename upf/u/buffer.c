@@ -209,9 +209,12 @@ static void command(struct upfu *u, const struct upf_cmd *c)
 		if (q->n == 0 || q->up_seid == c->up_seid)
 			upfu_buf_discard(u, c->slot);
 		break;
-	case UPF_CMD_END_MARKER:
-		upfu_end_marker(u, c->teid, c->addr);
+	case UPF_CMD_END_MARKER: {
+		int r = upfu_end_marker(u, c->teid, c->addr);
+		if (r) /* the old gNB unresolved (ARP) or no mbuf: counted, not resent */
+			CNT_ADD(u->st->drop[r], 1);
 		break;
+	}
 	}
 }
 

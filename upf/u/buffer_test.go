@@ -54,6 +54,14 @@ func (l *lab) waitBuffer(t *testing.T, what string, ok func(shm.BufferStats) boo
 	t.Fatalf("%s: buffer %+v", what, l.table.Stats().Buffer)
 }
 
+// sendNumbered sends n packets to ue from the DN, payloads prefix1..prefixN.
+func (l *lab) sendNumbered(t *testing.T, n6 net.HardwareAddr, ue [4]byte, prefix string, n int) {
+	t.Helper()
+	for i := range n {
+		l.dn.send(t, toUE(n6, ue, fmt.Sprintf("%s%d", prefix, i+1)))
+	}
+}
+
 func toUE(n6 net.HardwareAddr, ue [4]byte, payload string) []byte {
 	return eth(n6, dnMAC, 0x0800, ipv4(dnIP, addr(ue), 17, 64, udp(5201, 40000, []byte(payload))))
 }
@@ -83,9 +91,7 @@ func TestBufferedDownlinkLeavesInOrderFirst(t *testing.T) {
 	_, n6 := l.ready()
 	s := idle(1, ue1)
 	l.install(t, s)
-	for i := range 3 {
-		l.dn.send(t, toUE(n6, ue1, fmt.Sprintf("p%d", i+1)))
-	}
+	l.sendNumbered(t, n6, ue1, "p", 3)
 	l.waitBuffer(t, "3 packets held", func(b shm.BufferStats) bool { return b.Now == 3 && b.Buffered == 3 })
 	notes := l.table.Notes()
 	if len(notes) != 1 || notes[0] != (shm.Note{UPSEID: 1, PDRID: 2, QFI: qfi}) {
@@ -108,17 +114,13 @@ func TestBufferOverflowDropsOldestThenNew(t *testing.T) {
 	_, n6 := l.ready()
 	s := idle(1, ue1)
 	l.install(t, s)
-	for i := range labBufferPerSession + 2 {
-		l.dn.send(t, toUE(n6, ue1, fmt.Sprintf("p%d", i+1)))
-	}
+	l.sendNumbered(t, n6, ue1, "p", labBufferPerSession+2)
 	l.waitBuffer(t, "oldest 2 dropped", func(b shm.BufferStats) bool {
 		return b.Now == labBufferPerSession && b.Overflow == 2
 	})
 	ue2 := [4]byte{10, 60, 0, 2}
 	l.install(t, idle(2, ue2))
-	for i := range 3 {
-		l.dn.send(t, toUE(n6, ue2, fmt.Sprintf("q%d", i+1)))
-	}
+	l.sendNumbered(t, n6, ue2, "q", 3)
 	l.waitBuffer(t, "the total reached", func(b shm.BufferStats) bool { return b.Now == labBufferTotal && b.Overflow == 3 })
 	l.install(t, forwarding(s, gnbTEID))
 	if got := l.received(t, labBufferPerSession); strings.Join(got, " ") != "p3 p4 p5 p6" {
@@ -135,9 +137,7 @@ func TestOneNotePerSessionUntilRearmed(t *testing.T) {
 	_, n6 := l.ready()
 	s := idle(1, ue1)
 	l.install(t, s)
-	for i := range 3 {
-		l.dn.send(t, toUE(n6, ue1, fmt.Sprintf("p%d", i+1)))
-	}
+	l.sendNumbered(t, n6, ue1, "p", 3)
 	l.waitBuffer(t, "3 held", func(b shm.BufferStats) bool { return b.Buffered == 3 })
 	s.QERs[0].MBRDL = 1_000_000 // a change that is not a FAR's: no new note
 	l.install(t, s)
@@ -237,19 +237,30 @@ func pcap(frame []byte) []byte {
 	return append(b, frame...)
 }
 
+const fwdTEID, targetTEID = 0x3003, 0x4004
+
+// withForwardingTunnel adds an indirect forwarding tunnel to s (TS 23.502
+// 4.9.1.3.2): a PDR on N3 at fwdTEID (naming the UE when withUE) whose FAR
+// sends to the target gNB's targetTEID.
+func withForwardingTunnel(s *rules.Session, withUE bool) *rules.Session {
+	p := rules.PDR{ID: 5, Precedence: 100, Source: rules.Access,
+		LocalFTEID: &rules.FTEID{TEID: fwdTEID, IPv4: upfN3.Addr()}, OuterHeaderRemoval: true, FARID: 5}
+	if withUE {
+		p.UEIPv4 = ueIP
+	}
+	s.PDRs = append(s.PDRs, p)
+	s.FARs = append(s.FARs, rules.FAR{ID: 5, Action: rules.ActionForward, Destination: rules.Access,
+		OuterHeader: &rules.OuterHeader{TEID: targetTEID, PeerIPv4: gnbIP}})
+	return s
+}
+
 // Indirect data forwarding (TS 23.502 4.9.1.3.2): what the source gNB
 // sends into the forwarding tunnel (a PDR on N3 whose FAR goes back to
 // ACCESS) leaves in the target gNB's tunnel, with its QFI.
 func TestIndirectForwardingTunnel(t *testing.T) {
 	l := newLab(t)
 	n3, _ := l.ready()
-	const fwdTEID, targetTEID = 0x3003, 0x4004
-	s := session(1, ueIP, upTEID, gnbTEID, qfi)
-	s.PDRs = append(s.PDRs, rules.PDR{ID: 5, Precedence: 100, Source: rules.Access,
-		LocalFTEID: &rules.FTEID{TEID: fwdTEID, IPv4: upfN3.Addr()}, UEIPv4: ueIP, OuterHeaderRemoval: true, FARID: 5})
-	s.FARs = append(s.FARs, rules.FAR{ID: 5, Action: rules.ActionForward, Destination: rules.Access,
-		OuterHeader: &rules.OuterHeader{TEID: targetTEID, PeerIPv4: gnbIP}})
-	l.install(t, s)
+	l.install(t, withForwardingTunnel(session(1, ueIP, upTEID, gnbTEID, qfi), true))
 	data := ipv4(dnIP, ueIP, 17, 63, udp(5201, 40000, []byte("forwarded")))
 	l.gnb.send(t, l.n3Frame(n3, gtpu(0xff, fwdTEID, 7, data)))
 	f, err := l.gnb.recv(wait, func(f []byte) bool { return isGTPU(f) && f[43] == 0xff })
@@ -296,5 +307,50 @@ func TestDoorbellWakesTheWatcher(t *testing.T) {
 		}
 	case <-time.After(wait):
 		t.Fatalf("no note reached the watcher (stats %+v)", l.table.Stats().Buffer)
+	}
+}
+
+// The source gNB's End Marker on the forwarding tunnel goes on to the
+// target gNB in the forwarding FAR's tunnel (TS 23.502 4.9.1.3.3 step 3).
+func TestEndMarkerRelayedOnForwardingTunnel(t *testing.T) {
+	l := newLab(t)
+	n3, _ := l.ready()
+	l.install(t, withForwardingTunnel(session(1, ueIP, upTEID, gnbTEID, qfi), false))
+	l.gnb.send(t, l.n3Frame(n3, gtpu(254, fwdTEID, 0, nil)))
+	f, err := l.gnb.recv(wait, func(f []byte) bool { return isGTPU(f) && f[43] == 254 })
+	if err != nil {
+		t.Fatalf("no End Marker relayed: %v (stats %+v)", err, l.table.Stats())
+	}
+	if teid := binary.BigEndian.Uint32(f[46:]); teid != targetTEID {
+		t.Fatalf("End Marker into TEID %#x, want the target's %#x", teid, targetTEID)
+	}
+	// On the session's own uplink tunnel an End Marker means nothing: dropped.
+	l.expectDrop(t, "gtpu_type", func() { l.gnb.send(t, l.n3Frame(n3, gtpu(254, upTEID, 0, nil))) })
+}
+
+// Paging failed (TS 23.502 4.2.3.3 step 4b): the SMF sets the FAR to DROP
+// and at once back to BUFF|NOCP; what was held is discarded even when
+// UPF-U looks only after the second rewrite, and the next packet is noted
+// again.
+func TestDropThenRearmDiscardsWhatWasHeld(t *testing.T) {
+	l := newLab(t)
+	_, n6 := l.ready()
+	s := idle(1, ue1)
+	l.install(t, s)
+	l.dn.send(t, toUE(n6, ue1, "old"))
+	l.waitBuffer(t, "held", func(b shm.BufferStats) bool { return b.Now == 1 })
+	s.FARs[1].Action = rules.ActionDrop
+	l.install(t, s)
+	s.FARs[1].Action = rules.ActionBuffer | rules.ActionNotify
+	l.install(t, s)
+	l.waitBuffer(t, "discarded", func(b shm.BufferStats) bool { return b.Now == 0 && b.Discarded == 1 })
+	l.dn.send(t, toUE(n6, ue1, "new"))
+	l.waitBuffer(t, "held again", func(b shm.BufferStats) bool { return b.Now == 1 })
+	if n := len(l.table.Notes()); n != 2 {
+		t.Fatalf("%d notes, want 2: one per paging", n)
+	}
+	l.install(t, forwarding(s, gnbTEID))
+	if got := l.received(t, 1); got[0] != "new" {
+		t.Fatalf("gNB received %v, want only the packet after the failed paging", got)
 	}
 }

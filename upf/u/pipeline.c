@@ -478,7 +478,52 @@ void upfu_flush_slot(struct upfu *u, uint32_t slot)
 /* ---- per port --------------------------------------------------------------- */
 
 #define GTP_ECHO_REQUEST 1
+#define GTP_END_MARKER 254
 #define GTP_GPDU 255
+
+/* forwarding_tunnel reads, under the seqlock, the tunnel a forwarding PDR
+ * of local TEID teid sends to (its FAR: ACCESS with an outer header);
+ * 0 with *oh_teid and *oh_addr, else a drop reason. */
+static int forwarding_tunnel(struct upfu *u, uint32_t teid, uint32_t *oh_teid, uint32_t *oh_addr)
+{
+	struct upf_shm *t = u->t;
+	int64_t sl = upf_hash_find(upf_teid_tab(t), t->teid_n, teid);
+	if (sl < 0 || sl >= t->max_sessions)
+		return UPF_DROP_UNKNOWN_TEID;
+	const struct upf_sess *s = upf_sess_at(t, (uint32_t)sl);
+	uint32_t seq = upf_read_begin(s);
+	int r = UPF_DROP_GTPU_TYPE; /* an End Marker on a tunnel that forwards nowhere on N3 */
+	uint8_t n = s->npdr < UPF_MAX_PDR ? s->npdr : UPF_MAX_PDR;
+	for (uint8_t i = 0; i < n && s->state == UPF_SESS_USED; i++) {
+		const struct upf_pdr *p = &s->pdr[i];
+		if (!(p->flags & UPF_PDR_FTEID) || p->teid != teid || p->far >= UPF_MAX_FAR || p->far >= s->nfar)
+			continue;
+		const struct upf_far *f = &s->far[p->far];
+		if (f->dest == UPF_ACCESS && (f->flags & UPF_FAR_OH) && (f->action & UPF_FORW)) {
+			*oh_teid = f->oh_teid;
+			*oh_addr = f->oh_addr;
+			r = 0;
+			break;
+		}
+	}
+	return upf_read_valid(s, seq) ? r : UPF_DROP_RULE_BUSY;
+}
+
+/* relay_end_marker passes the source gNB's End Marker on a forwarding
+ * tunnel to the target gNB (TS 23.502 4.9.1.3.3 step 3, TS 29.281
+ * 7.3.2): the target then knows the forwarded data is complete. */
+static void relay_end_marker(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k)
+{
+	uint32_t teid = 0, addr = 0;
+	int r = forwarding_tunnel(u, k->teid, &teid, &addr);
+	if (r == 0)
+		r = upfu_end_marker(u, teid, addr);
+	if (r) {
+		upfu_drop(u, m, r);
+		return;
+	}
+	rte_pktmbuf_free(m);
+}
 
 static void from_n3(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k, int64_t hint)
 {
@@ -494,6 +539,8 @@ static void from_n3(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k
 		user_packet(u, m, k, UL, hint);
 	} else if (k->gtp_type == GTP_ECHO_REQUEST) {
 		upfu_gtpu_echo(u, m, k);
+	} else if (k->gtp_type == GTP_END_MARKER) {
+		relay_end_marker(u, m, k);
 	} else {
 		upfu_drop(u, m, UPF_DROP_GTPU_TYPE); /* Error Indication, End Marker, ... */
 	}
