@@ -214,6 +214,26 @@ func TestN2HandoverKeepsTheDownlinkStream(t *testing.T) {
 		ngapType.ProcedureCodeDownlinkRANStatusTransfer)
 }
 
+// TS 23.502 4.9.1.3.3 with indirect forwarding (4.9.1.3.2): the source
+// says it has no direct path to the target, so what it still gets — and
+// the End Marker after it — goes through the UPF's forwarding tunnel to
+// the target's.
+func TestN2HandoverWithIndirectForwardingKeepsTheDownlinkStream(t *testing.T) {
+	l := startHandoverLab(t, nil)
+	st := l.stream(t)
+	lat, err := l.ue.HandoverN2(procCtx(t), l.dst, ransim.N2Options{NoDirectForwarding: true})
+	if err != nil {
+		st.Stop(0)
+		t.Fatal(err)
+	}
+	t.Logf("Handover Required → source released after Notify: %v", lat)
+	l.afterMove(t, st)
+	if l.dst.UserPlane().EndMarkers.Load() == 0 {
+		t.Error("the target got no End Marker through the UPF's forwarding tunnel")
+	}
+	l.wireClean(t, ngapType.ProcedureCodeHandoverPreparation, ngapType.ProcedureCodeHandoverNotification)
+}
+
 // TS 23.502 4.9.1.3.4, TS 38.413 8.4.1.3: the target never answers, the
 // AMF's TNGRELOCprep (short here) ends the preparation with Handover
 // Preparation Failure, and the UE's stream goes on through the source.
