@@ -47,6 +47,7 @@ type streamUE struct {
 	// before it were lost while the path came up (UPF-U resolving the
 	// gNB's address), not to what is measured.
 	first int64
+	got   []bool // by sequence number: received
 }
 
 // counts is the UE's counts; called with mu held.
@@ -123,6 +124,7 @@ func (s *DownlinkStream) Sink(i int) func(pkt []byte) {
 			u.first = seq
 		}
 		u.received++
+		u.mark(seq)
 		if seq < u.highest {
 			u.reordered++
 		} else {
@@ -130,6 +132,41 @@ func (s *DownlinkStream) Sink(i int) func(pkt []byte) {
 		}
 		u.mu.Unlock()
 	}
+}
+
+// mark notes seq as received; called with mu held.
+func (u *streamUE) mark(seq int64) {
+	if seq < 0 || seq > u.sent.Load() {
+		return // not a number this stream sent
+	}
+	for int64(len(u.got)) <= seq {
+		u.got = append(u.got, false)
+	}
+	u.got[seq] = true
+}
+
+// Next is the sequence number the i-th UE's next datagram gets: what a
+// window of the stream starts or ends at (LostBetween).
+func (s *DownlinkStream) Next(i int) int64 { return s.ues[i].sent.Load() }
+
+// LostBetween counts the i-th UE's datagrams from sequence number from up
+// to (not including) to that did not arrive, from its first received on.
+// Call it after Stop.
+func (s *DownlinkStream) LostBetween(i int, from, to int64) int64 {
+	u := s.ues[i]
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.first < 0 {
+		return max(to-from, 0)
+	}
+	from, to = max(from, u.first), min(to, u.sent.Load())
+	var lost int64
+	for seq := from; seq < to; seq++ {
+		if seq >= int64(len(u.got)) || !u.got[seq] {
+			lost++
+		}
+	}
+	return lost
 }
 
 // streamSeq reads a stream datagram's sequence number from an IPv4 packet.

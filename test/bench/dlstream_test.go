@@ -36,6 +36,14 @@ func TestStreamCountsLostAndReorderedFromTheFirstPacket(t *testing.T) {
 	if got := s.PerUE(0); got != want {
 		t.Fatalf("counts %+v, want %+v (seq 6 lost, 4 late)", got, want)
 	}
+	// Windows of the stream: seq 6 is in the first, not in the second;
+	// what preceded the first packet received is not counted.
+	if n := s.LostBetween(0, 0, 10); n != 1 {
+		t.Errorf("lost in 0..9: %d, want 1 (seq 6)", n)
+	}
+	if n := s.LostBetween(0, 7, 12); n != 0 {
+		t.Errorf("lost in 7..11: %d, want 0 (8 and 9 arrived, 10 and 11 never sent)", n)
+	}
 }
 
 // Whatever a tunnel delivers (it comes from the network), the stream's
