@@ -225,8 +225,12 @@ func (f *fakeCore) setTransferStatus(statuses ...int) {
 	f.transferStatus = statuses
 }
 
-func (f *fakeCore) answerTransfer(w http.ResponseWriter) {
+// nextTransferStatus is the answer to the transfer that just arrived
+// (taken before the test sees the transfer, so a test that sets the next
+// answer cannot change this one's).
+func (f *fakeCore) nextTransferStatus() int {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	status := 0
 	if len(f.transferStatus) > 0 {
 		status = f.transferStatus[0]
@@ -234,7 +238,10 @@ func (f *fakeCore) answerTransfer(w http.ResponseWriter) {
 	if len(f.transferStatus) > 1 {
 		f.transferStatus = f.transferStatus[1:]
 	}
-	f.mu.Unlock()
+	return status
+}
+
+func answerTransfer(w http.ResponseWriter, status int) {
 	switch status {
 	case 409:
 		sbi.WriteProblem(w, status, "TEMPORARY_REJECT_REGISTRATION_ONGOING", "")
@@ -333,8 +340,9 @@ func (f *fakeCore) amf() http.Handler {
 		if c := req.N2InfoContainer; c != nil {
 			tr.n2 = parts[c.SmInfo.N2InfoContent.NgapData.ContentId].Data
 		}
+		status := f.nextTransferStatus()
 		f.transfers <- tr
-		f.answerTransfer(w)
+		answerTransfer(w, status)
 	})
 	mux.HandleFunc("POST /namf-callback/v1/smctx-status/{supi}/{psi}", func(w http.ResponseWriter, r *http.Request) {
 		var n models.SmfPduSessionSmContextStatusNotification
@@ -428,7 +436,6 @@ func newTestSMF(t *testing.T, tr sbi.Transport, s setup) *testSMF {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.discardHold = time.Millisecond
 	t.Cleanup(func() { n.Stop(context.Background()) })
 	return &testSMF{nf: n, url: nrftest.Serve(t, tr, n.Handler()), http: sbitest.HTTPClient(tr), core: core, n4: n4,
 		amfURL: amfURL, amfID: amf.NfInstanceId}

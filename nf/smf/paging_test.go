@@ -180,8 +180,9 @@ func TestPagingFailureNotificationDiscardsBuffer(t *testing.T) {
 	}
 }
 
-// assertDiscardedThenBuffered waits for the re-arm after the discard
-// (discardHold) and checks the two modifications.
+// assertDiscardedThenBuffered waits for the discard and the re-arm (done
+// after the SMF answered, for a refused transfer or a timeout) and checks
+// the two modifications.
 func (s *testSMF) assertDiscardedThenBuffered(t *testing.T, before int) {
 	t.Helper()
 	waitFor(t, "the downlink FAR buffering again", func() bool { return len(s.n4.modifications()) >= before+2 })

@@ -188,10 +188,10 @@ func (n *NF) pagingTransfer(c *smContext) (n1n2, error) {
 }
 
 // pagingFailed ends a paging attempt that did not reach the UE (TS 23.502
-// 4.2.3.3 step 3c): the UPF discards what it buffered (FAR DROP; UPF-U
-// counts the drops), then, after discardHold, the downlink FAR is
-// BUFF|NOCP again so that the next downlink packet pages once more (the
-// UE may be reachable by then; the AMF's T3513 retransmissions bound how
+// 4.2.3.3 step 3c): the UPF discards what it buffered (FAR DROP; UPF-C has
+// UPF-U drop the buffer and count it), then the downlink FAR is BUFF|NOCP
+// again at once so that the next downlink packet pages once more (the UE
+// may be reachable by then; the AMF's T3513 retransmissions bound how
 // often that happens).
 func (n *NF) pagingFailed(ctx context.Context, c *smContext, why string) {
 	c.mu.Lock()
@@ -214,34 +214,9 @@ func (n *NF) endPaging(ctx context.Context, c *smContext, why string) {
 		n.log.Warn("N4 session modification (discard the downlink buffer)", "supi", c.supi, "psi", c.psi, "err", err)
 		return
 	}
-	n.rearmLater(c)
-}
-
-// discardHold is how long the downlink FAR stays DROP after a failed
-// paging before it buffers again: UPF-U discards a session's buffer when
-// it next reads the session's rules (between bursts, at least every
-// upf.u sleep of 1 ms) and finds DROP; a FAR that went back to BUFF
-// before that would keep the stale packets for the next paging.
-const discardHold = 100 * time.Millisecond
-
-// rearmLater writes BUFF|NOCP again after discardHold, unless the user
-// plane came back or the session went meanwhile.
-func (n *NF) rearmLater(c *smContext) {
-	time.AfterFunc(n.discardHold, func() {
-		if n.stop.Err() != nil {
-			return
-		}
-		n.background(func(ctx context.Context) {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			if c.state != stateInactive || c.paging {
-				return
-			}
-			if err := n.modifyN4(ctx, c, downlinkBuffered()); err != nil {
-				n.log.Warn("N4 session modification (buffer downlink again)", "supi", c.supi, "psi", c.psi, "err", err)
-			}
-		})
-	})
+	if err := n.modifyN4(ctx, c, downlinkBuffered()); err != nil {
+		n.log.Warn("N4 session modification (buffer downlink again)", "supi", c.supi, "psi", c.psi, "err", err)
+	}
 }
 
 // pagingAbandoned is an AN release that arrives while paging is under

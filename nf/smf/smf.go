@@ -63,9 +63,6 @@ type NF struct {
 	// pagingGuard waits after an AMF's temporary reject before paging
 	// again (pdu_paging.go; tests shorten it).
 	pagingGuard time.Duration
-	// discardHold keeps FAR DROP after a failed paging (pdu_paging.go;
-	// tests shorten it).
-	discardHold time.Duration
 	// pagingTimeout ends a paging attempt the AMF never ended
 	// (pdu_paging.go; tests shorten it).
 	pagingTimeout time.Duration
@@ -73,6 +70,8 @@ type NF struct {
 	// (pdu_handover.go; tests shorten it).
 	forwardingHold time.Duration
 	bg             sync.WaitGroup // procedures running after their answer
+	bgMu           sync.Mutex     // orders background's Add before Stop's Wait
+	stopped        bool
 	stop           context.Context
 	cancel         context.CancelFunc
 }
@@ -101,7 +100,7 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	n := &NF{env: env, log: env.Log, n4: o.N4, upf: o.UPFAddr, cpAddr: cp, pools: pools, ctxs: newContexts(),
 		id:    sbi.InstanceID(models.NrfNfManagementNfType_SMF, cfg.AdvertisedAddr(cfg.SMF.SBIPort)),
 		peers: peers{env: env}, stop: stop, cancel: cancel, releaseTimeout: t3592, pagingGuard: pagingGuard, forwardingHold: forwardingHold,
-		discardHold: discardHold, pagingTimeout: pagingTimeout}
+		pagingTimeout: pagingTimeout}
 	n.m = newMetrics(env.Registry, n)
 	if r, ok := o.N4.(rules.Reporter); ok {
 		r.OnReport(n.handleReport) // TS 23.502 4.2.3.3 step 2a: the UPF's Downlink Data Reports
@@ -149,6 +148,9 @@ func (n *NF) Start(context.Context) error { return nil }
 // Stop ends the procedures still running, then the N4 client if it has
 // sockets to close (pfcpx.Client).
 func (n *NF) Stop(context.Context) {
+	n.bgMu.Lock()
+	n.stopped = true
+	n.bgMu.Unlock()
 	n.cancel()
 	n.bg.Wait()
 	if c, ok := n.n4.(io.Closer); ok {
@@ -156,10 +158,17 @@ func (n *NF) Stop(context.Context) {
 	}
 }
 
-// background runs a procedure after its request was answered, bounded by
-// procedureTimeout and ended by Stop.
+// background runs a procedure after its request was answered, or when
+// a timer fired, bounded by procedureTimeout and ended by Stop; after
+// Stop it runs nothing (a timer may still fire).
 func (n *NF) background(f func(ctx context.Context)) {
-	n.bg.Add(1)
+	n.bgMu.Lock()
+	if n.stopped {
+		n.bgMu.Unlock()
+		return
+	}
+	n.bg.Add(1) // before Stop's Wait, never concurrently with it
+	n.bgMu.Unlock()
 	go func() {
 		defer n.bg.Done()
 		ctx, cancel := context.WithTimeout(n.stop, procedureTimeout)
