@@ -23,6 +23,7 @@ func newRansimCmd() *cobra.Command {
 		deregister                   bool
 		timeout                      time.Duration
 		pdu                          pduFlags
+		move                         = &pdu.move
 	)
 	cmd := &cobra.Command{
 		Use:   "ransim",
@@ -39,6 +40,9 @@ func newRansimCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			nf.TuneGC() // it shares the cores with the core it drives
 			if err := pdu.check(); err != nil {
+				return err
+			}
+			if err := move.check(pdu.enabled); err != nil {
 				return err
 			}
 			if pdu.enabled && deregister {
@@ -63,14 +67,16 @@ func newRansimCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			out := cmd.OutOrStdout()
+			move.upfN3 = cfg.UPF.N3.IP
 			gcfg := bench.GNBConfig(cfg, amf, transport)
 			gcfg.N3 = pdu.n3
 			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			g, err := ransim.Connect(cctx, gcfg)
+			g, err := move.connect(cctx, gcfg, pdu.enabled, cmd.ErrOrStderr())
 			cancel()
 			if err != nil {
 				return err
 			}
+			defer move.close()
 			// The run ends after the AMF's last messages to its UEs (e.g. the
 			// Configuration Update Command after Registration Complete,
 			// TS 24.501 5.4.4): the gNB releases its UEs before it closes.
@@ -116,6 +122,7 @@ func newRansimCmd() *cobra.Command {
 	f.BoolVar(&deregister, "deregister", false, "deregister (switch-off) each UE after it registered")
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "time limit of one UE's procedure")
 	pdu.register(f)
+	move.register(f)
 	return cmd
 }
 

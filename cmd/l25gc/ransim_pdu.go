@@ -26,6 +26,7 @@ type pduFlags struct {
 	n3      netip.Addr
 	n3Flag  string
 	idle    idleFlags
+	move    moveFlags // --gnbs, --move (ransim_move.go)
 }
 
 func (p *pduFlags) register(f *pflag.FlagSet) {
@@ -85,6 +86,11 @@ func runPDU(ctx context.Context, cmd *cobra.Command, g *ransim.GNB, fleet ransim
 	withSession := ransim.WithSession(ues, 1)
 	printSessions(out, withSession)
 	tuns, err := openTUNs(p, ues)
+	if err == nil {
+		if err = p.move.listen(ctx, gtpu.Port); err == nil {
+			results = append(results, p.move.run(ctx, out, withSession, fleet, sbi)...)
+		}
+	}
 	if err == nil {
 		results = append(results, idlePhases(ctx, out, fleet, withSession, p.idle, sbi)...)
 		hold(ctx, out, p.hold, withSession, tuns, stayFor(out, p.idle))

@@ -37,13 +37,12 @@ type heldUE struct {
 	qfi    string // the QFI of the session's default QoS rule
 }
 
-// holdUE starts the simulator (with more flags, e.g. --idle) and waits
-// until the UE's TUN is up.
+// holdUE starts the simulator (with more of its flags) and waits until the
+// UE's TUN is up.
 func holdUE(t *testing.T, cfgPath string, more ...string) *heldUE {
 	t.Helper()
 	h := &heldUE{out: &testio.SyncBuffer{}, done: make(chan error, 1), exited: make(chan struct{})}
-	args := append([]string{"ransim", "--config", cfgPath, "--ues", "1", "--pdu", "--tun", "--hold", "5m"}, more...)
-	h.cmd = exec.Command(binary, args...)
+	h.cmd = exec.Command(binary, append([]string{"ransim", "--config", cfgPath, "--ues", "1", "--pdu", "--tun", "--hold", "5m"}, more...)...)
 	h.cmd.Stdout, h.cmd.Stderr = h.out, h.out
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -59,6 +59,7 @@ type GNB struct {
 	idle      idleUEs                   // CM-IDLE UEs camping here, by 5G-S-TMSI (idle.go)
 	done      chan struct{}
 	readErr   error
+	ho        handoverDesk // handover.go
 
 	// ErrorIndications counts Error Indications the AMF sent.
 	ErrorIndications atomic.Int64
@@ -356,6 +357,9 @@ func (g *GNB) handle(b []byte) {
 	case ngapType.ProcedureCodeErrorIndication:
 		g.ErrorIndications.Add(1)
 		g.log.Warn("Error Indication from the AMF", "cause", ngapx.CauseString(s.Cause), "ranUeNgapId", s.RANUEID)
+	}
+	if g.onHandoverPDU(s, pdu) {
+		return
 	}
 	ue := g.find(s)
 	if ue == nil {

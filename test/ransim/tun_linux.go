@@ -113,8 +113,9 @@ func (u *UETUN) readLoop() {
 		if n < 20 || buf[0]>>4 != 4 {
 			continue
 		}
-		if err := u.t.SendUplink(buf[:n]); err != nil {
-			u.t.p.Dropped.Add(1)
+		// After a handover the session's tunnel is the target's.
+		if t := u.t.current(); t.SendUplink(buf[:n]) != nil {
+			t.p.Dropped.Add(1)
 		}
 	}
 }
@@ -128,7 +129,7 @@ func (u *UETUN) write(pkt []byte) {
 // Close detaches the device from the tunnel, destroys it and removes the
 // namespace.
 func (u *UETUN) Close() error {
-	u.t.SetSink(nil)
+	u.t.current().SetSink(nil)
 	u.file.Close()
 	<-u.done
 	return ipCmd("netns", "del", u.Name)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -144,6 +145,9 @@ type UE struct {
 	lastPTI  uint8
 
 	idle idleState // CM-IDLE: paging (idle.go)
+	// log is the first gNB's, for what other goroutines report about the
+	// UE: g changes with a handover (handover.go).
+	log *slog.Logger
 }
 
 // NewUE puts a UE under this gNB; it is switched off until Register.
@@ -155,6 +159,7 @@ func (g *GNB) NewUE(sub Subscriber, c Concealment) *UE {
 	}
 	u.amfID.Store(-1)
 	u.idle.paged, u.idle.uplink = make(chan time.Time, 1), make(chan struct{}, 1)
+	u.log = g.log
 	return u
 }
 
@@ -179,7 +184,7 @@ func (u *UE) deliver(d downlink) {
 	select {
 	case u.inbox <- d:
 	default:
-		u.g.log.Warn("UE inbox full: downlink dropped", "supi", u.supi, "msg", d.name)
+		u.log.Warn("UE inbox full: downlink dropped", "supi", u.supi, "msg", d.name)
 	}
 }
 

@@ -37,6 +37,14 @@ type UserPlane struct {
 
 	// Counters of the N3 traffic.
 	UplinkPackets, DownlinkPackets, Dropped, ErrorIndications atomic.Int64
+	// EndMarkers counts End Markers received (TS 29.281 7.3.2), Forwarded
+	// the packets passed on to a handover target (forwarding.go).
+	EndMarkers, Forwarded atomic.Int64
+
+	// Echo Requests of Ping waiting for their response, by sequence number.
+	echoSeq  atomic.Uint32
+	echoMu   sync.Mutex
+	echoWait map[uint16]chan struct{}
 }
 
 // NewUserPlane is the N3 of a gNB at addr; it allocates TEIDs at once and
@@ -96,6 +104,15 @@ type Tunnel struct {
 	// set, hears of uplink meanwhile (the UE wants service).
 	parked         atomic.Bool
 	onParkedUplink atomic.Pointer[func()]
+
+	// Handover (forwarding.go): where a source passes packets on, the
+	// target's hold, the tunnel this one is the DL forwarding tunnel of,
+	// and the target's tunnel that took the session over.
+	fwd          atomic.Pointer[forwarder]
+	hold         atomic.Pointer[hold]
+	fwdFor       atomic.Pointer[Tunnel]
+	next         atomic.Pointer[Tunnel]
+	sawEndMarker atomic.Bool
 }
 
 // newTunnel allocates a DL TEID (never 0, which TS 29.281 5.1 keeps for
@@ -222,6 +239,10 @@ func (p *UserPlane) receive(c *net.UDPConn, b []byte, from netip.AddrPort) {
 		if resp, err := gtpu.EchoResponse(m).Marshal(); err == nil {
 			_, _ = c.WriteToUDPAddrPort(resp, from)
 		}
+	case gtpu.TypeEchoResponse:
+		p.echoed(m)
+	case gtpu.TypeEndMarker:
+		p.endMarker(m)
 	case gtpu.TypeErrorIndication:
 		p.ErrorIndications.Add(1)
 		p.log.Warn("N3: Error Indication from the UPF", "teid", m.TEIDDataI, "peer", m.PeerAddress)
@@ -241,11 +262,18 @@ func (p *UserPlane) downlink(c *net.UDPConn, m *gtpu.Message, from netip.AddrPor
 		}
 		return
 	}
-	sink := t.sink.Load()
-	if sink == nil {
+	t.deliverDownlink(m.Payload)
+}
+
+// endMarker is an End Marker on one of the gNB's tunnels (TS 29.281
+// 7.3.2); on an unknown TEID it is counted and dropped.
+func (p *UserPlane) endMarker(m *gtpu.Message) {
+	p.mu.RLock()
+	t := p.byTEID[m.TEID]
+	p.mu.RUnlock()
+	if t == nil {
 		p.Dropped.Add(1)
 		return
 	}
-	p.DownlinkPackets.Add(1)
-	(*sink)(m.Payload)
+	t.endMarker()
 }
