@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/l25gc/l25gc/upf/shm"
 )
 
 // holdPerHop is HOLD_PER_HOP of priv.h: what one unresolved next hop holds.
@@ -164,5 +167,30 @@ func TestGratuitousARPRefreshesNeighbour(t *testing.T) {
 		if try == 20 {
 			t.Fatalf("downlink still to %s, want the announced %s", net.HardwareAddr(f[0:6]), moved)
 		}
+	}
+}
+
+// The paging case (TS 23.502 4.2.3.3 step 17, issue 12): the Service
+// Request turns the FAR to FORW toward a gNB UPF-U never heard from; the
+// buffered packets wait for its address with the ones after them, and all
+// arrive in order, none lost.
+func TestFlushToUnresolvedGNBLosesNothing(t *testing.T) {
+	l := newLab(t)
+	n6 := resolveUPF(t, l.dn, dnIP, upfN6.Addr()) // the gNB stays silent
+	s := idle(1, ue1)
+	l.install(t, s)
+	before := l.table.Stats().Drops["no_arp"]
+	l.sendNumbered(t, n6, ue1, "p", 3)
+	l.waitBuffer(t, "3 packets held", func(b shm.BufferStats) bool { return b.Now == 3 })
+	l.install(t, forwarding(s, gnbTEID))
+	l.dn.send(t, toUE(n6, ue1, "p4"))
+	n3 := awaitARPRequest(t, l.gnb, gnbIP)
+	l.gnb.send(t, arpFrame(2, gnbMAC, gnbIP, n3, upfN3.Addr()))
+	l.dn.send(t, toUE(n6, ue1, "p5"))
+	if got := l.received(t, 5); strings.Join(got, " ") != "p1 p2 p3 p4 p5" {
+		t.Fatalf("gNB received %v, want p1 p2 p3 p4 p5", got)
+	}
+	if d := l.table.Stats().Drops["no_arp"] - before; d != 0 {
+		t.Errorf("%d no_arp drops, want none", d)
 	}
 }
