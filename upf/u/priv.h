@@ -43,7 +43,7 @@ struct arp_pkt {
 	uint32_t spa;
 	struct rte_ether_addr tha;
 	uint32_t tpa;
-} __attribute__((packed));
+} __attribute__((packed, aligned(2))); /* after a 14-byte Ethernet header */
 
 struct arp_entry {
 	uint32_t ip; /* 0 = unused */
