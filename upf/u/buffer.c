@@ -211,7 +211,7 @@ static void command(struct upfu *u, const struct upf_cmd *c)
 		break;
 	case UPF_CMD_END_MARKER: {
 		int r = upfu_end_marker(u, c->teid, c->addr);
-		if (r) /* the old gNB unresolved (ARP) or no mbuf: counted, not resent */
+		if (r) /* no route to the old gNB or no mbuf: counted, not resent */
 			CNT_ADD(u->st->drop[r], 1);
 		break;
 	}
@@ -238,17 +238,12 @@ void upfu_commands(struct upfu *u)
 int upfu_end_marker(struct upfu *u, uint32_t teid, uint32_t addr)
 {
 	struct uport *p = &u->port[UPF_N3];
-	struct rte_ether_addr mac;
-	int r = upfu_next_hop(u, UPF_N3, addr, &mac);
-	if (r)
-		return r;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(u->pool);
 	if (m == NULL)
 		return UPF_DROP_TX_FULL;
 	const uint16_t len = RTE_ETHER_HDR_LEN + 20 + 8 + 8;
 	uint8_t *d = (uint8_t *)rte_pktmbuf_append(m, len);
 	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)d;
-	eh->dst_addr = mac;
 	eh->src_addr = p->mac;
 	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eh + 1);
@@ -272,7 +267,12 @@ int upfu_end_marker(struct upfu *u, uint32_t teid, uint32_t addr)
 	g[2] = g[3] = 0; /* no payload */
 	uint32_t t = rte_cpu_to_be_32(teid);
 	memcpy(g + 4, &t, 4);
-	upfu_tx(u, UPF_N3, m);
+	/* held behind the data to an unresolved old gNB, it still comes last */
+	int r = upfu_send_via(u, UPF_N3, addr, m);
+	if (r) {
+		rte_pktmbuf_free(m);
+		return r;
+	}
 	CNT_ADD(u->st->end_markers, 1);
 	return 0;
 }

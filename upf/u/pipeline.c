@@ -308,20 +308,15 @@ static int hop_ttl(struct rte_ipv4_hdr *ip)
 /* to_n6 sends the IPv4 packet at ip_off (ip_len bytes) out of N6. */
 static int to_n6(struct upfu *u, struct rte_mbuf *m, uint32_t ip_off, uint32_t ip_len, uint32_t dst)
 {
-	struct rte_ether_addr mac;
-	int r = upfu_next_hop(u, UPF_N6, dst, &mac);
-	if (r)
-		return r;
+	int r;
 	rte_pktmbuf_adj(m, (uint16_t)(ip_off - RTE_ETHER_HDR_LEN));
 	rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - (RTE_ETHER_HDR_LEN + ip_len));
 	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	if ((r = hop_ttl((struct rte_ipv4_hdr *)(eh + 1))) != 0)
 		return r;
-	eh->dst_addr = mac;
 	eh->src_addr = u->port[UPF_N6].mac;
 	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	upfu_tx(u, UPF_N6, m);
-	return 0;
+	return upfu_send_via(u, UPF_N6, dst, m);
 }
 
 static void put_gtpu(uint8_t *g, uint32_t teid, uint16_t ip_len, uint8_t qfi)
@@ -346,10 +341,7 @@ static void put_gtpu(uint8_t *g, uint32_t teid, uint16_t ip_len, uint8_t qfi)
 static int to_n3(struct upfu *u, struct rte_mbuf *m, uint32_t ip_off, uint32_t ip_len, const struct verdict *v)
 {
 	struct uport *p = &u->port[UPF_N3];
-	struct rte_ether_addr mac;
-	int r = upfu_next_hop(u, UPF_N3, v->oh_addr, &mac);
-	if (r)
-		return r;
+	int r;
 	if ((r = hop_ttl(rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, ip_off))) != 0)
 		return r;
 	rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - (ip_off + ip_len));
@@ -358,7 +350,6 @@ static int to_n3(struct upfu *u, struct rte_mbuf *m, uint32_t ip_off, uint32_t i
 	else if (rte_pktmbuf_prepend(m, (uint16_t)(ENCAP_LEN - ip_off)) == NULL)
 		return UPF_DROP_UNSUPPORTED; /* no headroom */
 	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	eh->dst_addr = mac;
 	eh->src_addr = p->mac;
 	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eh + 1);
@@ -379,8 +370,7 @@ static int to_n3(struct upfu *u, struct rte_mbuf *m, uint32_t ip_off, uint32_t i
 	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(8 + 16 + ip_len));
 	udp->dgram_cksum = 0; /* optional over IPv4 (RFC 768) */
 	put_gtpu((uint8_t *)(udp + 1), v->oh_teid, (uint16_t)ip_len, v->qfi);
-	upfu_tx(u, UPF_N3, m);
-	return 0;
+	return upfu_send_via(u, UPF_N3, v->oh_addr, m);
 }
 
 /* deliver sends the T-PDU where the FAR says: GTP-U toward a peer when it

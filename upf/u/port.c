@@ -208,6 +208,7 @@ void upfu_run(void)
 			}
 		}
 		upfu_commands(u);
+		upfu_neigh_tick(u);
 		upfu_flush(u);
 		upfu_ring_bell(u);
 		uint64_t now = rte_rdtsc();

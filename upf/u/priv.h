@@ -17,11 +17,56 @@
 #define ARP_RETRY_MS 200          /* ask again after this long unanswered */
 #define TX_SLOTS (UPFU_BURST * 4) /* a burst's output plus replies and ARPs */
 
+/* Packets held while their next hop is resolved (neighbour.c; RFC 1122
+ * 2.3.2.2: queue at least one, keep the newest). Constants, not config:
+ *  - HOLD_PER_HOP: a paging flush hands a whole session's buffer
+ *    (upf.buffer.per_session, 64 by default) to a gNB UPF-U may never have
+ *    talked to, so one hop holds that many; past it the OLDEST is dropped;
+ *  - HOLD_HOPS next hops wait at once, HOLD_TOTAL packets in all: an
+ *    unreachable-hop flood pins at most HOLD_TOTAL mbufs of the pool;
+ *  - ARP_GIVE_UP_MS: unanswered this long (about 5 requests, one every
+ *    ARP_RETRY_MS), the hop's packets are dropped.
+ * Every drop is counted as no_arp. */
+#define HOLD_PER_HOP 64
+#define HOLD_HOPS 32
+#define HOLD_TOTAL 1024
+#define ARP_GIVE_UP_MS 1000
+
+#define ARP_REQUEST 1
+#define ARP_REPLY 2
+
+struct arp_pkt {
+	uint16_t htype, ptype;
+	uint8_t hlen, plen;
+	uint16_t op;
+	struct rte_ether_addr sha;
+	uint32_t spa;
+	struct rte_ether_addr tha;
+	uint32_t tpa;
+} __attribute__((packed, aligned(2))); /* after a 14-byte Ethernet header */
+
 struct arp_entry {
 	uint32_t ip; /* 0 = unused */
 	uint8_t valid;
+	uint8_t hold; /* 1 + its index in upfu_holds.hop while packets wait, else 0 */
 	struct rte_ether_addr mac;
 	uint64_t asked; /* TSC of the last request we sent */
+};
+
+/* arp_hold is one unresolved next hop's packets, oldest at head: whole
+ * frames, all but the destination MAC written. */
+struct arp_hold {
+	uint32_t ip;
+	uint8_t port;
+	uint16_t head, n;
+	uint64_t since; /* TSC of the first packet held: the give-up clock */
+	struct rte_mbuf *m[HOLD_PER_HOP];
+};
+
+struct upfu_holds {
+	uint32_t nhops; /* hop[0..nhops) in use: 0 keeps the loop's check free */
+	uint32_t total; /* packets held in all */
+	struct arp_hold hop[HOLD_HOPS];
 };
 
 struct uport {
@@ -79,6 +124,7 @@ struct upfu {
 	volatile int stop;
 	uint32_t spin_us, sleep_us;
 	struct upfu_buf buf;
+	struct upfu_holds holds;
 };
 
 /* pipeline.c */
@@ -115,10 +161,21 @@ void upfu_arp_input(struct upfu *u, int port, struct rte_mbuf *m, const struct u
 void upfu_icmp_echo(struct upfu *u, int port, struct rte_mbuf *m, const struct upfu_pkt *k);
 void upfu_gtpu_echo(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k);
 void upfu_error_indication(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k);
-/* upfu_next_hop resolves where a packet to dst leaves port: 0 with the MAC,
- * or a drop reason (an ARP request is sent for an unknown neighbour). */
-int upfu_next_hop(struct upfu *u, int port, uint32_t dst, struct rte_ether_addr *mac);
 uint16_t upfu_ip_cksum(const void *hdr, uint32_t len);
+
+/* neighbour.c */
+/* upfu_send_via sends the frame m (its destination MAC still to fill)
+ * out of port toward dst (on-link, else through the port's gateway): at
+ * once when the next hop is known, else held while ARP asks. 0 = sent or
+ * held (m is taken), else a drop reason (m is still the caller's). */
+int upfu_send_via(struct upfu *u, int port, uint32_t dst, struct rte_mbuf *m);
+/* upfu_neigh_heard takes ip at mac from an ARP packet on port: it updates a
+ * neighbour UPF-U has an entry for, adds one only if add, and sends what
+ * waited for it. 1 when ip's entry now says mac, else 0. */
+int upfu_neigh_heard(struct upfu *u, int port, uint32_t ip, const struct rte_ether_addr *mac, int add);
+/* upfu_neigh_tick, between bursts, asks again for hops still unresolved
+ * and drops what waited past ARP_GIVE_UP_MS. */
+void upfu_neigh_tick(struct upfu *u);
 
 /* bench.c */
 void upfu_bench_bind(struct upfu *u);

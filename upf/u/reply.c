@@ -1,7 +1,7 @@
 /* reply.c — what UPF-U answers itself (ARP for its N3/N6 addresses, ICMP
- * echo to them, GTP-U Echo, Error Indication for an unknown TEID) and the
- * ARP cache of next hops (gNBs on N3, the gateway or on-link hosts on N6).
- * Replies reuse the received mbuf, rewritten in place. */
+ * echo to them, GTP-U Echo, Error Indication for an unknown TEID). What it
+ * learns from ARP goes to the neighbour cache (neighbour.c). Replies reuse
+ * the received mbuf, rewritten in place. */
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
 #include <rte_ip.h>
@@ -9,8 +9,6 @@
 
 #include "priv.h"
 
-#define ARP_REQUEST 1
-#define ARP_REPLY 2
 #define ICMP_ECHO_REPLY 0
 #define ICMP_ECHO_REQUEST 8
 #define GTP_ECHO_REQUEST 1
@@ -21,97 +19,16 @@
 #define GTP_IE_PEER_ADDRESS 133   /* TS 29.281 8.4 */
 #define ERRIND_PER_MS 16
 
-struct arp_pkt {
-	uint16_t htype, ptype;
-	uint8_t hlen, plen;
-	uint16_t op;
-	struct rte_ether_addr sha;
-	uint32_t spa;
-	struct rte_ether_addr tha;
-	uint32_t tpa;
-} __attribute__((packed));
-
 uint16_t upfu_ip_cksum(const void *hdr, uint32_t len)
 {
 	uint16_t c = rte_raw_cksum(hdr, len);
 	return (uint16_t)~c;
 }
 
-static struct arp_entry *arp_slot(struct uport *p, uint32_t ip, int create)
-{
-	uint32_t i = upf_hash(ip, ARP_SLOTS);
-	for (uint32_t probes = 0; probes < ARP_SLOTS; probes++, i = (i + 1) & (ARP_SLOTS - 1)) {
-		if (p->arp[i].ip == ip)
-			return &p->arp[i];
-		if (p->arp[i].ip == 0) {
-			if (!create)
-				return NULL;
-			p->arp[i].ip = ip;
-			return &p->arp[i];
-		}
-	}
-	return NULL;
-}
-
-static int on_link(const struct uport *p, uint32_t ip) { return (ip & p->mask) == (p->ip & p->mask); }
-
-static void learn(struct uport *p, uint32_t ip, const struct rte_ether_addr *mac)
-{
-	if (!on_link(p, ip) || ip == p->ip)
-		return;
-	struct arp_entry *e = arp_slot(p, ip, 1);
-	if (e) {
-		e->mac = *mac;
-		e->valid = 1;
-	}
-}
-
-static void arp_request(struct upfu *u, int port, uint32_t ip)
-{
-	struct uport *p = &u->port[port];
-	struct rte_mbuf *m = rte_pktmbuf_alloc(u->pool);
-	if (m == NULL)
-		return;
-	uint8_t *d = (uint8_t *)rte_pktmbuf_append(m, RTE_ETHER_HDR_LEN + sizeof(struct arp_pkt));
-	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)d;
-	memset(&eh->dst_addr, 0xff, RTE_ETHER_ADDR_LEN);
-	eh->src_addr = p->mac;
-	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
-	struct arp_pkt *a = (struct arp_pkt *)(d + RTE_ETHER_HDR_LEN);
-	a->htype = rte_cpu_to_be_16(1);
-	a->ptype = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	a->hlen = 6;
-	a->plen = 4;
-	a->op = rte_cpu_to_be_16(ARP_REQUEST);
-	a->sha = p->mac;
-	a->spa = rte_cpu_to_be_32(p->ip);
-	memset(&a->tha, 0, sizeof(a->tha));
-	a->tpa = rte_cpu_to_be_32(ip);
-	upfu_tx(u, port, m);
-}
-
-int upfu_next_hop(struct upfu *u, int port, uint32_t dst, struct rte_ether_addr *mac)
-{
-	struct uport *p = &u->port[port];
-	uint32_t hop = on_link(p, dst) ? dst : p->gw;
-	if (hop == 0)
-		return UPF_DROP_NO_ROUTE;
-	struct arp_entry *e = arp_slot(p, hop, 1);
-	if (e == NULL)
-		return UPF_DROP_NO_ROUTE;
-	if (e->valid) {
-		*mac = e->mac;
-		return 0;
-	}
-	uint64_t now = rte_rdtsc();
-	if (e->asked == 0 || now - e->asked > u->hz / 1000 * ARP_RETRY_MS) {
-		e->asked = now;
-		arp_request(u, port, hop);
-	}
-	return UPF_DROP_NO_ARP;
-}
-
-/* RFC 826: learn the sender, answer requests for our address. */
+/* RFC 826 "Packet Reception": the sender's address refreshes a neighbour
+ * already known whoever the target (so a gratuitous ARP, RFC 5227 3, moves
+ * a peer that changed its MAC), is added when the packet is for us, and a
+ * request for our address is answered. */
 void upfu_arp_input(struct upfu *u, int port, struct rte_mbuf *m, const struct upfu_pkt *k)
 {
 	struct uport *p = &u->port[port];
@@ -123,12 +40,16 @@ void upfu_arp_input(struct upfu *u, int port, struct rte_mbuf *m, const struct u
 		return;
 	}
 	uint32_t spa = rte_be_to_cpu_32(a->spa), tpa = rte_be_to_cpu_32(a->tpa);
-	if (tpa != p->ip) {
-		upfu_drop(u, m, UPF_DROP_NOT_OURS);
+	struct rte_ether_addr sha = a->sha;
+	int ours = tpa == p->ip;
+	int refreshed = upfu_neigh_heard(u, port, spa, &sha, ours);
+	if (!ours) {
+		if (refreshed)
+			rte_pktmbuf_free(m); /* a known peer's announcement: used */
+		else
+			upfu_drop(u, m, UPF_DROP_NOT_OURS);
 		return;
 	}
-	struct rte_ether_addr sha = a->sha;
-	learn(p, spa, &sha);
 	if (a->op != rte_cpu_to_be_16(ARP_REQUEST)) {
 		rte_pktmbuf_free(m); /* a reply to us: learnt */
 		return;

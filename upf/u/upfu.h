@@ -6,7 +6,9 @@
  *   parse.c     packet parsing, a pure function (fuzzed through Go)
  *   pipeline.c  per burst: uplink and downlink, PDR/FAR/QER/URR
  *   reply.c     what UPF-U answers itself: ARP, ICMP echo, GTP-U Echo,
- *               Error Indication; ARP resolution of next hops
+ *               Error Indication
+ *   neighbour.c the ARP cache of next hops and the packets held while one
+ *               is resolved
  *   port.c      EAL attach, the two ports, the poll/sleep loop
  */
 #ifndef UPFU_H
