@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/free5gc/nas"
 	"github.com/free5gc/nas/nasMessage"
@@ -236,3 +237,104 @@ func TestServiceRequestWaitsOutAReleaseNeverCompleted(t *testing.T) {
 	h.wantMetric("l25gc_amf_ue_guard_expiries_total", map[string]string{"guard": "release"}, 1, "release guard expiries")
 }
 
+// The table's notes: a waiter runs once when its release ends, and the note
+// of a release that nothing ended expires by itself; a parked context or a
+// 5G-TMSI without a release in progress has nothing to wait for, and the end
+// of another connection's release leaves the note alone.
+func TestReleaseNotes(t *testing.T) {
+	tab := newUETable()
+	if tab.awaitLeft(7, func() {}) {
+		t.Fatal("waiting on a 5G-TMSI no release is in progress for")
+	}
+	tab.markLeaving(7, 1, time.Hour)
+	woke := 0
+	if !tab.awaitLeft(7, func() { woke++ }) {
+		t.Fatal("no wait for a release in progress")
+	}
+	if w := tab.left(7, 2); w != nil || !tab.someLeaving() {
+		t.Fatal("another connection's end ended the note")
+	}
+	runAll(tab.left(7, 1))
+	if woke != 1 || tab.someLeaving() {
+		t.Fatalf("woke %d times, note left %v", woke, tab.someLeaving())
+	}
+	runAll(tab.left(7, 1))
+	if woke != 1 {
+		t.Fatal("a waiter ran twice")
+	}
+
+	expired := make(chan struct{})
+	tab.markLeaving(8, 3, time.Millisecond)
+	tab.awaitLeft(8, func() { close(expired) })
+	<-expired // a release nothing ended does not keep its waiters
+	if tab.someLeaving() {
+		t.Fatal("an expired note stays")
+	}
+
+	tab.markLeaving(9, 4, time.Hour)
+	tab.idle[9] = &ueContext{}
+	if tab.awaitLeft(9, func() {}) {
+		t.Fatal("waiting although the context is parked")
+	}
+	runAll(tab.left(9, 4))
+}
+
+// namedTMSI reads whatever the radio side sends without panicking, and
+// names a 5G-TMSI only for the three messages that carry one of this AMF.
+func FuzzNamedTMSI(f *testing.F) {
+	n := &NF{guami: testGUAMI}
+	ours := nasx.GUTI{GUAMI: testGUAMI, TMSI: 0x1234}
+	gb, _ := nasx.EncodeGUTI(ours)
+	sr, _ := nasx.BuildServiceRequest(nasx.ServiceRequest{ServiceType: nasx.ServiceTypeData, STMSI: ours.STMSI()})
+	rr, _ := nasx.BuildRegistrationRequest(nasx.RegistrationRequest{Type: nasMessage.RegistrationType5GSPeriodicRegistrationUpdating, Identity: gb})
+	dr, _ := nasx.BuildDeregistrationRequest(true, 0, gb)
+	for _, b := range [][]byte{sr, rr, dr} {
+		f.Add(b)
+		f.Add(append([]byte{0x7e, 0x01, 0, 0, 0, 0, 0}, b...)) // integrity protected
+	}
+	f.Add([]byte{0x7e, 0x02, 0, 0, 0, 0, 0, 0x7e, 0x00, 0x4c})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tmsi, kind, ok := n.namedTMSI(b)
+		if !ok {
+			if tmsi != 0 || kind != "" {
+				t.Fatalf("no identity, yet %08x %q", tmsi, kind)
+			}
+			return
+		}
+		switch kind {
+		case waitServiceRequest, waitRegistration, waitDeregistration:
+		default:
+			t.Fatalf("kind %q", kind)
+		}
+	})
+}
+
+// The seeds name the 5G-TMSI they carry.
+func TestNamedTMSIOfTheInitialMessages(t *testing.T) {
+	n := &NF{guami: testGUAMI}
+	ours := nasx.GUTI{GUAMI: testGUAMI, TMSI: 0x1234}
+	gb, _ := nasx.EncodeGUTI(ours)
+	other := ours
+	other.GUAMI.AMFID.SetID++
+	ob, _ := nasx.EncodeGUTI(other)
+	sr := must2(t)(nasx.BuildServiceRequest(nasx.ServiceRequest{ServiceType: nasx.ServiceTypeData, STMSI: ours.STMSI()}))
+	for _, c := range []struct {
+		name string
+		b    []byte
+		kind string
+	}{
+		{"Service Request", sr, waitServiceRequest},
+		{"protected Service Request", append([]byte{0x7e, 0x01, 1, 2, 3, 4, 0}, sr...), waitServiceRequest},
+		{"Registration Request", must2(t)(nasx.BuildRegistrationRequest(nasx.RegistrationRequest{
+			Type: nasMessage.RegistrationType5GSMobilityRegistrationUpdating, Identity: gb})), waitRegistration},
+		{"Deregistration Request", must2(t)(nasx.BuildDeregistrationRequest(false, 0, gb)), waitDeregistration},
+		{"another AMF's GUTI", must2(t)(nasx.BuildRegistrationRequest(nasx.RegistrationRequest{
+			Type: nasMessage.RegistrationType5GSMobilityRegistrationUpdating, Identity: ob})), ""},
+		{"ciphered", append([]byte{0x7e, 0x02, 1, 2, 3, 4, 0}, sr...), ""},
+	} {
+		tmsi, kind, ok := n.namedTMSI(c.b)
+		if kind != c.kind || ok != (c.kind != "") || ok && tmsi != ours.TMSI {
+			t.Errorf("%s: %08x %q %v, want %q", c.name, tmsi, kind, ok, c.kind)
+		}
+	}
+}
