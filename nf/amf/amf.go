@@ -312,6 +312,7 @@ func (n *NF) onPanic(key ratelimit.Key, r any, stack []byte) {
 	}
 	n.forgetUE(ue)
 	n.ues.remove(id)
+	n.releaseEnded(ue) // what waited for its release meets no context (an_release_window.go)
 	if g := n.gnb(ue.gnbID); g != nil {
 		n.sendReleaseCommand(g, ue.amfID, ue.ranID, causeNasUnspecified())
 	}

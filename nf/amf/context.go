@@ -126,6 +126,9 @@ type ueTable struct {
 	// deregistered are the 5G-TMSIs of UEs deregistered implicitly, so that
 	// their Service Request gets #10 (mobile_reachable.go).
 	deregistered recentTMSIs
+	// leaving are the registered UEs whose AN release is in progress
+	// (an_release_window.go).
+	leaving leavingUEs
 }
 
 func newUETable() *ueTable {

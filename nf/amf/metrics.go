@@ -35,6 +35,7 @@ type metrics struct {
 	guardExpiries   *prometheus.CounterVec // UE contexts released by their guard (timers.go)
 	idleMetrics                            // paging and reachability (paging.go, mobile_reachable.go)
 	handovers       *prometheus.CounterVec // Xn and N2 handovers (ngap_handover_common.go)
+	releaseWaits    *prometheus.CounterVec // messages that waited for an AN release to end (an_release_window.go)
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -68,6 +69,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		[]string{"guard"})
 	m.idleMetrics = newIdleMetrics(reg)
 	m.handovers = newHandoverCounter()
+	m.releaseWaits = newReleaseWaits(reg)
 	reg.MustRegister(m.handovers)
 	reg.MustRegister(m.procedures, m.latency, m.gnbs, m.registered, m.retransmissions, m.discarded, m.notForwarded,
 		m.ngapErrors, m.internalErrors, m.refused, m.guardExpiries)

@@ -151,8 +151,12 @@ func (n *NF) transferTo(r *http.Request, supi string, t transfer) transferVerdic
 	err := n.disp.Dispatch(ratelimit.UE(id), func() {
 		ue := n.ues.get(id)
 		if ue == nil || ue.supi != supi {
-			done <- transferVerdict{http.StatusNotFound, sbi.CauseContextNotFound, "no UE context for " + supi}
+			// Its AN release ended before this ran: parked, it is paged.
+			done <- n.pageParkedOr404(supi, t)
 			return
+		}
+		if n.pageAfterRelease(r.Context(), ue, t, done) {
+			return // an_release_window.go
 		}
 		n.transferGated(ue, t, done)
 	})

@@ -226,6 +226,9 @@ func (n *NF) onInitialUEMessage(g *gnb, id int64, pdu *ngapType.NGAPPDU) error {
 	if !n.admitUE(g, ue, typ) {
 		return nil
 	}
+	if n.waitForRelease(g, ue, m.NASPDU) {
+		return nil // its UE's old connection is still being released (an_release_window.go)
+	}
 	n.onUplinkNAS(ue, m.NASPDU, true)
 	n.keepIfStarted(g, ue)
 	return nil
@@ -325,6 +328,7 @@ func (n *NF) release(ue *ueContext, cause ngapType.Cause) (State, error) {
 		n.sendReleaseCommand(g, ue.amfID, ue.ranID, cause)
 	}
 	n.startGuard(ue, guardRelease)
+	n.noteRelease(ue) // what names the UE meanwhile waits for the end (an_release_window.go)
 	return StateReleasing, nil
 }
 
@@ -344,6 +348,9 @@ func (n *NF) onReset(ue *ueContext, _ *input) (State, error) {
 }
 
 func (n *NF) dropConnection(ue *ueContext) State {
+	// Deferred first, so it runs last: what waited for the release meets
+	// one that is over (an_release_window.go).
+	defer n.releaseEnded(ue)
 	defer n.endProcedures(ue, ratelimit.ResultGone) // after the deregistration below is counted
 	n.stopTimer(ue)
 	n.stopGuard(ue)
