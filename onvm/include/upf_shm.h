@@ -68,6 +68,10 @@
  * until there is something to read; a missing UPF-C costs nothing (the
  * send fails, the notes wait in the ring for the next one). */
 #define UPF_DOORBELL_SUFFIX ".bell"
+/* UPF-U's doorbell, the other way: UPF-C sends one byte after it queued a
+ * command (a session changed: flush its buffer now; an End Marker), so a
+ * napping UPF-U acts at once rather than after up to its sleep. */
+#define UPF_WAKE_SUFFIX ".wake"
 
 /* Per session. A default session uses 2 PDRs, 2 FARs, 1-2 QERs, 1 URR;
  * each extra QoS flow 2 more PDRs. Install rejects more (PFCP cause 73). */
@@ -226,7 +230,7 @@ enum upf_drop {
 	UPF_DROP_MBR,           /* over the QER's MBR */
 	UPF_DROP_TTL,           /* TTL expired */
 	UPF_DROP_FRAGMENT,      /* IPv4 fragment */
-	UPF_DROP_NO_ARP,        /* next hop not resolved yet (ARP sent) */
+	UPF_DROP_NO_ARP,        /* next hop unresolved: held past 1 s, or past the hold queues' bounds */
 	UPF_DROP_NO_ROUTE,      /* no on-link next hop and no gateway */
 	UPF_DROP_TX_FULL,       /* the port did not take it */
 	UPF_DROP_RULE_BUSY,     /* session rewritten for too long */

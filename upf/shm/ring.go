@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"syscall"
 
 	"github.com/l25gc/l25gc/upf/rules"
 )
@@ -22,6 +23,9 @@ import (
 // doorbellSuffix is UPF_DOORBELL_SUFFIX: UPF-C's doorbell socket is the
 // tables file's path plus it.
 const doorbellSuffix = ".bell"
+
+// wakeSuffix is UPF_WAKE_SUFFIX: UPF-U's doorbell, rung after a command.
+const wakeSuffix = ".wake"
 
 // Note is UPF-U's news that it buffered the first downlink packet of a
 // session whose FAR says BUFF|NOCP (TS 29.244 5.2.3.1): UPF-C sends the
@@ -119,5 +123,22 @@ func (t *Table) command(c C.struct_upf_cmd) error {
 	if C.upft_command(t.h, &c) != 0 {
 		return ErrRingFull
 	}
+	t.wake()
 	return nil
+}
+
+// wake rings UPF-U's doorbell so that a napping UPF-U takes the command at
+// once (a paged UE's buffered packets go out without waiting up to
+// upf-u's sleep). Never blocks: a busy UPF-U whose doorbell is full, or
+// none listening, costs one failed send; the command waits in the ring
+// either way. The caller holds t.mu.
+func (t *Table) wake() {
+	if t.wakeFD < 0 {
+		fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_DGRAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return
+		}
+		t.wakeFD = fd
+	}
+	_ = syscall.Sendto(t.wakeFD, []byte{1}, syscall.MSG_DONTWAIT, &syscall.SockaddrUnix{Name: t.path + wakeSuffix})
 }

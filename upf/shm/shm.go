@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -94,6 +95,7 @@ func ConfigFor(cfg *config.Config) Config {
 // sessions are gone for good once no process maps it.
 func RemoveFile(cfg Config) error {
 	_ = os.Remove(cfg.Path() + doorbellSuffix) // a killed UPF-C's doorbell
+	_ = os.Remove(cfg.Path() + wakeSuffix)     // a killed UPF-U's
 	err := os.Remove(cfg.Path())
 	if os.IsNotExist(err) {
 		return nil
@@ -112,6 +114,9 @@ type Table struct {
 	path   string            // the tables file (its doorbell is next to it)
 	// notesMu makes this process one consumer of UPF-U's notes.
 	notesMu sync.Mutex
+	// wakeFD is an unbound unix datagram socket that rings UPF-U's
+	// doorbell after a command (ring.go wake); -1 until first used.
+	wakeFD int
 	// Broken counts sessions Open found half-written by a UPF-C killed
 	// mid-write, and dropped: the SMF sets them up again.
 	Broken int
@@ -132,7 +137,7 @@ func Open(cfg Config) (*Table, error) {
 	if h == nil {
 		return nil, fmt.Errorf("upf tables: %s", C.GoString(&errbuf[0]))
 	}
-	t := &Table{h: h, max: uint32(h.max_sessions), bySEID: map[uint64]uint32{}, path: cfg.Path()}
+	t := &Table{h: h, max: uint32(h.max_sessions), bySEID: map[uint64]uint32{}, path: cfg.Path(), wakeFD: -1}
 	t.index()
 	t.publishCount()
 	h.upfc_pid = C.int32_t(os.Getpid())
@@ -278,6 +283,10 @@ func (t *Table) Close() error {
 	defer t.mu.Unlock()
 	if int(t.h.upfc_pid) == os.Getpid() {
 		t.h.upfc_pid = 0
+	}
+	if t.wakeFD >= 0 {
+		_ = syscall.Close(t.wakeFD)
+		t.wakeFD = -1
 	}
 	return nil
 }

@@ -354,3 +354,24 @@ func TestDropThenRearmDiscardsWhatWasHeld(t *testing.T) {
 		t.Fatalf("gNB received %v, want only the packet after the failed paging", got)
 	}
 }
+
+// A napping UPF-U takes UPF-C's command at once: UPF-C rings UPF-U's
+// doorbell (UPF_WAKE_SUFFIX) after queuing it, so a paged UE's buffered
+// packets leave when the SMF turns the FAR to FORW, not when the nap ends.
+// Naps double from 10 µs up to the sleep (here 30 s), so 6 s after the
+// last packet UPF-U is in the nap from 5.2 s to 10.5 s: without the
+// doorbell the flush would wait more than 4 s.
+func TestCommandEndsUPFUsNap(t *testing.T) {
+	l := newLabWith(t, "UPFU_SLEEP=30s")
+	_, n6 := l.ready()
+	s := idle(1, ue1)
+	l.install(t, s)
+	l.sendNumbered(t, n6, ue1, "p", 1)
+	l.waitBuffer(t, "1 packet held", func(b shm.BufferStats) bool { return b.Now == 1 })
+	time.Sleep(6 * time.Second)
+	l.install(t, forwarding(s, gnbTEID))
+	const bound = 2 * time.Second
+	if _, err := l.gnb.recv(bound, func(f []byte) bool { return isGTPU(f) && f[43] == 0xff }); err != nil {
+		t.Fatalf("the buffered packet did not leave within %v of the FAR turning to FORW (UPF-U still napping?): %v", bound, err)
+	}
+}

@@ -58,6 +58,9 @@ func runUPFU(ctx context.Context) error {
 		N3:     u.Port{Dev: os.Getenv("UPFU_N3"), IP: upfN3},
 		N6:     u.Port{Dev: os.Getenv("UPFU_N6"), IP: upfN6},
 		Buffer: config.UPFBuffer{PerSession: labBufferPerSession, Total: labBufferTotal}}
+	if d, err := time.ParseDuration(os.Getenv("UPFU_SLEEP")); err == nil {
+		cfg.Sleep = d
+	}
 	p, err := u.Start(cfg)
 	if err != nil {
 		return err
@@ -91,7 +94,10 @@ func needRoot(t *testing.T) {
 	}
 }
 
-func newLab(t *testing.T) *lab {
+func newLab(t *testing.T) *lab { return newLabWith(t) }
+
+// newLabWith starts the lab's UPF-U with more environment (UPFU_SLEEP).
+func newLabWith(t *testing.T, env ...string) *lab {
 	needRoot(t)
 	if err := xioproc.EnsureHugepages(64); err != nil {
 		t.Fatal(err)
@@ -104,7 +110,7 @@ func newLab(t *testing.T) *lab {
 	n6u, n6d := vethPair(t, tag+"6u", tag+"6d")
 	l := &lab{t: t}
 	var err error
-	l.upf, err = xioproc.Start(roleUPF, "UPFU_N3=net_af_packet_t3,iface="+n3u, "UPFU_N6=net_af_packet_t6,iface="+n6u)
+	l.upf, err = xioproc.Start(roleUPF, append([]string{"UPFU_N3=net_af_packet_t3,iface=" + n3u, "UPFU_N6=net_af_packet_t6,iface=" + n6u}, env...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

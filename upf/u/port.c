@@ -14,11 +14,14 @@
  * are probed by EAL and picked by address. The rule tables are a shared
  * file (upf_shm.h), so UPF-U needs nothing of the manager.
  */
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <rte_bus_vdev.h>
@@ -148,9 +151,12 @@ static int claim(struct upf_shm *t, char *err, size_t n)
 	return 0;
 }
 
+static void wake_open(struct upfu *u, const char *tables);
+
 int upfu_start(const struct upfu_conf *c, char *err, size_t n)
 {
 	struct upfu *u = &self;
+	u->wake_fd = -1;
 	if (eal_up) {
 		snprintf(err, n, "UPF-U starts once per process");
 		return -1;
@@ -171,6 +177,7 @@ int upfu_start(const struct upfu_conf *c, char *err, size_t n)
 		return -1;
 	if (upfu_buf_init(u, c, err, n) < 0)
 		return -1;
+	wake_open(u, c->tables);
 	for (int i = 0; i < UPF_PORTS; i++) {
 		u->port[i].st = &u->t->stats.port[i];
 		if (start_port(&u->port[i], &c->port[i], u->pool, err, n) < 0)
@@ -180,10 +187,42 @@ int upfu_start(const struct upfu_conf *c, char *err, size_t n)
 	return 0;
 }
 
-static void nap(uint32_t us)
+/* wake_open binds UPF-U's doorbell (UPF_WAKE_SUFFIX next to the tables):
+ * UPF-C rings it after queuing a command, so the flush of a paged UE's
+ * buffer does not wait for the end of a nap. Without it (a path too long,
+ * a stale socket we cannot replace) UPF-U naps as before. */
+static void wake_open(struct upfu *u, const char *tables)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	u->wake_fd = -1;
+	if (snprintf(u->wake_path, sizeof(u->wake_path), "%s%s", tables, UPF_WAKE_SUFFIX) >= (int)sizeof(a.sun_path))
+		return;
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", u->wake_path);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	unlink(u->wake_path); /* a killed UPF-U's */
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		close(fd);
+		return;
+	}
+	u->wake_fd = fd;
+}
+
+/* nap sleeps us microseconds, or less when UPF-C rings the doorbell. */
+static void nap(struct upfu *u, uint32_t us)
 {
 	struct timespec ts = {0, (long)us * 1000};
-	nanosleep(&ts, NULL);
+	if (u->wake_fd < 0) {
+		nanosleep(&ts, NULL);
+		return;
+	}
+	struct pollfd p = {.fd = u->wake_fd, .events = POLLIN};
+	if (ppoll(&p, 1, &ts, NULL) > 0) {
+		char drain[64];
+		while (recv(u->wake_fd, drain, sizeof(drain), MSG_DONTWAIT) > 0)
+			;
+	}
 }
 
 /* upfu_run polls both ports while packets come; once none came for
@@ -217,7 +256,7 @@ void upfu_run(void)
 			last = now;
 			nap_us = IDLE_FIRST_US;
 		} else if (now - last > spin) {
-			nap(nap_us);
+			nap(u, nap_us);
 			if (nap_us < u->sleep_us)
 				nap_us = nap_us * 2 < u->sleep_us ? nap_us * 2 : u->sleep_us;
 		}
@@ -237,6 +276,11 @@ void upfu_close(void)
 	}
 	if (u->t && u->t->stats.upfu_pid == getpid())
 		u->t->stats.upfu_pid = 0;
+	if (u->wake_fd >= 0) {
+		close(u->wake_fd);
+		unlink(u->wake_path);
+		u->wake_fd = -1;
+	}
 }
 
 void upfu_port_mac(int i, uint8_t *mac) { memcpy(mac, self.port[i].mac.addr_bytes, 6); }

@@ -125,6 +125,8 @@ struct upfu {
 	uint32_t spin_us, sleep_us;
 	struct upfu_buf buf;
 	struct upfu_holds holds;
+	int wake_fd; /* UPF_WAKE_SUFFIX: UPF-C's commands end a nap; -1 = none */
+	char wake_path[560];
 };
 
 /* pipeline.c */
