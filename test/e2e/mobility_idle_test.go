@@ -14,6 +14,8 @@ package e2e
 import (
 	"context"
 	"net/netip"
+	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"testing"
@@ -41,6 +43,7 @@ const mobilityNetns = "l25gc-uemob"
 // session 1 on gNB 1 whose TUN is in mobilityNetns.
 type mobilityLab struct {
 	cfg    *config.Config
+	path   string // the core's config file
 	gnbs   [2]*ransim.GNB
 	ue     *ransim.UE
 	ueAddr netip.Addr
@@ -58,7 +61,7 @@ func startMobilityLab(t *testing.T, secondTA bool, edit func(*config.Config)) *m
 		}
 	})
 	startCore(t, cfg, path)
-	l := &mobilityLab{cfg: cfg}
+	l := &mobilityLab{cfg: cfg, path: path}
 	if err := ransim.AddN3Address(node.LabN3Peer, ransim.NthN3(ransim.DefaultN3, 1), 24); err != nil {
 		t.Fatal(err)
 	}
@@ -325,6 +328,11 @@ func TestVanishedIdleUEIsImplicitlyDeregistered(t *testing.T) {
 	}
 	awaitCondition(t, "SMF without sessions", func() bool { return len(smfSessions(t, l.cfg)) == 0 })
 	awaitNoUPFSessions(t, l.cfg)
+	// What a user reads: `l25gc status` counts UPF-U's sessions.
+	if out, err := exec.Command(binary, "status", "--config", l.path).CombinedOutput(); err != nil ||
+		!regexp.MustCompile(`UPF-U pid \d+: 0 sessions in the rule tables`).Match(out) {
+		t.Errorf("l25gc status after the implicit deregistration (%v): want UPF-U with 0 sessions\n%s", err, out)
+	}
 	for _, m := range []string{"l25gc_amf_idle_ues", "l25gc_amf_registered_ues", "l25gc_amf_ue_contexts"} {
 		if n := amfMetric(t, l.cfg, m); n != 0 {
 			t.Errorf("%s = %v after the implicit deregistration, want 0", m, n)
