@@ -230,7 +230,12 @@ func handedOverUEIsPagedAtTheTarget(t *testing.T, move func(ctx context.Context,
 	if dst.IdleUEs() != 1 || src.IdleUEs() != 0 {
 		t.Errorf("CM-IDLE UEs camping: source %d, target %d; want 0 and 1", src.IdleUEs(), dst.IdleUEs())
 	}
+	parked := l.ue.Session(1).Tunnel
 	l.pagedByPing(t, dst)
+	if now := l.ue.Session(1).Tunnel; now != parked || now.DL().IPv4 != dst.UserPlane().Addr() {
+		t.Errorf("after the paging session 1 is on a tunnel at %v (the target's parked one: %v), want the target's parked tunnel back",
+			now.DL().IPv4, now == parked)
+	}
 	// The source keeps a forwarding tunnel at most OldPathGrace after
 	// the release when no End Marker passed it (nothing flowed here).
 	if !eventually(func() bool { return src.UserPlane().Tunnels() == 0 }) {
