@@ -142,8 +142,16 @@ func (u *UE) enterIdle() {
 	default:
 	}
 	u.watchUplink()
+	old := u.idle.stmsi.Load()
 	u.publishSTMSI()
-	if s := u.idle.stmsi.Load(); s != nil {
+	s := u.idle.stmsi.Load()
+	if old != nil && (s == nil || *old != *s) {
+		// The gNB parked the UE under the S-TMSI it had before the
+		// procedure gave it a new 5G-GUTI (TS 24.501 5.5.1.3.4): nobody
+		// is paged by that one any more.
+		u.g.idle.remove(*old, u)
+	}
+	if s != nil {
 		u.g.idle.add(*s, u)
 	}
 }

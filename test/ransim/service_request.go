@@ -193,7 +193,12 @@ func (g *GNB) activate(ue *UE, rs ngapx.RANSessionSetup) *Tunnel {
 			ue.sessMu.Unlock()
 		}
 		if old != nil {
+			// The UE's IP stack (a TUN bound to the first tunnel)
+			// follows the session to its new tunnel, as after a
+			// handover: an idle UE that reselected another gNB comes
+			// back there (idle_mobility.go).
 			t.sink.Store(old.sink.Load())
+			old.next.Store(t)
 		}
 	}
 	g.putTunnel(ue, t)

@@ -224,17 +224,25 @@ func (u *UE) UpdateRegistration(ctx context.Context, periodic bool) (time.Durati
 }
 
 func (u *UE) register(ctx context.Context, regType uint8) (time.Duration, error) {
+	return u.registerFOR(ctx, regType, true)
+}
+
+// registerFOR is register with the "follow-on request pending" bit
+// (TS 24.501 9.11.3.7) as given: a UE with nothing to send clears it.
+func (u *UE) registerFOR(ctx context.Context, regType uint8, followOn bool) (time.Duration, error) {
 	u.drain()
 	identity, err := u.identity()
 	if err != nil {
 		return 0, err
 	}
-	full, err := nasx.BuildRegistrationRequest(u.registrationRequest(regType, identity))
+	req := u.registrationRequest(regType, identity)
+	req.NoFollowOn = !followOn
+	full, err := nasx.BuildRegistrationRequest(req)
 	if err != nil {
 		return 0, err
 	}
 	cleartext := u.sec == nil
-	initial, err := u.initialRequest(regType, identity, full)
+	initial, err := u.initialRequestFOR(regType, identity, full, followOn)
 	if err != nil {
 		return 0, err
 	}
@@ -270,7 +278,14 @@ func (u *UE) register(ctx context.Context, regType uint8) (time.Duration, error)
 // message is integrity protected by sendInitial), without one it follows
 // in Security Mode Complete.
 func (u *UE) initialRequest(regType uint8, identity, full []byte) ([]byte, error) {
-	r := nasx.RegistrationRequest{Type: regType, NgKSI: u.ngKSI, Identity: identity, SecurityCaps: ueSecurityCaps, Cleartext: true}
+	return u.initialRequestFOR(regType, identity, full, true)
+}
+
+// initialRequestFOR is initialRequest with the follow-on request bit as
+// given; it is a cleartext IE (TS 24.501 4.4.6), so both copies agree.
+func (u *UE) initialRequestFOR(regType uint8, identity, full []byte, followOn bool) ([]byte, error) {
+	r := nasx.RegistrationRequest{Type: regType, NgKSI: u.ngKSI, Identity: identity, SecurityCaps: ueSecurityCaps,
+		Cleartext: true, NoFollowOn: !followOn}
 	if u.sec != nil {
 		c, err := u.sec.CipherContainer(full)
 		if err != nil {
