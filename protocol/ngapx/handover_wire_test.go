@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/free5gc/aper"
 	"github.com/free5gc/ngap/ngapType"
+	"github.com/l25gc/l25gc/internal/tsharkcap"
 )
 
 // hoTunnel is an NG-U tunnel for the transfers of the wire test.
@@ -98,7 +98,7 @@ func TestHandoverMessagesDissectInTShark(t *testing.T) {
 		}
 	}
 	for name, b := range hoWireMessages(t, setupTransfer(t)) {
-		text := dissect(t, b)
+		text := tsharkcap.DissectNGAP(t, b)
 		if !strings.Contains(text, name) {
 			t.Errorf("%s: tshark does not name it:\n%s", name, text)
 		}
@@ -109,31 +109,4 @@ func TestHandoverMessagesDissectInTShark(t *testing.T) {
 			t.Log(text)
 		}
 	}
-}
-
-// dissect runs one NGAP PDU through tshark, carried in SCTP with PPID 60
-// (TS 38.412 7), and returns the verbose dissection.
-func dissect(t *testing.T, b []byte) string {
-	t.Helper()
-	var hex strings.Builder
-	for i, x := range b {
-		if i%16 == 0 {
-			fmt.Fprintf(&hex, "\n%06x", i)
-		}
-		fmt.Fprintf(&hex, " %02x", x)
-	}
-	hex.WriteString("\n")
-	dir := t.TempDir()
-	in, pcap := filepath.Join(dir, "ngap.txt"), filepath.Join(dir, "ngap.pcap")
-	if err := os.WriteFile(in, []byte(hex.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("text2pcap", "-q", "-S", "38412,38412,60", in, pcap).CombinedOutput(); err != nil {
-		t.Fatalf("text2pcap: %v %s", err, out)
-	}
-	out, err := exec.Command("tshark", "-r", pcap, "-V").CombinedOutput()
-	if err != nil {
-		t.Fatalf("tshark: %v %s", err, out)
-	}
-	return string(out)
 }

@@ -1,14 +1,12 @@
 package ngapx
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/free5gc/ngap/ngapType"
+	"github.com/l25gc/l25gc/internal/tsharkcap"
 )
 
 // Overload Start and Stop survive encode/decode and read as what was asked.
@@ -69,29 +67,7 @@ func TestOverloadMessagesDissectInTShark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hex strings.Builder
-	for _, b := range [][]byte{start, stop} {
-		for i, x := range b {
-			if i%16 == 0 {
-				fmt.Fprintf(&hex, "\n%06x", i)
-			}
-			fmt.Fprintf(&hex, " %02x", x)
-		}
-		hex.WriteString("\n")
-	}
-	dir := t.TempDir()
-	in, pcap := filepath.Join(dir, "ngap.txt"), filepath.Join(dir, "ngap.pcap")
-	if err := os.WriteFile(in, []byte(hex.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("text2pcap", "-q", "-S", "38412,38412,60", in, pcap).CombinedOutput(); err != nil {
-		t.Fatalf("text2pcap: %v %s", err, out)
-	}
-	out, err := exec.Command("tshark", "-r", pcap, "-V").CombinedOutput()
-	if err != nil {
-		t.Fatalf("tshark: %v %s", err, out)
-	}
-	text := string(out)
+	text := tsharkcap.DissectNGAP(t, start, stop)
 	for _, want := range []string{"OverloadStart", "reject-non-emergency-mo-dt", "TrafficLoadReductionIndication: 30", "OverloadStop"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("tshark shows no %q:\n%s", want, text)

@@ -1,10 +1,7 @@
 package ngapx
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +10,7 @@ import (
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/domain"
+	"github.com/l25gc/l25gc/internal/tsharkcap"
 	"github.com/l25gc/l25gc/protocol/nasx"
 )
 
@@ -70,7 +68,7 @@ func TestIdleModeMessagesDissectInTShark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := dissectNGAP(t, paging, ics, release, initial, reject)
+	text := tsharkcap.DissectNGAP(t, paging, ics, release, initial, reject)
 	for _, want := range []string{"Paging", "TAIListForPaging", "fiveG-TMSI", "InitialContextSetupRequest",
 		"PDUSessionResourceSetupListCxtReq", "Service accept", "PDU session status", "PDUSessionResourceListCxtRelReq",
 		"Service request", "Uplink data status", "mt-Access", "Service reject", "GPRS Timer 2 - T3346 value"} {
@@ -81,33 +79,4 @@ func TestIdleModeMessagesDissectInTShark(t *testing.T) {
 	if strings.Contains(text, "Malformed") || strings.Contains(text, "Expert Info (Error") {
 		t.Fatalf("tshark flags a message:\n%s", text)
 	}
-}
-
-// dissectNGAP runs tshark over the messages as SCTP DATA with PPID 60
-// (TS 38.412 7) and returns its verbose dissection.
-func dissectNGAP(t *testing.T, msgs ...[]byte) string {
-	t.Helper()
-	var hex strings.Builder
-	for _, b := range msgs {
-		for i, x := range b {
-			if i%16 == 0 {
-				fmt.Fprintf(&hex, "\n%06x", i)
-			}
-			fmt.Fprintf(&hex, " %02x", x)
-		}
-		hex.WriteString("\n")
-	}
-	dir := t.TempDir()
-	in, pcap := filepath.Join(dir, "ngap.txt"), filepath.Join(dir, "ngap.pcap")
-	if err := os.WriteFile(in, []byte(hex.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("text2pcap", "-q", "-S", "38412,38412,60", in, pcap).CombinedOutput(); err != nil {
-		t.Fatalf("text2pcap: %v %s", err, out)
-	}
-	out, err := exec.Command("tshark", "-r", pcap, "-V").CombinedOutput()
-	if err != nil {
-		t.Fatalf("tshark: %v %s", err, out)
-	}
-	return string(out)
 }

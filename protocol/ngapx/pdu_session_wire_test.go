@@ -1,16 +1,15 @@
 package ngapx
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/free5gc/aper"
 	"github.com/free5gc/ngap/ngapType"
 
+	"github.com/l25gc/l25gc/internal/tsharkcap"
 	"github.com/l25gc/l25gc/protocol/nasx"
 )
 
@@ -72,30 +71,7 @@ func TestPDUSessionResourceRequestsDissectInTShark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	var hex strings.Builder
-	for _, b := range [][]byte{setup} {
-		for i, x := range b {
-			if i%16 == 0 {
-				fmt.Fprintf(&hex, "\n%06x", i)
-			}
-			fmt.Fprintf(&hex, " %02x", x)
-		}
-		hex.WriteString("\n")
-	}
-	in, pcap := filepath.Join(dir, "ngap.txt"), filepath.Join(dir, "ngap.pcap")
-	if err := os.WriteFile(in, []byte(hex.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// SCTP with PPID 60 (TS 38.412 7): tshark hands it to its NGAP dissector.
-	if out, err := exec.Command("text2pcap", "-q", "-S", "38412,38412,60", in, pcap).CombinedOutput(); err != nil {
-		t.Fatalf("text2pcap: %v %s", err, out)
-	}
-	out, err := exec.Command("tshark", "-r", pcap, "-V").CombinedOutput()
-	if err != nil {
-		t.Fatalf("tshark: %v %s", err, out)
-	}
-	text := string(out)
+	text := tsharkcap.DissectNGAP(t, setup)
 	for _, want := range []string{"PDUSessionResourceSetupRequest", "PDUSessionResourceSetupRequestTransfer", "DL NAS transport",
 		"PDU session establishment request", "gTP-TEID: 00000001"} {
 		if !strings.Contains(text, want) {

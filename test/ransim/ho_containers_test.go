@@ -1,14 +1,12 @@
 package ransim
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/l25gc/l25gc/domain"
+	"github.com/l25gc/l25gc/internal/tsharkcap"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 )
 
@@ -51,7 +49,7 @@ func TestTransparentContainersDissectInTShark(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, b := range map[string][]byte{"HandoverRequired": required, "HandoverRequestAcknowledge": ack} {
-		text := dissectNGAP(t, b)
+		text := tsharkcap.DissectNGAP(t, b)
 		for _, want := range []string{name, "rRCContainer", "TransparentContainer"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("%s: tshark does not show %s:\n%s", name, want, text)
@@ -61,30 +59,4 @@ func TestTransparentContainersDissectInTShark(t *testing.T) {
 			t.Errorf("%s: tshark flags it:\n%s", name, text)
 		}
 	}
-}
-
-// dissectNGAP runs one NGAP PDU through tshark in SCTP with PPID 60.
-func dissectNGAP(t *testing.T, b []byte) string {
-	t.Helper()
-	var hex strings.Builder
-	for i, x := range b {
-		if i%16 == 0 {
-			fmt.Fprintf(&hex, "\n%06x", i)
-		}
-		fmt.Fprintf(&hex, " %02x", x)
-	}
-	hex.WriteString("\n")
-	dir := t.TempDir()
-	in, pcap := filepath.Join(dir, "ngap.txt"), filepath.Join(dir, "ngap.pcap")
-	if err := os.WriteFile(in, []byte(hex.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("text2pcap", "-q", "-S", "38412,38412,60", in, pcap).CombinedOutput(); err != nil {
-		t.Fatalf("text2pcap: %v %s", err, out)
-	}
-	out, err := exec.Command("tshark", "-r", pcap, "-V").CombinedOutput()
-	if err != nil {
-		t.Fatalf("tshark: %v %s", err, out)
-	}
-	return string(out)
 }
