@@ -43,29 +43,10 @@ func (u *testUE) requestService(ranID int64, nasPDU []byte) {
 	u.g.send(must2(u.t)(ngapx.BuildInitialUEMessageWithCause(ranID, nasPDU, testCell, &s, cause)))
 }
 
-// recvPDU reads the next NGAP PDU the AMF sent, which must be name.
-func (g *gnbSide) recvPDU(name string) *ngapType.NGAPPDU {
-	g.t.Helper()
-	select {
-	case m := <-g.conn.out:
-		pdu, err := ngapx.Decode(m.b)
-		if err != nil {
-			g.t.Fatalf("AMF sent undecodable NGAP: %v", err)
-		}
-		if s, _ := ngapx.Summarize(pdu); s.Name != name {
-			g.t.Fatalf("AMF sent %s, want %s", s.Name, name)
-		}
-		return pdu
-	case <-time.After(10 * time.Second): // bounds a failing test only
-		g.t.Fatalf("no %s from the AMF", name)
-	}
-	return nil
-}
-
 // readPaging reads a Paging as a gNB does.
 func (g *gnbSide) readPaging() ngapx.Paging {
 	g.t.Helper()
-	p, err := ngapx.ParsePaging(g.recvPDU("Paging"))
+	p, err := ngapx.ParsePaging(g.expectPDU("Paging"))
 	if err != nil {
 		g.t.Fatal(err)
 	}
@@ -89,7 +70,7 @@ func (g *gnbSide) noMore(within time.Duration) {
 // and the Service Accept inside as the UE does.
 func (u *testUE) readServiceAccept() (*ngapx.RANInitialContext, nasx.ServiceAccept) {
 	u.t.Helper()
-	ics, err := ngapx.ParseRANInitialContextSetupRequest(u.g.recvPDU("InitialContextSetupRequest"))
+	ics, err := ngapx.ParseRANInitialContextSetupRequest(u.g.expectPDU("InitialContextSetupRequest"))
 	if err != nil {
 		u.t.Fatal(err)
 	}
