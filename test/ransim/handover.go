@@ -207,7 +207,6 @@ func (g *GNB) releaseMoved(s ngapx.Summary, pdu *ngapType.NGAPPDU) bool {
 	if !wasHere && a == nil {
 		return false
 	}
-	g.send(s.AMFUEID, ranID, ngapx.BuildUEContextReleaseComplete)
 	for _, t := range left {
 		g.retire(t)
 	}
@@ -220,6 +219,9 @@ func (g *GNB) releaseMoved(s ngapx.Summary, pdu *ngapType.NGAPPDU) bool {
 		}
 	}
 	g.detach(ranID)
+	// Complete once the context is gone, as a gNB that answers has freed
+	// it (a test reading the gNB after the Complete sees it freed).
+	g.send(s.AMFUEID, ranID, ngapx.BuildUEContextReleaseComplete)
 	g.ho.answer(answerRelease, ranID, pdu)
 	return true
 }
