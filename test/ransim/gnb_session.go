@@ -79,13 +79,16 @@ func (g *GNB) onSessionSetup(ue *UE, pdu *ngapType.NGAPPDU) {
 		c := ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorFalselyConstructedMessage)
 		results = append(results, ngapx.RANSessionResult{ID: id, Cause: &c})
 	}
+	// The response goes before the UE hears its NAS: whatever the UE does
+	// next (release to idle, a handover) then reaches the AMF after it, as
+	// from a gNB that answers once the radio bearers are up.
+	g.send(r.AMFUEID, r.RANUEID, func(amfID, ranID int64) ([]byte, error) {
+		return ngapx.BuildRANSetupResponse(amfID, ranID, results)
+	})
 	g.deliverNAS(ue, r.AMFUEID, "PDUSessionResourceSetupRequest", r.NASPDU)
 	for _, s := range r.Sessions {
 		g.deliverNAS(ue, r.AMFUEID, "PDUSessionResourceSetupRequest", s.NASPDU)
 	}
-	g.send(r.AMFUEID, r.RANUEID, func(amfID, ranID int64) ([]byte, error) {
-		return ngapx.BuildRANSetupResponse(amfID, ranID, results)
-	})
 }
 
 // onSessionModify handles PDU Session Resource Modify Request (TS 38.413
