@@ -154,6 +154,8 @@ type BackOff struct {
 type OverloadStats struct {
 	// BackOffs counts #22 rejects after which a UE waited and tried again.
 	BackOffs atomic.Int64
+	// WithT3346 counts the #22 rejects that carried T3346.
+	WithT3346 atomic.Int64
 	// T3510Expiries counts attempts left unanswered for T3510 or longer:
 	// a real UE would have given up on them.
 	T3510Expiries atomic.Int64
@@ -179,6 +181,9 @@ func RegisterWithBackOff(ctx context.Context, ue *UE, b BackOff, st *OverloadSta
 			return time.Since(start), err
 		}
 		st.BackOffs.Add(1)
+		if rej.T3346 > 0 {
+			st.WithT3346.Add(1)
+		}
 		if err := sleepCtx(ctx, backOffWait(rej.T3346, b.Max)); err != nil {
 			return 0, err
 		}
@@ -262,6 +267,6 @@ func registerFleetWithBackOff(ctx context.Context, ues []*UE, f Fleet) Outcome {
 		_, err = ue.Deregister(ctx, true)
 		return lat, err
 	})
-	out.BackOffs, out.T3510Expiries = int(st.BackOffs.Load()), int(st.T3510Expiries.Load())
+	out.BackOffs, out.WithT3346, out.T3510Expiries = int(st.BackOffs.Load()), int(st.WithT3346.Load()), int(st.T3510Expiries.Load())
 	return out
 }

@@ -107,8 +107,8 @@ func TestCongestionRejectIsRetriedAfterBackOff(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if b, x := st.BackOffs.Load(), st.T3510Expiries.Load(); b != 1 || x != 0 {
-		t.Fatalf("%d back-offs, %d T3510 expiries; want 1 and 0", b, x)
+	if b, w, x := st.BackOffs.Load(), st.WithT3346.Load(), st.T3510Expiries.Load(); b != 1 || w != 1 || x != 0 {
+		t.Fatalf("%d back-offs (%d with T3346), %d T3510 expiries; want 1, 1, 0", b, w, x)
 	}
 }
 

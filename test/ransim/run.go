@@ -36,9 +36,9 @@ type Outcome struct {
 	Failed    int
 	Errors    []string // distinct failure reasons with counts, most frequent first
 	Elapsed   time.Duration
-	// BackOffs and T3510Expiries: congestion met by RegisterFleet with
-	// BackOff (OverloadStats).
-	BackOffs, T3510Expiries int
+	// BackOffs, WithT3346 and T3510Expiries: congestion met by
+	// RegisterFleet with BackOff (OverloadStats).
+	BackOffs, WithT3346, T3510Expiries int
 }
 
 // IMSI returns the i-th IMSI after first (same length, zero padded).
