@@ -267,6 +267,7 @@ func registerFleetWithBackOff(ctx context.Context, ues []*UE, f Fleet) Outcome {
 		_, err = ue.Deregister(ctx, true)
 		return lat, err
 	})
+	out.BackedOff = true
 	out.BackOffs, out.WithT3346, out.T3510Expiries = int(st.BackOffs.Load()), int(st.WithT3346.Load()), int(st.T3510Expiries.Load())
 	return out
 }

@@ -39,6 +39,7 @@ type Outcome struct {
 	// BackOffs, WithT3346 and T3510Expiries: congestion met by
 	// RegisterFleet with BackOff (OverloadStats).
 	BackOffs, WithT3346, T3510Expiries int
+	BackedOff                          bool // the run's UEs backed off at #22 (the counts above are meaningful)
 }
 
 // IMSI returns the i-th IMSI after first (same length, zero padded).
