@@ -78,3 +78,16 @@ func TestWriteBatchCharts(t *testing.T) {
 		}
 	}
 }
+
+// Whatever a /metrics endpoint answers, parsing it ends in a sample or an
+// error, never a crash.
+func FuzzParseLimiterMetrics(f *testing.F) {
+	f.Add("l25gc_amf_limiter_emax 12\nl25gc_amf_limiter_ecurrent 7\n")
+	f.Add("l25gc_amf_limiter_emax NaN\nl25gc_amf_limiter_ecurrent +Inf\n# x\n")
+	f.Fuzz(func(t *testing.T, page string) {
+		s, err := parseLimiterMetrics(strings.NewReader(page))
+		if err == nil && !strings.Contains(page, "l25gc_amf_limiter_emax") {
+			t.Fatalf("parsed %+v from a page without E_max", s)
+		}
+	})
+}

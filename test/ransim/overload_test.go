@@ -145,3 +145,23 @@ func TestBackOffWait(t *testing.T) {
 		t.Fatalf("T3346 3 s: waited %v", d)
 	}
 }
+
+// TS 38.413 8.7.6.2: "reject non-emergency MO-DT" holds a Service Request
+// for uplink data (mo-Data) until Overload Stop.
+func TestServiceRequestForDataWaitsForOverloadStop(t *testing.T) {
+	g, amf := connectScripted(t)
+	ue, _ := amf.withIdleSession(g)
+	amf.send(ngapx.BuildOverloadStart(ngapx.Overload{Action: ngapx.OverloadRejectNonEmergencyMODT}))
+	for !g.Overloaded() {
+		time.Sleep(time.Millisecond)
+	}
+	go func() { _, _ = ue.RequestService(context.Background()) }()
+	waitHeld(t, g, 1)
+	if n := len(amf.conn.up); n != 0 {
+		t.Fatalf("the gNB sent %d messages while holding the Service Request", n)
+	}
+	amf.send(ngapx.BuildOverloadStop())
+	if rrc, _, _, _ := amf.initialNAS(); rrc != int64(ngapType.RRCEstablishmentCausePresentMoData) {
+		t.Fatalf("RRC cause %d after Overload Stop, want the held mo-Data Service Request", rrc)
+	}
+}
