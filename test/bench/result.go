@@ -30,12 +30,12 @@ type Result struct {
 	ThroughputPerS float64            `json:"throughput_per_s"`
 	PeakRSSMiB     map[string]float64 `json:"peak_rss_mib,omitempty"` // per NF process, when the core is local
 	Limiter        string             `json:"limiter,omitempty"`      // amf.limiter.mode of the core (bench pdu --limiter)
+	Errors         []string           `json:"errors,omitempty"`
 	// BackOffs counts #22 congestion rejects the UEs backed off from and
 	// T3510Expiries attempts unanswered for T3510 (15 s); only runs whose
 	// UEs back off (bench registration) report them.
 	BackOffs      *int `json:"backoffs,omitempty"`
 	T3510Expiries *int `json:"t3510_expiries,omitempty"`
-	Errors         []string           `json:"errors,omitempty"`
 }
 
 // Latency summarises a latency distribution in milliseconds.
