@@ -172,6 +172,7 @@ func RegisterWithBackOff(ctx context.Context, ue *UE, b BackOff, st *OverloadSta
 	}
 	start := time.Now()
 	for i := 1; ; i++ {
+		ue.lastSent = time.Time{} // an attempt held until ctx ended sends nothing
 		_, err := registerAttempt(ctx, ue, b.AttemptTimeout)
 		if !ue.lastSent.IsZero() && time.Since(ue.lastSent) >= T3510 {
 			st.T3510Expiries.Add(1)
