@@ -18,7 +18,7 @@ func newBenchPDUCmd() *cobra.Command {
 	var (
 		ues, sbiModes, jsonPath, amf, transport, dnn, n3 string
 		limiters                                         string
-		concurrency, warmup                              int
+		concurrency, warmup, batch, batches              int
 	)
 	cmd := &cobra.Command{
 		Use:   "pdu",
@@ -29,7 +29,8 @@ func newBenchPDUCmd() *cobra.Command {
 			"Release Request to Release Complete). With --json, SVG charts of p50/p99 against\n" +
 			"UEs, one colour per SBI mode, go next to the JSON file. With --amf it uses a\n" +
 			"running core instead.",
-		Example: "  l25gc bench pdu --ues 1,64,1000,10000 --concurrency 64 --sbi xio,tcp --json pdu.json",
+		Example: "  l25gc bench pdu --ues 1,64,1000,10000 --concurrency 64 --sbi xio,tcp --json pdu.json\n" +
+			"  l25gc bench pdu --batch 32 --batches 10 --limiter fixed:2,fixed:8,fixed:16,off,adaptive --json fig3.json",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			counts, err := parseCounts(ues)
 			if err != nil {
@@ -47,6 +48,9 @@ func newBenchPDUCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			o := bench.RegistrationOptions{Config: cfg, SBIModes: modes, UECounts: counts,
 				Concurrency: concurrency, Warmup: warmup, AMF: amf, Transport: transport, Out: out, DNN: dnn, N3: gnbN3}
+			if batch > 0 {
+				return benchPDUBatches(ctx, out, bench.BatchOptions{RegistrationOptions: o, Batch: batch, Batches: batches}, limiters, jsonPath)
+			}
 			if limiters != "" {
 				return benchPDUByLimiter(ctx, out, o, limiters, jsonPath)
 			}
@@ -65,7 +69,34 @@ func newBenchPDUCmd() *cobra.Command {
 	f.StringVar(&dnn, "dnn", "internet", "the DNN of the sessions")
 	f.StringVar(&n3, "n3", ransim.DefaultN3.String(), "the simulated gNB's N3 address, the DL end of its tunnels")
 	f.StringVar(&limiters, "limiter", "", "comma-separated amf.limiter.mode values (fixed:N, off, adaptive), one fresh core each: the results carry \"limiter\"")
+	f.IntVar(&batch, "batch", 0, "the paper's limiter experiment: this many UEs register, then all request a PDU session at once, --batches times, on a fresh core per --limiter setting (--ues, --concurrency and --warmup do not apply)")
+	f.IntVar(&batches, "batches", 10, "batches per --limiter setting (with --batch)")
 	return cmd
+}
+
+// benchPDUBatches is the paper's Fig. 3/9 experiment: the table, the JSON
+// (each object with its "limiter") and the figures next to it.
+func benchPDUBatches(ctx context.Context, out io.Writer, o bench.BatchOptions, limiters, jsonPath string) error {
+	if limiters == "" {
+		limiters = "adaptive"
+	}
+	list, err := bench.ParseLimiters(limiters)
+	if err != nil {
+		return err
+	}
+	runs, err := bench.PDUBatches(ctx, o, list)
+	err = report(out, runs, err, jsonPath, bench.PrintBatchTable)
+	if jsonPath == "" || len(runs) == 0 {
+		return err
+	}
+	paths, cerr := bench.WriteBatchCharts(jsonPath, runs)
+	for _, p := range paths {
+		fmt.Fprintf(out, "chart written to %s\n", p)
+	}
+	if err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // benchPDUByLimiter is bench pdu once per --limiter setting, with the

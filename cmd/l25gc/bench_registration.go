@@ -2,27 +2,35 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/l25gc/l25gc/test/bench"
+	"github.com/l25gc/l25gc/test/ransim"
 )
 
 func init() { benchCmds = append(benchCmds, newBenchRegistrationCmd) }
 
 func newBenchRegistrationCmd() *cobra.Command {
 	var (
-		ues, sbiModes, jsonPath, amf, transport string
-		concurrency, warmup                     int
+		ues, sbiModes, jsonPath, amf, transport, limiters string
+		concurrency, warmup                               int
+		maxBackOff                                        time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "registration",
 		Short: "initial registration latency and rate for lists of UE counts",
 		Long: "Starts a fresh core per SBI mode (subscribers provisioned), registers each UE count\n" +
-			"with the simulator and stops the core; with --amf it uses a running core instead.",
-		Example: "  l25gc bench registration --ues 1,64,1000 --concurrency 64 --json out.json",
+			"with the simulator and stops the core; with --amf it uses a running core instead.\n" +
+			"UEs rejected with #22 (congestion) wait T3346 (at most --max-backoff) and register\n" +
+			"again; the table shows the goodput, the back-offs and the attempts that reached T3510.\n" +
+			"With --limiter, a fresh core per amf.limiter.mode setting.",
+		Example: "  l25gc bench registration --ues 1,64,1000 --concurrency 64 --json out.json\n" +
+			"  l25gc bench registration --ues 20000 --concurrency 2000 --limiter off,adaptive",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			counts, err := parseCounts(ues)
 			if err != nil {
@@ -34,9 +42,21 @@ func newBenchRegistrationCmd() *cobra.Command {
 			}
 			defer stop()
 			out := cmd.OutOrStdout()
-			results, err := bench.Registration(ctx, bench.RegistrationOptions{Config: cfg, SBIModes: modes, UECounts: counts,
-				Concurrency: concurrency, Warmup: warmup, AMF: amf, Transport: transport, Out: out})
-			return reportWithCharts(out, results, err, jsonPath)
+			o := bench.RegistrationOptions{Config: cfg, SBIModes: modes, UECounts: counts, Concurrency: concurrency,
+				Warmup: warmup, AMF: amf, Transport: transport, Out: out, BackOff: &ransim.BackOff{Max: maxBackOff}}
+			if limiters == "" {
+				results, err := bench.Registration(ctx, o)
+				return reportWithCharts(out, results, err, jsonPath)
+			}
+			list, err := bench.ParseLimiters(limiters)
+			if err != nil {
+				return err
+			}
+			results, err := bench.RegistrationByLimiter(ctx, o, list)
+			return report(out, results, err, jsonPath, func(w io.Writer, rs []bench.Result) {
+				bench.PrintTable(w, rs)
+				bench.PrintOverloadTable(w, rs)
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -47,6 +67,8 @@ func newBenchRegistrationCmd() *cobra.Command {
 	f.StringVar(&jsonPath, "json", "", "write the results as JSON to this file, and SVG charts of p50/p99 against UEs next to it")
 	f.StringVar(&amf, "amf", "", "N2 address of a running core to use instead of fresh ones")
 	f.StringVar(&transport, "n2", "", "N2 transport: kernel, raw, udp or auto (default from config)")
+	f.StringVar(&limiters, "limiter", "", "comma-separated amf.limiter.mode values (fixed:N, off, adaptive), one fresh core each: the results carry \"limiter\"")
+	f.DurationVar(&maxBackOff, "max-backoff", 0, "cap on a UE's wait after #22 congestion (the AMF's T3346 is 20-60 s); 0: the full T3346")
 	return cmd
 }
 

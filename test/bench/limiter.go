@@ -31,6 +31,19 @@ func ParseLimiters(s string) ([]string, error) {
 // PDUByLimiter runs PDU once per limiter setting, each on fresh cores with
 // amf.limiter.mode set to it; every result carries its setting.
 func PDUByLimiter(ctx context.Context, o RegistrationOptions, limiters []string) ([]Result, error) {
+	return ByLimiter(ctx, o, limiters, PDU)
+}
+
+// RegistrationByLimiter is Registration once per limiter setting (bench
+// registration --limiter), each result carrying its setting.
+func RegistrationByLimiter(ctx context.Context, o RegistrationOptions, limiters []string) ([]Result, error) {
+	return ByLimiter(ctx, o, limiters, Registration)
+}
+
+// ByLimiter runs bench once per limiter setting, each on fresh cores with
+// amf.limiter.mode set to it; every result carries its setting.
+func ByLimiter(ctx context.Context, o RegistrationOptions, limiters []string,
+	bench func(context.Context, RegistrationOptions) ([]Result, error)) ([]Result, error) {
 	if o.AMF != "" {
 		return nil, errors.New("bench: --limiter needs fresh cores (the limiter is the AMF's config), not --amf")
 	}
@@ -42,7 +55,7 @@ func PDUByLimiter(ctx context.Context, o RegistrationOptions, limiters []string)
 		if run.Out != nil {
 			fmt.Fprintf(run.Out, "limiter %s\n", l)
 		}
-		results, err := PDU(ctx, run)
+		results, err := bench(ctx, run)
 		for i := range results {
 			results[i].Limiter = l
 		}
@@ -82,4 +95,28 @@ func ByLimiterSeries(results []Result) []Result {
 		out[i] = r
 	}
 	return out
+}
+
+// PrintOverloadTable is bench registration under congestion: per limiter
+// setting and UE count the goodput (registrations completed per second),
+// p99 (first attempt to accept, back-offs included), the #22 rejects the
+// UEs backed off from and the attempts that reached T3510 (15 s).
+func PrintOverloadTable(w io.Writer, results []Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "LIMITER\tUES\tCONC\tOK\tFAILED\tGOODPUT /s\tP50 ms\tP99 ms\tBACK-OFFS\tT3510 HIT\t")
+	for _, r := range results {
+		if r.BackOffs == nil {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.0f\t%.2f\t%.2f\t%d\t%d\t\n", orDash(r.Limiter), r.UEs, r.Concurrency, r.Succeeded, r.Failed,
+			r.ThroughputPerS, r.LatencyMS.P50, r.LatencyMS.P99, *r.BackOffs, *r.T3510Expiries)
+	}
+	tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

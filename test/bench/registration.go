@@ -42,6 +42,9 @@ type RegistrationOptions struct {
 	N3 netip.Addr
 	// DNN of the PDU sessions (bench pdu); "" = internet.
 	DNN string
+	// BackOff, when set, has registering UEs back off at #22 and try again
+	// (bench registration); nil: a reject is a failure.
+	BackOff *ransim.BackOff
 }
 
 // Registration measures initial registration for each UE count, with
@@ -227,7 +230,7 @@ func fleetRuns(ctx context.Context, o RegistrationOptions, amf, mode string, pid
 	if err != nil {
 		return nil, err
 	}
-	fleet.Concurrency = o.Concurrency
+	fleet.Concurrency, fleet.BackOff = o.Concurrency, o.BackOff
 	var results []Result
 	offset := 0
 	if o.Warmup > 0 {

@@ -31,6 +31,11 @@ type Result struct {
 	PeakRSSMiB     map[string]float64 `json:"peak_rss_mib,omitempty"` // per NF process, when the core is local
 	Limiter        string             `json:"limiter,omitempty"`      // amf.limiter.mode of the core (bench pdu --limiter)
 	Errors         []string           `json:"errors,omitempty"`
+	// BackOffs counts #22 congestion rejects the UEs backed off from and
+	// T3510Expiries attempts unanswered for T3510 (15 s); only runs whose
+	// UEs back off (bench registration) report them.
+	BackOffs      *int `json:"backoffs,omitempty"`
+	T3510Expiries *int `json:"t3510_expiries,omitempty"`
 }
 
 // Latency summarises a latency distribution in milliseconds.
@@ -70,6 +75,9 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func FromOutcome(procedure, sbi string, ues, concurrency int, o ransim.Outcome) Result {
 	r := Result{Procedure: procedure, SBI: sbi, UEs: ues, Concurrency: concurrency,
 		Succeeded: len(o.Latencies), Failed: o.Failed, LatencyMS: Summarize(o.Latencies), Errors: o.Errors}
+	if o.BackedOff {
+		r.BackOffs, r.T3510Expiries = &o.BackOffs, &o.T3510Expiries
+	}
 	if o.Elapsed > 0 {
 		r.ThroughputPerS = float64(len(o.Latencies)) / o.Elapsed.Seconds()
 	}

@@ -60,6 +60,11 @@ type GNB struct {
 	done      chan struct{}
 	readErr   error
 	ho        handoverDesk // handover.go
+	overload  overloadGate // overload.go
+
+	// OverloadSeen counts the AMF's Overload Start/Stop and the attempts
+	// held under them (overload.go).
+	OverloadSeen OverloadCounters
 
 	// ErrorIndications counts Error Indications the AMF sent.
 	ErrorIndications atomic.Int64
@@ -353,6 +358,12 @@ func (g *GNB) handle(b []byte) {
 		return
 	case ngapType.ProcedureCodePaging:
 		g.onPaging(pdu)
+		return
+	case ngapType.ProcedureCodeOverloadStart:
+		g.onOverloadStart(pdu)
+		return
+	case ngapType.ProcedureCodeOverloadStop:
+		g.onOverloadStop()
 		return
 	case ngapType.ProcedureCodeErrorIndication:
 		g.ErrorIndications.Add(1)

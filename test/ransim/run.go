@@ -22,6 +22,10 @@ type Fleet struct {
 	// Deregister deregisters each UE after it registered (switch-off), so
 	// a run leaves no state behind in the AMF.
 	Deregister bool
+	// BackOff, when set, makes RegisterFleet's UEs register again after a
+	// #22 congestion reject, as real ones do (overload.go); then Timeout
+	// bounds each attempt, not the whole registration.
+	BackOff *BackOff
 	// Progress, when set, is called about every 200 ms and once at the end.
 	Progress func(done, failed, total int)
 }
@@ -32,6 +36,10 @@ type Outcome struct {
 	Failed    int
 	Errors    []string // distinct failure reasons with counts, most frequent first
 	Elapsed   time.Duration
+	// BackOffs, WithT3346 and T3510Expiries: congestion met by
+	// RegisterFleet with BackOff (OverloadStats).
+	BackOffs, WithT3346, T3510Expiries int
+	BackedOff                          bool // the run's UEs backed off at #22 (the counts above are meaningful)
 }
 
 // IMSI returns the i-th IMSI after first (same length, zero padded).
@@ -49,6 +57,9 @@ func RegisterFleet(ctx context.Context, g *GNB, f Fleet) (Outcome, error) {
 	ues, err := g.FleetUEs(f)
 	if err != nil {
 		return Outcome{}, err
+	}
+	if f.BackOff != nil {
+		return registerFleetWithBackOff(ctx, ues, f), nil
 	}
 	return RunFleet(ctx, ues, f, func(ctx context.Context, ue *UE) (time.Duration, error) { return registerOne(ctx, ue, f) }), nil
 }

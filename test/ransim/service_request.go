@@ -55,6 +55,10 @@ func (u *UE) requestService(ctx context.Context, serviceType uint8, uplink *nasx
 	if err != nil {
 		return 0, err
 	}
+	// TS 38.413 8.7.6.2: the gNB holds what the AMF's overload action sheds.
+	if err := u.g.awaitAdmission(ctx, rrcCauseOf(serviceType)); err != nil {
+		return 0, fmt.Errorf("service request of %s: %w", u.supi, err)
+	}
 	u.leaveIdle()
 	start := time.Now()
 	if err := u.sendInitialWithCause(initial, rrcCauseOf(serviceType)); err != nil {
@@ -72,7 +76,7 @@ func (u *UE) requestService(ctx context.Context, serviceType uint8, uplink *nasx
 		case nas.MsgTypeServiceAccept:
 			return time.Since(start), u.onServiceAccept(m)
 		case nas.MsgTypeServiceReject:
-			return 0, &RejectError{Message: "Service Reject", Cause: m.ServiceReject.Cause5GMM.GetCauseValue()}
+			return 0, serviceReject(m.ServiceReject)
 		case nas.MsgTypeSecurityModeCommand:
 			err = u.onSecurityModeCommand(m, full, false)
 		default:

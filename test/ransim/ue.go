@@ -45,6 +45,8 @@ type Concealment struct {
 type RejectError struct {
 	Message string // e.g. "Registration Reject"
 	Cause   uint8  // TS 24.501 9.11.3.2; 0 when the message carries none
+	// T3346 is the back-off of a #22 reject (TS 24.501 5.3.9); 0: none given.
+	T3346 time.Duration
 }
 
 func (e *RejectError) Error() string { return fmt.Sprintf("%s (5GMM cause %d)", e.Message, e.Cause) }
@@ -145,6 +147,9 @@ type UE struct {
 	lastPTI  uint8
 
 	idle idleState // CM-IDLE: paging (idle.go)
+	// lastSent is when the last registration attempt went out (T3510
+	// counting, overload.go).
+	lastSent time.Time
 	// log is the first gNB's, for what other goroutines report about the
 	// UE: g changes with a handover (handover.go).
 	log *slog.Logger
@@ -247,7 +252,13 @@ func (u *UE) registerFOR(ctx context.Context, regType uint8, followOn bool) (tim
 		return 0, err
 	}
 	u.lastRAND = nil
+	// TS 38.413 8.7.6.2: under the AMF's Overload Start the gNB holds a
+	// registration back (RRC cause mo-Signalling, TS 24.501 D.1).
+	if err := u.g.awaitAdmission(ctx, ngapType.RRCEstablishmentCausePresentMoSignalling); err != nil {
+		return 0, fmt.Errorf("registration of %s: %w", u.supi, err)
+	}
 	start := time.Now()
+	u.lastSent = start
 	if err := u.sendInitial(initial); err != nil {
 		return 0, err
 	}
@@ -260,7 +271,7 @@ func (u *UE) registerFOR(ctx context.Context, regType uint8, followOn bool) (tim
 		case nas.MsgTypeRegistrationAccept:
 			return time.Since(start), u.onRegistrationAccept(m.RegistrationAccept)
 		case nas.MsgTypeRegistrationReject:
-			return 0, &RejectError{Message: "Registration Reject", Cause: m.RegistrationReject.Cause5GMM.GetCauseValue()}
+			return 0, registrationReject(m.RegistrationReject)
 		case nas.MsgTypeSecurityModeCommand:
 			err = u.onSecurityModeCommand(m, full, cleartext)
 		default:
