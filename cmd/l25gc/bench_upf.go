@@ -153,7 +153,11 @@ func writeUPFResults(w io.Writer, rs []upfResult, jsonPath string) error {
 	fmt.Fprintf(w, "%-12s %-9s %6s %8s %12s %8s %8s %10s %12s %6s %9s %9s\n", "path", "direction", "bytes", "sessions",
 		"pps", "gbps", "ns/pkt", "cycles/pkt", "wall pps", "loss", "rtt p50us", "rtt p99us")
 	for _, r := range rs {
-		fmt.Fprintf(w, "%-12s %-9s %6d %8d %12.0f %8.2f %8.1f %10.1f %12.0f %6.4f %9.1f %9.1f\n", r.Path, r.Direction,
+		path := r.Path
+		if r.QoS {
+			path += "+qos"
+		}
+		fmt.Fprintf(w, "%-12s %-9s %6d %8d %12.0f %8.2f %8.1f %10.1f %12.0f %6.4f %9.1f %9.1f\n", path, r.Direction,
 			r.PacketBytes, r.Sessions, r.PPS, r.Gbps, r.NsPerPacket, r.CyclesPerPacket, r.WallPPS, r.Loss, r.RTTus.P50, r.RTTus.P99)
 	}
 	if jsonPath == "" {

@@ -667,8 +667,13 @@ static void burst(struct upfu *u, int port, struct rte_mbuf **pkts, uint16_t n)
 		if (tabs[i] != NULL) {
 			hints[i] = upf_hash_find(tabs[i], ns[i], keys[i]);
 			prefetch_session(u, hints[i]);
+			if (hints[i] >= 0 && hints[i] < u->t->max_sessions)
+				upfu_qos_prefetch_map(u, (uint32_t)hints[i], port == UPF_N3 ? UL : DL);
 		}
 	}
+	for (uint16_t i = 0; i < n && u->qos.max; i++)
+		if (hints[i] >= 0 && hints[i] < u->t->max_sessions)
+			upfu_qos_prefetch(u, (uint32_t)hints[i], port == UPF_N3 ? UL : DL);
 	for (uint16_t i = 0; i < n; i++) {
 		if (rs[i])
 			upfu_drop(u, pkts[i], rs[i]);

@@ -5,6 +5,7 @@
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <rte_prefetch.h>
 
 #include "qos.h"
 #include "upf_shm_ops.h"
@@ -208,6 +209,27 @@ int upfu_shape(struct upfu *u, struct shaped *sh, uint8_t qer, struct rte_mbuf *
 void upfu_qos_poll(struct upfu *u);
 void upfu_qos_stats_copy(const struct upfu *u, struct upfu_qos_stats *o);
 static inline int upfu_qos_backlog(const struct upfu *u) { return u->qos.nbusy != 0; }
+
+/* upfu_qos_prefetch_map / upfu_qos_prefetch ask for the lines a shaped
+ * packet of slot touches (its map entry; then the shaper's head and its
+ * first flow's meter, buckets and queue ends), a burst pass ahead. */
+static inline void upfu_qos_prefetch_map(const struct upfu *u, uint32_t slot, int dir)
+{
+	if (u->qos.max)
+		rte_prefetch0(&u->qos.map[(size_t)slot * 2 + dir]);
+}
+
+static inline void upfu_qos_prefetch(const struct upfu *u, uint32_t slot, int dir)
+{
+	if (!u->qos.max)
+		return;
+	int32_t i = u->qos.map[(size_t)slot * 2 + dir];
+	if (i < 0)
+		return;
+	const char *p = (const char *)&u->qos.pool[i];
+	for (size_t off = 0; off < offsetof(struct qos_shaper, flow[0].q); off += 64)
+		rte_prefetch0(p + off);
+}
 
 /* reply.c */
 void upfu_arp_input(struct upfu *u, int port, struct rte_mbuf *m, const struct upfu_pkt *k);
