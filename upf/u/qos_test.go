@@ -161,3 +161,36 @@ func TestQoSFloodOfOneSessionLeavesAnotherItsAMBR(t *testing.T) {
 	near(t, "flooding session", r[flowKey{a, plainPort}], 5*mbit)
 	near(t, "other session", r[flowKey{b, plainPort}], 5*mbit)
 }
+
+// New rules take effect at once (the shaper is reconfigured when the
+// session's seqlock moves): the QoS flow's MBR lowered from 5 to 3 Mbit/s
+// caps it at 3; a session over the shaper pool (labShapedSessions) is
+// still forwarded, policed by its QERs' MBR buckets as before shaping
+// existed (here the Session-AMBR QER's 10 Mbit/s).
+func TestQoSRulesChangeAndSessionsBeyondThePool(t *testing.T) {
+	l := newLab(t)
+	_, n6 := l.ready()
+	ue := netip.MustParseAddr("10.60.0.15")
+	l.install(t, qosSession(15, ue, 10*mbit, 2*mbit, 5*mbit))
+	r := l.measure(t, n6, offer{ue, qosFlowPort, 8 * mbit})
+	near(t, "QoS flow at MBR 5", r[flowKey{ue, qosFlowPort}], 5*mbit)
+	l.install(t, qosSession(15, ue, 10*mbit, 2*mbit, 3*mbit))
+	r = l.measure(t, n6, offer{ue, qosFlowPort, 8 * mbit})
+	near(t, "QoS flow at MBR 3", r[flowKey{ue, qosFlowPort}], 3*mbit)
+
+	var ues []netip.Addr
+	// the pool holds labShapedSessions × 2 shapers, one per session and
+	// direction: as many downlink-only sessions, and one more
+	for i := range labShapedSessions*2 + 1 {
+		ues = append(ues, netip.AddrFrom4([4]byte{10, 60, 0, byte(20 + i)}))
+		l.install(t, qosSession(uint64(20+i), ues[i], 10*mbit, 2*mbit, 5*mbit))
+	}
+	var offers []offer
+	for _, a := range ues {
+		offers = append(offers, offer{a, plainPort, 2 * mbit})
+	}
+	r = l.measure(t, n6, offers...) // under every AMBR: all of it passes, shaped or not
+	for _, a := range ues {
+		near(t, "session "+a.String(), r[flowKey{a, plainPort}], 2*mbit)
+	}
+}
