@@ -205,6 +205,10 @@ struct shaped *upfu_shaper(struct upfu *u, uint32_t slot, int dir, uint64_t up_s
  * the reason says why (UPF_DROP_MBR: red). */
 int upfu_shape(struct upfu *u, struct shaped *sh, uint8_t qer, struct rte_mbuf *m, const struct upfu_hop *h,
 	       uint32_t bytes);
+/* upfu_qos_drain sends at once, in order, whatever slot's shaper of dir
+ * holds: before an End Marker, every packet queued for the old tunnel
+ * must have left (TS 23.502 4.9.1.2.2 step 6, TS 29.281 7.3.2). */
+void upfu_qos_drain(struct upfu *u, uint32_t slot, int dir);
 /* upfu_qos_poll sends what the shapers release now; called every loop. */
 void upfu_qos_poll(struct upfu *u);
 void upfu_qos_stats_copy(const struct upfu *u, struct upfu_qos_stats *o);

@@ -194,3 +194,47 @@ func TestQoSRulesChangeAndSessionsBeyondThePool(t *testing.T) {
 		near(t, "session "+a.String(), r[flowKey{a, plainPort}], 2*mbit)
 	}
 }
+
+// An End Marker follows every packet sent into the old tunnel (TS 29.281
+// 7.3.2), also those a shaper still held when the path switched: UPF-U
+// sends the session's queue first.
+func TestQoSQueueLeavesBeforeTheEndMarker(t *testing.T) {
+	l := newLab(t)
+	_, n6 := l.ready()
+	ue := netip.MustParseAddr("10.60.0.30")
+	s := qosSession(30, ue, 1*mbit, 0, 0) // 1 Mbit/s: a 1000-byte packet every 8 ms
+	l.install(t, s)
+	payload := make([]byte, pktBytes-28)
+	for range 6 {
+		l.dn.send(t, eth(n6, dnMAC, 0x0800, ipv4(dnIP, ue, 17, 64, udp(plainPort, 40000, payload))))
+	}
+	// the first leaves at once (the AMBR bucket): UPF-U has the six, the
+	// shaper holds the later ones for 8 ms each
+	if _, err := l.gnb.recv(wait, func(f []byte) bool { return isGTPU(f) && f[43] == 0xff }); err != nil {
+		t.Fatal(err)
+	}
+	l.install(t, forwarding(s, gnbTEID+1))
+	if err := l.table.SendEndMarker(30, rules.OuterHeader{TEID: gnbTEID, PeerIPv4: gnbIP}); err != nil {
+		t.Fatal(err)
+	}
+	old, afterEM := 1, 0
+	seenEM := false
+	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
+		f, err := l.gnb.recv(20*time.Millisecond, func(f []byte) bool { return isGTPU(f) })
+		if err != nil {
+			continue
+		}
+		switch {
+		case f[43] == 254:
+			seenEM = true
+		case f[43] == 0xff && binary.BigEndian.Uint32(f[46:]) == gnbTEID:
+			old++
+			if seenEM {
+				afterEM++
+			}
+		}
+	}
+	if !seenEM || old != 6 || afterEM != 0 {
+		t.Fatalf("End Marker seen %v; %d packets in the old tunnel (want 6), %d of them after the End Marker (want 0)", seenEM, old, afterEM)
+	}
+}

@@ -263,6 +263,23 @@ static void send_out(struct upfu *u, const struct qos_out *o)
 		CNT_ADD(u->qos.st.sent[o->colour == QOS_GREEN ? 0 : 1], 1);
 }
 
+void upfu_qos_drain(struct upfu *u, uint32_t slot, int dir)
+{
+	if (u->qos.max == 0 || slot >= u->t->max_sessions)
+		return;
+	int32_t i = *map_at(u, slot, dir);
+	if (i < 0)
+		return;
+	struct shaped *sh = &u->qos.pool[i];
+	struct qos_out out[DEQ_MAX];
+	for (uint32_t f = 0; f < QOS_MAX_FLOWS; f++) {
+		unsigned n;
+		while ((n = qos_flush(&sh->sh, f, out, DEQ_MAX)) != 0)
+			for (unsigned k = 0; k < n; k++)
+				send_out(u, &out[k]);
+	}
+}
+
 /* sweep_one releases one shaper whose session is gone (deleted, or its
  * slot reused), so deleted sessions do not hold the pool; one entry per
  * loop keeps the cost flat. */
