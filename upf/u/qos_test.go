@@ -205,19 +205,21 @@ func TestQoSQueueLeavesBeforeTheEndMarker(t *testing.T) {
 	s := qosSession(30, ue, 1*mbit, 0, 0) // 1 Mbit/s: a 1000-byte packet every 8 ms
 	l.install(t, s)
 	payload := make([]byte, pktBytes-28)
-	for range 6 {
+	const sent = 6 // one burst: all six fit the 50 ms queue (6,250 bytes at 1 Mbit/s)
+	for range sent {
 		l.dn.send(t, eth(n6, dnMAC, 0x0800, ipv4(dnIP, ue, 17, 64, udp(plainPort, 40000, payload))))
 	}
-	// the first leaves at once (the AMBR bucket): UPF-U has the six, the
-	// shaper holds the later ones for 8 ms each
-	if _, err := l.gnb.recv(wait, func(f []byte) bool { return isGTPU(f) && f[43] == 0xff }); err != nil {
-		t.Fatal(err)
+	// the third left the queue: UPF-U is shaping the session's packets
+	for range 3 {
+		if _, err := l.gnb.recv(wait, func(f []byte) bool { return isGTPU(f) && f[43] == 0xff }); err != nil {
+			t.Fatal(err)
+		}
 	}
 	l.install(t, forwarding(s, gnbTEID+1))
 	if err := l.table.SendEndMarker(30, rules.OuterHeader{TEID: gnbTEID, PeerIPv4: gnbIP}); err != nil {
 		t.Fatal(err)
 	}
-	old, afterEM := 1, 0
+	old, fresh, afterEM := 3, 0, 0
 	seenEM := false
 	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
 		f, err := l.gnb.recv(20*time.Millisecond, func(f []byte) bool { return isGTPU(f) })
@@ -232,9 +234,12 @@ func TestQoSQueueLeavesBeforeTheEndMarker(t *testing.T) {
 			if seenEM {
 				afterEM++
 			}
+		case f[43] == 0xff:
+			fresh++
 		}
 	}
-	if !seenEM || old != 6 || afterEM != 0 {
-		t.Fatalf("End Marker seen %v; %d packets in the old tunnel (want 6), %d of them after the End Marker (want 0)", seenEM, old, afterEM)
+	if !seenEM || old+fresh != sent || afterEM != 0 {
+		t.Fatalf("End Marker seen %v; %d packets in the old tunnel, %d in the new (want %d in all), %d old ones after the End Marker (want 0)",
+			seenEM, old, fresh, sent, afterEM)
 	}
 }
