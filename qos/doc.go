@@ -77,7 +77,14 @@
 //	qos_trtcm_*                                           the marker alone
 //	qos_fair_share(ambr, flows, n, result)                the rates alone
 //
-// # How UPF-U will use it (next session)
+// # How UPF-U uses it (upf/u/shape.c)
+//
+// Done as sketched below, with these differences: red and tail drops are
+// freed by UPF-U and counted (l25gc_upf_qos_packets_total); a session the
+// pool cannot serve keeps its QERs' MBR buckets (counted "unshaped")
+// rather than being refused; the rules are re-read when the session's
+// seqlock value moves; an End Marker first sends what the session's
+// downlink shaper holds.
 //
 // Add -I${SRCDIR}/../../qos to upf/u's cgo CFLAGS and include "qos.h". Give
 // each session one struct qos_shaper per direction (UPF-U writes it,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/upf/shm"
 	"github.com/l25gc/l25gc/upf/u"
 )
@@ -35,6 +36,9 @@ type upfResult struct {
 	NsPerPacket     float64 `json:"ns_per_packet,omitempty"`
 	CyclesPerPacket float64 `json:"cycles_per_packet,omitempty"`
 	WallPPS         float64 `json:"wall_pps,omitempty"`
+	// QoS: every session had a Session-AMBR and a GBR flow QER, so each
+	// packet went through its session's shaper (issue 13).
+	QoS bool `json:"qos,omitempty"`
 }
 
 type rtt struct {
@@ -46,6 +50,7 @@ func newBenchUPFCmd() *cobra.Command {
 	var path, sessions, sizes, jsonPath string
 	var packets uint64
 	var rate int
+	var qos bool
 	var duration time.Duration
 	cmd := &cobra.Command{
 		Use:   "upf",
@@ -75,7 +80,7 @@ func newBenchUPFCmd() *cobra.Command {
 			if path == "veth" {
 				results, err = benchUPFVeth(ss, bs, rate, duration)
 			} else {
-				results, err = benchUPFIsolated(ss, bs, packets)
+				results, err = benchUPFIsolated(ss, bs, packets, qos)
 			}
 			if err != nil {
 				return err
@@ -91,6 +96,8 @@ func newBenchUPFCmd() *cobra.Command {
 	f.StringVar(&sizes, "bytes", "64,1400", "comma-separated packet sizes (the UE's packet as an Ethernet frame)")
 	f.Uint64Var(&packets, "packets", 4_000_000, "packets per measurement")
 	f.StringVar(&jsonPath, "json", "", "write the results as JSON to this file")
+	f.BoolVar(&qos, "qos", false, "isolated: measure each case again with QoS on (a Session-AMBR and a GBR flow QER per\n"+
+		"session: every packet metered, queued and released by its session's shaper), side by side")
 	return cmd
 }
 
@@ -108,27 +115,34 @@ func intList(flag, s string) ([]int, error) {
 
 // benchUPFIsolated runs every (direction, size, sessions) in one UPF-U
 // whose ports are net_null, with tables of its own.
-func benchUPFIsolated(sessions, sizes []int, packets uint64) ([]upfResult, error) {
+func benchUPFIsolated(sessions, sizes []int, packets uint64, qos bool) ([]upfResult, error) {
 	tables := shm.Config{MaxSessions: slices.Max(sessions), Prefix: fmt.Sprintf("l25gc-bench%d", os.Getpid())}
 	defer shm.RemoveFile(tables)
 	p, err := u.Start(u.Config{Tables: tables, MaxSessions: tables.MaxSessions,
-		N3: u.Port{Dev: "net_null0", IP: mustPrefix("10.100.0.1/24")},
-		N6: u.Port{Dev: "net_null1", IP: mustPrefix("10.200.0.1/24")}})
+		N3:  u.Port{Dev: "net_null0", IP: mustPrefix("10.100.0.1/24")},
+		N6:  u.Port{Dev: "net_null1", IP: mustPrefix("10.200.0.1/24")},
+		QoS: config.UPFQoS{MaxShapedSessions: tables.MaxSessions, Queue: 50 * time.Millisecond}})
 	if err != nil {
 		return nil, err
+	}
+	modes := []bool{false}
+	if qos {
+		modes = append(modes, true)
 	}
 	var out []upfResult
 	for _, dir := range []string{"uplink", "downlink"} {
 		for _, size := range sizes {
 			for _, n := range sessions {
-				r, err := p.Bench(u.BenchPlan{Downlink: dir == "downlink", Sessions: n, PacketBytes: size, Packets: packets})
-				if err != nil {
-					return nil, err
+				for _, q := range modes {
+					r, err := p.Bench(u.BenchPlan{Downlink: dir == "downlink", Sessions: n, PacketBytes: size, Packets: packets, QoS: q})
+					if err != nil {
+						return nil, err
+					}
+					out = append(out, upfResult{Procedure: "upf", Path: "isolated", Direction: dir, PacketBytes: size,
+						Sessions: n, Cores: 1, PPS: r.PPS, Gbps: r.PPS * float64(size) * 8 / 1e9,
+						Loss: 1 - float64(r.Forwarded)/float64(packets), NsPerPacket: r.NsPerPacket, CyclesPerPacket: r.CyclesPerPacket,
+						WallPPS: r.WallPPS, QoS: q})
 				}
-				out = append(out, upfResult{Procedure: "upf", Path: "isolated", Direction: dir, PacketBytes: size,
-					Sessions: n, Cores: 1, PPS: r.PPS, Gbps: r.PPS * float64(size) * 8 / 1e9,
-					Loss: 1 - float64(r.Forwarded)/float64(packets), NsPerPacket: r.NsPerPacket, CyclesPerPacket: r.CyclesPerPacket,
-					WallPPS: r.WallPPS})
 			}
 		}
 	}
@@ -136,10 +150,14 @@ func benchUPFIsolated(sessions, sizes []int, packets uint64) ([]upfResult, error
 }
 
 func writeUPFResults(w io.Writer, rs []upfResult, jsonPath string) error {
-	fmt.Fprintf(w, "%-8s %-9s %6s %8s %12s %8s %8s %10s %12s %6s %9s %9s\n", "path", "direction", "bytes", "sessions",
+	fmt.Fprintf(w, "%-12s %-9s %6s %8s %12s %8s %8s %10s %12s %6s %9s %9s\n", "path", "direction", "bytes", "sessions",
 		"pps", "gbps", "ns/pkt", "cycles/pkt", "wall pps", "loss", "rtt p50us", "rtt p99us")
 	for _, r := range rs {
-		fmt.Fprintf(w, "%-8s %-9s %6d %8d %12.0f %8.2f %8.1f %10.1f %12.0f %6.4f %9.1f %9.1f\n", r.Path, r.Direction,
+		path := r.Path
+		if r.QoS {
+			path += "+qos"
+		}
+		fmt.Fprintf(w, "%-12s %-9s %6d %8d %12.0f %8.2f %8.1f %10.1f %12.0f %6.4f %9.1f %9.1f\n", path, r.Direction,
 			r.PacketBytes, r.Sessions, r.PPS, r.Gbps, r.NsPerPacket, r.CyclesPerPacket, r.WallPPS, r.Loss, r.RTTus.P50, r.RTTus.P99)
 	}
 	if jsonPath == "" {

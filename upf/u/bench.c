@@ -135,6 +135,11 @@ uint64_t upfu_bench(const struct upfu_bench_plan *b, uint64_t *hz, uint64_t *for
 				next = 0;
 		}
 		upfu_burst(u, in, pkts, UPFU_BURST);
+		upfu_qos_poll(u); /* as upfu_run does every loop */
+		upfu_flush(u);
+	}
+	for (int i = 0; i < 1000 && upfu_qos_backlog(u); i++) { /* what the shapers still hold */
+		upfu_qos_poll(u);
 		upfu_flush(u);
 	}
 	uint64_t cycles = rte_rdtsc() - t0;

@@ -22,6 +22,11 @@ type BenchPlan struct {
 	Sessions    int
 	PacketBytes int
 	Packets     uint64
+	// QoS gives every session a session-level QER (a Session-AMBR) and a
+	// flow QER with a GBR, both far above the rate: each packet is metered,
+	// queued and released by the session's shaper (shape.c). UPF-U must be
+	// started with a shaper pool (Config.QoS) as large as Sessions.
+	QoS bool
 }
 
 // BenchResult is what one plan measured on one core. The per-packet cost
@@ -60,7 +65,7 @@ func (u *UPF) Bench(p BenchPlan) (BenchResult, error) {
 		return BenchResult{}, err
 	}
 	for i := 0; i < p.Sessions; i++ {
-		if err := t.Install(benchSession(uint32(i))); err != nil {
+		if err := t.Install(benchSession(uint32(i), p.QoS)); err != nil {
 			return BenchResult{}, fmt.Errorf("bench: install session %d: %w", i, err)
 		}
 	}
@@ -89,9 +94,9 @@ func (u *UPF) Bench(p BenchPlan) (BenchResult, error) {
 	return r, nil
 }
 
-func benchSession(i uint32) *rules.Session {
+func benchSession(i uint32, qos bool) *rules.Session {
 	ue := netip.AddrFrom4([4]byte{byte((v4(benchUE) + i) >> 24), byte((v4(benchUE) + i) >> 16), byte((v4(benchUE) + i) >> 8), byte(v4(benchUE) + i)})
-	return &rules.Session{UPSEID: uint64(i) + 1, Rules: rules.Rules{
+	s := &rules.Session{UPSEID: uint64(i) + 1, Rules: rules.Rules{
 		PDRs: []rules.PDR{
 			{ID: 1, Precedence: 255, Source: rules.Access, LocalFTEID: &rules.FTEID{TEID: benchTEID + i},
 				UEIPv4: ue, OuterHeaderRemoval: true, FARID: 1, QERIDs: []uint32{1}, URRIDs: []uint32{1}},
@@ -105,4 +110,13 @@ func benchSession(i uint32) *rules.Session {
 		QERs: []rules.QER{{ID: 1, QFI: benchQFI, GateULOpen: true, GateDLOpen: true, MBRUL: 1e12, MBRDL: 1e12}},
 		URRs: []rules.URR{{ID: 1}},
 	}}
+	if qos {
+		s.QERs[0].MBRUL, s.QERs[0].MBRDL = 1e11, 1e11
+		s.QERs[0].GBRUL, s.QERs[0].GBRDL = 5e10, 5e10
+		s.QERs = append(s.QERs, rules.QER{ID: 2, GateULOpen: true, GateDLOpen: true, MBRUL: 1e11, MBRDL: 1e11})
+		for j := range s.PDRs {
+			s.PDRs[j].QERIDs = []uint32{1, 2} // flow QER first, the session's last
+		}
+	}
+	return s
 }

@@ -210,6 +210,7 @@ static void command(struct upfu *u, const struct upf_cmd *c)
 			upfu_buf_discard(u, c->slot);
 		break;
 	case UPF_CMD_END_MARKER: {
+		upfu_qos_drain(u, c->slot, 1); /* the old tunnel's queued downlink first */
 		int r = upfu_end_marker(u, c->teid, c->addr);
 		if (r) /* no route to the old gNB or no mbuf: counted, not resent */
 			CNT_ADD(u->st->drop[r], 1);
