@@ -38,7 +38,11 @@ func (n *NF) checkOverload() {
 	case !o.on && q >= c.OverloadHigh:
 		o.on = true
 		n.log.Warn("overload: NGAP Overload Start to the gNBs", "queue", q, "high", c.OverloadHigh)
-		n.toAllGNBs(n.built("OverloadStart")(ngapx.BuildOverloadStart(ngapx.Overload{Action: ngapx.OverloadRejectNonEmergencyMODT})))
+		// Reject RRC connection establishments for signalling (TS 38.413
+		// 9.3.1.105): new registrations and Service Requests wait in the
+		// gNB rather than at the AMF; paging answers (mt-Access) and
+		// emergency still come.
+		n.toAllGNBs(n.built("OverloadStart")(ngapx.BuildOverloadStart(ngapx.Overload{Action: ngapx.OverloadRejectRRCSignalling})))
 	case o.on && q <= c.OverloadLow:
 		o.on = false
 		n.log.Info("overload over: NGAP Overload Stop to the gNBs", "queue", q, "low", c.OverloadLow)
