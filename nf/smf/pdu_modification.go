@@ -240,6 +240,9 @@ func (n *NF) policyModification(ctx context.Context, c *smContext, d *models.SmP
 	if d == nil {
 		return nil, nil
 	}
+	if err := n.updateSessionAMBR(ctx, c, d); err != nil {
+		return nil, err
+	}
 	flows, err := c.newPCCFlows(d)
 	if err != nil {
 		return nil, sbi.Rejectf(http.StatusBadRequest, "INVALID_PCC_RULE", "%v", err)
