@@ -20,11 +20,12 @@ const (
 	farUplink   uint32 = 1
 	farDownlink uint32 = 2
 	urrSession  uint32 = 1
-	// qerSession is the session-level QER: above every QFI's flow QER
-	// (QFIs are 1..63, TS 23.501 5.7.1.1).
-	qerSession uint32 = 64
 	chooseN3    uint8  = 1 // every uplink PDR shares one F-TEID UPF-C picks (TS 29.244 5.2.1, CHOOSE ID)
 )
+
+// qerSession is the session-level QER: above every QFI's flow QER (QFIs
+// are 1..63, TS 23.501 5.7.1.1).
+const qerSession uint32 = 64
 
 func pdrUplink(qfi uint8) uint16   { return 2*uint16(qfi) - 1 }
 func pdrDownlink(qfi uint8) uint16 { return 2 * uint16(qfi) }
