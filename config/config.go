@@ -309,6 +309,8 @@ type UPF struct {
 	// Buffer holds downlink packets of sessions whose FAR says BUFF (an
 	// idle UE being paged, TS 23.502 4.2.3.3; a handover).
 	Buffer UPFBuffer `yaml:"buffer"`
+	// QoS bounds the shaping of sessions' QoS flows (config/upf_qos.go).
+	QoS UPFQoS `yaml:"qos"`
 }
 
 // UPFBuffer bounds UPF-U's downlink buffering (TS 29.244 5.2.3 BUFF).

@@ -86,6 +86,7 @@ func defaultSections() *Config {
 			N6:          UPFPort{IP: "10.200.0.1/24"},
 			MaxSessions: 65536,
 			Buffer:      UPFBuffer{PerSession: 64, Total: 16384},
+			QoS:         defaultUPFQoS(),
 		},
 		Subscribers: []SubscriberRange{{
 			IMSI: DefaultFirstIMSI, Count: DefaultSubscriberCount,

@@ -18,4 +18,5 @@ func (v *validator) upfc(u *UPF) {
 	v.rangeInt("upf.max_sessions", u.MaxSessions, 1, 1<<24)
 	v.rangeInt("upf.buffer.per_session", u.Buffer.PerSession, 1, 1<<16)
 	v.rangeInt("upf.buffer.total", u.Buffer.Total, u.Buffer.PerSession, 1<<22)
+	v.upfQoS(&u.QoS)
 }

@@ -57,7 +57,8 @@ func runUPFU(ctx context.Context) error {
 	cfg := u.Config{MaxSessions: maxSessions, Tables: tablesConfig(),
 		N3:     u.Port{Dev: os.Getenv("UPFU_N3"), IP: upfN3},
 		N6:     u.Port{Dev: os.Getenv("UPFU_N6"), IP: upfN6},
-		Buffer: config.UPFBuffer{PerSession: labBufferPerSession, Total: labBufferTotal}}
+		Buffer: config.UPFBuffer{PerSession: labBufferPerSession, Total: labBufferTotal},
+		QoS:    config.UPFQoS{MaxShapedSessions: labShapedSessions, Queue: 50 * time.Millisecond}}
 	if d, err := time.ParseDuration(os.Getenv("UPFU_SLEEP")); err == nil {
 		cfg.Sleep = d
 	}

@@ -47,7 +47,7 @@ func RunNF(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 
 func serveMetrics(addr string, t *shm.Table) (*http.Server, error) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(shm.NewCollector(t))
+	reg.MustRegister(shm.NewCollector(t), newQoSCollector())
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("upf-u metrics listen %s: %w", addr, err)

@@ -34,11 +34,14 @@ struct verdict {
 	uint8_t qfi; /* QFI to mark on N3 (first QER with one) */
 	uint8_t gate_closed;
 	uint8_t nqer, nurr;
+	uint8_t flow_qer; /* the PDR's flow QER (QFI != 0), UPF_NONE: the default flow */
+	uint8_t sess_qer; /* its session-level QER (QFI 0, an AMBR): shaped (shape.c) */
 	uint8_t qer[UPF_PDR_QERS];
 	uint8_t urr[UPF_PDR_URRS];
 	uint32_t oh_teid, oh_addr;
 	uint16_t pdr_id;  /* the PDR that matched (a Downlink Data note names it) */
 	uint64_t up_seid; /* the session read (buffered packets belong to it) */
+	uint32_t seq;     /* the seqlock value it was read at: a shaper's rules are current */
 	uint64_t mbr[UPF_PDR_QERS];
 	uint32_t epoch[UPF_PDR_URRS];
 };
@@ -129,6 +132,11 @@ static void take_qers(const struct upf_sess *s, const struct upf_pdr *p, enum di
 			v->gate_closed = 1;
 		if (v->qfi == 0)
 			v->qfi = r->qfi;
+		/* the contract with UPF-C: flow QER first, session-level QER last */
+		if (r->qfi != 0 && v->flow_qer == UPF_NONE)
+			v->flow_qer = q;
+		else if (r->qfi == 0 && (d == UL ? r->mbr_ul : r->mbr_dl) != 0)
+			v->sess_qer = q;
 		v->qer[v->nqer] = q;
 		v->mbr[v->nqer++] = d == UL ? r->mbr_ul : r->mbr_dl;
 	}
@@ -192,6 +200,7 @@ static int decide(const struct upf_sess *s, enum dir d, const struct upfu_pkt *k
 	v->oh_addr = f->oh_addr;
 	v->pdr_id = best->id;
 	v->up_seid = s->up_seid;
+	v->flow_qer = v->sess_qer = UPF_NONE;
 	take_qers(s, best, d, v);
 	take_urrs(s, best, v);
 	return 0;
@@ -213,8 +222,10 @@ static int lookup(struct upfu *u, enum dir d, const struct upfu_pkt *k, int64_t 
 		uint32_t seq = upf_read_begin(s);
 		if (!(seq & 1)) {
 			int r = s->state == UPF_SESS_USED ? decide(s, d, k, v) : none;
-			if (upf_read_valid(s, seq))
+			if (upf_read_valid(s, seq)) {
+				v->seq = seq;
 				return r;
+			}
 		}
 		uint64_t now = rte_rdtsc();
 		if (deadline == 0)
@@ -276,8 +287,9 @@ static void count(struct upfu *u, uint32_t slot, const struct verdict *v, enum d
 	}
 }
 
-/* enforce applies FAR action, gate and MBR; 0 = forward. */
-static int enforce(struct upfu *u, uint32_t slot, const struct verdict *v, enum dir d, uint32_t bytes)
+/* enforce applies FAR action, gate and MBR (unless a shaper's meters do,
+ * police = 0); 0 = forward. */
+static int enforce(struct upfu *u, uint32_t slot, const struct verdict *v, enum dir d, uint32_t bytes, int police_mbr)
 {
 	if (v->action & UPF_DROP)
 		return UPF_DROP_FAR_DROP;
@@ -287,7 +299,7 @@ static int enforce(struct upfu *u, uint32_t slot, const struct verdict *v, enum 
 		return UPF_DROP_FAR_DROP;
 	if (v->gate_closed)
 		return UPF_DROP_GATE;
-	return police(u, slot, v, d, bytes);
+	return police_mbr ? police(u, slot, v, d, bytes) : 0;
 }
 
 /* ---- output ------------------------------------------------------------------ */
@@ -306,7 +318,18 @@ static int hop_ttl(struct rte_ipv4_hdr *ip)
 }
 
 /* to_n6 sends the IPv4 packet at ip_off (ip_len bytes) out of N6. */
-static int to_n6(struct upfu *u, struct rte_mbuf *m, uint32_t ip_off, uint32_t ip_len, uint32_t dst)
+/* emit sends the prepared frame m toward dst on port, or, when h is not
+ * NULL (a shaper holds it first), only says where in h. */
+static int emit(struct upfu *u, int port, uint32_t dst, struct rte_mbuf *m, struct upfu_hop *h)
+{
+	if (h == NULL)
+		return upfu_send_via(u, port, dst, m);
+	h->port = port;
+	h->dst = dst;
+	return 0;
+}
+
+static int to_n6(struct upfu *u, struct rte_mbuf *m, uint32_t ip_off, uint32_t ip_len, uint32_t dst, struct upfu_hop *h)
 {
 	int r;
 	rte_pktmbuf_adj(m, (uint16_t)(ip_off - RTE_ETHER_HDR_LEN));
@@ -316,7 +339,7 @@ static int to_n6(struct upfu *u, struct rte_mbuf *m, uint32_t ip_off, uint32_t i
 		return r;
 	eh->src_addr = u->port[UPF_N6].mac;
 	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	return upfu_send_via(u, UPF_N6, dst, m);
+	return emit(u, UPF_N6, dst, m, h);
 }
 
 static void put_gtpu(uint8_t *g, uint32_t teid, uint16_t ip_len, uint8_t qfi)
@@ -338,7 +361,8 @@ static void put_gtpu(uint8_t *g, uint32_t teid, uint16_t ip_len, uint8_t qfi)
 
 /* to_n3 encapsulates the IPv4 packet at ip_off in GTP-U with a PDU Session
  * Container toward the FAR's peer (the gNB's F-TEID) and sends it on N3. */
-static int to_n3(struct upfu *u, struct rte_mbuf *m, uint32_t ip_off, uint32_t ip_len, const struct verdict *v)
+static int to_n3(struct upfu *u, struct rte_mbuf *m, uint32_t ip_off, uint32_t ip_len, const struct verdict *v,
+		 struct upfu_hop *h)
 {
 	struct uport *p = &u->port[UPF_N3];
 	int r;
@@ -370,24 +394,40 @@ static int to_n3(struct upfu *u, struct rte_mbuf *m, uint32_t ip_off, uint32_t i
 	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(8 + 16 + ip_len));
 	udp->dgram_cksum = 0; /* optional over IPv4 (RFC 768) */
 	put_gtpu((uint8_t *)(udp + 1), v->oh_teid, (uint16_t)ip_len, v->qfi);
-	return upfu_send_via(u, UPF_N3, v->oh_addr, m);
+	return emit(u, UPF_N3, v->oh_addr, m, h);
 }
 
 /* deliver sends the T-PDU where the FAR says: GTP-U toward a peer when it
  * creates an outer header, else (its outer header removed) to N6. */
-static int deliver(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k, const struct verdict *v, enum dir d)
+static int deliver(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k, const struct verdict *v, enum dir d,
+		   struct upfu_hop *h)
 {
 	/* TS 23.502 4.9.1.3.2 indirect data forwarding: what arrives in a
 	 * forwarding tunnel on N3 leaves in the FAR's tunnel on N3. */
 	if (d == UL && v->has_oh && v->dest == UPF_ACCESS)
-		return to_n3(u, m, k->inner, k->inner_len, v);
+		return to_n3(u, m, k->inner, k->inner_len, v, h);
 	if (d == UL && !v->ohr)
 		return UPF_DROP_UNSUPPORTED; /* forwarding GTP-U as is (N9) is not served */
 	if (v->has_oh)
-		return v->dest == UPF_ACCESS ? to_n3(u, m, k->inner, k->inner_len, v) : UPF_DROP_UNSUPPORTED;
+		return v->dest == UPF_ACCESS ? to_n3(u, m, k->inner, k->inner_len, v, h) : UPF_DROP_UNSUPPORTED;
 	if (v->dest == UPF_CORE || v->dest == UPF_SGI_LAN)
-		return to_n6(u, m, k->inner, k->inner_len, k->fdst);
+		return to_n6(u, m, k->inner, k->inner_len, k->fdst, h);
 	return UPF_DROP_UNSUPPORTED;
+}
+
+/* shape prepares the frame and hands it to the session's shaper (shape.c),
+ * which sends it when the flow's share and the Session-AMBR allow. The
+ * URRs count it once queued: a queued packet leaves unless the rules
+ * change under it (counted as flushed). */
+static int shape(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k, uint32_t slot, const struct verdict *v,
+		 enum dir d, struct shaped *sh)
+{
+	uint32_t bytes = k->inner_len;
+	struct upfu_hop h;
+	int r = deliver(u, m, k, v, d, &h);
+	if (r == 0 && (r = upfu_shape(u, sh, v->flow_qer, m, &h, bytes)) == 0)
+		count(u, slot, v, d, bytes);
+	return r;
 }
 
 /* forward applies the verdict's FAR, gate and MBR and sends the packet;
@@ -397,9 +437,12 @@ static int forward(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k,
 {
 	if (d == UL && v->qfi == 0)
 		v->qfi = k->qfi; /* forwarded data keeps its QoS flow (TS 38.415) */
-	int r = enforce(u, slot, v, d, k->inner_len);
 	uint32_t bytes = k->inner_len; /* deliver rewrites k's packet */
-	if (r == 0 && (r = deliver(u, m, k, v, d)) == 0)
+	struct shaped *sh = v->sess_qer != UPF_NONE ? upfu_shaper(u, slot, d, v->up_seid, v->seq) : NULL;
+	int r = enforce(u, slot, v, d, bytes, sh == NULL);
+	if (r == 0 && sh != NULL)
+		return shape(u, m, k, slot, v, d, sh);
+	if (r == 0 && (r = deliver(u, m, k, v, d, NULL)) == 0)
 		count(u, slot, v, d, bytes); /* what left, not what a next hop lost */
 	return r;
 }

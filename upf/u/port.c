@@ -177,6 +177,8 @@ int upfu_start(const struct upfu_conf *c, char *err, size_t n)
 		return -1;
 	if (upfu_buf_init(u, c, err, n) < 0)
 		return -1;
+	if (upfu_qos_init(u, c, err, n) < 0)
+		return -1;
 	wake_open(u, c->tables);
 	for (int i = 0; i < UPF_PORTS; i++) {
 		u->port[i].st = &u->t->stats.port[i];
@@ -247,6 +249,7 @@ void upfu_run(void)
 			}
 		}
 		upfu_commands(u);
+		upfu_qos_poll(u);
 		upfu_neigh_tick(u);
 		upfu_flush(u);
 		upfu_ring_bell(u);
@@ -255,7 +258,8 @@ void upfu_run(void)
 			CNT_ADD(u->st->bursts, 1);
 			last = now;
 			nap_us = IDLE_FIRST_US;
-		} else if (now - last > spin) {
+		} else if (!upfu_qos_backlog(u) && now - last > spin) {
+			/* a shaper with a backlog releases it as credit comes: no nap */
 			nap(u, nap_us);
 			if (nap_us < u->sleep_us)
 				nap_us = nap_us * 2 < u->sleep_us ? nap_us * 2 : u->sleep_us;
@@ -282,5 +286,7 @@ void upfu_close(void)
 		u->wake_fd = -1;
 	}
 }
+
+void upfu_qos_stats_read(struct upfu_qos_stats *out) { upfu_qos_stats_copy(&self, out); }
 
 void upfu_port_mac(int i, uint8_t *mac) { memcpy(mac, self.port[i].mac.addr_bytes, 6); }

@@ -6,6 +6,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "qos.h"
 #include "upf_shm_ops.h"
 #include "upfu.h"
 
@@ -112,6 +113,34 @@ struct buf_info {
 	uint8_t notify; /* the FAR says NOCP */
 };
 
+/* A session's shaper in one direction (shape.c): the qos/ shaper and how
+ * the session's QERs map to its flows. */
+struct shaped {
+	struct qos_shaper sh;
+	uint64_t up_seid; /* the session incarnation it shapes */
+	uint32_t slot;
+	uint32_t seq;     /* the session's seqlock value its flows were read at */
+	uint8_t dir;
+	uint8_t in_use;
+	uint8_t busy;     /* listed in upfu_qos.busy: has a backlog */
+	int8_t def_flow;  /* the flow of PDRs without a flow QER, -1 none */
+	int8_t flow_of_qer[UPF_MAX_QER]; /* -1: not a flow QER of this direction */
+};
+
+/* The shaper pool (upf.qos.max_shaped_sessions × 2 directions). */
+struct upfu_qos {
+	uint32_t max;       /* shapers in the pool, 0 = QoS shaping off */
+	struct shaped *pool;
+	int32_t *map;       /* [max_sessions * 2]: pool index, -1 none */
+	uint32_t *free;     /* stack of free pool indexes */
+	uint32_t nfree;
+	uint32_t *busy;     /* shapers with a backlog: qos_dequeue each loop */
+	uint32_t nbusy;
+	uint32_t sweep;     /* the next pool entry checked for a gone session */
+	uint64_t queue_ns;  /* a flow's queue in time at its share, 0 = qos/ default */
+	struct upfu_qos_stats st;
+};
+
 struct upfu {
 	struct upf_shm *t;
 	struct upf_stats *st;
@@ -125,6 +154,7 @@ struct upfu {
 	uint32_t spin_us, sleep_us;
 	struct upfu_buf buf;
 	struct upfu_holds holds;
+	struct upfu_qos qos;
 	int wake_fd; /* UPF_WAKE_SUFFIX: UPF-C's commands end a nap; -1 = none */
 	char wake_path[560];
 };
@@ -157,6 +187,27 @@ static inline int upfu_has_buffered(const struct upfu *u, uint32_t slot)
 }
 
 static inline uint64_t upfu_buf_owner(const struct upfu *u, uint32_t slot) { return u->buf.q[slot].up_seid; }
+
+/* shape.c */
+/* upfu_hop is where a prepared frame goes: its port and next-hop target. */
+struct upfu_hop {
+	int port;
+	uint32_t dst;
+};
+int upfu_qos_init(struct upfu *u, const struct upfu_conf *c, char *err, size_t n);
+/* upfu_shaper is the shaper of slot's session in direction dir (0 UL, 1
+ * DL), its flows read again when the rules changed (seq); NULL when the
+ * pool is off or exhausted (counted: the MBR buckets apply as before). */
+struct shaped *upfu_shaper(struct upfu *u, uint32_t slot, int dir, uint64_t up_seid, uint32_t seq);
+/* upfu_shape queues the prepared frame m of flow QER index qer (UPF_NONE:
+ * the default flow); 0 = queued (m is taken), else m is the caller's and
+ * the reason says why (UPF_DROP_MBR: red). */
+int upfu_shape(struct upfu *u, struct shaped *sh, uint8_t qer, struct rte_mbuf *m, const struct upfu_hop *h,
+	       uint32_t bytes);
+/* upfu_qos_poll sends what the shapers release now; called every loop. */
+void upfu_qos_poll(struct upfu *u);
+void upfu_qos_stats_copy(const struct upfu *u, struct upfu_qos_stats *o);
+static inline int upfu_qos_backlog(const struct upfu *u) { return u->qos.nbusy != 0; }
 
 /* reply.c */
 void upfu_arp_input(struct upfu *u, int port, struct rte_mbuf *m, const struct upfu_pkt *k);

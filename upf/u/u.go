@@ -8,7 +8,7 @@
 package u
 
 /*
-#cgo CFLAGS: -D_GNU_SOURCE -I${SRCDIR}/../../onvm/include -I/usr/include/dpdk -I/usr/include/x86_64-linux-gnu/dpdk -include rte_config.h -mssse3 -O3
+#cgo CFLAGS: -D_GNU_SOURCE -I${SRCDIR}/../../onvm/include -I${SRCDIR}/../../qos -I/usr/include/dpdk -I/usr/include/x86_64-linux-gnu/dpdk -include rte_config.h -mssse3 -O3
 #cgo LDFLAGS: -lrte_eal -lrte_mempool -lrte_mbuf -lrte_ethdev -lrte_bus_vdev -lrte_net
 #include <stdlib.h>
 #include "upfu.h"
@@ -52,6 +52,8 @@ type Config struct {
 	// Buffer bounds downlink buffering (upf.buffer; 0: its defaults).
 	// UPF-U holds at most half its mbuf pool whatever Total says.
 	Buffer config.UPFBuffer
+	// QoS bounds the shaping of QoS flows (upf.qos; zero: no shaping).
+	QoS config.UPFQoS
 }
 
 // Lab ports: the UPF ends of the veth pairs `l25gc up` builds. The socket
@@ -65,7 +67,7 @@ const (
 // FromConfig reads upf.n3, upf.n6 and upf.max_sessions; errors name the
 // field.
 func FromConfig(c *config.Config) (Config, error) {
-	out := Config{MaxSessions: c.UPF.MaxSessions, Tables: shm.ConfigFor(c), Buffer: c.UPF.Buffer}
+	out := Config{MaxSessions: c.UPF.MaxSessions, Tables: shm.ConfigFor(c), Buffer: c.UPF.Buffer, QoS: c.UPF.QoS}
 	var err error
 	if out.N3, err = portFrom("upf.n3", c.UPF.N3, LabN3Dev); err != nil {
 		return Config{}, err
@@ -163,6 +165,8 @@ func cConfig(cfg Config) (*C.struct_upfu_conf, error) {
 	cc.sleep_us = C.uint32_t(cfg.Sleep / time.Microsecond)
 	cc.buf_per_session = C.uint32_t(max(cfg.Buffer.PerSession, 0))
 	cc.buf_total = C.uint32_t(max(cfg.Buffer.Total, 0))
+	cc.qos_max_sessions = C.uint32_t(max(cfg.QoS.MaxShapedSessions, 0))
+	cc.qos_queue_us = C.uint32_t(max(cfg.QoS.Queue/time.Microsecond, 0))
 	return cc, nil
 }
 

@@ -74,7 +74,23 @@ struct upfu_conf {
 	uint32_t sleep_us;  /* then sleep this long between polls */
 	uint32_t buf_per_session; /* upf.buffer.per_session: downlink packets held per session */
 	uint32_t buf_total;       /* upf.buffer.total: for all sessions */
+	uint32_t qos_max_sessions; /* upf.qos.max_shaped_sessions: sessions shaped at once, 0 = off */
+	uint32_t qos_queue_us;     /* upf.qos.queue: a flow's queue in time at its share, 0 = default */
 };
+
+/* What the QoS shapers did (shape.c); UPF-U writes, /metrics reads. */
+struct upfu_qos_stats {
+	uint64_t sent[2];       /* released, green and yellow */
+	uint64_t red;           /* above the flow's MBR: dropped (RFC 2698 red) */
+	uint64_t full[2];       /* tail drops of a full flow queue, green and yellow */
+	uint64_t flushed;       /* dropped from queues when the flows changed or the session went */
+	uint64_t unshaped;      /* packets of sessions the pool could not serve (MBR buckets only) */
+	uint64_t shapers;       /* shapers in use now */
+	uint64_t rebalances;    /* shapers (re)configured from the rules */
+};
+
+/* upfu_qos_stats_read copies the counters (any thread). */
+void upfu_qos_stats_read(struct upfu_qos_stats *out);
 
 /* upfu_start brings up EAL, the tables and the ports; upfu_run
  * forwards until upfu_stop; upfu_close releases the ports. Errors go to

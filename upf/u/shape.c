@@ -1,0 +1,321 @@
+/* shape.c — fair QoS in UPF-U's fast path (issue 13, DESIGN.md "QoS"):
+ * per session and direction a qos/ shaper (qos_shaper.h) enforces the
+ * Session-AMBR (TS 23.501 5.7.2.6) and shares it fairly among the
+ * session's QoS flows; per flow QER a trTCM (GBR = committed, MBR = peak,
+ * TS 23.501 5.7.2.5, RFC 2698) drops red and queues green before yellow.
+ *
+ * Which rules are shaped (the contract with UPF-C, TS 29.244 5.2.4): a QER
+ * with QFI 0 is session-level, its MBR of a direction the Session-AMBR,
+ * listed last by every PDR of the session; a QER with QFI != 0 is a flow
+ * QER, listed first. A PDR without a flow QER is the default (non-GBR,
+ * uncapped) flow. A session without a session-level QER is not shaped: its
+ * QERs' MBR buckets apply as before (pipeline.c police).
+ *
+ * Shapers come from a pool (upf.qos.max_shaped_sessions × 2): a shaper is
+ * 19 KB, one per session slot would be GBs. A session the pool cannot
+ * serve keeps the MBR buckets, counted as "unshaped".
+ *
+ * A queued packet is a frame ready to leave (encapsulated, TTL done): its
+ * handle is the mbuf pointer with the output port in bit 63 (user-space
+ * pointers on x86-64 and arm64 stay below 2^48); its next hop is the
+ * frame's IPv4 destination, as upfu_send_via takes it.
+ */
+#include <stdlib.h>
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_ip.h>
+
+#include "priv.h"
+
+#define PORT_BIT 63
+#define DEQ_MAX UPFU_BURST
+#define READ_TRIES 1000 /* a session being rewritten: try again at its next packet */
+
+int upfu_qos_init(struct upfu *u, const struct upfu_conf *c, char *err, size_t n)
+{
+	struct upfu_qos *q = &u->qos;
+	free(q->pool); /* a UPF-U started again in this process */
+	free(q->map);
+	free(q->free);
+	free(q->busy);
+	memset(q, 0, sizeof(*q));
+	q->queue_ns = (uint64_t)c->qos_queue_us * 1000;
+	if (c->qos_max_sessions == 0)
+		return 0;
+	q->max = c->qos_max_sessions * 2;
+	/* calloc of this size maps zero pages: a shaper costs memory once used */
+	q->pool = calloc(q->max, sizeof(*q->pool));
+	q->map = malloc(sizeof(*q->map) * (size_t)u->t->max_sessions * 2);
+	q->free = malloc(sizeof(*q->free) * q->max);
+	q->busy = malloc(sizeof(*q->busy) * q->max);
+	if (!q->pool || !q->map || !q->free || !q->busy) {
+		snprintf(err, n, "upf.qos.max_shaped_sessions %u: out of memory", c->qos_max_sessions);
+		return -1;
+	}
+	for (uint32_t i = 0; i < u->t->max_sessions * 2; i++)
+		q->map[i] = -1;
+	for (uint32_t i = 0; i < q->max; i++)
+		q->free[q->nfree++] = q->max - 1 - i;
+	return 0;
+}
+
+/* ---- reading a session's flows ------------------------------------------- */
+
+static int pdr_in_dir(const struct upf_pdr *p, int dir)
+{
+	return dir == 0 ? p->source == UPF_ACCESS : p->source == UPF_CORE || p->source == UPF_SGI_LAN;
+}
+
+static uint64_t qer_mbr(const struct upf_qer *r, int dir) { return dir == 0 ? r->mbr_ul : r->mbr_dl; }
+static uint64_t qer_gbr(const struct upf_qer *r, int dir) { return dir == 0 ? r->gbr_ul : r->gbr_dl; }
+
+/* flows_of is what flows the rules give direction dir (read in place;
+ * the caller validates the seqlock): conf, the QER → flow map and the
+ * default flow. 0 when the direction has no Session-AMBR to shape to. */
+static int flows_of(const struct upf_sess *s, int dir, uint64_t hz, uint64_t queue_ns, struct qos_shaper_conf *c,
+		    int8_t fq[UPF_MAX_QER], int8_t *def)
+{
+	memset(c, 0, sizeof(*c));
+	memset(fq, -1, UPF_MAX_QER);
+	*def = -1;
+	c->hz = hz;
+	uint8_t np = s->npdr < UPF_MAX_PDR ? s->npdr : UPF_MAX_PDR;
+	for (uint8_t i = 0; i < np; i++) {
+		const struct upf_pdr *p = &s->pdr[i];
+		if (!pdr_in_dir(p, dir))
+			continue;
+		int flow_qer = -1;
+		for (int j = 0; j < UPF_PDR_QERS; j++) {
+			uint8_t x = p->qer[j];
+			if (x == UPF_NONE || x >= UPF_MAX_QER || x >= s->nqer)
+				continue;
+			const struct upf_qer *r = &s->qer[x];
+			if (r->qfi == 0 && c->ambr_bps == 0)
+				c->ambr_bps = qer_mbr(r, dir); /* the session-level QER */
+			else if (r->qfi != 0 && flow_qer < 0)
+				flow_qer = x;
+		}
+		int8_t *slot = flow_qer >= 0 ? &fq[flow_qer] : def;
+		if (*slot >= 0 || c->nflows >= QOS_MAX_FLOWS)
+			continue;
+		struct qos_flow_conf *f = &c->flow[c->nflows];
+		if (flow_qer >= 0) {
+			f->gbr_bps = qer_gbr(&s->qer[flow_qer], dir);
+			f->mbr_bps = qer_mbr(&s->qer[flow_qer], dir);
+			if (f->mbr_bps != 0 && f->gbr_bps > f->mbr_bps)
+				f->gbr_bps = f->mbr_bps; /* qos_fair.h takes a GBR above its MBR as the MBR */
+		}
+		f->queue_ns = queue_ns;
+		f->in_use = 1;
+		*slot = (int8_t)c->nflows++;
+	}
+	return c->ambr_bps != 0 && c->nflows != 0;
+}
+
+/* ---- the pool ---------------------------------------------------------------- */
+
+static int32_t *map_at(struct upfu *u, uint32_t slot, int dir) { return &u->qos.map[(size_t)slot * 2 + dir]; }
+
+/* drop_queued frees every queued packet of sh (rules gone or remapped). */
+static void drop_queued(struct upfu *u, struct shaped *sh)
+{
+	struct qos_out out[DEQ_MAX];
+	for (uint32_t f = 0; f < QOS_MAX_FLOWS; f++) {
+		unsigned n;
+		while ((n = qos_flush(&sh->sh, f, out, DEQ_MAX)) != 0) {
+			for (unsigned i = 0; i < n; i++)
+				rte_pktmbuf_free((struct rte_mbuf *)(uintptr_t)(out[i].handle & ~(1ull << PORT_BIT)));
+			CNT_ADD(u->qos.st.flushed, n);
+		}
+	}
+}
+
+static void release(struct upfu *u, uint32_t idx)
+{
+	struct shaped *sh = &u->qos.pool[idx];
+	drop_queued(u, sh);
+	*map_at(u, sh->slot, sh->dir) = -1;
+	sh->in_use = 0;
+	u->qos.free[u->qos.nfree++] = idx;
+	CNT_ADD(u->qos.st.shapers, -1);
+	/* a busy entry is dropped from the busy list by the next poll */
+}
+
+/* configure reads slot's flows and (re)configures sh: in place when the
+ * flows are the same QERs (queues, meters and counters stay), else from
+ * nothing. 0 = shaped, else the session is not (to be) shaped. */
+static int configure(struct upfu *u, struct shaped *sh, const struct upf_sess *s)
+{
+	struct qos_shaper_conf c;
+	int8_t fq[UPF_MAX_QER], def;
+	uint32_t seq = 0;
+	int ok = 0, tries = 0;
+	for (;; tries++) {
+		if (tries == READ_TRIES)
+			return -1;
+		seq = upf_read_begin(s);
+		if (seq & 1)
+			continue;
+		ok = s->state == UPF_SESS_USED && flows_of(s, sh->dir, u->hz, u->qos.queue_ns, &c, fq, &def);
+		if (upf_read_valid(s, seq))
+			break;
+	}
+	if (!ok)
+		return -1;
+	uint64_t now = rte_rdtsc();
+	int same = sh->sh.hz != 0 && sh->def_flow == def && memcmp(sh->flow_of_qer, fq, sizeof(fq)) == 0;
+	if (!same) {
+		drop_queued(u, sh);
+		if (qos_shaper_init(&sh->sh, &c, now) != QOS_OK)
+			return -1;
+	} else if (qos_shaper_configure(&sh->sh, &c, now) != QOS_OK) {
+		return -1;
+	}
+	memcpy(sh->flow_of_qer, fq, sizeof(fq));
+	sh->def_flow = def;
+	sh->seq = seq;
+	CNT_ADD(u->qos.st.rebalances, 1);
+	return 0;
+}
+
+struct shaped *upfu_shaper(struct upfu *u, uint32_t slot, int dir, uint64_t up_seid, uint32_t seq)
+{
+	struct upfu_qos *q = &u->qos;
+	if (q->max == 0)
+		return NULL;
+	int32_t *at = map_at(u, slot, dir);
+	struct shaped *sh = *at >= 0 ? &q->pool[*at] : NULL;
+	if (sh != NULL && sh->up_seid == up_seid && sh->seq == seq)
+		return sh; /* the fast path: rules unchanged */
+	if (sh != NULL && sh->up_seid != up_seid) {
+		release(u, (uint32_t)*at); /* the slot holds another session now */
+		sh = NULL;
+	}
+	if (sh == NULL) {
+		if (q->nfree == 0) {
+			CNT_ADD(q->st.unshaped, 1);
+			return NULL;
+		}
+		uint32_t idx = q->free[--q->nfree];
+		sh = &q->pool[idx];
+		memset(&sh->sh, 0, sizeof(sh->sh));
+		sh->up_seid = up_seid;
+		sh->slot = slot;
+		sh->dir = (uint8_t)dir;
+		sh->in_use = 1;
+		sh->def_flow = -1; /* busy stays: a released entry may still be listed */
+		memset(sh->flow_of_qer, -1, sizeof(sh->flow_of_qer));
+		*at = (int32_t)idx;
+		CNT_ADD(q->st.shapers, 1);
+	}
+	if (configure(u, sh, upf_sess_at(u->t, slot)) != 0) {
+		release(u, (uint32_t)*at);
+		CNT_ADD(q->st.unshaped, 1);
+		return NULL;
+	}
+	return sh;
+}
+
+/* ---- per packet -------------------------------------------------------------- */
+
+int upfu_shape(struct upfu *u, struct shaped *sh, uint8_t qer, struct rte_mbuf *m, const struct upfu_hop *h,
+	       uint32_t bytes)
+{
+	int flow = qer < UPF_MAX_QER ? sh->flow_of_qer[qer] : sh->def_flow;
+	if (flow < 0)
+		return UPF_DROP_RULE_BUSY; /* rules and verdict out of step: the next packet rereads */
+	uint64_t handle = (uint64_t)(uintptr_t)m | ((uint64_t)(h->port == UPF_N3) << PORT_BIT);
+	uint64_t green_full = sh->sh.flow[flow].st.full_pkts[QOS_GREEN];
+	enum qos_verdict r = qos_enqueue(&sh->sh, (uint32_t)flow, rte_rdtsc(), handle, bytes, QOS_GREEN);
+	switch (r) {
+	case QOS_QUEUED_GREEN:
+	case QOS_QUEUED_YELLOW:
+		break;
+	case QOS_DROP_RED:
+		CNT_ADD(u->qos.st.red, 1);
+		return UPF_DROP_MBR;
+	case QOS_DROP_FULL:
+		/* the colour the meter gave it says which guarantee was lost */
+		CNT_ADD(u->qos.st.full[sh->sh.flow[flow].st.full_pkts[QOS_GREEN] != green_full ? 0 : 1], 1);
+		return UPF_DROP_MBR;
+	default:
+		return UPF_DROP_RULE_BUSY;
+	}
+	if (!sh->busy) {
+		sh->busy = 1;
+		u->qos.busy[u->qos.nbusy++] = (uint32_t)(sh - u->qos.pool);
+	}
+	return 0;
+}
+
+/* ---- per loop iteration ------------------------------------------------------ */
+
+static void send_out(struct upfu *u, const struct qos_out *o)
+{
+	struct rte_mbuf *m = (struct rte_mbuf *)(uintptr_t)(o->handle & ~(1ull << PORT_BIT));
+	int port = (o->handle >> PORT_BIT) ? UPF_N3 : UPF_N6;
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, RTE_ETHER_HDR_LEN);
+	int r = upfu_send_via(u, port, rte_be_to_cpu_32(ip->dst_addr), m);
+	if (r)
+		upfu_drop(u, m, r);
+	else
+		CNT_ADD(u->qos.st.sent[o->colour == QOS_GREEN ? 0 : 1], 1);
+}
+
+/* sweep_one releases one shaper whose session is gone (deleted, or its
+ * slot reused), so deleted sessions do not hold the pool; one entry per
+ * loop keeps the cost flat. */
+static void sweep_one(struct upfu *u)
+{
+	struct upfu_qos *q = &u->qos;
+	uint32_t i = q->sweep++ % q->max;
+	struct shaped *sh = &q->pool[i];
+	if (!sh->in_use)
+		return;
+	const struct upf_sess *s = upf_sess_at(u->t, sh->slot);
+	uint32_t seq = upf_read_begin(s);
+	int gone = s->state != UPF_SESS_USED || s->up_seid != sh->up_seid;
+	if (!(seq & 1) && upf_read_valid(s, seq) && gone)
+		release(u, i);
+}
+
+void upfu_qos_poll(struct upfu *u)
+{
+	struct upfu_qos *q = &u->qos;
+	if (q->max == 0)
+		return;
+	sweep_one(u);
+	if (q->nbusy == 0)
+		return;
+	uint64_t now = rte_rdtsc();
+	struct qos_out out[DEQ_MAX];
+	for (uint32_t b = 0; b < q->nbusy;) {
+		struct shaped *sh = &q->pool[q->busy[b]];
+		if (sh->in_use) {
+			unsigned n = qos_dequeue(&sh->sh, now, out, DEQ_MAX);
+			for (unsigned i = 0; i < n; i++)
+				send_out(u, &out[i]);
+		}
+		if (sh->in_use && qos_backlog(&sh->sh)) {
+			b++;
+			continue;
+		}
+		sh->busy = 0;
+		q->busy[b] = q->busy[--q->nbusy];
+	}
+}
+
+void upfu_qos_stats_copy(const struct upfu *u, struct upfu_qos_stats *o)
+{
+	const struct upfu_qos_stats *s = &u->qos.st;
+	o->sent[0] = __atomic_load_n(&s->sent[0], __ATOMIC_RELAXED);
+	o->sent[1] = __atomic_load_n(&s->sent[1], __ATOMIC_RELAXED);
+	o->red = __atomic_load_n(&s->red, __ATOMIC_RELAXED);
+	o->full[0] = __atomic_load_n(&s->full[0], __ATOMIC_RELAXED);
+	o->full[1] = __atomic_load_n(&s->full[1], __ATOMIC_RELAXED);
+	o->flushed = __atomic_load_n(&s->flushed, __ATOMIC_RELAXED);
+	o->unshaped = __atomic_load_n(&s->unshaped, __ATOMIC_RELAXED);
+	o->shapers = __atomic_load_n(&s->shapers, __ATOMIC_RELAXED);
+	o->rebalances = __atomic_load_n(&s->rebalances, __ATOMIC_RELAXED);
+}
