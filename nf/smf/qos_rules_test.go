@@ -103,6 +103,13 @@ func TestPolicyUpdateChangesSessionAMBR(t *testing.T) {
 		t.Fatalf("malformed AMBR: %d, want 400", code)
 	}
 	checkQERShape(t, s.n4.only(t), 10_000_000, 10_000_000)
+	badRule := gbrDecision("1 Mbps", "2 Mbps")
+	badRule.PccRules["gbr"].PccRuleId, badRule.PccRules["gbr"].FlowInfos[0].FlowDescription = "other", "permit in nonsense"
+	badRule.SessRules = map[string]*models.SessionRule{"s": {AuthSessAmbr: &models.Ambr{Uplink: "1 Mbps", Downlink: "1 Mbps"}}}
+	if code, _ := s.admin(t, "POST", adminPrefix+"/"+subscribed+"/1/policy", token, badRule); code != 400 {
+		t.Fatalf("bad PCC rule: %d, want 400", code)
+	}
+	checkQERShape(t, s.n4.only(t), 10_000_000, 10_000_000) // the AMBR of a refused decision is not applied
 
 	code, body := s.admin(t, "GET", adminPrefix, token, nil)
 	var list []SessionView
