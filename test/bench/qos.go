@@ -44,13 +44,14 @@ func QoSCaseNamed(name string) (QoSCase, error) {
 }
 
 // QoSCaseFlows is `--flows N`: the default flow and N-1 QoS flows with
-// mixed GBR/MBR under a 100 Mbit/s AMBR, each offering 30 Mbit/s — some
-// capped by their MBR, the rest sharing the excess max-min fairly.
+// mixed GBR/MBR under an AMBR of 10 Mbit/s per flow, each offering 30
+// Mbit/s, so the AMBR binds: the GBRs first, the excess shared max-min
+// fairly, some flows capped by their MBR.
 func QoSCaseFlows(n int) (QoSCase, error) {
 	if n < 2 || n > qos.MaxFlows {
 		return QoSCase{}, fmt.Errorf("--flows %d: want 2..%d", n, qos.MaxFlows)
 	}
-	c := QoSCase{Name: "flows" + strconv.Itoa(n), AMBR: 100 * mbps}
+	c := QoSCase{Name: "flows" + strconv.Itoa(n), AMBR: uint64(n) * 10 * mbps}
 	c.Flows = append(c.Flows, QoSFlowSpec{Name: "non-qos", Offered: 30 * mbps})
 	for i := 1; i < n; i++ {
 		f := QoSFlowSpec{Name: "qos", QoS: true, GBR: uint64(i%3+1) * 2 * mbps, MBR: uint64(i%4+2) * 4 * mbps, Offered: 30 * mbps}
