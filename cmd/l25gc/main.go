@@ -18,7 +18,7 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().String("config", "", "node config file (YAML); built-in defaults when empty")
-	root.AddCommand(newUpCmd(), newDownCmd(), newStatusCmd(), newNFCmd(), newConfigCmd(), newSubscriberCmd(), newBenchCmd(), newRansimCmd(), newCertsCmd())
+	root.AddCommand(newUpCmd(), newDownCmd(), newStatusCmd(), newNFCmd(), newConfigCmd(), newSubscriberCmd(), newPolicyCmd(), newSessionCmd(), newBenchCmd(), newRansimCmd(), newCertsCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "l25gc:", err)
 		os.Exit(1)

@@ -131,6 +131,13 @@ func (f *fakeN4) Modify(_ context.Context, _ string, seid uint64, m *rules.Modif
 	}
 	s.PDRs = removeIDs(s.PDRs, m.Remove.PDRs, func(p rules.PDR) uint16 { return p.ID })
 	s.QERs = removeIDs(s.QERs, m.Remove.QERs, func(q rules.QER) uint32 { return q.ID })
+	for _, q := range m.Update.QERs {
+		for i := range s.QERs {
+			if s.QERs[i].ID == q.ID {
+				s.QERs[i] = q
+			}
+		}
+	}
 	for _, far := range m.Update.FARs {
 		for i := range s.FARs {
 			if s.FARs[i].ID == far.ID {

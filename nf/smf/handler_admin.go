@@ -54,6 +54,11 @@ type SessionView struct {
 	State        string  `json:"state"`
 	QFIs         []uint8 `json:"qfis"`
 	UPSEID       uint64  `json:"upSeid,omitempty"`
+	// The Session-AMBR and the QoS flows, in bit/s, as the UPF's QERs
+	// carry them (session_view.go).
+	AMBRUplinkBps   uint64     `json:"ambrUplinkBps"`
+	AMBRDownlinkBps uint64     `json:"ambrDownlinkBps"`
+	Flows           []FlowView `json:"flows"`
 }
 
 func (n *NF) handleListSessions(w http.ResponseWriter, _ *http.Request) {
@@ -61,7 +66,7 @@ func (n *NF) handleListSessions(w http.ResponseWriter, _ *http.Request) {
 	for _, c := range n.ctxs.all() {
 		c.mu.Lock()
 		v := SessionView{SUPI: c.supi, PDUSessionID: c.psi, DNN: c.dnn, SNSSAI: snssaiString(c.snssai), State: c.state.String(),
-			QFIs: pendingOf(c.flows), UPSEID: c.upSEID}
+			QFIs: pendingOf(c.flows), UPSEID: c.upSEID, AMBRUplinkBps: c.ambrUp, AMBRDownlinkBps: c.ambrDown, Flows: flowViews(c.flows, c.pending)}
 		if c.ueIP.IsValid() {
 			v.UEIPv4 = c.ueIP.String()
 		}

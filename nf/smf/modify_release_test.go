@@ -132,7 +132,7 @@ func TestFailedQoSFlowIsRemoved(t *testing.T) {
 	rsp, _ := ngapx.BuildPDUSessionResourceModifyResponseTransfer(ngapx.ModifyResponse{})
 	a := s.post(t, ref+"/modify", models.SmfPduSessionSmContextUpdateData{N2SmInfo: &models.RefToBinaryData{ContentId: "n2"},
 		N2SmInfoType: models.N2SmInfoType_PDU_RES_MOD_FAIL}, n2Part(rsp))
-	if a.status != 200 || len(s.n4.only(t).PDRs) != 2 || len(s.n4.only(t).QERs) != 1 {
+	if a.status != 200 || len(s.n4.only(t).PDRs) != 2 || len(s.n4.only(t).QERs) != 2 {
 		t.Fatalf("after the gNB's failure: %d, PDRs %+v", a.status, s.n4.only(t).PDRs)
 	}
 }

@@ -240,9 +240,12 @@ func (n *NF) policyModification(ctx context.Context, c *smContext, d *models.SmP
 	if d == nil {
 		return nil, nil
 	}
-	flows, err := c.newPCCFlows(d)
+	flows, err := c.newPCCFlows(d) // checked before anything changes: a bad rule leaves the session as it was
 	if err != nil {
 		return nil, sbi.Rejectf(http.StatusBadRequest, "INVALID_PCC_RULE", "%v", err)
+	}
+	if err := n.updateSessionAMBR(ctx, c, d); err != nil {
+		return nil, err
 	}
 	if len(flows) == 0 {
 		return nil, nil

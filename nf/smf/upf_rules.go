@@ -3,9 +3,11 @@ package smf
 // The N4 rules of a PDU session (TS 29.244 5.2, TS 23.501 5.8.2.11): per
 // QoS flow an uplink PDR (the UPF's F-TEID, the flow's QFI and SDF
 // filters), a downlink PDR (the UE's address and the SDF filters) and a
-// QER marking the QFI; two FARs shared by all flows (uplink to the data
-// network, downlink into the gNB's tunnel) and one URR counting the
-// session's volume.
+// flow QER (the QFI, its GBR and MBR); one session-level QER (QFI 0, MBR =
+// the Session-AMBR, TS 29.244 5.2.4 / TS 23.501 5.7.2.6) that every PDR
+// lists last, so the UPF shares the AMBR among all the session's flows;
+// two FARs shared by all flows (uplink to the data network, downlink into
+// the gNB's tunnel) and one URR counting the session's volume.
 
 import (
 	"net/netip"
@@ -21,6 +23,10 @@ const (
 	chooseN3    uint8  = 1 // every uplink PDR shares one F-TEID UPF-C picks (TS 29.244 5.2.1, CHOOSE ID)
 )
 
+// qerSession is the session-level QER: above every QFI's flow QER (QFIs
+// are 1..63, TS 23.501 5.7.1.1).
+const qerSession uint32 = 64
+
 func pdrUplink(qfi uint8) uint16   { return 2*uint16(qfi) - 1 }
 func pdrDownlink(qfi uint8) uint16 { return 2 * uint16(qfi) }
 func qerOf(qfi uint8) uint32       { return uint32(qfi) }
@@ -35,6 +41,7 @@ func (c *smContext) sessionRules(cpAddr netip.Addr) *rules.Session {
 			{ID: farDownlink, Action: rules.ActionDrop, Destination: rules.Access},
 		},
 		URRs: []rules.URR{{ID: urrSession}},
+		QERs: []rules.QER{c.sessionQER()},
 	}}
 	for _, f := range c.flows {
 		s.PDRs = append(s.PDRs, c.flowPDRs(f, &rules.FTEID{Choose: true, ChooseID: chooseN3})...)
@@ -48,25 +55,38 @@ func (c *smContext) flowPDRs(f qosFlow, local *rules.FTEID) []rules.PDR {
 	prec := uint32(f.Precedence)
 	ul := rules.PDR{ID: pdrUplink(f.QFI), Precedence: prec, Source: rules.Access, LocalFTEID: local,
 		UEIPv4: c.ueIP, NetworkInstance: c.dnn, SDFFilters: f.Filters, OuterHeaderRemoval: true,
-		FARID: farUplink, QERIDs: []uint32{qerOf(f.QFI)}, URRIDs: []uint32{urrSession}}
+		FARID: farUplink, QERIDs: flowQERIDs(f), URRIDs: []uint32{urrSession}}
 	if len(f.Filters) > 0 {
 		ul.QFI = f.QFI // TS 29.244 5.2.1: the UE marks the flow's QFI uplink
 	}
 	dl := rules.PDR{ID: pdrDownlink(f.QFI), Precedence: prec, Source: rules.Core, UEIPv4: c.ueIP,
 		NetworkInstance: c.dnn, SDFFilters: f.Filters, FARID: farDownlink,
-		QERIDs: []uint32{qerOf(f.QFI)}, URRIDs: []uint32{urrSession}}
+		QERIDs: flowQERIDs(f), URRIDs: []uint32{urrSession}}
 	return []rules.PDR{ul, dl}
 }
 
-// flowQER marks the flow's QFI; the default flow carries the session AMBR
-// as its MBR (one QER per flow: the rule model has no session-level QER).
+// flowQERIDs: the flow's own QER first, the session-level one last (the
+// order the UPF applies them: flow meter, then the session's AMBR shaper).
+func flowQERIDs(f qosFlow) []uint32 { return []uint32{qerOf(f.QFI), qerSession} }
+
+// flowQER marks the flow's QFI and carries its GBR and MBR (0 = none: the
+// default, non-GBR flow has neither and takes its share of the AMBR).
 func (c *smContext) flowQER(f qosFlow) rules.QER {
-	q := rules.QER{ID: qerOf(f.QFI), QFI: f.QFI, GateULOpen: true, GateDLOpen: true,
+	return rules.QER{ID: qerOf(f.QFI), QFI: f.QFI, GateULOpen: true, GateDLOpen: true,
 		MBRUL: f.MBRUp, MBRDL: f.MBRDown, GBRUL: f.GBRUp, GBRDL: f.GBRDown}
-	if f.QFI == defaultQFI && len(f.Filters) == 0 {
-		q.MBRUL, q.MBRDL = c.ambrUp, c.ambrDown
-	}
-	return q
+}
+
+// sessionQER is the session-level QER: QFI 0, MBR = the Session-AMBR per
+// direction (TS 23.501 5.7.2.6: the UPF enforces the Session-AMBR over
+// all non-GBR flows; here over all flows, GBR ones first served their GBR).
+func (c *smContext) sessionQER() rules.QER {
+	return rules.QER{ID: qerSession, GateULOpen: true, GateDLOpen: true, MBRUL: c.ambrUp, MBRDL: c.ambrDown}
+}
+
+// sessionAMBRUpdated carries a changed Session-AMBR to the UPF (TS 23.502
+// 4.3.3.2 step 2: N4 Session Modification with the updated QER).
+func (c *smContext) sessionAMBRUpdated() *rules.Modification {
+	return &rules.Modification{Update: rules.Rules{QERs: []rules.QER{c.sessionQER()}}}
 }
 
 // downlinkTo points the downlink FAR at the gNB's tunnel (TS 29.244

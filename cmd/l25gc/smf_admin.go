@@ -1,0 +1,111 @@
+package main
+
+// A client of the SMF's admin API (nf/smf/handler_admin.go) for `l25gc
+// session` and `l25gc policy`: the same address and admin token rules as
+// `l25gc subscriber` has for the UDR.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/l25gc/l25gc/nf/smf"
+	"github.com/l25gc/l25gc/nf/udr/prov"
+	"github.com/l25gc/l25gc/node"
+)
+
+const smfAdminPath = "/smf-admin/v1/pdu-sessions"
+
+type smfAdmin struct {
+	base, token string
+	http        *http.Client
+}
+
+func addSMFAdminFlags(cmd *cobra.Command) {
+	cmd.PersistentFlags().String("smf", "", "SMF base URL (default http(s)://<sbi.advertise_ip>:<smf.sbi_port> of --config)")
+	cmd.PersistentFlags().String("token-file", "", "the admin token file (default udr.admin_token_file of --config, under its data_dir)")
+}
+
+func smfAdminClient(cmd *cobra.Command) (*smfAdmin, error) {
+	cfg, err := loadConfig(cmd)
+	if err != nil {
+		return nil, err
+	}
+	base, _ := cmd.Flags().GetString("smf")
+	if base == "" {
+		base = cfg.SBIScheme() + "://" + cfg.AdvertisedAddr(cfg.SMF.SBIPort)
+	}
+	tokenFile, _ := cmd.Flags().GetString("token-file")
+	if tokenFile == "" {
+		tokenFile = cfg.AdminTokenPath()
+	}
+	token, err := prov.ReadToken(tokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w (`l25gc up` makes it; for a remote core copy its node's file and pass --token-file)", err)
+	}
+	tcp, err := node.SBITCP(cfg, node.ToolCert)
+	if err != nil {
+		return nil, err
+	}
+	return &smfAdmin{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{Transport: tcp.RoundTripper()}}, nil
+}
+
+func (a *smfAdmin) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, a.base+smfAdminPath+path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	req.Header.Set("Content-Type", "application/json")
+	rsp, err := a.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("SMF admin API: %w", err)
+	}
+	defer rsp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(rsp.Body, 16<<20))
+	if rsp.StatusCode/100 != 2 {
+		return fmt.Errorf("SMF admin API %s %s: %s %s", method, path, rsp.Status, bytes.TrimSpace(data))
+	}
+	if out != nil {
+		return json.Unmarshal(data, out)
+	}
+	return nil
+}
+
+// sessionsOf lists the PDU sessions of one subscriber (IMSI with or
+// without the "imsi-" prefix).
+func (a *smfAdmin) sessionsOf(ctx context.Context, imsi string) ([]smf.SessionView, error) {
+	var all []smf.SessionView
+	if err := a.do(ctx, http.MethodGet, "", nil, &all); err != nil {
+		return nil, err
+	}
+	supi := supiOf(imsi)
+	var out []smf.SessionView
+	for _, s := range all {
+		if s.SUPI == supi {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func supiOf(imsi string) string {
+	if strings.HasPrefix(imsi, "imsi-") {
+		return imsi
+	}
+	return "imsi-" + imsi
+}
