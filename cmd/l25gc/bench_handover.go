@@ -86,15 +86,5 @@ func reportHandover(out io.Writer, results []bench.HandoverResult, runErr error,
 		bench.PrintComparison(w, plain)
 		bench.PrintHandoverPackets(w, rs)
 	})
-	if jsonPath == "" || len(results) == 0 {
-		return err
-	}
-	paths, cerr := bench.WriteCharts(jsonPath, bench.HandoverResults(results))
-	for _, p := range paths {
-		fmt.Fprintf(out, "chart written to %s\n", p)
-	}
-	if err == nil {
-		err = cerr
-	}
-	return err
+	return withCharts(out, err, jsonPath, len(results), func() ([]string, error) { return bench.WriteCharts(jsonPath, bench.HandoverResults(results)) })
 }

@@ -86,17 +86,7 @@ func benchPDUBatches(ctx context.Context, out io.Writer, o bench.BatchOptions, l
 	}
 	runs, err := bench.PDUBatches(ctx, o, list)
 	err = report(out, runs, err, jsonPath, bench.PrintBatchTable)
-	if jsonPath == "" || len(runs) == 0 {
-		return err
-	}
-	paths, cerr := bench.WriteBatchCharts(jsonPath, runs)
-	for _, p := range paths {
-		fmt.Fprintf(out, "chart written to %s\n", p)
-	}
-	if err == nil {
-		err = cerr
-	}
-	return err
+	return withCharts(out, err, jsonPath, len(runs), func() ([]string, error) { return bench.WriteBatchCharts(jsonPath, runs) })
 }
 
 // benchPDUByLimiter is bench pdu once per --limiter setting, with the
@@ -111,17 +101,7 @@ func benchPDUByLimiter(ctx context.Context, out io.Writer, o bench.RegistrationO
 		bench.PrintTable(w, rs)
 		bench.PrintLimiterTable(w, rs)
 	})
-	if jsonPath == "" || len(results) == 0 {
-		return err
-	}
-	paths, cerr := bench.WriteCharts(jsonPath, bench.ByLimiterSeries(results))
-	for _, p := range paths {
-		fmt.Fprintf(out, "chart written to %s\n", p)
-	}
-	if err == nil {
-		err = cerr
-	}
-	return err
+	return withCharts(out, err, jsonPath, len(results), func() ([]string, error) { return bench.WriteCharts(jsonPath, bench.ByLimiterSeries(results)) })
 }
 
 // reportWithCharts is report for latency results, with the SVG charts
@@ -131,10 +111,17 @@ func reportWithCharts(out io.Writer, results []bench.Result, runErr error, jsonP
 		bench.PrintTable(w, rs)
 		bench.PrintComparison(w, rs)
 	})
-	if jsonPath == "" || len(results) == 0 {
+	return withCharts(out, err, jsonPath, len(results), func() ([]string, error) { return bench.WriteCharts(jsonPath, results) })
+}
+
+// withCharts writes a benchmark's SVG charts next to its JSON (none when
+// there is no JSON file or no result), says where, and returns the run's
+// error, else the charts'.
+func withCharts(out io.Writer, err error, jsonPath string, results int, write func() ([]string, error)) error {
+	if jsonPath == "" || results == 0 {
 		return err
 	}
-	paths, cerr := bench.WriteCharts(jsonPath, results)
+	paths, cerr := write()
 	for _, p := range paths {
 		fmt.Fprintf(out, "chart written to %s\n", p)
 	}
