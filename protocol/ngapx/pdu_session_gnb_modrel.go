@@ -16,6 +16,9 @@ type RANSessionModify struct {
 	// UL is the UPF's new N3 tunnel when the transfer changes it (UL NG-U
 	// UP TNL Modify List); nil: unchanged.
 	UL *Tunnel
+	// AMBR is the session's new PDU Session Aggregate Maximum Bit Rate
+	// (TS 38.413 9.3.1.69); nil: unchanged.
+	AMBR *AMBR
 	// AddOrModify are QoS flows added or changed; Release the QFIs removed.
 	AddOrModify []FlowQoS
 	Release     []uint8
@@ -71,6 +74,8 @@ func ranSideModifyRequestTransfer(b []byte) (out *RANSessionModify, err error) {
 	out = &RANSessionModify{}
 	for _, ie := range t.ProtocolIEs.List {
 		switch v := ie.Value; {
+		case v.PDUSessionAggregateMaximumBitRate != nil:
+			out.AMBR = ambrOf(v.PDUSessionAggregateMaximumBitRate)
 		case v.ULNGUUPTNLModifyList != nil && len(v.ULNGUUPTNLModifyList.List) > 0:
 			ul, err := tunnelOf(&v.ULNGUUPTNLModifyList.List[0].ULNGUUPTNLInformation)
 			if err != nil {
