@@ -314,6 +314,15 @@ func BuildPDUSessionResourceModifyResponseTransfer(r ModifyResponse) ([]byte, er
 				ngapType.QosFlowAddOrModifyResponseItem{QosFlowIdentifier: ngapType.QosFlowIdentifier{Value: int64(q)}})
 		}
 	}
+	if len(r.FailedQFIs) > 0 {
+		// TS 38.413 9.3.4.4: each with its cause; the gNB's reason is
+		// its own, so "unspecified" (a simulator has no radio to blame).
+		t.QosFlowFailedToAddOrModifyList = &ngapType.QosFlowListWithCause{}
+		for _, q := range r.FailedQFIs {
+			t.QosFlowFailedToAddOrModifyList.List = append(t.QosFlowFailedToAddOrModifyList.List, ngapType.QosFlowWithCauseItem{
+				QosFlowIdentifier: ngapType.QosFlowIdentifier{Value: int64(q)}, Cause: CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUnspecified)})
+		}
+	}
 	return marshalTransfer(t, "PDU Session Resource Modify Response Transfer")
 }
 

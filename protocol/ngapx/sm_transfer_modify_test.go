@@ -106,3 +106,17 @@ func FuzzModifyRequestTransfer(f *testing.F) {
 		_, _ = ranSideModifyRequestTransfer(b)
 	})
 }
+
+// The gNB's answer lists the flows it failed (TS 38.413 9.3.4.4), which
+// the SMF takes back from the UPF.
+func TestModifyResponseTransferCarriesFailedFlows(t *testing.T) {
+	in := ModifyResponse{QFIs: []uint8{2}, FailedQFIs: []uint8{3, 4}}
+	b, err := BuildPDUSessionResourceModifyResponseTransfer(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := ParsePDUSessionResourceModifyResponseTransfer(b)
+	if err != nil || !reflect.DeepEqual(out, in) {
+		t.Fatalf("%v: got %+v, want %+v", err, out, in)
+	}
+}
