@@ -1,8 +1,9 @@
 package main
 
 // `l25gc policy set IMSI`: change a running PDU session's policy — its
-// Session-AMBR and/or new (GBR) QoS flows — through the SMF's admin API,
-// which applies it as the PCF's SM policy update notification would (TS
+// Session-AMBR, new (GBR) QoS flows, new GBR/MBR of existing ones —
+// through the SMF's admin API, which applies it as the PCF's SM policy
+// update notification would (TS
 // 29.512 4.2.4.2): a network-requested PDU session modification (TS
 // 23.502 4.3.3.2). For the policy of sessions yet to come, `l25gc
 // subscriber add --session-ambr-ul/-dl --qos-flow` stores it at the UDR.
@@ -43,7 +44,7 @@ func newPolicySetCmd() *cobra.Command {
 	var p policyFlags
 	cmd := &cobra.Command{
 		Use:   "set IMSI",
-		Short: "set a session's AMBR and/or add QoS flows (network-requested PDU session modification)",
+		Short: "set a session's AMBR, add QoS flows or change their GBR/MBR (network-requested PDU session modification)",
 		Example: "  l25gc policy set 208930000000001 --session-ambr '10 Mbps/10 Mbps'\n" +
 			"  l25gc policy set 208930000000001 --qos-flow 'filter=permit out 17 from 10.200.0.2 to assigned 5001;5qi=1;gbr=2 Mbps/2 Mbps;mbr=5 Mbps/5 Mbps'",
 		Args: cobra.ExactArgs(1),
@@ -70,7 +71,7 @@ func newPolicySetCmd() *cobra.Command {
 	f.IntVar(&p.psi, "pdu-session", 1, "PDU session ID (1-15)")
 	f.StringVar(&p.ambr, "session-ambr", "", "new Session-AMBR as UPLINK/DOWNLINK, e.g. '10 Mbps/10 Mbps'")
 	f.StringArrayVar(&p.flows, "qos-flow", nil, "a QoS flow to add, as 'filter=FILTER;5qi=N[;gbr=UL/DL][;mbr=UL/DL][;precedence=N]'\n"+
-		"(the --qos-flow syntax of `subscriber add`; a flow whose filter the session already has is left as it is)")
+		"(the --qos-flow syntax of `subscriber add`; a flow whose filter the session already has gets the new 5QI, GBR and MBR)")
 	return cmd
 }
 

@@ -101,6 +101,9 @@ func (f *fakeSMFAdmin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == smfAdminPath:
 		json.NewEncoder(w).Encode([]smf.SessionView{paperSession(2e6, 5e6), {SUPI: "imsi-208930000000002", PDUSessionID: 1}})
+	case r.Method == http.MethodPost && r.URL.Path == smfAdminPath+"/imsi-208930000000003/1/policy":
+		sbi.WriteProblem(w, http.StatusInternalServerError, "INSUFFICIENT_RESOURCES",
+			"the UPF refused the N4 Session Modification with PFCP cause 75 (No resources available): new QoS flow QFI 5 did not fit")
 	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, smfAdminPath+"/"):
 		var d models.SmPolicyDecision
 		if json.NewDecoder(r.Body).Decode(&d) != nil {
@@ -157,5 +160,12 @@ func TestSessionShowAndPolicySetTalkToTheSMF(t *testing.T) {
 	fake.mu.Unlock()
 	if err != nil || !ok || d.SessRules["cli"].AuthSessAmbr.Downlink != "10 Mbps" || len(d.PccRules) != 1 {
 		t.Fatalf("policy set: %v %s, SMF got %+v", err, out, fake.policies)
+	}
+	// A policy the UPF cannot install: the SMF's ProblemDetails, its cause
+	// and detail, is what the user reads.
+	_, err = runCLI(t, newPolicyCmd(), "policy", "--smf", url, "--token-file", tok, "set", "208930000000003", "--qos-flow", cliGBRFlow)
+	if err == nil || !strings.Contains(err.Error(), "500 Internal Server Error INSUFFICIENT_RESOURCES: the UPF refused") ||
+		!strings.Contains(err.Error(), "PFCP cause 75 (No resources available)") || strings.Contains(err.Error(), "{") {
+		t.Fatalf("refused policy set: %v", err)
 	}
 }

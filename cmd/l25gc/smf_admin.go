@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/free5gc/openapi/models"
 	"github.com/spf13/cobra"
 
 	"github.com/l25gc/l25gc/nf/smf"
@@ -78,12 +79,30 @@ func (a *smfAdmin) do(ctx context.Context, method, path string, in, out any) err
 	defer rsp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(rsp.Body, 16<<20))
 	if rsp.StatusCode/100 != 2 {
-		return fmt.Errorf("SMF admin API %s %s: %s %s", method, path, rsp.Status, bytes.TrimSpace(data))
+		return fmt.Errorf("SMF admin API %s %s: %s", method, path, problemText(rsp.Status, data))
 	}
 	if out != nil {
 		return json.Unmarshal(data, out)
 	}
 	return nil
+}
+
+// problemText is an error answer for a person: a ProblemDetails (TS
+// 29.500 5.2.7) as "status cause: detail" (e.g. the UPF's PFCP cause when
+// it refused a policy), any other body as it came.
+func problemText(status string, body []byte) string {
+	var pd models.ProblemDetails
+	if json.Unmarshal(body, &pd) != nil || (pd.Cause == "" && pd.Detail == "") {
+		return strings.TrimSpace(status + " " + string(bytes.TrimSpace(body)))
+	}
+	s := status
+	if pd.Cause != "" {
+		s += " " + pd.Cause
+	}
+	if pd.Detail != "" {
+		s += ": " + pd.Detail
+	}
+	return s
 }
 
 // sessionsOf lists the PDU sessions of one subscriber (IMSI with or
