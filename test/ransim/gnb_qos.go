@@ -1,0 +1,58 @@
+package ransim
+
+import (
+	"slices"
+
+	"github.com/l25gc/l25gc/protocol/ngapx"
+)
+
+// RANQoS is what the gNB holds of a PDU session's QoS (TS 38.413 8.2.1,
+// 8.2.3): the PDU Session Aggregate Maximum Bit Rate (9.3.1.69) and each
+// QoS flow's parameters (9.3.1.12), as the setup request set them and
+// later modify requests changed them. A test asserts on it that a
+// network-requested modification reached the gNB.
+type RANQoS struct {
+	AMBR  ngapx.AMBR
+	Flows []ngapx.FlowQoS
+}
+
+// Flow is the parameters of flow qfi, false when the gNB has no such flow.
+func (q RANQoS) Flow(qfi uint8) (ngapx.FlowQoS, bool) {
+	i := slices.IndexFunc(q.Flows, func(f ngapx.FlowQoS) bool { return f.QFI == qfi })
+	if i < 0 {
+		return ngapx.FlowQoS{}, false
+	}
+	return q.Flows[i], true
+}
+
+// RANQoS is the session's QoS at the gNB.
+func (t *Tunnel) RANQoS() RANQoS {
+	if q := t.ranQoS.Load(); q != nil {
+		return *q
+	}
+	return RANQoS{}
+}
+
+// setupRANQoS records a setup request's AMBR and flows.
+func (t *Tunnel) setupRANQoS(rs ngapx.RANSessionSetup) {
+	q := RANQoS{AMBR: ngapx.AMBR{Down: uint64(rs.AMBRDownlink), Up: uint64(rs.AMBRUplink)}, Flows: slices.Clone(rs.Flows)}
+	t.ranQoS.Store(&q)
+}
+
+// modifyRANQoS applies a modify request: a new AMBR when it has one, flows
+// added or replaced by QFI, flows released.
+func (t *Tunnel) modifyRANQoS(s ngapx.RANSessionModify) {
+	q := t.RANQoS()
+	q.Flows = slices.Clone(q.Flows)
+	if s.AMBR != nil {
+		q.AMBR = *s.AMBR
+	}
+	for _, f := range s.AddOrModify {
+		q.Flows = slices.DeleteFunc(q.Flows, func(g ngapx.FlowQoS) bool { return g.QFI == f.QFI })
+		q.Flows = append(q.Flows, f)
+	}
+	for _, r := range s.Release {
+		q.Flows = slices.DeleteFunc(q.Flows, func(g ngapx.FlowQoS) bool { return g.QFI == r })
+	}
+	t.ranQoS.Store(&q)
+}
