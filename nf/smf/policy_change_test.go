@@ -190,17 +190,24 @@ func (s *testSMF) modifyAnswered(t *testing.T, ref string, r ngapx.ModifyRespons
 	}
 }
 
-// flowView is flow qfi of the one session as the admin API shows it.
-func (s *testSMF) flowView(t *testing.T, token string, qfi uint8) FlowView {
+// sessionView is the one session as the admin API shows it.
+func (s *testSMF) sessionView(t *testing.T, token string) SessionView {
 	t.Helper()
 	code, body := s.admin(t, "GET", adminPrefix, token, nil)
 	var list []SessionView
 	if code != 200 || json.Unmarshal(body, &list) != nil || len(list) != 1 {
 		t.Fatalf("list: %d %s", code, body)
 	}
-	i := slices.IndexFunc(list[0].Flows, func(f FlowView) bool { return f.QFI == qfi })
+	return list[0]
+}
+
+// flowView is flow qfi of the one session as the admin API shows it.
+func (s *testSMF) flowView(t *testing.T, token string, qfi uint8) FlowView {
+	t.Helper()
+	v := s.sessionView(t, token)
+	i := slices.IndexFunc(v.Flows, func(f FlowView) bool { return f.QFI == qfi })
 	if i < 0 {
-		t.Fatalf("no flow %d in %s", qfi, body)
+		t.Fatalf("no flow %d in %+v", qfi, v)
 	}
-	return list[0].Flows[i]
+	return v.Flows[i]
 }
