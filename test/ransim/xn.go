@@ -36,7 +36,8 @@ func (u *UE) HandoverXn(ctx context.Context, target *GNB) (time.Duration, error)
 	ranID := target.attach(u)
 	for i := range moved {
 		m := &moved[i]
-		m.new = target.up.newTunnel(m.s.ID, m.old.UL(), m.old.QFIs())
+		qfis, _ := target.admitFlows(m.old.QFIs())
+		m.new = target.up.newTunnel(m.s.ID, m.old.UL(), qfis)
 		m.new.awaitArrival(true)
 		m.old.startForwarding(xnForwarder(m.new))
 	}
