@@ -3,6 +3,9 @@ package ransim
 import (
 	"slices"
 
+	"github.com/free5gc/nas/nasType"
+
+	"github.com/l25gc/l25gc/protocol/nasx"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 )
 
@@ -55,4 +58,32 @@ func (t *Tunnel) modifyRANQoS(s ngapx.RANSessionModify) {
 		q.Flows = slices.DeleteFunc(q.Flows, func(g ngapx.FlowQoS) bool { return g.QFI == r })
 	}
 	t.ranQoS.Store(&q)
+}
+
+// SessionQoS is session id's Session-AMBR and QoS flow descriptions as
+// the UE holds them (the Establishment Accept, then every Modification
+// Command), read under the UE's lock; false when it has no such session.
+func (u *UE) SessionQoS(id uint8) (nasx.SessionAMBR, nasType.QoSFlowDescs, bool) {
+	s := u.Session(id)
+	if s == nil {
+		return nasx.SessionAMBR{}, nil, false
+	}
+	u.sessMu.Lock()
+	defer u.sessMu.Unlock()
+	return s.AMBR, slices.Clone(s.QoSFlows), true
+}
+
+// SessionRANQoS is session id's QoS at the gNB that serves it now.
+func (u *UE) SessionRANQoS(id uint8) (RANQoS, bool) {
+	s := u.Session(id)
+	if s == nil {
+		return RANQoS{}, false
+	}
+	u.sessMu.Lock()
+	t := s.Tunnel
+	u.sessMu.Unlock()
+	if t == nil {
+		return RANQoS{}, false
+	}
+	return t.RANQoS(), true
 }

@@ -1,0 +1,150 @@
+package e2e
+
+// Network-requested PDU session modification end to end (TS 23.502
+// 4.3.3.2; issue 13): `l25gc policy set` with a new Session-AMBR, then a
+// GBR flow, then new GBR/MBR for that flow. The simulated UE and gNB must
+// hold what the SMF decided (the UE from the Modification Command, TS
+// 24.501 8.3.9; the gNB from the PDU Session Resource Modify Request
+// Transfer, TS 38.413 9.3.4.3), `l25gc session show` the new rates, and
+// tshark must read every N2 message without a malformed one. The core has
+// UPF-C without UPF-U: no user plane runs, so no lab lock is needed.
+
+import (
+	"context"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/free5gc/nas/nasType"
+	"github.com/free5gc/ngap/ngapType"
+
+	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/protocol/nasx"
+	"github.com/l25gc/l25gc/test/ransim"
+)
+
+const gbrFilter = "filter=permit out 17 from 10.200.0.2 5202 to assigned;5qi=1"
+
+func TestPolicyChangesReachTheUEAndTheGNB(t *testing.T) {
+	cfg, path := coreConfig(t, t.TempDir(), func(c *config.Config) { c.AMF.NAS.Ciphering = []string{"NEA0"} })
+	startCore(t, cfg, path)
+	_, portStr, _ := strings.Cut(cfg.AMF.NGAP.Addr, ":")
+	port, _ := strconv.Atoi(portStr)
+	capture := startCapture(t, port)
+	ue := sessionUE(t, cfg)
+	supi := smfSessions(t, cfg)[0].SUPI
+
+	// A new Session-AMBR alone: the UE and the gNB hold it.
+	policySet(t, path, supi, "--session-ambr", "12 Mbps/24 Mbps")
+	awaitQoS(t, "the new Session-AMBR at the UE and the gNB", func() bool {
+		a, _, _ := ue.SessionQoS(1)
+		q, _ := ue.SessionRANQoS(1)
+		return a == nasx.SessionAMBR{UplinkBps: 12e6, DownlinkBps: 24e6} && q.AMBR.Up == 12e6 && q.AMBR.Down == 24e6
+	})
+
+	// A GBR flow, then new GBR/MBR for it: its QER, the UE's "modify
+	// existing" flow description and the gNB's flow parameters change.
+	policySet(t, path, supi, "--qos-flow", gbrFilter+";gbr=2 Mbps/2 Mbps;mbr=5 Mbps/5 Mbps")
+	qfi, _ := strconv.Atoi(awaitFlowAdded(t, cfg, "1"))
+	policySet(t, path, supi, "--qos-flow", gbrFilter+";gbr=4 Mbps/4 Mbps;mbr=7 Mbps/7 Mbps")
+	awaitQoS(t, "the new GBR/MBR at the UE and the gNB", func() bool {
+		_, flows, _ := ue.SessionQoS(1)
+		q, _ := ue.SessionRANQoS(1)
+		f, ok := q.Flow(uint8(qfi))
+		return ok && f.GFBRDown == 4e6 && f.MFBRUp == 7e6 && flowRate(flows, uint8(qfi), nasType.ParameterIdentifierMFBRDownlink) == 7e6
+	})
+	out, err := exec.Command(binary, "session", "show", supi, "--config", path).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "4 / 4 Mbit/s") || !strings.Contains(string(out), "7 / 7 Mbit/s") ||
+		!strings.Contains(string(out), "12 / 24 Mbit/s") {
+		t.Fatalf("l25gc session show: %v\n%s", err, out)
+	}
+	if s := smfSessions(t, cfg)[0]; len(s.Flows) != 2 || s.Flows[1].Pending {
+		t.Fatalf("SMF session %+v", s)
+	}
+
+	capture.stop(t)
+	modifies := 0
+	for _, p := range capture.dissect(t) { // fails on a malformed packet
+		for _, c := range p.procedures {
+			if c == strconv.Itoa(int(ngapType.ProcedureCodePDUSessionResourceModify)) {
+				modifies++
+			}
+		}
+	}
+	if modifies != 6 { // three requests, three responses
+		t.Errorf("%d PDU Session Resource Modify messages on N2, want 3 requests and 3 responses:\n%s", modifies, capture.summary())
+	}
+	text := capture.Tshark(t, "-V", "-Y", "ngap.procedureCode == 26")
+	for _, want := range []string{"pDUSessionAggregateMaximumBitRateDL: 24000000", "Session-AMBR for downlink: 24000 Kbps",
+		"Modify existing QoS flow description", "guaranteedFlowBitRateDL: 4000000"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("tshark reads no %q in the Modify Requests", want)
+		}
+	}
+}
+
+// sessionUE registers one UE, gives it PDU session 1 and has it answer
+// what the network sends until the test ends.
+func sessionUE(t *testing.T, cfg *config.Config) *ransim.UE {
+	t.Helper()
+	g := connectGNB(t, cfg)
+	ctx := procCtx(t)
+	ue := newUE(t, cfg, g, 0, "null")
+	if _, err := ue.Register(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ue.AwaitConfigurationUpdate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ue.RequestPDUSession(ctx, 1, "internet"); err != nil {
+		t.Fatalf("PDU Session Establishment: %v", err)
+	}
+	serve, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ue.Serve(serve) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("the UE serving the network's commands: %v", err)
+		}
+	})
+	return ue
+}
+
+func policySet(t *testing.T, cfgPath, supi string, args ...string) {
+	t.Helper()
+	out, err := exec.Command(binary, append([]string{"policy", "set", supi, "--config", cfgPath}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("l25gc policy set %v: %v\n%s", args, err, out)
+	}
+}
+
+// awaitQoS polls ok for up to 20 s.
+func awaitQoS(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not there 20 s after l25gc policy set", what)
+		}
+	}
+}
+
+// flowRate is a rate parameter of flow qfi's description at the UE, in bit/s.
+func flowRate(flows nasType.QoSFlowDescs, qfi uint8, id nasType.QoSFlowParameterIdentifier) uint64 {
+	for _, f := range flows {
+		if f.QFI != qfi {
+			continue
+		}
+		for _, p := range f.Parameters {
+			if p.Identifier() != id {
+				continue
+			}
+			if b, err := p.MarshalBinary(); err == nil && len(b) == 3 {
+				return nasx.BitRate(b[0], uint16(b[1])<<8|uint16(b[2]))
+			}
+		}
+	}
+	return 0
+}
