@@ -22,6 +22,7 @@ import (
 
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/protocol/nasx"
+	"github.com/l25gc/l25gc/test/bench"
 	"github.com/l25gc/l25gc/test/ransim"
 )
 
@@ -33,7 +34,7 @@ func TestPolicyChangesReachTheUEAndTheGNB(t *testing.T) {
 	_, portStr, _ := strings.Cut(cfg.AMF.NGAP.Addr, ":")
 	port, _ := strconv.Atoi(portStr)
 	capture := startCapture(t, port)
-	ue := sessionUE(t, cfg)
+	ue := sessionUE(t, cfg, connectGNB(t, cfg))
 	supi := smfSessions(t, cfg)[0].SUPI
 
 	// A new Session-AMBR alone: the UE and the gNB hold it.
@@ -85,11 +86,10 @@ func TestPolicyChangesReachTheUEAndTheGNB(t *testing.T) {
 	}
 }
 
-// sessionUE registers one UE, gives it PDU session 1 and has it answer
-// what the network sends until the test ends.
-func sessionUE(t *testing.T, cfg *config.Config) *ransim.UE {
+// sessionUE registers one UE at g, gives it PDU session 1 and has it
+// answer what the network sends until the test ends.
+func sessionUE(t *testing.T, cfg *config.Config, g *ransim.GNB) *ransim.UE {
 	t.Helper()
-	g := connectGNB(t, cfg)
 	ctx := procCtx(t)
 	ue := newUE(t, cfg, g, 0, "null")
 	if _, err := ue.Register(ctx); err != nil {
@@ -121,12 +121,12 @@ func policySet(t *testing.T, cfgPath, supi string, args ...string) {
 	}
 }
 
-// awaitQoS polls ok for up to 20 s.
+// awaitQoS polls ok for up to 20 s (after a policy set or a handover).
 func awaitQoS(t *testing.T, what string, ok func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not there 20 s after l25gc policy set", what)
+			t.Fatalf("%s: not there after 20 s", what)
 		}
 	}
 }
@@ -147,4 +147,47 @@ func flowRate(flows nasType.QoSFlowDescs, qfi uint8, id nasType.QoSFlowParameter
 		}
 	}
 	return 0
+}
+
+// A QoS flow the target gNB refuses in a handover (N2: QoS Flow Failed to
+// Setup List; Xn: left out of the accepted flows) is removed by the SMF
+// once the UE is there (TS 23.502 4.9.1.3.3 step 11, 4.9.1.2.2): the SMF's
+// session and the UE's QoS flow descriptions lose it, the default flow
+// stays. The core has UPF-C without UPF-U (no lab lock).
+func TestFlowsTheTargetGNBRefusesAreRemovedAfterHandover(t *testing.T) {
+	for _, kind := range []string{"n2", "xn"} {
+		t.Run(kind, func(t *testing.T) {
+			cfg, path := coreConfig(t, t.TempDir(), nil)
+			startCore(t, cfg, path)
+			ctx := procCtx(t)
+			gnbs, err := ransim.ConnectGNBs(ctx, bench.GNBConfig(cfg, cfg.AMF.NGAP.Addr, cfg.AMF.NGAP.Transport), 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range gnbs {
+				t.Cleanup(func() { g.Close() })
+			}
+			ue := sessionUE(t, cfg, gnbs[0])
+			supi := smfSessions(t, cfg)[0].SUPI
+			policySet(t, path, supi, "--qos-flow", gbrFilter+";gbr=2 Mbps/2 Mbps;mbr=5 Mbps/5 Mbps")
+			qfi, _ := strconv.Atoi(awaitFlowAdded(t, cfg, "1"))
+			gnbs[1].RefuseQoSFlows(uint8(qfi))
+			if kind == "n2" {
+				_, err = ue.HandoverN2(ctx, gnbs[1], ransim.N2Options{})
+			} else {
+				_, err = ue.HandoverXn(ctx, gnbs[1])
+			}
+			if err != nil {
+				t.Fatalf("%s handover: %v", kind, err)
+			}
+			awaitQoS(t, "the refused flow removed at the SMF and the UE", func() bool {
+				s := smfSessions(t, cfg)
+				_, flows, _ := ue.SessionQoS(1)
+				return len(s) == 1 && len(s[0].Flows) == 1 && s[0].Flows[0].QFI == 1 && len(flows) == 1 && flows[0].QFI == 1
+			})
+			if q, _ := ue.SessionRANQoS(1); len(q.Flows) != 1 || q.Flows[0].QFI != 1 {
+				t.Errorf("the target gNB holds flows %+v, want the default one", q.Flows)
+			}
+		})
+	}
 }

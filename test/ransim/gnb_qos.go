@@ -38,7 +38,18 @@ func (t *Tunnel) RANQoS() RANQoS {
 
 // setupRANQoS records a setup request's AMBR and flows.
 func (t *Tunnel) setupRANQoS(rs ngapx.RANSessionSetup) {
-	q := RANQoS{AMBR: ngapx.AMBR{Down: uint64(rs.AMBRDownlink), Up: uint64(rs.AMBRUplink)}, Flows: slices.Clone(rs.Flows)}
+	t.recordRANQoS(ngapx.AMBR{Down: uint64(rs.AMBRDownlink), Up: uint64(rs.AMBRUplink)}, rs.Flows, nil)
+}
+
+// recordRANQoS records an AMBR and the flows but the refused ones (a
+// handover target's, handover_qos.go).
+func (t *Tunnel) recordRANQoS(ambr ngapx.AMBR, flows []ngapx.FlowQoS, refused []uint8) {
+	q := RANQoS{AMBR: ambr}
+	for _, f := range flows {
+		if !slices.Contains(refused, f.QFI) {
+			q.Flows = append(q.Flows, f)
+		}
+	}
 	t.ranQoS.Store(&q)
 }
 

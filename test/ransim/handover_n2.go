@@ -313,6 +313,7 @@ func (g *GNB) admit(a *arrival, r ngapx.HandoverRequest, setups map[int64]ngapx.
 		}
 		qfis, refused := g.admitFlows(all)
 		t := g.up.newTunnel(uint8(s.ID), st.UL, qfis)
+		t.recordRANQoS(ngapx.AMBR{Down: st.AMBRDown, Up: st.AMBRUp}, st.Flows, refused)
 		t.awaitArrival(true)
 		fwd := g.up.newForwardingTunnel(t)
 		a.tunnels[uint8(s.ID)], a.forwarding = t, append(a.forwarding, fwd)
