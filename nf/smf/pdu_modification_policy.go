@@ -205,8 +205,20 @@ func upfRefusal(err error, c *smContext, p policyChange) error {
 		cause = "INSUFFICIENT_RESOURCES"
 	}
 	return sbi.Rejectf(http.StatusInternalServerError, cause,
-		"the UPF refused the N4 Session Modification with PFCP cause %d (%s): %s did not fit (the session has %s); the session keeps its previous policy; UPF: %s",
-		ce.Cause, pfcpx.CauseName(ce.Cause), p.describe(), c.ruleCount(), ce.Detail)
+		"the UPF refused the N4 Session Modification with PFCP cause %d (%s): %s did not fit (the session has %s); the session keeps its previous policy%s",
+		ce.Cause, pfcpx.CauseName(ce.Cause), p.describe(), c.ruleCount(), upfDetail(ce))
+}
+
+// upfDetail is what the UPF's answer says beyond its cause (the Offending
+// IE or Failed Rule ID, TS 29.244 8.2.22, 8.2.80), "" when nothing.
+func upfDetail(ce *rules.CauseError) string {
+	d := strings.TrimPrefix(ce.Detail, fmt.Sprintf("pfcp cause %d (%s)", ce.Cause, pfcpx.CauseName(ce.Cause)))
+	d = strings.TrimSpace(strings.TrimPrefix(d, ","))
+	d = strings.TrimSpace(strings.TrimPrefix(d, ":"))
+	if d == "" {
+		return ""
+	}
+	return "; the UPF says: " + d
 }
 
 // pfcpCauseCongestion is PFCP entity in congestion (TS 29.244 8.2.1).

@@ -59,6 +59,13 @@ func TestPolicyRefusedByTheUPFNamesThePFCPCause(t *testing.T) {
 			t.Errorf("detail %q says nothing of %q", pd.Detail, want)
 		}
 	}
+	if strings.Contains(pd.Detail, "the UPF says") {
+		t.Errorf("detail %q repeats the cause as the UPF's words", pd.Detail)
+	}
+	s.n4.setFailModify(&rules.CauseError{Cause: 73, Detail: "pfcp cause 73 (Rule creation/modification Failure): failed rule QER 2"})
+	if code, body := s.adminPolicy(t, token, d); code != 500 || !strings.Contains(string(body), "the UPF says: failed rule QER 2") {
+		t.Errorf("failed rule: %d %s", code, body)
+	}
 	s.n4.setFailModify(nil)
 	checkQERShape(t, s.n4.only(t), before.QERs[0].MBRUL, before.QERs[0].MBRDL)
 	c, _ := s.nf.ctxs.get(ref[len(smContextsPath)+1:])

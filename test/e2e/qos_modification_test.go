@@ -191,3 +191,37 @@ func TestFlowsTheTargetGNBRefusesAreRemovedAfterHandover(t *testing.T) {
 		})
 	}
 }
+
+// A policy the UPF cannot install: flows are added until UPF-C's rule
+// tables refuse one (PFCP cause 75, No resources available, TS 29.244
+// 8.2.1). `l25gc policy set` then fails with the SMF's ProblemDetails —
+// INSUFFICIENT_RESOURCES, the PFCP cause and the flow that did not fit —
+// not the 504 TARGET_NF_NOT_REACHABLE of a UPF that does not answer; the
+// session keeps the flows it had.
+func TestPolicyTheUPFCannotInstallNamesThePFCPCause(t *testing.T) {
+	cfg, path := coreConfig(t, t.TempDir(), nil)
+	startCore(t, cfg, path)
+	sessionUE(t, cfg, connectGNB(t, cfg))
+	supi := smfSessions(t, cfg)[0].SUPI
+	for port := 6000; port < 6062; port++ {
+		flow := "filter=permit out 17 from 10.200.0.2 " + strconv.Itoa(port) + " to assigned;5qi=1;gbr=1 Mbps/1 Mbps;mbr=2 Mbps/2 Mbps"
+		out, err := exec.Command(binary, "policy", "set", supi, "--config", path, "--qos-flow", flow).CombinedOutput()
+		if err == nil {
+			continue
+		}
+		t.Logf("l25gc policy set for the flow of port %d:\n%s", port, out)
+		for _, want := range []string{"500 Internal Server Error INSUFFICIENT_RESOURCES", "PFCP cause 75 (No resources available)", "did not fit"} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("l25gc policy set says no %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(string(out), "TARGET_NF_NOT_REACHABLE") || strings.Contains(string(out), `{"`) {
+			t.Errorf("l25gc policy set:\n%s", out)
+		}
+		if n := len(smfSessions(t, cfg)[0].Flows); n != port-6000+1 {
+			t.Errorf("the session shows %d flows after %d were added, want them all and the default one", n, port-6000)
+		}
+		return
+	}
+	t.Skip("UPF-C's rule tables took 62 flows: nothing to refuse")
+}
