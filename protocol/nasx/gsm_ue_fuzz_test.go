@@ -12,5 +12,6 @@ func FuzzParseGSMAtUE(f *testing.F) {
 	f.Add([]byte{0x2E, 1, 1, 0xC2, 0x11, 0, 6, 1, 0, 3, 0x31, 0x31, 1})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = ParseGSMAtUE(b)
+		_, _ = readRuleOperations(b)
 	})
 }
