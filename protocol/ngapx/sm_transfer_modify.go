@@ -87,14 +87,27 @@ func releaseList(qfis []uint8) *ngapType.QosFlowListWithCause {
 // what the SMF built with it; the gNB's reading is ranSideModifyRequestTransfer).
 func ParseModifyRequestTransfer(b []byte) (ModifyRequestTransfer, error) {
 	var t ngapType.PDUSessionResourceModifyRequestTransfer
-	var out ModifyRequestTransfer
 	if err := unmarshalTransfer(b, &t, "PDU Session Resource Modify Request Transfer"); err != nil {
-		return out, err
+		return ModifyRequestTransfer{}, err
 	}
+	out, _, err := modifyRequestOf(&t)
+	return out, err
+}
+
+// modifyRequestOf reads the transfer's IEs, and the UPF's new uplink
+// tunnel (UL NG-U UP TNL Modify List) when it has one: the SMF's parser
+// and the gNB's (pdu_session_gnb_modrel.go) both read it here.
+func modifyRequestOf(t *ngapType.PDUSessionResourceModifyRequestTransfer) (out ModifyRequestTransfer, ul *Tunnel, err error) {
 	for _, f := range t.ProtocolIEs.List {
 		switch v := f.Value; {
 		case v.PDUSessionAggregateMaximumBitRate != nil:
 			out.AMBR = ambrOf(v.PDUSessionAggregateMaximumBitRate)
+		case v.ULNGUUPTNLModifyList != nil && len(v.ULNGUUPTNLModifyList.List) > 0:
+			tun, err := tunnelOf(&v.ULNGUUPTNLModifyList.List[0].ULNGUUPTNLInformation)
+			if err != nil {
+				return out, nil, fmt.Errorf("UL NG-U UP TNL Modify List: %w", err)
+			}
+			ul = &tun
 		case v.QosFlowAddOrModifyRequestList != nil:
 			for _, it := range v.QosFlowAddOrModifyRequestList.List {
 				out.AddOrModify = append(out.AddOrModify, flowOf(it.QosFlowIdentifier.Value, it.QosFlowLevelQosParameters))
@@ -105,7 +118,7 @@ func ParseModifyRequestTransfer(b []byte) (ModifyRequestTransfer, error) {
 			}
 		}
 	}
-	return out, nil
+	return out, ul, nil
 }
 
 func ambrOf(a *ngapType.PDUSessionAggregateMaximumBitRate) *AMBR {
