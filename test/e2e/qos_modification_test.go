@@ -1,7 +1,8 @@
 package e2e
 
 // Network-requested PDU session modification end to end (TS 23.502
-// 4.3.3.2; issue 13): `l25gc policy set` with a new Session-AMBR, then a
+// 4.3.3.2, step 1b from the PCF, TS 29.512 4.2.3.2; issue 13): `l25gc
+// policy set` with a new Session-AMBR, then a
 // GBR flow, then new GBR/MBR for that flow. The simulated UE and gNB must
 // hold what the SMF decided (the UE from the Modification Command, TS
 // 24.501 8.3.9; the gNB from the PDU Session Resource Modify Request
@@ -37,8 +38,10 @@ func TestPolicyChangesReachTheUEAndTheGNB(t *testing.T) {
 	ue := sessionUE(t, cfg, connectGNB(t, cfg))
 	supi := smfSessions(t, cfg)[0].SUPI
 
-	// A new Session-AMBR alone: the UE and the gNB hold it.
-	policySet(t, path, supi, "--session-ambr", "12 Mbps/24 Mbps")
+	// A new Session-AMBR alone, straight to the SMF's admin API (the
+	// flows below go the default way, through the PCF's UpdateNotify):
+	// the UE and the gNB hold it.
+	policySet(t, path, supi, "--session-ambr", "12 Mbps/24 Mbps", "--via", "smf")
 	awaitQoS(t, "the new Session-AMBR at the UE and the gNB", func() bool {
 		a, _, _ := ue.SessionQoS(1)
 		q, _ := ue.SessionRANQoS(1)
