@@ -29,64 +29,97 @@ import (
 
 const gbrFilter = "filter=permit out 17 from 10.200.0.2 5202 to assigned;5qi=1"
 
-func TestPolicyChangesReachTheUEAndTheGNB(t *testing.T) {
-	cfg, path := coreConfig(t, t.TempDir(), func(c *config.Config) { c.AMF.NAS.Ciphering = []string{"NEA0"} })
-	startCore(t, cfg, path)
-	_, portStr, _ := strings.Cut(cfg.AMF.NGAP.Addr, ":")
+// modificationLab is a core (UPF-C, no UPF-U), N2 captured with NAS
+// readable (NEA0), and one UE with PDU session 1 serving the network's
+// commands.
+type modificationLab struct {
+	cfg     *config.Config
+	path    string
+	capture *capture
+	ue      *ransim.UE
+	supi    string
+}
+
+func startModificationLab(t *testing.T) *modificationLab {
+	t.Helper()
+	l := &modificationLab{}
+	l.cfg, l.path = coreConfig(t, t.TempDir(), func(c *config.Config) { c.AMF.NAS.Ciphering = []string{"NEA0"} })
+	startCore(t, l.cfg, l.path)
+	_, portStr, _ := strings.Cut(l.cfg.AMF.NGAP.Addr, ":")
 	port, _ := strconv.Atoi(portStr)
-	capture := startCapture(t, port)
-	ue := sessionUE(t, cfg, connectGNB(t, cfg))
-	supi := smfSessions(t, cfg)[0].SUPI
+	l.capture = startCapture(t, port)
+	l.ue = sessionUE(t, l.cfg, connectGNB(t, l.cfg))
+	l.supi = smfSessions(t, l.cfg)[0].SUPI
+	return l
+}
 
-	// A new Session-AMBR alone, straight to the SMF's admin API (the
-	// flows below go the default way, through the PCF's UpdateNotify):
-	// the UE and the gNB hold it.
-	policySet(t, path, supi, "--session-ambr", "12 Mbps/24 Mbps", "--via", "smf")
-	awaitQoS(t, "the new Session-AMBR at the UE and the gNB", func() bool {
-		a, _, _ := ue.SessionQoS(1)
-		q, _ := ue.SessionRANQoS(1)
-		return a == nasx.SessionAMBR{UplinkBps: 12e6, DownlinkBps: 24e6} && q.AMBR.Up == 12e6 && q.AMBR.Down == 24e6
-	})
-
-	// A GBR flow, then new GBR/MBR for it: its QER, the UE's "modify
-	// existing" flow description and the gNB's flow parameters change.
-	policySet(t, path, supi, "--qos-flow", gbrFilter+";gbr=2 Mbps/2 Mbps;mbr=5 Mbps/5 Mbps")
-	qfi, _ := strconv.Atoi(awaitFlowAdded(t, cfg, "1"))
-	policySet(t, path, supi, "--qos-flow", gbrFilter+";gbr=4 Mbps/4 Mbps;mbr=7 Mbps/7 Mbps")
-	awaitQoS(t, "the new GBR/MBR at the UE and the gNB", func() bool {
-		_, flows, _ := ue.SessionQoS(1)
-		q, _ := ue.SessionRANQoS(1)
-		f, ok := q.Flow(uint8(qfi))
-		return ok && f.GFBRDown == 4e6 && f.MFBRUp == 7e6 && flowRate(flows, uint8(qfi), nasType.ParameterIdentifierMFBRDownlink) == 7e6
-	})
-	out, err := exec.Command(binary, "session", "show", supi, "--config", path).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "4 / 4 Mbit/s") || !strings.Contains(string(out), "7 / 7 Mbit/s") ||
-		!strings.Contains(string(out), "12 / 24 Mbit/s") {
-		t.Fatalf("l25gc session show: %v\n%s", err, out)
-	}
-	if s := smfSessions(t, cfg)[0]; len(s.Flows) != 2 || s.Flows[1].Pending {
-		t.Fatalf("SMF session %+v", s)
-	}
-
-	capture.stop(t)
+// wire ends the capture, fails on a malformed packet, checks that the N2
+// carried requests PDU Session Resource Modify Requests and as many
+// responses, and that tshark reads each of want in them.
+func (l *modificationLab) wire(t *testing.T, requests int, want ...string) {
+	t.Helper()
+	l.capture.stop(t)
 	modifies := 0
-	for _, p := range capture.dissect(t) { // fails on a malformed packet
+	for _, p := range l.capture.dissect(t) {
 		for _, c := range p.procedures {
 			if c == strconv.Itoa(int(ngapType.ProcedureCodePDUSessionResourceModify)) {
 				modifies++
 			}
 		}
 	}
-	if modifies != 6 { // three requests, three responses
-		t.Errorf("%d PDU Session Resource Modify messages on N2, want 3 requests and 3 responses:\n%s", modifies, capture.summary())
+	if modifies != 2*requests {
+		t.Errorf("%d PDU Session Resource Modify messages on N2, want %d requests and their responses:\n%s", modifies, requests, l.capture.summary())
 	}
-	text := capture.Tshark(t, "-V", "-Y", "ngap.procedureCode == 26")
-	for _, want := range []string{"pDUSessionAggregateMaximumBitRateDL: 24000000", "Session-AMBR for downlink: 24000 Kbps",
-		"Modify existing QoS flow description", "guaranteedFlowBitRateDL: 4000000"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("tshark reads no %q in the Modify Requests", want)
+	text := l.capture.Tshark(t, "-V", "-Y", "ngap.procedureCode == 26")
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("tshark reads no %q in the Modify Requests", w)
 		}
 	}
+}
+
+// Item 2 of the task: a new Session-AMBR alone (straight to the SMF's
+// admin API here; the next test goes the default way, through the PCF)
+// reaches the UE (Session-AMBR IE) and the gNB (PDU Session Aggregate
+// Maximum Bit Rate), and session show prints it.
+func TestNewSessionAMBRReachesTheUEAndTheGNB(t *testing.T) {
+	l := startModificationLab(t)
+	policySet(t, l.path, l.supi, "--session-ambr", "12 Mbps/24 Mbps", "--via", "smf")
+	awaitQoS(t, "the new Session-AMBR at the UE and the gNB", func() bool {
+		a, _, _ := l.ue.SessionQoS(1)
+		q, _ := l.ue.SessionRANQoS(1)
+		return a == nasx.SessionAMBR{UplinkBps: 12e6, DownlinkBps: 24e6} && q.AMBR.Up == 12e6 && q.AMBR.Down == 24e6
+	})
+	if out, err := exec.Command(binary, "session", "show", l.supi, "--config", l.path).CombinedOutput(); err != nil || !strings.Contains(string(out), "12 / 24 Mbit/s") {
+		t.Fatalf("l25gc session show: %v\n%s", err, out)
+	}
+	l.wire(t, 1, "pDUSessionAggregateMaximumBitRateDL: 24000000", "pDUSessionAggregateMaximumBitRateUL: 12000000",
+		"Session-AMBR for downlink: 24000 Kbps", "Session-AMBR for uplink: 12000 Kbps")
+}
+
+// Item 3: a GBR flow, then new GBR/MBR for it through the PCF: its QER,
+// the UE's "modify existing" flow description and the gNB's flow
+// parameters change, and session show prints the new rates.
+func TestPolicyChangesAFlowsGBRAndMBR(t *testing.T) {
+	l := startModificationLab(t)
+	policySet(t, l.path, l.supi, "--qos-flow", gbrFilter+";gbr=2 Mbps/2 Mbps;mbr=5 Mbps/5 Mbps")
+	qfi, _ := strconv.Atoi(awaitFlowAdded(t, l.cfg, "1"))
+	policySet(t, l.path, l.supi, "--qos-flow", gbrFilter+";gbr=4 Mbps/4 Mbps;mbr=7 Mbps/7 Mbps")
+	awaitQoS(t, "the new GBR/MBR at the UE and the gNB", func() bool {
+		_, flows, _ := l.ue.SessionQoS(1)
+		q, _ := l.ue.SessionRANQoS(1)
+		f, ok := q.Flow(uint8(qfi))
+		return ok && f.GFBRDown == 4e6 && f.MFBRUp == 7e6 && flowRate(flows, uint8(qfi), nasType.ParameterIdentifierMFBRDownlink) == 7e6
+	})
+	out, err := exec.Command(binary, "session", "show", l.supi, "--config", l.path).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "4 / 4 Mbit/s") || !strings.Contains(string(out), "7 / 7 Mbit/s") {
+		t.Fatalf("l25gc session show: %v\n%s", err, out)
+	}
+	if s := smfSessions(t, l.cfg)[0]; len(s.Flows) != 2 || s.Flows[1].Pending {
+		t.Fatalf("SMF session %+v", s)
+	}
+	l.wire(t, 2, "Create new QoS flow description", "Modify existing QoS flow description", "guaranteedFlowBitRateDL: 4000000",
+		"maximumFlowBitRateUL: 7000000")
 }
 
 // sessionUE registers one UE at g, gives it PDU session 1 and has it
