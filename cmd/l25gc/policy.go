@@ -1,10 +1,12 @@
 package main
 
 // `l25gc policy set IMSI`: change a running PDU session's policy — its
-// Session-AMBR and/or new (GBR) QoS flows — through the SMF's admin API,
-// which applies it as the PCF's SM policy update notification would (TS
-// 29.512 4.2.4.2): a network-requested PDU session modification (TS
-// 23.502 4.3.3.2). For the policy of sessions yet to come, `l25gc
+// Session-AMBR, new (GBR) QoS flows, new GBR/MBR of existing ones. By
+// default through the PCF's admin API: the PCF keeps the change in the
+// session's SM policy association and sends it to the SMF (TS 29.512
+// 4.2.3.2 UpdateNotify); with --via smf straight to the SMF's admin API,
+// which applies it as that notification would. Either way the SMF runs a
+// network-requested PDU session modification (TS 23.502 4.3.3.2). For the policy of sessions yet to come, `l25gc
 // subscriber add --session-ambr-ul/-dl --qos-flow` stores it at the UDR.
 
 import (
@@ -34,6 +36,7 @@ func newPolicyCmd() *cobra.Command {
 
 // policyFlags are what `policy set` reads.
 type policyFlags struct {
+	via   string // "pcf" or "smf"
 	psi   int
 	ambr  string   // "UL/DL"
 	flows []string // --qos-flow values
@@ -43,7 +46,7 @@ func newPolicySetCmd() *cobra.Command {
 	var p policyFlags
 	cmd := &cobra.Command{
 		Use:   "set IMSI",
-		Short: "set a session's AMBR and/or add QoS flows (network-requested PDU session modification)",
+		Short: "set a session's AMBR, add QoS flows or change their GBR/MBR (network-requested PDU session modification)",
 		Example: "  l25gc policy set 208930000000001 --session-ambr '10 Mbps/10 Mbps'\n" +
 			"  l25gc policy set 208930000000001 --qos-flow 'filter=permit out 17 from 10.200.0.2 to assigned 5001;5qi=1;gbr=2 Mbps/2 Mbps;mbr=5 Mbps/5 Mbps'",
 		Args: cobra.ExactArgs(1),
@@ -52,13 +55,12 @@ func newPolicySetCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, err := smfAdminClient(cmd)
+			a, path, err := p.client(cmd, args[0])
 			if err != nil {
 				return err
 			}
 			ctx, cancel := callContext(cmd)
 			defer cancel()
-			path := "/" + supiOf(args[0]) + "/" + strconv.Itoa(p.psi) + "/policy"
 			if err := a.do(ctx, http.MethodPost, path, d, nil); err != nil {
 				return err
 			}
@@ -68,10 +70,27 @@ func newPolicySetCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.IntVar(&p.psi, "pdu-session", 1, "PDU session ID (1-15)")
+	f.StringVar(&p.via, "via", "pcf", "pcf: the PCF sends the change to the SMF (Npcf_SMPolicyControl_UpdateNotify, TS 29.512 4.2.3.2) and keeps it;\n"+
+		"smf: the SMF's admin API applies it directly (a core whose sessions have no PCF association)")
+	f.String("pcf", "", "PCF base URL for --via pcf (default http(s)://<sbi.advertise_ip>:<pcf.sbi_port> of --config)")
 	f.StringVar(&p.ambr, "session-ambr", "", "new Session-AMBR as UPLINK/DOWNLINK, e.g. '10 Mbps/10 Mbps'")
 	f.StringArrayVar(&p.flows, "qos-flow", nil, "a QoS flow to add, as 'filter=FILTER;5qi=N[;gbr=UL/DL][;mbr=UL/DL][;precedence=N]'\n"+
-		"(the --qos-flow syntax of `subscriber add`; a flow whose filter the session already has is left as it is)")
+		"(the --qos-flow syntax of `subscriber add`; a flow whose filter the session already has gets the new 5QI, GBR and MBR)")
 	return cmd
+}
+
+// client is the admin API the change goes to, and its path for the session.
+func (p policyFlags) client(cmd *cobra.Command, imsi string) (*smfAdmin, string, error) {
+	session := "/" + supiOf(imsi) + "/" + strconv.Itoa(p.psi)
+	switch p.via {
+	case "pcf":
+		a, err := pcfAdminClient(cmd)
+		return a, session + "/update", err
+	case "smf":
+		a, err := smfAdminClient(cmd)
+		return a, session + "/policy", err
+	}
+	return nil, "", fmt.Errorf("--via %q: want pcf or smf", p.via)
 }
 
 // decision is the SM policy decision (TS 29.512 5.6.2.7) the flags ask for.

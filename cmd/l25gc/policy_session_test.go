@@ -101,14 +101,17 @@ func (f *fakeSMFAdmin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == smfAdminPath:
 		json.NewEncoder(w).Encode([]smf.SessionView{paperSession(2e6, 5e6), {SUPI: "imsi-208930000000002", PDUSessionID: 1}})
-	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, smfAdminPath+"/"):
+	case r.Method == http.MethodPost && r.URL.Path == smfAdminPath+"/imsi-208930000000003/1/policy":
+		sbi.WriteProblem(w, http.StatusInternalServerError, "INSUFFICIENT_RESOURCES",
+			"the UPF refused the N4 Session Modification with PFCP cause 75 (No resources available): new QoS flow QFI 5 did not fit")
+	case r.Method == http.MethodPost && (strings.HasPrefix(r.URL.Path, smfAdminPath+"/") || strings.HasPrefix(r.URL.Path, pcfAdminPath+"/")):
 		var d models.SmPolicyDecision
 		if json.NewDecoder(r.Body).Decode(&d) != nil {
 			http.Error(w, "bad", http.StatusBadRequest)
 			return
 		}
 		f.mu.Lock()
-		f.policies[strings.TrimPrefix(r.URL.Path, smfAdminPath)] = d
+		f.policies[r.URL.Path] = d
 		f.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	default:
@@ -150,12 +153,22 @@ func TestSessionShowAndPolicySetTalkToTheSMF(t *testing.T) {
 	if _, err := runCLI(t, newSessionCmd(), "session", "--smf", url, "--token-file", tok, "show", "208930000000009"); err == nil {
 		t.Fatal("session show of a subscriber without sessions did not fail")
 	}
-	out, err = runCLI(t, newPolicyCmd(), "policy", "--smf", url, "--token-file", tok, "set", "208930000000001",
-		"--pdu-session", "2", "--session-ambr", "10 Mbps/10 Mbps", "--qos-flow", cliGBRFlow)
-	fake.mu.Lock()
-	d, ok := fake.policies["/imsi-208930000000001/2/policy"]
-	fake.mu.Unlock()
-	if err != nil || !ok || d.SessRules["cli"].AuthSessAmbr.Downlink != "10 Mbps" || len(d.PccRules) != 1 {
-		t.Fatalf("policy set: %v %s, SMF got %+v", err, out, fake.policies)
+	// --via smf posts to the SMF's admin API, the default to the PCF's.
+	for via, path := range map[string]string{"smf": smfAdminPath + "/imsi-208930000000001/2/policy", "pcf": pcfAdminPath + "/imsi-208930000000001/2/update"} {
+		out, err = runCLI(t, newPolicyCmd(), "policy", "--smf", url, "--pcf", url, "--token-file", tok, "set", "208930000000001",
+			"--pdu-session", "2", "--session-ambr", "10 Mbps/10 Mbps", "--qos-flow", cliGBRFlow, "--via", via)
+		fake.mu.Lock()
+		d, ok := fake.policies[path]
+		fake.mu.Unlock()
+		if err != nil || !ok || d.SessRules["cli"].AuthSessAmbr.Downlink != "10 Mbps" || len(d.PccRules) != 1 {
+			t.Fatalf("policy set --via %s: %v %s, got %+v", via, err, out, fake.policies)
+		}
+	}
+	// A policy the UPF cannot install: the SMF's ProblemDetails, its cause
+	// and detail, is what the user reads.
+	_, err = runCLI(t, newPolicyCmd(), "policy", "--smf", url, "--token-file", tok, "set", "208930000000003", "--qos-flow", cliGBRFlow, "--via", "smf")
+	if err == nil || !strings.Contains(err.Error(), "500 Internal Server Error INSUFFICIENT_RESOURCES: the UPF refused") ||
+		!strings.Contains(err.Error(), "PFCP cause 75 (No resources available)") || strings.Contains(err.Error(), "{") {
+		t.Fatalf("refused policy set: %v", err)
 	}
 }

@@ -13,8 +13,10 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/free5gc/openapi/models"
 	"github.com/spf13/cobra"
 
+	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/nf/smf"
 	"github.com/l25gc/l25gc/nf/udr/prov"
 	"github.com/l25gc/l25gc/node"
@@ -22,9 +24,11 @@ import (
 
 const smfAdminPath = "/smf-admin/v1/pdu-sessions"
 
+// smfAdmin is a client of an admin API: the SMF's (prefix smfAdminPath)
+// or the PCF's (pcfAdminPath, `policy set --via pcf`).
 type smfAdmin struct {
-	base, token string
-	http        *http.Client
+	base, prefix, token string
+	http                *http.Client
 }
 
 func addSMFAdminFlags(cmd *cobra.Command) {
@@ -33,13 +37,26 @@ func addSMFAdminFlags(cmd *cobra.Command) {
 }
 
 func smfAdminClient(cmd *cobra.Command) (*smfAdmin, error) {
+	return adminClient(cmd, "smf", smfAdminPath, func(c *config.Config) int { return c.SMF.SBIPort })
+}
+
+// pcfAdminPath is the PCF's admin API (nf/pcf/sm_policy_notify.go).
+const pcfAdminPath = "/pcf-admin/v1/sm-policies"
+
+func pcfAdminClient(cmd *cobra.Command) (*smfAdmin, error) {
+	return adminClient(cmd, "pcf", pcfAdminPath, func(c *config.Config) int { return c.PCF.SBIPort })
+}
+
+// adminClient reaches the admin API under prefix of the NF whose base URL
+// flag names (default from --config, port from port).
+func adminClient(cmd *cobra.Command, flag, prefix string, port func(*config.Config) int) (*smfAdmin, error) {
 	cfg, err := loadConfig(cmd)
 	if err != nil {
 		return nil, err
 	}
-	base, _ := cmd.Flags().GetString("smf")
+	base, _ := cmd.Flags().GetString(flag)
 	if base == "" {
-		base = cfg.SBIScheme() + "://" + cfg.AdvertisedAddr(cfg.SMF.SBIPort)
+		base = cfg.SBIScheme() + "://" + cfg.AdvertisedAddr(port(cfg))
 	}
 	tokenFile, _ := cmd.Flags().GetString("token-file")
 	if tokenFile == "" {
@@ -53,7 +70,7 @@ func smfAdminClient(cmd *cobra.Command) (*smfAdmin, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &smfAdmin{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{Transport: tcp.RoundTripper()}}, nil
+	return &smfAdmin{base: strings.TrimSuffix(base, "/"), prefix: prefix, token: token, http: &http.Client{Transport: tcp.RoundTripper()}}, nil
 }
 
 func (a *smfAdmin) do(ctx context.Context, method, path string, in, out any) error {
@@ -65,7 +82,7 @@ func (a *smfAdmin) do(ctx context.Context, method, path string, in, out any) err
 		}
 		body = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, a.base+smfAdminPath+path, body)
+	req, err := http.NewRequestWithContext(ctx, method, a.base+a.prefix+path, body)
 	if err != nil {
 		return err
 	}
@@ -73,17 +90,42 @@ func (a *smfAdmin) do(ctx context.Context, method, path string, in, out any) err
 	req.Header.Set("Content-Type", "application/json")
 	rsp, err := a.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("SMF admin API: %w", err)
+		return fmt.Errorf("admin API %s: %w", a.base+a.prefix, err)
 	}
 	defer rsp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(rsp.Body, 16<<20))
 	if rsp.StatusCode/100 != 2 {
-		return fmt.Errorf("SMF admin API %s %s: %s %s", method, path, rsp.Status, bytes.TrimSpace(data))
+		return fmt.Errorf("%s admin API %s %s: %s", a.nf(), method, path, problemText(rsp.Status, data))
 	}
 	if out != nil {
 		return json.Unmarshal(data, out)
 	}
 	return nil
+}
+
+func (a *smfAdmin) nf() string {
+	if a.prefix == pcfAdminPath {
+		return "PCF"
+	}
+	return "SMF"
+}
+
+// problemText is an error answer for a person: a ProblemDetails (TS
+// 29.500 5.2.7) as "status cause: detail" (e.g. the UPF's PFCP cause when
+// it refused a policy), any other body as it came.
+func problemText(status string, body []byte) string {
+	var pd models.ProblemDetails
+	if json.Unmarshal(body, &pd) != nil || (pd.Cause == "" && pd.Detail == "") {
+		return strings.TrimSpace(status + " " + string(bytes.TrimSpace(body)))
+	}
+	s := status
+	if pd.Cause != "" {
+		s += " " + pd.Cause
+	}
+	if pd.Detail != "" {
+		s += ": " + pd.Detail
+	}
+	return s
 }
 
 // sessionsOf lists the PDU sessions of one subscriber (IMSI with or

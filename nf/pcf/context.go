@@ -74,6 +74,14 @@ func (s *table[T]) get(id string) (T, bool) {
 	return *v, true
 }
 
+// idOf is the id of owner's association.
+func (s *table[T]) idOf(owner string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.byOwner[owner]
+	return id, ok
+}
+
 // update applies f to the association under the lock.
 func (s *table[T]) update(id string, f func(*T)) bool {
 	s.mu.Lock()

@@ -46,6 +46,7 @@ func (n *NF) Handler() http.Handler {
 	mux.HandleFunc("POST "+policiesPath+"/{polAssoId}/update", n.handleUpdate)
 	mux.HandleFunc("DELETE "+policiesPath+"/{polAssoId}", n.handleDelete)
 	n.routeSMPolicy(mux)
+	n.routeSMPolicyAdmin(mux)
 	return mux
 }
 

@@ -58,6 +58,7 @@ type smContext struct {
 	ambrUp, ambrDown uint64
 	flows            []qosFlow // the default flow first
 	pending          []qosFlow // flows of a modification not yet confirmed by the gNB
+	changing         []qosFlow // flows changed by a modification the gNB has not confirmed: their old values
 
 	policyURI      string // the PCF's SM policy association; "" = local policy
 	uecmRegistered bool

@@ -151,7 +151,7 @@ func (s *testSMF) prepare(t *testing.T, ref string, direct bool, ack ngapx.Hando
 		t.Fatalf("PREPARING: %d %s", a.status, a.json)
 	}
 	setup, err := ngapx.ParsePDUSessionResourceSetupRequestTransfer(n2Of(t, a, up))
-	if err != nil || setup.UL.IPv4.String() != upfN3 || len(setup.Flows) != 1 {
+	if err != nil || setup.UL.IPv4.String() != upfN3 || len(setup.Flows) == 0 {
 		t.Fatalf("setup request transfer for the target: %+v %v", setup, err)
 	}
 	a, up = s.updated(t, ref, models.SmfPduSessionSmContextUpdateData{HoState: models.HoState_PREPARED,

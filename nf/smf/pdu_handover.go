@@ -37,6 +37,7 @@ type handover struct {
 	direct   bool
 	prepared bool         // the target acknowledged
 	targetDL ngapx.Tunnel // the target gNB's N3 tunnel
+	refused  []uint8      // QoS flows the target failed to set up (pdu_handover_qos.go)
 }
 
 // forwarding is a session's indirect data forwarding at the UPF: its
@@ -140,7 +141,7 @@ func (n *NF) handoverPrepared(ctx context.Context, c *smContext, t models.N2SmIn
 		n.endHandover(ctx, c, "Handover Command Transfer")
 		return updateAnswer{}, err
 	}
-	c.ho.prepared, c.ho.targetDL = true, ack.DL
+	c.ho.prepared, c.ho.targetDL, c.ho.refused = true, ack.DL, ack.FailedQFIs
 	return updateAnswer{hoState: models.HoState_PREPARED, n2: b, n2Type: models.N2SmInfoType_HANDOVER_CMD}, nil
 }
 
@@ -215,10 +216,13 @@ func (n *NF) handoverCompleted(ctx context.Context, c *smContext) (updateAnswer,
 		return updateAnswer{}, sbiN4Error("N4 session modification (handover to the target)", err)
 	}
 	n.log.Debug("N2 handover completed", "supi", c.supi, "psi", c.psi, "from", c.dl.IPv4, "to", c.ho.targetDL.IPv4)
+	refused := c.ho.refused
 	c.dl, c.ho = c.ho.targetDL, nil
 	if c.fwd.installed {
 		n.removeForwardingLater(c, c.fwd.gen)
 	}
+	// Step 11: the flows the target did not set up go (pdu_handover_qos.go).
+	n.tellRemovedFlows(c, n.removeRefusedFlows(ctx, c, c.flowsNotAccepted(refused, nil)))
 	return updateAnswer{hoState: models.HoState_COMPLETED, upCnx: models.UpCnxState_ACTIVATED}, nil
 }
 

@@ -3,17 +3,19 @@ package smf
 // PDU session modification (TS 23.502 4.3.3.2), the SMF's part:
 //
 //	network-requested (1b: the PCF's SM policy update notification,
-//	    TS 29.512 4.2.4, with a new PCC rule): a QoS flow is added for the
-//	    rule's SDF filters — its own QFI, QoS rule, PDRs and QER — by N4
-//	    Session Modification (the UPF then marks matching downlink traffic
-//	    with the new QFI on N3), and N1N2MessageTransfer brings the UE the
-//	    Modification Command and the gNB the PDU Session Resource Modify
-//	    Request Transfer (3b);
+//	    TS 29.512 4.2.4): a new PCC rule adds a QoS flow for the rule's
+//	    SDF filters — its own QFI, QoS rule, PDRs and QER; a rule of an
+//	    existing flow with new QoS changes that flow's QER; a new
+//	    Session-AMBR changes the session QER — all in one N4 Session
+//	    Modification (pdu_modification_policy.go), and N1N2MessageTransfer
+//	    brings the UE the Modification Command and the gNB the PDU Session
+//	    Resource Modify Request Transfer (3b);
 //	UE-requested (1a: UpdateSMContext with the UE's Modification Request
 //	    asking for a QoS rule with packet filters): the same flow added,
 //	    answered in UpdateSMContext (3a);
 //	then the gNB's Modify Response (UpdateSMContext, 11) confirms the flows
-//	    (a flow it failed is removed from the UPF again) and the UE's
+//	    (a new flow it failed is removed from the UPF again, a changed one
+//	    gets its old QoS back) and the UE's
 //	    Modification Complete ends it (13).
 
 import (
@@ -26,7 +28,6 @@ import (
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/protocol/nasx"
-	"github.com/l25gc/l25gc/protocol/ngapx"
 	"github.com/l25gc/l25gc/sbi"
 )
 
@@ -39,41 +40,17 @@ func (c *smContext) modifiable() bool {
 }
 
 // addQoSFlows installs flows at the UPF and builds the Modification
-// Command (pti: the UE's, 0 when the network asks) and the modify request
-// transfer. The flows stay pending until the gNB confirms them.
+// Command (pti: the UE's) and the modify request transfer. The flows stay
+// pending until the gNB confirms them.
 func (n *NF) addQoSFlows(ctx context.Context, c *smContext, flows []qosFlow, pti uint8) (n1, n2 []byte, err error) {
-	cmd := nasx.ModificationCommand{PDUSessionID: c.psi, PTI: pti}
-	var add []ngapx.FlowQoS
-	for _, f := range flows {
-		r, err := f.nasRule()
-		if err != nil {
-			return nil, nil, err
-		}
-		cmd.Rules, cmd.Flows = append(cmd.Rules, r), append(cmd.Flows, f.nasFlow())
-		add = append(add, f.ngapFlow())
-	}
-	if n1, err = nasx.BuildPDUSessionModificationCommand(cmd); err != nil {
-		return nil, nil, err
-	}
-	if n2, err = ngapx.BuildPDUSessionResourceModifyRequestTransfer(add); err != nil {
-		return nil, nil, err
-	}
-	n4, err := n.n4Client()
-	if err == nil {
-		_, err = n4.Modify(ctx, n.upf, c.upSEID, c.addFlows(flows))
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("N4 session modification (add QoS flows): %w", err)
-	}
-	c.pending = append(c.pending, flows...)
-	n.log.Info("QoS flows added", "supi", c.supi, "psi", c.psi, "qfis", fmt.Sprint(pendingOf(flows)), "ue_requested", pti != 0)
-	return n1, n2, nil
+	return n.modify(ctx, c, policyChange{add: flows}, pti)
 }
 
-// modified settles the pending flows once the gNB (or the UE, refusing)
-// answered: failed ones leave the UPF, the others are the session's.
+// modified settles a modification once the gNB (or the UE, refusing)
+// answered: new flows it failed leave the UPF, the others are the
+// session's; changed flows it failed get their old QoS back at the UPF.
 func (n *NF) modified(ctx context.Context, c *smContext, accepted, failed []uint8) error {
-	var keep, drop []qosFlow
+	var keep, drop, revert []qosFlow
 	for _, f := range c.pending {
 		if containsQFI(failed, f.QFI) {
 			drop = append(drop, f)
@@ -81,19 +58,29 @@ func (n *NF) modified(ctx context.Context, c *smContext, accepted, failed []uint
 			keep = append(keep, f)
 		}
 	}
-	c.pending = nil
+	for _, old := range c.changing {
+		if containsQFI(failed, old.QFI) {
+			revert = append(revert, old)
+		}
+	}
+	c.pending, c.changing = nil, nil
 	c.flows = append(c.flows, keep...)
-	if len(drop) == 0 {
+	if len(drop) == 0 && len(revert) == 0 {
 		return nil
+	}
+	m := removeFlows(drop)
+	for _, f := range revert {
+		m.Update.QERs = append(m.Update.QERs, c.flowQER(f))
+		c.replaceFlow(f)
 	}
 	n4, err := n.n4Client()
 	if err == nil {
-		_, err = n4.Modify(ctx, n.upf, c.upSEID, removeFlows(drop))
+		_, err = n4.Modify(ctx, n.upf, c.upSEID, m)
 	}
 	if err != nil {
-		return fmt.Errorf("N4 session modification (remove failed QoS flows): %w", err)
+		return fmt.Errorf("N4 session modification (undo QoS flows the gNB failed): %w", err)
 	}
-	n.log.Info("QoS flows not set up", "supi", c.supi, "psi", c.psi, "qfis", fmt.Sprint(pendingOf(drop)))
+	n.log.Info("QoS flows not set up or not changed", "supi", c.supi, "psi", c.psi, "removed_qfis", fmt.Sprint(pendingOf(drop)), "reverted_qfis", fmt.Sprint(pendingOf(revert)))
 	return nil
 }
 
@@ -114,7 +101,9 @@ func pendingOf(flows []qosFlow) []uint8 {
 	return out
 }
 
-func pendingQFIs(c *smContext) []uint8 { return pendingOf(c.pending) }
+// pendingQFIs are the flows a modification added or changed that the gNB
+// has not confirmed.
+func pendingQFIs(c *smContext) []uint8 { return append(pendingOf(c.pending), pendingOf(c.changing)...) }
 
 // modificationRequested answers the UE's Modification Request (TS 24.501
 // 6.4.2.2) asking for new QoS rules: each becomes a QoS flow authorized
@@ -229,8 +218,9 @@ func (n *NF) applyPolicyUpdate(w http.ResponseWriter, r *http.Request, c *smCont
 	}
 }
 
-// policyModification applies a decision to an active session: the N4
-// rules of its new flows are installed before the PCF is answered.
+// policyModification applies a decision to an active session: its new
+// AMBR and its new and changed flows are at the UPF before the PCF is
+// answered.
 func (n *NF) policyModification(ctx context.Context, c *smContext, d *models.SmPolicyDecision) (*n1n2, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -240,17 +230,11 @@ func (n *NF) policyModification(ctx context.Context, c *smContext, d *models.SmP
 	if d == nil {
 		return nil, nil
 	}
-	flows, err := c.newPCCFlows(d) // checked before anything changes: a bad rule leaves the session as it was
-	if err != nil {
-		return nil, sbi.Rejectf(http.StatusBadRequest, "INVALID_PCC_RULE", "%v", err)
-	}
-	if err := n.updateSessionAMBR(ctx, c, d); err != nil {
+	p, err := c.planPolicy(d) // checked before anything changes: a bad rule leaves the session as it was
+	if err != nil || p.empty() {
 		return nil, err
 	}
-	if len(flows) == 0 {
-		return nil, nil
-	}
-	n1, n2, err := n.addQoSFlows(ctx, c, flows, 0)
+	n1, n2, err := n.modify(ctx, c, p, 0)
 	if err != nil {
 		return nil, err
 	}

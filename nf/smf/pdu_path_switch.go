@@ -40,6 +40,8 @@ func (n *NF) pathSwitch(ctx context.Context, c *smContext, n2 []byte) (updateAns
 	n.log.Debug("path switched", "supi", c.supi, "psi", c.psi, "from", c.dl.IPv4, "to", req.DL.IPv4, "dl_teid", req.DL.TEID)
 	c.dl = req.DL
 	n.endHandover(ctx, c, "path switched") // an N2 handover left in preparation is moot
+	// Step 2: flows the target did not accept go (pdu_handover_qos.go).
+	n.tellRemovedFlows(c, n.removeRefusedFlows(ctx, c, c.flowsNotAccepted(nil, req.QFIs)))
 	// Step 5: the UPF's uplink tunnel did not change; it is given anyway
 	// (an optional IE, TS 38.413 9.3.4.9) for a target that has none.
 	ack, err := ngapx.BuildPathSwitchRequestAcknowledgeTransfer(&c.ul)

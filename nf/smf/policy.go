@@ -50,13 +50,13 @@ func (c *smContext) applySessionRule(d *models.SmPolicyDecision) error {
 }
 
 // newPCCFlows are QoS flows for the PCC rules of d the session does not
-// carry yet. A rule without SDF filters, or matching every packet, or
+// carry yet (changedPCCFlows takes the others). A rule without SDF filters, or matching every packet, or
 // marked as the default flow's, rides on the default QoS flow.
 func (c *smContext) newPCCFlows(d *models.SmPolicyDecision) ([]qosFlow, error) {
 	var out []qosFlow
 	for _, id := range sortedKeys(d.PccRules) {
 		r := d.PccRules[id]
-		if r == nil || c.hasPCCRule(r.PccRuleId) || containsPCC(out, r.PccRuleId) {
+		if r == nil || c.hasFlowFor(r) || containsPCC(out, r.PccRuleId) {
 			continue
 		}
 		filters := sdfFilters(r.FlowInfos)
@@ -77,8 +77,10 @@ func containsPCC(flows []qosFlow, id string) bool {
 	return slices.ContainsFunc(flows, func(f qosFlow) bool { return f.PCCRuleID == id })
 }
 
-func (c *smContext) hasPCCRule(id string) bool {
-	return containsPCC(c.flows, id) || containsPCC(c.pending, id)
+// hasFlowFor says whether a flow of the session (or one the gNB has yet
+// to confirm) carries rule r's traffic: same rule ID or same SDF filters.
+func (c *smContext) hasFlowFor(r *models.PccRule) bool {
+	return flowIndexOf(c.flows, r) >= 0 || flowIndexOf(c.pending, r) >= 0
 }
 
 // sdfFilters are the rule's flow descriptions but the match-all ones.
@@ -121,21 +123,33 @@ func (c *smContext) pccFlow(r *models.PccRule, filters []string, q *models.QosDa
 	f := qosFlow{QFI: qfi, FiveQI: defaultFiveQI, ARP: arpOrDefault(nil), RuleID: qfi, Precedence: rulePrecedence(r.Precedence),
 		Filters: filters, PCCRuleID: r.PccRuleId}
 	if q != nil {
-		if q.Var5qi > 0 && q.Var5qi < 256 {
-			f.FiveQI = uint8(q.Var5qi)
-		}
-		f.ARP = arpOrDefault(q.Arp)
-		var errs [4]error
-		f.MBRUp, errs[0] = parseBitRate(q.MaxbrUl)
-		f.MBRDown, errs[1] = parseBitRate(q.MaxbrDl)
-		f.GBRUp, errs[2] = parseBitRate(q.GbrUl)
-		f.GBRDown, errs[3] = parseBitRate(q.GbrDl)
-		if err := errors.Join(errs[:]...); err != nil {
+		if err := f.takeQoS(q); err != nil {
 			return qosFlow{}, err
 		}
 	}
 	f.GBR = isGBR(f.FiveQI)
 	return f, nil
+}
+
+// takeQoS sets the flow's 5QI, ARP, GBR and MBR from a PCC rule's QoS data
+// (TS 29.512 5.6.2.8); f is unchanged when one of its rates is malformed.
+func (f *qosFlow) takeQoS(q *models.QosData) error {
+	g := *f
+	if q.Var5qi > 0 && q.Var5qi < 256 {
+		g.FiveQI = uint8(q.Var5qi)
+	}
+	g.ARP = arpOrDefault(q.Arp)
+	var errs [4]error
+	g.MBRUp, errs[0] = parseBitRate(q.MaxbrUl)
+	g.MBRDown, errs[1] = parseBitRate(q.MaxbrDl)
+	g.GBRUp, errs[2] = parseBitRate(q.GbrUl)
+	g.GBRDown, errs[3] = parseBitRate(q.GbrDl)
+	if err := errors.Join(errs[:]...); err != nil {
+		return err
+	}
+	g.GBR = isGBR(g.FiveQI)
+	*f = g
+	return nil
 }
 
 // rulePrecedence maps a PCC rule's precedence (TS 29.512 5.6.2.6, lower

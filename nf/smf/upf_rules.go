@@ -79,14 +79,10 @@ func (c *smContext) flowQER(f qosFlow) rules.QER {
 // sessionQER is the session-level QER: QFI 0, MBR = the Session-AMBR per
 // direction (TS 23.501 5.7.2.6: the UPF enforces the Session-AMBR over
 // all non-GBR flows; here over all flows, GBR ones first served their GBR).
-func (c *smContext) sessionQER() rules.QER {
-	return rules.QER{ID: qerSession, GateULOpen: true, GateDLOpen: true, MBRUL: c.ambrUp, MBRDL: c.ambrDown}
-}
+func (c *smContext) sessionQER() rules.QER { return sessionQERWith(c.ambrUp, c.ambrDown) }
 
-// sessionAMBRUpdated carries a changed Session-AMBR to the UPF (TS 23.502
-// 4.3.3.2 step 2: N4 Session Modification with the updated QER).
-func (c *smContext) sessionAMBRUpdated() *rules.Modification {
-	return &rules.Modification{Update: rules.Rules{QERs: []rules.QER{c.sessionQER()}}}
+func sessionQERWith(ambrUp, ambrDown uint64) rules.QER {
+	return rules.QER{ID: qerSession, GateULOpen: true, GateDLOpen: true, MBRUL: ambrUp, MBRDL: ambrDown}
 }
 
 // downlinkTo points the downlink FAR at the gNB's tunnel (TS 29.244

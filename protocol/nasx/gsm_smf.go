@@ -337,12 +337,16 @@ func BuildPDUSessionEstablishmentReject(psi, pti, cause uint8) ([]byte, error) {
 }
 
 // ModificationCommand is what PDU Session Modification Command carries
-// (TS 24.501 8.3.9): rules and flow descriptions to create or delete.
+// (TS 24.501 8.3.9): a new Session-AMBR, and rules and flow descriptions
+// to create, modify or delete.
 type ModificationCommand struct {
 	PDUSessionID uint8
 	PTI          uint8 // 0 for a network-requested modification
-	Rules        []QoSRule
-	Flows        []QoSFlow
+	// AMBR, when set, is the session's new Session-AMBR (IEI 0x2A, TS
+	// 24.501 9.11.4.14; 8.3.9.3: present when the network changes it).
+	AMBR  *SessionAMBR
+	Rules []QoSRule
+	Flows []QoSFlow
 }
 
 // BuildPDUSessionModificationCommand builds the Modification Command.
@@ -351,6 +355,13 @@ func BuildPDUSessionModificationCommand(p ModificationCommand) ([]byte, error) {
 	m := newGsm(t)
 	c := nasMessage.NewPDUSessionModificationCommand(0)
 	gsmHeader(&c.ExtendedProtocolDiscriminator, &c.PDUSessionID, &c.PTI, &c.PDUSESSIONMODIFICATIONCOMMANDMessageIdentity, t, p.PDUSessionID, p.PTI)
+	if p.AMBR != nil {
+		if p.AMBR.UplinkBps == 0 || p.AMBR.DownlinkBps == 0 {
+			return nil, fmt.Errorf("Session-AMBR %d/%d bit/s: both directions must be set (TS 24.501 9.11.4.14)", p.AMBR.UplinkBps, p.AMBR.DownlinkBps)
+		}
+		c.SessionAMBR = nasType.NewSessionAMBR(nasMessage.PDUSessionModificationCommandSessionAMBRType)
+		setAMBR(c.SessionAMBR, p.AMBR.DownlinkBps, p.AMBR.UplinkBps)
+	}
 	if len(p.Rules) > 0 {
 		b, err := EncodeQoSRules(p.Rules)
 		if err != nil {

@@ -143,14 +143,45 @@ func readModification(c *nasMessage.PDUSessionModificationCommand) (*GSMModifica
 		out.AMBR = &a
 	}
 	if c.AuthorizedQosRules != nil {
-		if err := out.QoSRules.UnmarshalBinary(c.AuthorizedQosRules.GetQosRule()); err != nil {
+		rules, err := readRuleOperations(c.AuthorizedQosRules.GetQosRule())
+		if err != nil {
 			return nil, fmt.Errorf("PDU Session Modification Command: authorized QoS rules: %w", err)
 		}
+		out.QoSRules = rules
 	}
 	if c.AuthorizedQosFlowDescriptions != nil {
 		if err := out.QoSFlows.UnmarshalBinary(c.AuthorizedQosFlowDescriptions.GetQoSFlowDescriptions()); err != nil {
 			return nil, fmt.Errorf("PDU Session Modification Command: authorized QoS flow descriptions: %w", err)
 		}
+	}
+	return out, nil
+}
+
+// readRuleOperations reads a QoS rules IE rule by rule. A "delete
+// existing QoS rule" is the identifier, a length of one and the operation
+// octet only (TS 24.501 9.11.4.13), which free5gc's parser, expecting a
+// precedence and QFI after every rule, refuses; it is read here, the other
+// operations by free5gc.
+func readRuleOperations(b []byte) (nasType.QoSRules, error) {
+	out := nasType.QoSRules{}
+	for len(b) > 0 {
+		if len(b) < 4 {
+			return nil, fmt.Errorf("QoS rule header of %d octets", len(b))
+		}
+		n := 3 + (int(b[1])<<8 | int(b[2]))
+		if n > len(b) {
+			return nil, fmt.Errorf("QoS rule %d: length %d past the IE", b[0], n-3)
+		}
+		if op := nasType.QoSRuleOperationCode(b[3] >> 5); op == nasType.OperationCodeDeleteExistingQoSRule {
+			out = append(out, nasType.QoSRule{Identifier: b[0], Operation: op})
+		} else {
+			var one nasType.QoSRules
+			if err := one.UnmarshalBinary(b[:n]); err != nil {
+				return nil, fmt.Errorf("QoS rule %d: %w", b[0], err)
+			}
+			out = append(out, one...)
+		}
+		b = b[n:]
 	}
 	return out, nil
 }

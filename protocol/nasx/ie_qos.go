@@ -19,6 +19,15 @@ const (
 	RuleOpDelete uint8 = 2
 )
 
+// QoS flow description operation codes (TS 24.501 9.11.4.12, table
+// 9.11.4.12.1): create and delete share the rules' codes; modify existing
+// is the flows' own.
+const (
+	FlowOpCreate uint8 = 1
+	FlowOpDelete uint8 = 2
+	FlowOpModify uint8 = 3
+)
+
 // Packet filter directions (TS 24.501 9.11.4.13).
 const (
 	FilterDownlink      uint8 = 1
@@ -41,8 +50,6 @@ const (
 	qosFlowParamGFBRDown  uint8 = 0x03
 	qosFlowParamMFBRUp    uint8 = 0x04
 	qosFlowParamMFBRDown  uint8 = 0x05
-	flowDescOpCreate      uint8 = 1
-	flowDescOpDelete      uint8 = 2
 	flowDescEBitParamList uint8 = 0x40
 )
 
@@ -79,7 +86,7 @@ type QoSRule struct {
 // bit/s, 0 = left out.
 type QoSFlow struct {
 	QFI       uint8
-	Operation uint8 // RuleOpCreate or RuleOpDelete (same codes as rules)
+	Operation uint8 // FlowOpCreate (0 reads as create), FlowOpDelete or FlowOpModify
 	FiveQI    uint8
 	GFBRUp    uint64
 	GFBRDown  uint64
@@ -288,27 +295,46 @@ func prefixOf(v []byte) (netip.Prefix, error) {
 func EncodeQoSFlows(flows []QoSFlow) ([]byte, error) {
 	var out []byte
 	for _, f := range flows {
-		if f.QFI == 0 || f.QFI > 63 {
-			return nil, fmt.Errorf("QoS flow QFI %d: want 1..63", f.QFI)
+		b, err := encodeQoSFlow(f)
+		if err != nil {
+			return nil, err
 		}
-		if f.Operation == flowDescOpDelete {
-			out = append(out, f.QFI, flowDescOpDelete<<5, 0)
-			continue
+		out = append(out, b...)
+	}
+	return out, nil
+}
+
+// encodeQoSFlow writes one description. A create or a modify carries its
+// whole parameter list with the E bit set (TS 24.501 9.11.4.12: for
+// "modify existing", E = 1 replaces the parameters the UE had, so the UE
+// never keeps a stale GFBR or MFBR); a delete carries none (E = 0).
+func encodeQoSFlow(f QoSFlow) ([]byte, error) {
+	if f.QFI == 0 || f.QFI > 63 {
+		return nil, fmt.Errorf("QoS flow QFI %d: want 1..63", f.QFI)
+	}
+	op := f.Operation
+	switch op {
+	case FlowOpDelete:
+		return []byte{f.QFI, FlowOpDelete << 5, 0}, nil
+	case 0:
+		op = FlowOpCreate
+	case FlowOpCreate, FlowOpModify:
+	default:
+		return nil, fmt.Errorf("QoS flow %d: operation code %d not supported", f.QFI, op)
+	}
+	params := [][]byte{{qosFlowParam5QI, 1, f.FiveQI}}
+	for _, p := range []struct {
+		id   uint8
+		rate uint64
+	}{{qosFlowParamGFBRUp, f.GFBRUp}, {qosFlowParamGFBRDown, f.GFBRDown}, {qosFlowParamMFBRUp, f.MFBRUp}, {qosFlowParamMFBRDown, f.MFBRDown}} {
+		if p.rate != 0 {
+			unit, v := BitRateUnits(p.rate)
+			params = append(params, []byte{p.id, 3, unit, byte(v >> 8), byte(v)})
 		}
-		params := [][]byte{{qosFlowParam5QI, 1, f.FiveQI}}
-		for _, p := range []struct {
-			id   uint8
-			rate uint64
-		}{{qosFlowParamGFBRUp, f.GFBRUp}, {qosFlowParamGFBRDown, f.GFBRDown}, {qosFlowParamMFBRUp, f.MFBRUp}, {qosFlowParamMFBRDown, f.MFBRDown}} {
-			if p.rate != 0 {
-				unit, v := BitRateUnits(p.rate)
-				params = append(params, []byte{p.id, 3, unit, byte(v >> 8), byte(v)})
-			}
-		}
-		out = append(out, f.QFI, flowDescOpCreate<<5, flowDescEBitParamList|uint8(len(params)))
-		for _, p := range params {
-			out = append(out, p...)
-		}
+	}
+	out := []byte{f.QFI, op << 5, flowDescEBitParamList | uint8(len(params))}
+	for _, p := range params {
+		out = append(out, p...)
 	}
 	return out, nil
 }

@@ -16,6 +16,9 @@ type RANSessionModify struct {
 	// UL is the UPF's new N3 tunnel when the transfer changes it (UL NG-U
 	// UP TNL Modify List); nil: unchanged.
 	UL *Tunnel
+	// AMBR is the session's new PDU Session Aggregate Maximum Bit Rate
+	// (TS 38.413 9.3.1.69); nil: unchanged.
+	AMBR *AMBR
 	// AddOrModify are QoS flows added or changed; Release the QFIs removed.
 	AddOrModify []FlowQoS
 	Release     []uint8
@@ -68,26 +71,11 @@ func ranSideModifyRequestTransfer(b []byte) (out *RANSessionModify, err error) {
 	if err := aper.UnmarshalWithParams(b, &t, "valueExt"); err != nil {
 		return nil, fmt.Errorf("PDU Session Resource Modify Request Transfer: %w", err)
 	}
-	out = &RANSessionModify{}
-	for _, ie := range t.ProtocolIEs.List {
-		switch v := ie.Value; {
-		case v.ULNGUUPTNLModifyList != nil && len(v.ULNGUUPTNLModifyList.List) > 0:
-			ul, err := tunnelOf(&v.ULNGUUPTNLModifyList.List[0].ULNGUUPTNLInformation)
-			if err != nil {
-				return nil, fmt.Errorf("UL NG-U UP TNL Modify List: %w", err)
-			}
-			out.UL = &ul
-		case v.QosFlowAddOrModifyRequestList != nil:
-			for _, f := range v.QosFlowAddOrModifyRequestList.List {
-				out.AddOrModify = append(out.AddOrModify, flowOf(f.QosFlowIdentifier.Value, f.QosFlowLevelQosParameters))
-			}
-		case v.QosFlowToReleaseList != nil:
-			for _, f := range v.QosFlowToReleaseList.List {
-				out.Release = append(out.Release, uint8(f.QosFlowIdentifier.Value))
-			}
-		}
+	m, ul, err := modifyRequestOf(&t)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return &RANSessionModify{UL: ul, AMBR: m.AMBR, AddOrModify: m.AddOrModify, Release: m.Release}, nil
 }
 
 // BuildRANModifyResponse builds PDU Session Resource Modify Response

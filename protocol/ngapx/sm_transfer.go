@@ -297,48 +297,6 @@ func ParsePDUSessionResourceSetupUnsuccessfulTransfer(b []byte) (ngapType.Cause,
 	return t.Cause, err
 }
 
-// BuildPDUSessionResourceModifyRequestTransfer encodes PDU Session
-// Resource Modify Request Transfer (TS 38.413 9.3.4.3) adding QoS flows
-// (QoS Flow Add or Modify Request List, criticality reject).
-func BuildPDUSessionResourceModifyRequestTransfer(add []FlowQoS) ([]byte, error) {
-	if len(add) == 0 {
-		return nil, fmt.Errorf("modify request transfer: no QoS flow to add")
-	}
-	l := &ngapType.QosFlowAddOrModifyRequestList{}
-	for _, f := range add {
-		p, err := flowParameters(f)
-		if err != nil {
-			return nil, err
-		}
-		l.List = append(l.List, ngapType.QosFlowAddOrModifyRequestItem{
-			QosFlowIdentifier: ngapType.QosFlowIdentifier{Value: int64(f.QFI)}, QosFlowLevelQosParameters: &p})
-	}
-	var t ngapType.PDUSessionResourceModifyRequestTransfer
-	i, c := ie(ngapType.ProtocolIEIDQosFlowAddOrModifyRequestList, ngapType.CriticalityPresentReject)
-	t.ProtocolIEs.List = append(t.ProtocolIEs.List, ngapType.PDUSessionResourceModifyRequestTransferIEs{Id: i, Criticality: c,
-		Value: ngapType.PDUSessionResourceModifyRequestTransferIEsValue{
-			Present: ngapType.PDUSessionResourceModifyRequestTransferIEsPresentQosFlowAddOrModifyRequestList, QosFlowAddOrModifyRequestList: l}})
-	return marshalTransfer(t, "PDU Session Resource Modify Request Transfer")
-}
-
-// ParsePDUSessionResourceModifyRequestTransfer reads the flows a modify
-// request transfer adds.
-func ParsePDUSessionResourceModifyRequestTransfer(b []byte) ([]FlowQoS, error) {
-	var t ngapType.PDUSessionResourceModifyRequestTransfer
-	if err := unmarshalTransfer(b, &t, "PDU Session Resource Modify Request Transfer"); err != nil {
-		return nil, err
-	}
-	var out []FlowQoS
-	for _, f := range t.ProtocolIEs.List {
-		if l := f.Value.QosFlowAddOrModifyRequestList; l != nil {
-			for _, it := range l.List {
-				out = append(out, flowOf(it.QosFlowIdentifier.Value, it.QosFlowLevelQosParameters))
-			}
-		}
-	}
-	return out, nil
-}
-
 // ModifyResponse is what the SMF reads of PDU Session Resource Modify
 // Response Transfer (TS 38.413 9.3.4.4): the flows added and failed.
 type ModifyResponse struct {
@@ -354,6 +312,15 @@ func BuildPDUSessionResourceModifyResponseTransfer(r ModifyResponse) ([]byte, er
 		for _, q := range r.QFIs {
 			t.QosFlowAddOrModifyResponseList.List = append(t.QosFlowAddOrModifyResponseList.List,
 				ngapType.QosFlowAddOrModifyResponseItem{QosFlowIdentifier: ngapType.QosFlowIdentifier{Value: int64(q)}})
+		}
+	}
+	if len(r.FailedQFIs) > 0 {
+		// TS 38.413 9.3.4.4: each with its cause; the gNB's reason is
+		// its own, so "unspecified" (a simulator has no radio to blame).
+		t.QosFlowFailedToAddOrModifyList = &ngapType.QosFlowListWithCause{}
+		for _, q := range r.FailedQFIs {
+			t.QosFlowFailedToAddOrModifyList.List = append(t.QosFlowFailedToAddOrModifyList.List, ngapType.QosFlowWithCauseItem{
+				QosFlowIdentifier: ngapType.QosFlowIdentifier{Value: int64(q)}, Cause: CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUnspecified)})
 		}
 	}
 	return marshalTransfer(t, "PDU Session Resource Modify Response Transfer")

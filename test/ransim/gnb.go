@@ -48,19 +48,22 @@ type GNB struct {
 	cell      ngapx.Cell
 
 	nextRANID atomic.Int64
-	mu        sync.Mutex
-	byRAN     map[int64]*UE
-	setup     chan ngapx.Summary // NG Setup outcome
-	ranConfig chan ngapx.Summary // RAN Configuration Update outcome
-	resetAck  chan struct{}
-	detached  chan struct{} // a UE's N2 connection was released (Shutdown waits on it)
-	up        *UserPlane
-	tunnels   map[*UE]map[uint8]*Tunnel // PDU sessions' tunnels by UE and session ID
-	idle      idleUEs                   // CM-IDLE UEs camping here, by 5G-S-TMSI (idle.go)
-	done      chan struct{}
-	readErr   error
-	ho        handoverDesk // handover.go
-	overload  overloadGate // overload.go
+	// refusedQFIs: QoS flows this gNB refuses as a handover target
+	// (handover_qos.go).
+	refusedQFIs atomic.Pointer[[]uint8]
+	mu          sync.Mutex
+	byRAN       map[int64]*UE
+	setup       chan ngapx.Summary // NG Setup outcome
+	ranConfig   chan ngapx.Summary // RAN Configuration Update outcome
+	resetAck    chan struct{}
+	detached    chan struct{} // a UE's N2 connection was released (Shutdown waits on it)
+	up          *UserPlane
+	tunnels     map[*UE]map[uint8]*Tunnel // PDU sessions' tunnels by UE and session ID
+	idle        idleUEs                   // CM-IDLE UEs camping here, by 5G-S-TMSI (idle.go)
+	done        chan struct{}
+	readErr     error
+	ho          handoverDesk // handover.go
+	overload    overloadGate // overload.go
 
 	// OverloadSeen counts the AMF's Overload Start/Stop and the attempts
 	// held under them (overload.go).

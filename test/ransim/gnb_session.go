@@ -108,6 +108,7 @@ func (g *GNB) onSessionModify(ue *UE, pdu *ngapType.NGAPPDU) {
 			continue
 		}
 		results = append(results, ngapx.RANSessionResult{ID: s.ID, QFIs: t.modify(s)})
+		t.modifyRANQoS(s)
 	}
 	for _, id := range r.Unreadable {
 		c := ngapx.CauseProtocol(ngapType.CauseProtocolPresentAbstractSyntaxErrorFalselyConstructedMessage)

@@ -307,17 +307,19 @@ func (g *GNB) admit(a *arrival, r ngapx.HandoverRequest, setups map[int64]ngapx.
 			ack.Failed = append(ack.Failed, ngapx.SessionTransfer{ID: s.ID, Transfer: tr})
 			continue
 		}
-		var qfis []uint8
+		var all []uint8
 		for _, f := range st.Flows {
-			qfis = append(qfis, f.QFI)
+			all = append(all, f.QFI)
 		}
+		qfis, refused := g.admitFlows(all)
 		t := g.up.newTunnel(uint8(s.ID), st.UL, qfis)
+		t.recordRANQoS(ngapx.AMBR{Down: st.AMBRDown, Up: st.AMBRUp}, st.Flows, refused)
 		t.awaitArrival(true)
 		fwd := g.up.newForwardingTunnel(t)
 		a.tunnels[uint8(s.ID)], a.forwarding = t, append(a.forwarding, fwd)
 		fwdDL := fwd.DL()
 		tr, err := ngapx.BuildHandoverRequestAcknowledgeTransfer(ngapx.HandoverRequestAck{DL: t.DL(), DLForwarding: &fwdDL,
-			QFIs: qfis, ForwardQFIs: qfis})
+			QFIs: qfis, ForwardQFIs: qfis, FailedQFIs: refused})
 		if err != nil {
 			return nil, err
 		}

@@ -205,6 +205,7 @@ func (g *GNB) activate(ue *UE, rs ngapx.RANSessionSetup) *Tunnel {
 			old.next.Store(t)
 		}
 	}
+	t.setupRANQoS(rs)
 	g.putTunnel(ue, t)
 	return t
 }

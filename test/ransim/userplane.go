@@ -98,6 +98,7 @@ type Tunnel struct {
 	ul        atomic.Pointer[ngapx.Tunnel]
 	rules     atomic.Pointer[qosRules]
 	qfis      atomic.Pointer[[]uint8] // QoS flows set up for the session
+	ranQoS    atomic.Pointer[RANQoS]  // the AMBR and flow parameters the AMF gave (gnb_qos.go)
 	sink      atomic.Pointer[func([]byte)]
 	// parked: the UE is CM-IDLE, the tunnel has no gNB end until a
 	// Service Request sets it up again (idle.go); onParkedUplink, when

@@ -36,7 +36,12 @@ func (u *UE) HandoverXn(ctx context.Context, target *GNB) (time.Duration, error)
 	ranID := target.attach(u)
 	for i := range moved {
 		m := &moved[i]
-		m.new = target.up.newTunnel(m.s.ID, m.old.UL(), m.old.QFIs())
+		qfis, refused := target.admitFlows(m.old.QFIs())
+		m.new = target.up.newTunnel(m.s.ID, m.old.UL(), qfis)
+		// Over Xn the target learns the session's QoS from the source
+		// (TS 38.423 Handover Request), here the source's record.
+		old := m.old.RANQoS()
+		m.new.recordRANQoS(old.AMBR, old.Flows, refused)
 		m.new.awaitArrival(true)
 		m.old.startForwarding(xnForwarder(m.new))
 	}
