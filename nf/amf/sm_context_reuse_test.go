@@ -191,3 +191,43 @@ func newHarnessLogging(t *testing.T, out io.Writer) *harness {
 	t.Cleanup(func() { a.Stop(context.Background()) })
 	return &harness{t: t, amf: a, peers: peers, reg: reg, cfg: cfg}
 }
+
+// The UE's old N2 connection is still being released (UE Context Release
+// Command sent, no Complete yet) when it registers afresh with SUCI on a
+// new one and asks for session 1 (the QoS e2e sequence: the simulator
+// ended and a new one started at once). The SMF's transfer reaches the
+// new context, and when the old connection ends its context is not kept
+// as a second one of the SUPI: its SM context is released, and the UDM
+// registration, now the new context's, is not purged.
+func TestNewRegistrationSupersedesAContextBeingReleased(t *testing.T) {
+	h, g := newSetUpHarness(t, nil)
+	smf, _ := h.withSMF()
+	old := h.newUE(g, "0000000904", 1)
+	old.register()
+	old.requestSession(1, &slice1, "internet")
+	smf.expect("create")
+	establish(t, h, g, smf, old, 1)
+	g.send(releaseRequest(t, old.amfID, old.ranID))
+	g.expect("UEContextReleaseCommand")
+
+	ue := h.newUE(g, "0000000904", 2)
+	ue.register()
+	if ue.amfID == old.amfID {
+		t.Fatal("the new registration got the old connection's AMF UE NGAP ID")
+	}
+	ue.requestSession(1, &slice1, "internet")
+	smf.expect("create")
+	establish(t, h, g, smf, ue, 1) // the SMF's transfer reaches the new context
+
+	g.send(releaseComplete(t, old.amfID, old.ranID))
+	if c := smf.expect("release"); c.ref != "1" {
+		t.Fatalf("released SM context %s, want the old connection's (1)", c.ref)
+	}
+	h.waitIdle(0)
+	if h.peers.purged(ue.supi) {
+		t.Fatal("the UDM registration was purged: it is the new context's")
+	}
+	if code := transferStatus(h, ue.supi, 1); code != http.StatusOK {
+		t.Fatalf("N1N2MessageTransfer for the new session 1 after the old connection ended: %d, want 200", code)
+	}
+}
