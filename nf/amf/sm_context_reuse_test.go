@@ -231,3 +231,28 @@ func TestNewRegistrationSupersedesAContextBeingReleased(t *testing.T) {
 		t.Fatalf("N1N2MessageTransfer for the new session 1 after the old connection ended: %d, want 200", code)
 	}
 }
+
+// The tag of a status notification comes from the SMF (the URI's last
+// segment): whatever it is, only the context's own tag (or none, an URI
+// from before tags) ends the session, and nothing else is touched.
+func FuzzStatusTag(f *testing.F) {
+	f.Add("0123456789abcdef", uint8(1))
+	f.Add("", uint8(1))
+	f.Add("0123456789abcdeg", uint8(2))
+	f.Add("../../1", uint8(15))
+	f.Fuzz(func(t *testing.T, tag string, id uint8) {
+		var p pduState
+		own := &PDUSession{ID: 1, ContextURI: "http://smf/sm-contexts/1", StatusTag: "0123456789abcdef"}
+		other := &PDUSession{ID: 2, ContextURI: "http://smf/sm-contexts/2", StatusTag: newStatusTag()}
+		p.put(own)
+		p.put(other)
+		ended := p.endedByStatus(id, tag)
+		want := id == 1 && (tag == "" || tag == own.StatusTag) || id == 2 && (tag == "" || tag == other.StatusTag)
+		if ended != want {
+			t.Fatalf("tag %q id %d: ended %v, want %v", tag, id, ended, want)
+		}
+		if n := len(p.sessions); ended && n != 1 || !ended && n != 2 {
+			t.Fatalf("tag %q id %d: %d sessions left", tag, id, n)
+		}
+	})
+}
