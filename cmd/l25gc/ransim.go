@@ -67,7 +67,6 @@ func newRansimCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			out := cmd.OutOrStdout()
-			move.upfN3 = cfg.UPF.N3.IP
 			gcfg := bench.GNBConfig(cfg, amf, transport)
 			gcfg.N3 = pdu.n3
 			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)

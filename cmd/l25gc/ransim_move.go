@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -21,8 +20,6 @@ type moveFlags struct {
 	kind string // "", "n2" or "xn"
 	// targets are the gNBs after the first, connected by the command.
 	targets []*ransim.GNB
-	// upfN3 is UPF-U's N3 address (upf.n3.ip), which the targets ping.
-	upfN3 string
 }
 
 func (m *moveFlags) register(f *pflag.FlagSet) {
@@ -74,30 +71,16 @@ func (m *moveFlags) connect(ctx context.Context, cfg ransim.GNBConfig, withN3 bo
 	return gnbs[0], nil
 }
 
-// listen opens the targets' N3 sockets when UEs are to move, and pings
-// UPF-U from each (GTP-U Echo, TS 29.281 7.2.1) so that UPF-U knows their
-// link addresses before it switches a session to one of them.
-func (m *moveFlags) listen(ctx context.Context, port int) error {
+// listen opens the targets' N3 sockets when UEs are to move. UPF-U
+// resolves a target's link address itself when a session moves there,
+// holding the packets meanwhile (upf/u/neighbour.c).
+func (m *moveFlags) listen(port int) error {
 	if m.kind == "" {
 		return nil
-	}
-	upf, err := netip.ParsePrefix(m.upfN3)
-	if err != nil {
-		return fmt.Errorf("upf.n3.ip %q: %w", m.upfN3, err)
 	}
 	for _, g := range m.targets {
 		if err := g.UserPlane().Listen(port); err != nil {
 			return err
-		}
-		// The lab's N3 link: the ARP request the Echo then makes teaches
-		// UPF-U this gNB's address (ransim.ForgetN3Neighbours). No lab
-		// link (a remote core's UPF): nothing to forget.
-		_ = ransim.ForgetN3Neighbours(node.LabN3Peer)
-		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_, err := g.UserPlane().Ping(pctx, upf.Addr())
-		cancel()
-		if err != nil {
-			return fmt.Errorf("gNB %d: %w", g.ID(), err)
 		}
 	}
 	return nil

@@ -87,7 +87,7 @@ func runPDU(ctx context.Context, cmd *cobra.Command, g *ransim.GNB, fleet ransim
 	printSessions(out, withSession)
 	tuns, err := openTUNs(p, ues)
 	if err == nil {
-		if err = p.move.listen(ctx, gtpu.Port); err == nil {
+		if err = p.move.listen(gtpu.Port); err == nil {
 			results = append(results, p.move.run(ctx, out, withSession, fleet, sbi)...)
 		}
 	}

@@ -280,16 +280,39 @@ func (t *ueTable) ofGNB(g uint64) []int64 {
 }
 
 // findSUPI finds the AMF UE NGAP ID of the UE with an N2 connection that
-// has supi.
+// has supi. While an old connection of the UE is still being released, a
+// new registration of it has a second one: the newest (the highest ID,
+// allocID counts up) is the one the UE uses, and the one its SMFs mean.
 func (t *ueTable) findSUPI(supi string) (int64, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	found := int64(-1)
 	for id, ue := range t.byID {
-		if ue.supi == supi {
-			return id, true
+		if ue.supi == supi && id > found {
+			found = id
 		}
 	}
-	return 0, false
+	return found, found >= 0
+}
+
+// superseded says whether a newer context (connected or parked) than ue
+// has ue's SUPI: the UE registered afresh on another N2 connection while
+// ue's was still being released.
+func (t *ueTable) superseded(ue *ueContext) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	newer := func(o *ueContext) bool { return o != ue && o.supi == ue.supi && o.amfID > ue.amfID }
+	for _, o := range t.byID {
+		if newer(o) {
+			return true
+		}
+	}
+	for _, o := range t.idle {
+		if newer(o) {
+			return true
+		}
+	}
+	return false
 }
 
 // editIdleSUPI changes the parked contexts of supi in place, under the

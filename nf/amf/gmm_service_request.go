@@ -247,12 +247,12 @@ func (n *NF) activate(ue *ueContext, sv *serviceRequest, id uint8) {
 		}
 		return sess.UpdateSMContext(ctx, uri, data, nil, nil)
 	}, func(ue *ueContext, a SMAnswer, err error) {
-		n.onActivated(ue, gen, id, a, err)
+		n.onActivated(ue, gen, id, uri, a, err)
 	}, nil)
 }
 
 // onActivated: one SMF's answer; the last one accepts the request.
-func (n *NF) onActivated(ue *ueContext, gen uint64, id uint8, a SMAnswer, err error) {
+func (n *NF) onActivated(ue *ueContext, gen uint64, id uint8, uri string, a SMAnswer, err error) {
 	sv := ue.service
 	if sv == nil || sv.gen != gen {
 		return // released or superseded meanwhile
@@ -263,7 +263,7 @@ func (n *NF) onActivated(ue *ueContext, gen uint64, id uint8, a SMAnswer, err er
 		n.log.Warn("user plane activation refused", "supi", ue.supi, "pduSessionId", id, "err", err)
 		sv.failed = sv.failed.With(id)
 		if isContextGone(err) {
-			ue.pdu.remove(id)
+			ue.pdu.forgetContext(id, uri)
 		}
 	case a.N2 == nil || a.N2Type != models.N2SmInfoType_PDU_RES_SETUP_REQ:
 		n.log.Warn("user plane activation without PDU_RES_SETUP_REQ", "supi", ue.supi, "pduSessionId", id, "type", a.N2Type)

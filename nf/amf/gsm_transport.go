@@ -117,7 +117,7 @@ func (n *NF) establish(ue *ueContext, m n1SM) (State, error) {
 			Cause: models.SmfPduSessionCause_REL_DUE_TO_DUPLICATE_SESSION_ID})
 		ue.pdu.remove(m.id)
 	}
-	s := &PDUSession{ID: m.id, SNSSAI: snssai, DNN: m.dnn}
+	s := &PDUSession{ID: m.id, SNSSAI: snssai, DNN: m.dnn, StatusTag: newStatusTag()}
 	ue.pdu.put(s)
 	n.claimProcedure(ue, sessionKey(m.id), kindPDUEstablishment)
 	data := n.createData(ue, s)
@@ -299,7 +299,7 @@ func (n *NF) createData(ue *ueContext, s *PDUSession) models.SmfPduSessionSmCont
 		ServingNfId: n.id, Guami: ptr(n.guami.ToModel()), ServingNetwork: ptr(n.guami.PLMN.ToModelNid()),
 		RequestType: models.RequestType_INITIAL_REQUEST, AnType: models.AccessType__3_GPP_ACCESS, RatType: models.RatType_NR,
 		UeLocation:         userLocation(ue),
-		SmContextStatusUri: n.callbackURI(smStatusPath(ue.supi, s.ID)),
+		SmContextStatusUri: n.callbackURI(smContextStatusPath(ue.supi, s.ID, s.StatusTag)),
 	}
 }
 
@@ -374,16 +374,25 @@ func (n *NF) forwardToSession(ue *ueContext, m n1SM) (State, error) {
 	n.smCall(ue, func(ctx context.Context) (SMAnswer, error) {
 		return sess.UpdateSMContext(ctx, uri, data, m.msg, nil)
 	}, func(ue *ueContext, a SMAnswer, err error) {
-		n.onSMContextUpdated(ue, m, a, err)
+		n.onSMContextUpdated(ue, m, uri, a, err)
 	}, nil)
 	return ue.state, nil
 }
 
 // onSMContextUpdated delivers what the SMF answered to a forwarded 5GSM
 // message: e.g. PDU Session Release Command with the N2 resource release
-// (TS 23.502 4.3.4.2 step 3), or a modification command.
-func (n *NF) onSMContextUpdated(ue *ueContext, m n1SM, a SMAnswer, err error) {
+// (TS 23.502 4.3.4.2 step 3), or a modification command. uri is the SM
+// context the message went to.
+func (n *NF) onSMContextUpdated(ue *ueContext, m n1SM, uri string, a SMAnswer, err error) {
 	s := ue.pdu.get(m.id)
+	if s != nil && s.ContextURI != uri {
+		// The UE has replaced the session meanwhile (a new establishment
+		// with the ID, TS 24.501 6.4.1.2; e.g. right after its Release
+		// Complete): the answer concerns a context it no longer has, and
+		// the procedure now open on the ID is the new session's.
+		n.log.Info("SMF answer for a replaced SM context dropped", "supi", ue.supi, "pduSessionId", m.id, "err", err)
+		return
+	}
 	n.sessionUplinkDone(ue, m.id, m.msg, err)
 	if err != nil {
 		if isContextGone(err) {

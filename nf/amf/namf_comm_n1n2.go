@@ -34,11 +34,21 @@ const maxTransferBody = 256 << 10
 
 func (n *NF) routeSessions(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+N1N2MessageTransferPath, n.handleN1N2MessageTransfer)
+	mux.HandleFunc("POST "+callbackPrefix+"sm-context-status/{supi}/{pduSessionId}/{tag}", n.handleSMContextStatus)
+	// Untagged: the URI given for contexts created before they were
+	// tagged (PDUSession.StatusTag), which an SMF may still hold.
 	mux.HandleFunc("POST "+callbackPrefix+"sm-context-status/{supi}/{pduSessionId}", n.handleSMContextStatus)
 }
 
+// smStatusPath is the untagged status path of a UE's PDU session id.
 func smStatusPath(supi string, id uint8) string {
 	return callbackPrefix + "sm-context-status/" + url.PathEscape(supi) + "/" + strconv.Itoa(int(id))
+}
+
+// smContextStatusPath is the smContextStatusUri's path of one SM context:
+// the PDU session ID names the session, the tag this context of it.
+func smContextStatusPath(supi string, id uint8, tag string) string {
+	return smStatusPath(supi, id) + "/" + url.PathEscape(tag)
 }
 
 // transfer is a validated N1N2MessageTransfer request.
@@ -208,7 +218,10 @@ func (n *NF) transfer(ue *ueContext, t transfer) transferVerdict {
 
 // handleSMContextStatus: TS 29.502 5.2.2.5.2 — the SMF released the SM
 // context (resourceStatus RELEASED): the AMF forgets the routing context
-// (TS 23.502 4.3.4.2 step 12).
+// (TS 23.502 4.3.4.2 step 12). Only the context the URI's tag names: the
+// notification of a context the UE has already replaced (it reused the
+// PDU session ID, TS 24.501 6.4.1.2, or registered again) may come late
+// and is answered 204 without touching the new session.
 func (n *NF) handleSMContextStatus(w http.ResponseWriter, r *http.Request) {
 	var note models.SmfPduSessionSmContextStatusNotification
 	if !sbi.DecodeJSON(w, r, &note) {
@@ -228,12 +241,25 @@ func (n *NF) handleSMContextStatus(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	id := uint8(sid)
-	n.log.Info("SM context released by the SMF", "supi", supi, "pduSessionId", id, "cause", note.StatusInfo.Cause)
+	id, tag := uint8(sid), r.PathValue("tag")
+	n.log.Info("SM context released by the SMF", "supi", supi, "pduSessionId", id, "tag", tag, "cause", note.StatusInfo.Cause)
 	known := n.onConnectedUE(supi, func(ue *ueContext) {
-		ue.pdu.remove(id)
-		n.releaseProcedure(ue, sessionKey(id), ratelimit.ResultSuccess) // TS 23.502 4.3.4.2 step 12
+		if n.endedByStatus(ue, id, tag) {
+			n.releaseProcedure(ue, sessionKey(id), ratelimit.ResultSuccess) // TS 23.502 4.3.4.2 step 12
+		}
 	})
-	known = n.ues.editIdleSUPI(supi, func(ue *ueContext) { ue.pdu.remove(id) }) || known
+	known = n.ues.editIdleSUPI(supi, func(ue *ueContext) { n.endedByStatus(ue, id, tag) }) || known
 	answerKnown(w, supi, known)
+}
+
+// endedByStatus forgets the UE's session id if the notification is about
+// its current SM context, and logs a stale one.
+func (n *NF) endedByStatus(ue *ueContext, id uint8, tag string) bool {
+	if ue.pdu.endedByStatus(id, tag) {
+		return true
+	}
+	if ue.pdu.get(id) != nil {
+		n.log.Info("status notification of an older SM context ignored", "supi", ue.supi, "pduSessionId", id, "tag", tag)
+	}
+	return false
 }

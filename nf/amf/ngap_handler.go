@@ -356,6 +356,7 @@ func (n *NF) dropConnection(ue *ueContext) State {
 	n.stopGuard(ue)
 	n.cancelCall(ue)
 	n.abandonHandover(ue) // ngap_handover_common.go
+	n.endSuperseded(ue)
 	if ue.registered {
 		n.failPaged(ue, models.N1N2MessageTransferCause_UE_NOT_RESPONDING)
 		ue.service = nil
@@ -373,6 +374,23 @@ func (n *NF) dropConnection(ue *ueContext) State {
 		n.finishProcedure(ue, procDeregistration, resultSuccess)
 	}
 	return StateDeregistered
+}
+
+// endSuperseded: a registered UE whose connection ends after the UE has
+// registered afresh on a new one (initial registration with SUCI while
+// the old connection was still being released, TS 23.502 4.2.2.2.2) is
+// not parked: that would leave two contexts of one SUPI, and the SMF's
+// transfers for the new sessions could reach the old one (the QoS e2e
+// test's lost session 1). Its 5GMM context ends; the UDM registration is
+// the newer context's now (its Nudm_UECM_Registration replaced this one,
+// TS 23.502 4.2.2.2.2 step 14), so it is not purged.
+func (n *NF) endSuperseded(ue *ueContext) {
+	if !ue.registered || ue.supi == "" || !n.ues.superseded(ue) {
+		return
+	}
+	n.log.Info("UE context replaced by a newer registration: not kept", "supi", ue.supi, "amfUeNgapId", ue.amfID)
+	ue.udmRegistered = false
+	n.endContext(ue)
 }
 
 func causeNasUnspecified() ngapType.Cause {

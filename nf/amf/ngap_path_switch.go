@@ -236,7 +236,7 @@ func (n *NF) tellSMF(ue *ueContext, id int64, data models.SmfPduSessionSmContext
 			n.log.Warn("SM context update during handover", "supi", supi, "pduSessionId", id, "hoState", data.HoState,
 				"type", data.N2SmInfoType, "err", err)
 			if isContextGone(err) {
-				ue.pdu.remove(uint8(id))
+				ue.pdu.forgetContext(uint8(id), uri)
 			}
 		}
 	}, nil)

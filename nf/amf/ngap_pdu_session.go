@@ -142,15 +142,21 @@ func (n *NF) answerToSMF(ue *ueContext, o ngapx.SessionOutcome) {
 	n.smCall(ue, func(ctx context.Context) (SMAnswer, error) {
 		return sess.UpdateSMContext(ctx, uri, data, nil, o.Transfer)
 	}, func(ue *ueContext, a SMAnswer, err error) {
-		n.onN2Forwarded(ue, id, o.Type, a, err)
+		n.onN2Forwarded(ue, id, uri, o.Type, a, err)
 	}, nil)
 }
 
 // onN2Forwarded: the SMF's answer to a forwarded N2 outcome. An SMF that
 // no longer has the context (404) ends the routing context; whatever it
-// sends on (a 5GSM message after a failed setup) is delivered.
-func (n *NF) onN2Forwarded(ue *ueContext, id uint8, t models.N2SmInfoType, a SMAnswer, err error) {
+// sends on (a 5GSM message after a failed setup) is delivered. An answer
+// about a context the UE has replaced meanwhile (uri no longer the
+// session's) touches nothing.
+func (n *NF) onN2Forwarded(ue *ueContext, id uint8, uri string, t models.N2SmInfoType, a SMAnswer, err error) {
 	s := ue.pdu.get(id)
+	if s != nil && s.ContextURI != uri {
+		n.log.Info("SMF answer for a replaced SM context dropped", "supi", ue.supi, "pduSessionId", id, "type", t, "err", err)
+		return
+	}
 	n.sessionN2Done(ue, id, t, err)
 	if err != nil {
 		n.log.Warn("N2 SM information not taken by the SMF", "supi", ue.supi, "pduSessionId", id, "type", t, "err", err)

@@ -6,6 +6,8 @@ package amf
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -29,6 +31,13 @@ type PDUSession struct {
 	// ContextURI is the SM context's resource (the Location of
 	// CreateSMContext, TS 29.502 5.2.2.2); "" while the creation runs.
 	ContextURI string `json:"smContextRef,omitempty"`
+	// StatusTag names this SM context in the smContextStatusUri the AMF
+	// gives its SMF (namf_comm_n1n2.go): the SMF's status notification
+	// carries no SM context reference (TS 29.502 6.1.6.2.8), so without it
+	// a late notification about an older context of the same PDU session
+	// ID would end the newer one. "" for a context stored by an AMF that
+	// did not tag them.
+	StatusTag string `json:"statusTag,omitempty"`
 	// early holds the gNB's answers that came before the SMF's answer to
 	// CreateSMContext (the SMF may send N1N2MessageTransfer before the
 	// AMF has read its 201); they go on once the context is known.
@@ -64,6 +73,38 @@ func (p *pduState) put(s *PDUSession) {
 
 func (p *pduState) remove(id uint8) { delete(p.sessions, id) }
 
+// forgetContext removes session id only while it is still the SM context
+// at uri: an SMF's 404 about an older context of the ID (a release still
+// finishing when the UE reused the ID, TS 24.501 6.4.1.2) leaves the newer
+// one alone.
+func (p *pduState) forgetContext(id uint8, uri string) {
+	if s := p.get(id); s != nil && s.ContextURI == uri {
+		p.remove(id)
+	}
+}
+
+// endedByStatus removes session id when the SMF's status notification
+// with tag is about it (TS 29.502 5.2.2.5.2) and says whether it was. A
+// notification without a tag comes from a URI given before contexts were
+// tagged and ends whatever session has the ID, as it always did.
+func (p *pduState) endedByStatus(id uint8, tag string) bool {
+	s := p.get(id)
+	if s == nil || tag != "" && s.StatusTag != tag {
+		return false
+	}
+	p.remove(id)
+	return true
+}
+
+// newStatusTag is a fresh SM context's StatusTag: random, so that tags
+// given before an AMF restart (kept with the stored sessions) are not
+// given again.
+func newStatusTag() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}
+
 // Sessions lists a UE's PDU sessions (for persistence: the UE's context
 // owner calls it on the UE's key).
 func (ue *ueContext) Sessions() []PDUSession {
@@ -80,7 +121,7 @@ func (ue *ueContext) storedSessions() []PDUSession {
 	var out []PDUSession
 	for _, s := range ue.pdu.sessions {
 		if s.ContextURI != "" {
-			out = append(out, PDUSession{ID: s.ID, SNSSAI: s.SNSSAI, DNN: s.DNN, SMFURI: s.SMFURI, ContextURI: s.ContextURI})
+			out = append(out, PDUSession{ID: s.ID, SNSSAI: s.SNSSAI, DNN: s.DNN, SMFURI: s.SMFURI, ContextURI: s.ContextURI, StatusTag: s.StatusTag})
 		}
 	}
 	slices.SortFunc(out, func(a, b PDUSession) int { return int(a.ID) - int(b.ID) })

@@ -51,12 +51,13 @@ func (n *NF) guardRelease(c *smContext) {
 }
 
 // teardown releases everything c holds: the N4 session, the SM policy
-// association, the UECM registration and the UE's address.
-func (n *NF) teardown(ctx context.Context, c *smContext, why string) {
+// association, the UECM registration and the UE's address. It says
+// whether this call released c (false: it was released already).
+func (n *NF) teardown(ctx context.Context, c *smContext, why string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state == stateReleased {
-		return
+		return false
 	}
 	c.state = stateReleased
 	if c.releaseGuard != nil {
@@ -80,6 +81,7 @@ func (n *NF) teardown(ctx context.Context, c *smContext, why string) {
 	}
 	n.ctxs.remove(c)
 	n.log.Info("PDU session released", "supi", c.supi, "psi", c.psi, "reason", why)
+	return true
 }
 
 // deleteN4 removes the session from the UPF (TS 29.244 7.5.6); a UPF
@@ -95,8 +97,14 @@ func (n *NF) deleteN4(ctx context.Context, c *smContext) {
 }
 
 // releaseLocally tears c down and tells the AMF (SMContextStatusNotify).
+// A context released meanwhile otherwise is not notified again: the AMF
+// released it itself (ReleaseSMContext, TS 29.502 5.2.2.4, which gets no
+// notification), or a new establishment with its PDU session ID replaced
+// it, and a late notification would reach the AMF after the new session.
 func (n *NF) releaseLocally(ctx context.Context, c *smContext, why string) {
-	n.teardown(ctx, c, why)
+	if !n.teardown(ctx, c, why) {
+		return
+	}
 	if err := n.peers.notifyReleased(ctx, c.statusURI); err != nil {
 		n.log.Warn("SM context status notification", "supi", c.supi, "psi", c.psi, "err", err)
 	}

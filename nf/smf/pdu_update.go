@@ -86,6 +86,14 @@ func (n *NF) activated(ctx context.Context, c *smContext, n2 []byte) (updateAnsw
 	if err != nil {
 		return updateAnswer{}, n2Error(models.N2SmInfoType_PDU_RES_SETUP_RSP, err)
 	}
+	if c.state == stateReleasing {
+		// The UE's Release Request overtook the gNB's answer (the AMF
+		// forwards each on its own): the N4 session is already deleted
+		// (TS 23.502 4.3.4.2 step 2), so there is no FAR to point at the
+		// gNB, and the release goes on.
+		n.log.Debug("setup response for a session being released", "supi", c.supi, "psi", c.psi)
+		return updateAnswer{}, nil
+	}
 	n4, err := n.n4Client()
 	if err == nil {
 		_, err = n4.Modify(ctx, n.upf, c.upSEID, downlinkTo(rsp.DL))

@@ -129,11 +129,7 @@ func handoverRuns(ctx context.Context, o HandoverOptions, amf, mode string) ([]H
 	}
 	gcfg := GNBConfig(o.Config, amf, transport)
 	gcfg.N3 = o.N3
-	upf, err := netip.ParsePrefix(o.Config.UPF.N3.IP)
-	if err != nil {
-		return nil, fmt.Errorf("bench: upf.n3.ip %q: %w", o.Config.UPF.N3.IP, err)
-	}
-	gnbs, err := connectHandoverGNBs(ctx, gcfg, upf.Addr())
+	gnbs, err := connectHandoverGNBs(ctx, gcfg)
 	if err != nil {
 		return nil, err
 	}
@@ -166,11 +162,10 @@ func handoverRuns(ctx context.Context, o HandoverOptions, amf, mode string) ([]H
 }
 
 // connectHandoverGNBs connects gNB 1 and 2, the second at the next N3
-// address, which the lab's N3 link gets first, opens both N3 sockets and
-// pings UPF-U from each (GTP-U Echo) after the host forgot UPF-U's link
-// address, so that UPF-U learns both gNBs' from the ARP requests before
-// the measured moves.
-func connectHandoverGNBs(ctx context.Context, gcfg ransim.GNBConfig, upf netip.Addr) ([]*ransim.GNB, error) {
+// address, which the lab's N3 link gets first, and opens both N3 sockets.
+// UPF-U resolves the target's link address itself when a session moves
+// there, holding the packets meanwhile (upf/u/neighbour.c).
+func connectHandoverGNBs(ctx context.Context, gcfg ransim.GNBConfig) ([]*ransim.GNB, error) {
 	second := ransim.NthN3(gcfg.N3, 1)
 	if err := ransim.AddN3Address(node.LabN3Peer, second, 24); err != nil {
 		return nil, fmt.Errorf("bench: the second gNB's N3 address: %w", err)
@@ -180,15 +175,7 @@ func connectHandoverGNBs(ctx context.Context, gcfg ransim.GNBConfig, upf netip.A
 		return nil, fmt.Errorf("bench: gNBs: %w", err)
 	}
 	for _, g := range gnbs {
-		if err = g.UserPlane().Listen(gtpu.Port); err == nil {
-			err = ransim.ForgetN3Neighbours(node.LabN3Peer)
-		}
-		if err == nil {
-			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			_, err = g.UserPlane().Ping(pctx, upf)
-			cancel()
-		}
-		if err != nil {
+		if err = g.UserPlane().Listen(gtpu.Port); err != nil {
 			for _, g := range gnbs {
 				g.Close()
 			}

@@ -77,22 +77,11 @@ func startHandoverLab(t *testing.T, edit func(*config.Config)) *handoverLab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	upf, err := netip.ParsePrefix(cfg.UPF.N3.IP)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// No GTP-U Echo to introduce the target to UPF-U: UPF-U holds what
+	// it sends a gNB while it resolves its address (upf/u/neighbour.c).
 	for _, g := range gnbs {
 		t.Cleanup(func() { g.Close() })
 		if err := g.UserPlane().Listen(gtpu.Port); err != nil {
-			t.Fatal(err)
-		}
-		// GTP-U path management: UPF-U learns the gNB's link address
-		// from the ARP request this makes, before the first packet it
-		// sends there.
-		if err := ransim.ForgetN3Neighbours(node.LabN3Peer); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := g.UserPlane().Ping(ctx, upf.Addr()); err != nil {
 			t.Fatal(err)
 		}
 	}

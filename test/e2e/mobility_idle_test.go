@@ -111,16 +111,6 @@ func (l *mobilityLab) connectGNB(t *testing.T, i int, ownTA bool) *ransim.GNB {
 	if err := g.UserPlane().Listen(gtpu.Port); err != nil {
 		t.Fatal(err)
 	}
-	upf, err := netip.ParsePrefix(l.cfg.UPF.N3.IP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ransim.ForgetN3Neighbours(node.LabN3Peer); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.UserPlane().Ping(ctx, upf.Addr()); err != nil {
-		t.Fatal(err)
-	}
 	return g
 }
 

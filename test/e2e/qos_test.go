@@ -25,14 +25,10 @@ const (
 )
 
 func TestQoSPaperCasesThroughUPFU(t *testing.T) {
+	cfg, path := coreConfig(t, t.TempDir(), withUserPlane)
+	startCore(t, cfg, path)
 	for _, name := range []string{"1", "2"} {
 		t.Run("case"+name, func(t *testing.T) {
-			// A core per case: the same IMSI registering again at once
-			// on the core that just released its session can lose the
-			// new session to the old one's late release (see the stop 9
-			// note); this test is about QoS, not that race.
-			cfg, path := coreConfig(t, t.TempDir(), withUserPlane)
-			startCore(t, cfg, path)
 			c, err := bench.QoSCaseNamed(name)
 			if err != nil {
 				t.Fatal(err)

@@ -18,17 +18,3 @@ func AddN3Address(dev string, addr netip.Addr, prefix int) error {
 	}
 	return nil
 }
-
-// ForgetN3Neighbours flushes the host's neighbour entries on dev (the lab's
-// l25gc-n3-gnb), so that the next packet a gNB sends from its own address
-// makes the kernel ask for UPF-U's link address by ARP with that gNB
-// address as sender. UPF-U learns senders of ARP requests (RFC 826), so
-// after such a packet (a GTP-U Echo, UserPlane.Ping) it knows the gNB's
-// link address before it first sends there; otherwise it drops what it
-// sends while it resolves it.
-func ForgetN3Neighbours(dev string) error {
-	if out, err := exec.Command("ip", "neigh", "flush", "dev", dev).CombinedOutput(); err != nil {
-		return fmt.Errorf("neighbours of %s: %v: %s", dev, err, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
