@@ -56,6 +56,10 @@ func StartOn(t testing.TB, iface, filter string, probeFrom, probeTo netip.Addr) 
 	probePort := probe.LocalAddr().(*net.UDPAddr).Port
 	to := netip.AddrPortFrom(probeTo, uint16(probePort))
 	cmd := exec.Command("tshark", "-i", iface, "-f", fmt.Sprintf("(%s) or udp port %d", filter, probePort), "-w", file, "-q")
+	// Its own process group, so that ending tshark also ends the dumpcap it
+	// starts: a dumpcap left behind kept capturing, and kept open whatever
+	// descriptors the test inherited (a lock file held for 37 minutes).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +67,7 @@ func StartOn(t testing.TB, iface, filter string, probeFrom, probeTo netip.Addr) 
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("tshark: %v", err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
 	if !capturing(stderr) {
 		t.Fatalf("tshark did not start capturing on %s within 20 s", iface)
 	}
@@ -108,7 +112,7 @@ func capturing(stderr interface{ Read([]byte) (int, error) }) bool {
 // Stop ends the capture and waits until the file is complete.
 func (c *Capture) Stop() {
 	time.Sleep(300 * time.Millisecond) // let the last packets reach the capture
-	_ = c.cmd.Process.Signal(syscall.SIGINT)
+	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGINT) // tshark and its dumpcap
 	_ = c.cmd.Wait()
 }
 
