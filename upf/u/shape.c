@@ -32,6 +32,10 @@
 #define DEQ_MAX UPFU_BURST
 #define READ_TRIES 1000 /* a session being rewritten: try again at its next packet */
 
+/* Every flow a shaper holds can have its own QER besides the session's. */
+_Static_assert(UPF_MAX_QER >= QOS_MAX_FLOWS + 1, "UPF_MAX_QER holds a QER per shaped flow and the session QER");
+_Static_assert(UPF_MAX_PDR >= 2 * QOS_MAX_FLOWS, "UPF_MAX_PDR holds an uplink and a downlink PDR per shaped flow");
+
 int upfu_qos_init(struct upfu *u, const struct upfu_conf *c, char *err, size_t n)
 {
 	struct upfu_qos *q = &u->qos;
