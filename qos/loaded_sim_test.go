@@ -84,12 +84,6 @@ func simulateLoaded(t *testing.T, c ShaperConfig, offers []offer, d time.Duratio
 func TestMBRHoldsUnderLoad(t *testing.T) {
 	for _, mbr := range []uint64{1, 12, 16, 50, 100} {
 		for _, m := range loadModels {
-			if mbr == 1 && m.stallP != 0 {
-				// 1 Mbit/s: the peak bucket is its 2048-byte floor, not
-				// two packets of 1228; a stall finds it full and loses
-				// ~2 %. Known, left for a burst floor in packets.
-				continue
-			}
 			for _, submit := range []bool{false, true} {
 				cfg := ShaperConfig{AMBR: 300 * mbit, Flows: []FlowConfig{{GBR: mbr * mbit / 4, MBR: mbr * mbit}, {}}}
 				r := simulateLoaded(t, cfg, []offer{{bps: mbr * mbit * 3 / 2, bytes: 1228}, {bps: 20 * mbit, bytes: 1228}}, 5*time.Second, m, submit)
@@ -126,6 +120,22 @@ func TestEightFlowsShareTheAMBRUnderLoad(t *testing.T) {
 			for i := range offers {
 				within(t, fmt.Sprintf("flow %d, %+v, submit %v", i, m, submit), r[i], float64(want[i])/1e6, 0.01)
 			}
+		}
+	}
+}
+
+// Why the meters' window is 50 ms: with the 10 ms one of the shaper's
+// buckets, the loaded machine's stalls cost an MBR-limited flow at a few
+// Mbit/s more than 1 % (its peak bucket, 2048 bytes or 10 ms, overflows
+// during a stall).
+func TestShortMeterWindowLosesUnderLoad(t *testing.T) {
+	for _, mbr := range []uint64{1, 2} {
+		cfg := ShaperConfig{AMBR: 300 * mbit, Meter: 10 * time.Millisecond,
+			Flows: []FlowConfig{{GBR: mbr * mbit / 4, MBR: mbr * mbit}, {}}}
+		r := simulateLoaded(t, cfg, []offer{{bps: mbr * mbit * 3 / 2, bytes: 1228}, {bps: 20 * mbit, bytes: 1228}}, 5*time.Second, loadModels[1], true)
+		t.Logf("MBR %d Mbit/s with a 10 ms meter window: %.4f Mbit/s", mbr, r[0])
+		if r[0] > float64(mbr)*0.99 {
+			t.Errorf("MBR %d: %.4f Mbit/s with a 10 ms meter window; the loss this test documents is gone", mbr, r[0])
 		}
 	}
 }

@@ -39,7 +39,7 @@
 struct qos_flow_conf {
 	uint64_t gbr_bps;     /* GBR (the meter's CIR); 0 = non-GBR */
 	uint64_t mbr_bps;     /* MBR (the meter's PIR); 0 = none, the AMBR caps it */
-	uint64_t cbs_bytes;   /* meter bursts; 0 = rate × burst_ns */
+	uint64_t cbs_bytes;   /* meter bursts; 0 = rate × meter_ns */
 	uint64_t pbs_bytes;
 	uint64_t queue_bytes; /* queue bound in bytes; 0 = queue_ns of the flow's share */
 	uint64_t queue_ns;    /* 0 = QOS_DEFAULT_QUEUE_NS */
@@ -51,6 +51,7 @@ struct qos_shaper_conf {
 	uint64_t ambr_bps; /* Session-AMBR of this direction */
 	uint64_t hz;       /* ticks per second of the caller's clock */
 	uint64_t burst_ns; /* window of derived bursts; 0 = QOS_DEFAULT_BURST_NS */
+	uint64_t meter_ns; /* window of the meters' derived CBS/PBS; 0 = QOS_DEFAULT_METER_NS */
 	uint64_t idle_ns;  /* empty this long: inactive; 0 = QOS_DEFAULT_IDLE_NS */
 	uint32_t nflows;
 	uint32_t pad;
@@ -252,7 +253,8 @@ static inline int qos_shaper_check(const struct qos_shaper *s, const struct qos_
 			return QOS_ERR_BUSY;
 		if (!used)
 			continue;
-		struct qos_trtcm_conf mc = {fc->gbr_bps, fc->mbr_bps, fc->cbs_bytes, fc->pbs_bytes, c->burst_ns};
+		struct qos_trtcm_conf mc = {fc->gbr_bps, fc->mbr_bps, fc->cbs_bytes, fc->pbs_bytes,
+					    c->meter_ns ? c->meter_ns : QOS_DEFAULT_METER_NS};
 		int e = qos_trtcm_profile_init(&prof[i], &mc, c->hz);
 		if (e != QOS_OK)
 			return e;

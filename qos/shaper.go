@@ -25,6 +25,7 @@ type ShaperConfig struct {
 	AMBR  uint64        // Session-AMBR of this direction, bit/s
 	Hz    uint64        // ticks per second of the clock "now" is read from
 	Burst time.Duration // window of derived bursts; 0 = 10 ms
+	Meter time.Duration // window of the meters' derived CBS/PBS; 0 = 50 ms
 	Idle  time.Duration // empty this long: out of the fair share; 0 = 100 ms
 	Flows []FlowConfig
 }
@@ -126,6 +127,7 @@ func (c ShaperConfig) toC() (C.struct_qos_shaper_conf, error) {
 	cc.ambr_bps = C.uint64_t(c.AMBR)
 	cc.hz = C.uint64_t(c.Hz)
 	cc.burst_ns = C.uint64_t(c.Burst.Nanoseconds())
+	cc.meter_ns = C.uint64_t(c.Meter.Nanoseconds())
 	cc.idle_ns = C.uint64_t(c.Idle.Nanoseconds())
 	cc.nflows = C.uint32_t(len(c.Flows))
 	for i, f := range c.Flows {
