@@ -41,6 +41,9 @@ func simulateLoaded(t *testing.T, c ShaperConfig, offers []offer, d time.Duratio
 	gen := make([]uint64, len(offers))
 	for now := time.Duration(0); now < d; now += time.Millisecond + time.Duration(rng.Int63n(int64(m.jitter)+1)) {
 		for i, o := range offers {
+			if o.bps == 0 {
+				continue // silent
+			}
 			for due := uint64(now.Seconds() * float64(o.bps) / 8); gen[i]+uint64(o.bytes) <= due; gen[i] += uint64(o.bytes) {
 				arrivals = append(arrivals, arrival{uint64(now), i})
 			}
