@@ -47,7 +47,10 @@
 //     tick at R bit/s adds exactly R: no rate is rounded, 1 kbit/s works,
 //     tests are exact. A clock going back adds nothing.
 //   - Bursts (CBS, PBS, share and AMBR buckets) not configured are the rate
-//     over a window (10 ms), at least 2048 bytes. A bucket that is full may
+//     over a window (10 ms; the meters' CBS and PBS 50 ms, see
+//     QOS_DEFAULT_METER_NS: a forwarder that was descheduled meets bunched
+//     arrivals, and a 10 ms peak bucket had overflowed meanwhile, which cost
+//     MBR-limited flows 4-7 %), at least 2048 bytes. A bucket that is full may
 //     pass a packet longer than itself (leaving a debt), so no rate is too
 //     low to pass a frame.
 //   - Share sends may take the AMBR bucket into debt by one bucket, borrowers
@@ -71,6 +74,10 @@
 //
 //	qos_shaper_init / qos_shaper_configure(s, conf, now)  rules → shaper
 //	qos_enqueue(s, flow, now, handle, len, in_colour)     per packet
+//	qos_submit(s, flow, now, handle, len, in_colour, out) per packet, with the
+//	                                                      fast path: nothing
+//	                                                      queued and credit →
+//	                                                      send it now
 //	qos_dequeue(s, now, out, max)                         per loop iteration
 //	qos_flush(s, flow, out, max)                          packets back, unsent
 //	qos_backlog(s)                                        keep polling while != 0
@@ -84,7 +91,11 @@
 // pool cannot serve keeps its QERs' MBR buckets (counted "unshaped")
 // rather than being refused; the rules are re-read when the session's
 // seqlock value moves; an End Marker first sends what the session's
-// downlink shaper holds.
+// downlink shaper holds; packets go in by qos_submit, so a session with
+// nothing queued costs no queue and no dequeue, and only sessions with a
+// backlog are listed for qos_dequeue, 64 of them per loop in turn. The
+// MBR and AMBR count the T-PDU: the UE's IP packet (TS 23.501 5.7.2.5,
+// 5.7.2.6), not the GTP-U/UDP/IP outer header.
 //
 // Add -I${SRCDIR}/../../qos to upf/u's cgo CFLAGS and include "qos.h". Give
 // each session one struct qos_shaper per direction (UPF-U writes it,

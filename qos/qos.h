@@ -41,6 +41,18 @@
 
 #define QOS_NS 1000000000ull
 #define QOS_DEFAULT_BURST_NS (10 * 1000000ull)  /* burst = rate × 10 ms */
+/* A shaper's meters hold more: rate × 50 ms, what a flow's queue holds at
+ * its share. The forwarder meets packets when it runs, not when they
+ * arrive: after it was descheduled (or napped) for longer than a peak
+ * bucket's worth, the bucket had overflowed and the bunched arrivals
+ * found less credit than the MBR earned meanwhile, so an MBR-limited flow
+ * got 4-7 % below its MBR on a loaded machine (and a 2048-byte floor is
+ * under two packets at 1-2 Mbit/s). The shaper behind the meter still
+ * releases the flow at its share, so a longer meter window adds no burst
+ * beyond the session's AMBR bucket; a borrowing flow can pass its MBR by
+ * at most one PBS (TS 23.501 5.7.3.6 measures MBR over an averaging
+ * window, 2000 ms by default). */
+#define QOS_DEFAULT_METER_NS (50 * 1000000ull)
 #define QOS_DEFAULT_QUEUE_NS (50 * 1000000ull)  /* queue = 50 ms at the flow's share */
 #define QOS_DEFAULT_IDLE_NS (100 * 1000000ull)  /* no packet for 100 ms: inactive */
 

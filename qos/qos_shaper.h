@@ -39,7 +39,7 @@
 struct qos_flow_conf {
 	uint64_t gbr_bps;     /* GBR (the meter's CIR); 0 = non-GBR */
 	uint64_t mbr_bps;     /* MBR (the meter's PIR); 0 = none, the AMBR caps it */
-	uint64_t cbs_bytes;   /* meter bursts; 0 = rate × burst_ns */
+	uint64_t cbs_bytes;   /* meter bursts; 0 = rate × meter_ns */
 	uint64_t pbs_bytes;
 	uint64_t queue_bytes; /* queue bound in bytes; 0 = queue_ns of the flow's share */
 	uint64_t queue_ns;    /* 0 = QOS_DEFAULT_QUEUE_NS */
@@ -51,6 +51,7 @@ struct qos_shaper_conf {
 	uint64_t ambr_bps; /* Session-AMBR of this direction */
 	uint64_t hz;       /* ticks per second of the caller's clock */
 	uint64_t burst_ns; /* window of derived bursts; 0 = QOS_DEFAULT_BURST_NS */
+	uint64_t meter_ns; /* window of the meters' derived CBS/PBS; 0 = QOS_DEFAULT_METER_NS */
 	uint64_t idle_ns;  /* empty this long: inactive; 0 = QOS_DEFAULT_IDLE_NS */
 	uint32_t nflows;
 	uint32_t pad;
@@ -106,6 +107,7 @@ struct qos_shaper {
 	uint32_t flags;       /* the last fair share's enum qos_fair_flags */
 	uint32_t pad;
 	uint64_t rebalances;  /* how often the shares were recomputed */
+	uint64_t expire_at;   /* qos_submit: when to look for idle flows next */
 	struct qos_flow flow[QOS_MAX_FLOWS];
 };
 
@@ -116,6 +118,8 @@ enum qos_verdict {
 	QOS_DROP_FULL = 3,    /* the flow's queue is full (tail drop) */
 	QOS_DROP_NO_FLOW = 4, /* no such flow: the caller's rules are out of step */
 	QOS_DROP_LEN = 5,     /* length 0 or above QOS_MAX_PKT_BYTES */
+	QOS_SENT_GREEN = 6,   /* qos_submit: not queued, send it now */
+	QOS_SENT_YELLOW = 7,
 };
 
 /* What qos_dequeue hands back: send it now. */
@@ -249,7 +253,8 @@ static inline int qos_shaper_check(const struct qos_shaper *s, const struct qos_
 			return QOS_ERR_BUSY;
 		if (!used)
 			continue;
-		struct qos_trtcm_conf mc = {fc->gbr_bps, fc->mbr_bps, fc->cbs_bytes, fc->pbs_bytes, c->burst_ns};
+		struct qos_trtcm_conf mc = {fc->gbr_bps, fc->mbr_bps, fc->cbs_bytes, fc->pbs_bytes,
+					    c->meter_ns ? c->meter_ns : QOS_DEFAULT_METER_NS};
 		int e = qos_trtcm_profile_init(&prof[i], &mc, c->hz);
 		if (e != QOS_OK)
 			return e;
@@ -330,15 +335,15 @@ static inline int qos_shaper_init(struct qos_shaper *s, const struct qos_shaper_
 
 /* ---- per packet ------------------------------------------------------------ */
 
-/* qos_enqueue meters a packet of flow i and queues it unless it is red or
- * the queue is full; on a drop the packet stays the caller's to free.
- * Colour-blind callers pass QOS_GREEN as in (RFC 2698 section 3). */
-static inline enum qos_verdict qos_enqueue(struct qos_shaper *s, uint32_t i, uint64_t now, uint64_t handle, uint32_t len, enum qos_colour in)
+/* qos_admit checks and meters a packet of flow i (RFC 2698; colour-blind
+ * callers pass QOS_GREEN as in), activating the flow in the fair share.
+ * Its colour, or a QOS_DROP_* verdict + QOS_COLOURS. */
+static inline int qos_admit(struct qos_shaper *s, uint32_t i, uint64_t now, uint32_t len, enum qos_colour in)
 {
 	if (i >= s->nflows || !s->flow[i].in_use)
-		return QOS_DROP_NO_FLOW;
+		return QOS_COLOURS + QOS_DROP_NO_FLOW;
 	if (len == 0 || len > QOS_MAX_PKT_BYTES)
-		return QOS_DROP_LEN;
+		return QOS_COLOURS + QOS_DROP_LEN;
 	struct qos_flow *f = &s->flow[i];
 	if (now > f->last_arrival)
 		f->last_arrival = now;
@@ -347,8 +352,14 @@ static inline enum qos_verdict qos_enqueue(struct qos_shaper *s, uint32_t i, uin
 	enum qos_colour c = qos_trtcm_aware(&f->meter, &f->prof, now, len, in);
 	f->st.in_pkts[c]++;
 	f->st.in_bytes[c] += len;
-	if (c == QOS_RED)
-		return QOS_DROP_RED;
+	return c == QOS_RED ? QOS_COLOURS + QOS_DROP_RED : (int)c;
+}
+
+/* qos_queue puts a metered packet of colour c at flow i's tail, or tail
+ * drops it. */
+static inline enum qos_verdict qos_queue(struct qos_shaper *s, uint32_t i, uint64_t handle, uint32_t len, enum qos_colour c)
+{
+	struct qos_flow *f = &s->flow[i];
 	/* An empty queue always takes one packet, however long. */
 	if (f->count == QOS_QUEUE_SLOTS || (f->count != 0 && f->qbytes + len > f->qlimit)) {
 		f->st.full_pkts[c]++;
@@ -363,6 +374,17 @@ static inline enum qos_verdict qos_enqueue(struct qos_shaper *s, uint32_t i, uin
 	f->qbytes += len;
 	s->backlog |= QOS_BIT(i);
 	return c == QOS_GREEN ? QOS_QUEUED_GREEN : QOS_QUEUED_YELLOW;
+}
+
+/* qos_enqueue meters a packet of flow i and queues it unless it is red or
+ * the queue is full; on a drop the packet stays the caller's to free.
+ * Colour-blind callers pass QOS_GREEN as in (RFC 2698 section 3). */
+static inline enum qos_verdict qos_enqueue(struct qos_shaper *s, uint32_t i, uint64_t now, uint64_t handle, uint32_t len, enum qos_colour in)
+{
+	int c = qos_admit(s, i, now, len, in);
+	if (c >= QOS_COLOURS)
+		return (enum qos_verdict)(c - QOS_COLOURS);
+	return qos_queue(s, i, handle, len, (enum qos_colour)c);
 }
 
 /* qos_pop takes flow i's head into o and charges it. */
@@ -501,6 +523,50 @@ static inline unsigned qos_dequeue(struct qos_shaper *s, uint64_t now, struct qo
 	n = qos_serve_borrowers(s, out, n, max);
 	s->rr = s->rr + 1 >= s->nflows ? 0 : s->rr + 1;
 	return n;
+}
+
+/* qos_submit is qos_enqueue with a fast path (issue 13: QoS must cost the
+ * fast path little when every packet is of another session). When the
+ * session has nothing queued, a packet its flow's share can pay for (the
+ * AMBR within its debt allowance, as passes 1-2 of qos_dequeue), or else
+ * the AMBR's spare credit (pass 3), leaves at once: *o says so and the
+ * caller sends it. That is exactly what qos_dequeue would hand back for it
+ * if called right after queueing it, charged the same; with a backlog the
+ * packet queues behind it (order within a flow, green before yellow across
+ * flows, DRR among borrowers). A packet that cannot pay queues, and the
+ * caller lists the session for qos_dequeue. Idle flows are expired here
+ * too, at most 8 times per idle time, since a session that never queues
+ * is never dequeued. */
+static inline enum qos_verdict qos_submit(struct qos_shaper *s, uint32_t i, uint64_t now, uint64_t handle, uint32_t len,
+					  enum qos_colour in, struct qos_out *o)
+{
+	int c = qos_admit(s, i, now, len, in);
+	if (c >= QOS_COLOURS)
+		return (enum qos_verdict)(c - QOS_COLOURS);
+	if (s->backlog)
+		return qos_queue(s, i, handle, len, (enum qos_colour)c);
+	if (now >= s->expire_at) {
+		qos_expire_idle(s, now);
+		s->expire_at = now + (s->idle_ticks >> 3);
+	}
+	struct qos_flow *f = &s->flow[i];
+	int64_t need = (int64_t)len * (int64_t)s->unit;
+	qos_bucket_refill(&s->ambr, now);
+	qos_bucket_refill(&f->share, now);
+	int own = qos_bucket_holds(&f->share, need) &&
+		  (s->ambr.tokens + s->ambr.cap >= need || qos_bucket_holds(&s->ambr, need));
+	if (!own && !qos_bucket_holds(&s->ambr, need))
+		return qos_queue(s, i, handle, len, (enum qos_colour)c);
+	s->ambr.tokens -= need;
+	if (own)
+		f->share.tokens -= need;
+	else
+		f->st.borrowed_bytes += len;
+	int out = c == QOS_GREEN ? 0 : 1;
+	f->st.out_pkts[out]++;
+	f->st.out_bytes[out] += len;
+	*o = (struct qos_out){.handle = handle, .len = len, .flow = (uint8_t)i, .colour = (uint8_t)c, .borrowed = (uint8_t)!own};
+	return out == 0 ? QOS_SENT_GREEN : QOS_SENT_YELLOW;
 }
 
 /* qos_flush takes up to max queued packets of flow i back, unsent, for the

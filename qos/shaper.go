@@ -25,6 +25,7 @@ type ShaperConfig struct {
 	AMBR  uint64        // Session-AMBR of this direction, bit/s
 	Hz    uint64        // ticks per second of the clock "now" is read from
 	Burst time.Duration // window of derived bursts; 0 = 10 ms
+	Meter time.Duration // window of the meters' derived CBS/PBS; 0 = 50 ms
 	Idle  time.Duration // empty this long: out of the fair share; 0 = 100 ms
 	Flows []FlowConfig
 }
@@ -39,10 +40,15 @@ const (
 	DropFull     Verdict = C.QOS_DROP_FULL
 	DropNoFlow   Verdict = C.QOS_DROP_NO_FLOW
 	DropLength   Verdict = C.QOS_DROP_LEN
+	SentGreen    Verdict = C.QOS_SENT_GREEN // Submit: not queued, send it now
+	SentYellow   Verdict = C.QOS_SENT_YELLOW
 )
 
 // Queued says the shaper kept the packet (it comes back from Dequeue).
 func (v Verdict) Queued() bool { return v == QueuedGreen || v == QueuedYellow }
+
+// Sent says Submit let the packet through at once.
+func (v Verdict) Sent() bool { return v == SentGreen || v == SentYellow }
 
 func (v Verdict) String() string {
 	switch v {
@@ -58,6 +64,10 @@ func (v Verdict) String() string {
 		return "dropped: no such flow"
 	case DropLength:
 		return "dropped: bad length"
+	case SentGreen:
+		return "sent green"
+	case SentYellow:
+		return "sent yellow"
 	}
 	return fmt.Sprintf("verdict(%d)", uint8(v))
 }
@@ -117,6 +127,7 @@ func (c ShaperConfig) toC() (C.struct_qos_shaper_conf, error) {
 	cc.ambr_bps = C.uint64_t(c.AMBR)
 	cc.hz = C.uint64_t(c.Hz)
 	cc.burst_ns = C.uint64_t(c.Burst.Nanoseconds())
+	cc.meter_ns = C.uint64_t(c.Meter.Nanoseconds())
 	cc.idle_ns = C.uint64_t(c.Idle.Nanoseconds())
 	cc.nflows = C.uint32_t(len(c.Flows))
 	for i, f := range c.Flows {
@@ -137,6 +148,22 @@ func (s *Shaper) Enqueue(flow int, now, handle uint64, bytes uint32, in Colour) 
 		return DropNoFlow
 	}
 	return Verdict(C.qos_enqueue(s.s, C.uint32_t(flow), C.uint64_t(now), C.uint64_t(handle), C.uint32_t(bytes), C.enum_qos_colour(in)))
+}
+
+// Submit is Enqueue with the fast path of qos_submit: when the session
+// has nothing queued and the flow's share or the AMBR's spare pays for the
+// packet, it is not queued: the verdict is SentGreen or SentYellow and the
+// Packet is what Dequeue would have handed back for it.
+func (s *Shaper) Submit(flow int, now, handle uint64, bytes uint32, in Colour) (Verdict, Packet) {
+	if flow < 0 || flow >= MaxFlows {
+		return DropNoFlow, Packet{}
+	}
+	var o C.struct_qos_out
+	v := Verdict(C.qos_submit(s.s, C.uint32_t(flow), C.uint64_t(now), C.uint64_t(handle), C.uint32_t(bytes), C.enum_qos_colour(in), &o))
+	if !v.Sent() {
+		return v, Packet{}
+	}
+	return v, appendOut(nil, []C.struct_qos_out{o})[0]
 }
 
 // Dequeue appends to into the packets (at most max) to send at now.

@@ -6,12 +6,14 @@ import (
 )
 
 // FuzzShaper drives a shaper with arbitrary packets, clock steps, rule
-// changes and flushes, and checks that nothing is lost or duplicated:
+// changes and flushes (packets in by Enqueue or by Submit, the fast path),
+// and checks that nothing is lost or duplicated:
 // every packet queued comes back exactly once (sent or flushed), in its
 // flow's order, and no Dequeue returns more than asked.
 func FuzzShaper(f *testing.F) {
 	f.Add([]byte{0, 0, 200, 1, 0, 1, 100, 1, 2, 0, 0, 50, 0, 1, 255, 9, 3, 0, 0, 0})
 	f.Add([]byte{1, 7, 250, 3, 4, 1, 0, 0, 0, 7, 80, 0, 2, 0, 9, 200})
+	f.Add([]byte{5, 0, 30, 0, 5, 1, 30, 0, 5, 0, 250, 0, 5, 1, 20, 1, 2, 0, 31, 90, 5, 2, 10, 0})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		cfg := ShaperConfig{AMBR: 4 * mbit, Hz: nsHz, Flows: []FlowConfig{{GBR: mbit, MBR: 2 * mbit}, {}, {MBR: 3 * mbit, Weight: 2}}}
 		s, err := NewShaper(cfg, 0)
@@ -28,7 +30,7 @@ func FuzzShaper(f *testing.F) {
 		}
 		var now, handle uint64
 		for i := 0; i+3 < len(ops); i += 4 {
-			op, flow, a, b := ops[i]%5, int(ops[i+1]%MaxFlows), ops[i+2], ops[i+3]
+			op, flow, a, b := ops[i]%6, int(ops[i+1]%MaxFlows), ops[i+2], ops[i+3]
 			now += uint64(b) * 37_000
 			switch op {
 			case 0, 1: // a packet
@@ -58,6 +60,22 @@ func FuzzShaper(f *testing.F) {
 			case 4: // a flow or session going away
 				for _, p := range s.Flush(flow) {
 					take(p)
+				}
+			case 5: // a packet by UPF-U's fast path: sent at once only when nothing is queued
+				handle++
+				v, p := s.Submit(flow, now, handle, uint32(a)*40+1, Colour(b%2))
+				switch {
+				case v.Sent():
+					for fl, q := range queued {
+						if len(q) != 0 {
+							t.Fatalf("handle %d of flow %d sent at once while flow %d holds %v", handle, flow, fl, q)
+						}
+					}
+					if p.Handle != handle || p.Flow != flow {
+						t.Fatalf("Submit sent %+v for handle %d of flow %d", p, handle, flow)
+					}
+				case v.Queued():
+					queued[flow] = append(queued[flow], handle)
 				}
 			}
 		}

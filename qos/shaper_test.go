@@ -28,6 +28,13 @@ type simResult struct {
 // would, counting the bytes each flow gets out.
 func simulate(t *testing.T, c ShaperConfig, offers []offer, d, tick time.Duration) simResult {
 	t.Helper()
+	return simulateBy(t, c, offers, d, tick, false)
+}
+
+// simulateBy is simulate with the packets handed in by Submit (UPF-U's
+// fast path: a packet that can leave at once is not queued) when submit.
+func simulateBy(t *testing.T, c ShaperConfig, offers []offer, d, tick time.Duration, submit bool) simResult {
+	t.Helper()
 	if c.Hz == 0 {
 		c.Hz = nsHz
 	}
@@ -52,7 +59,12 @@ func simulate(t *testing.T, c ShaperConfig, offers []offer, d, tick time.Duratio
 		for i, o := range offers {
 			for o.bps != 0 && next[i] <= now {
 				handle++
-				s.Enqueue(i, ticks(next[i]), handle, o.bytes, Green)
+				if !submit {
+					s.Enqueue(i, ticks(next[i]), handle, o.bytes, Green)
+				} else if v, _ := s.Submit(i, ticks(next[i]), handle, o.bytes, Green); v.Sent() {
+					sent[i] += uint64(o.bytes)
+					total += uint64(o.bytes)
+				}
 				next[i] += uint64(o.bytes) * 8 * nsHz / o.bps
 			}
 		}

@@ -86,7 +86,7 @@ func newBenchQoSCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.name, "case", "1", "1, 2 or custom (with --ambr, --gbr, --mbr, --offered)")
-	fl.IntVar(&f.flows, "flows", 0, "run N flows with mixed GBR/MBR instead of --case (UPF-U holds 3 per session: UPF_MAX_QER 4 with the session QER)")
+	fl.IntVar(&f.flows, "flows", 0, "run N flows (2..8: the default flow and N-1 QoS flows) with mixed GBR/MBR instead of --case")
 	fl.IntVar(&f.seconds, "seconds", 10, "how long each direction runs")
 	fl.StringVar(&f.ambr, "ambr", "", "--case custom: the Session-AMBR, e.g. '10 Mbps'")
 	fl.StringVar(&f.gbr, "gbr", "", "--case custom: the QoS flow's GBR")

@@ -150,15 +150,16 @@ func benchUPFIsolated(sessions, sizes []int, packets uint64, qos bool) ([]upfRes
 }
 
 func writeUPFResults(w io.Writer, rs []upfResult, jsonPath string) error {
-	fmt.Fprintf(w, "%-12s %-9s %6s %8s %12s %8s %8s %10s %12s %6s %9s %9s\n", "path", "direction", "bytes", "sessions",
-		"pps", "gbps", "ns/pkt", "cycles/pkt", "wall pps", "loss", "rtt p50us", "rtt p99us")
-	for _, r := range rs {
+	fmt.Fprintf(w, "%-12s %-9s %6s %8s %12s %8s %8s %10s %12s %6s %9s %9s %9s\n", "path", "direction", "bytes", "sessions",
+		"pps", "gbps", "ns/pkt", "cycles/pkt", "wall pps", "loss", "rtt p50us", "rtt p99us", "qos cost")
+	for i, r := range rs {
 		path := r.Path
 		if r.QoS {
 			path += "+qos"
 		}
-		fmt.Fprintf(w, "%-12s %-9s %6d %8d %12.0f %8.2f %8.1f %10.1f %12.0f %6.4f %9.1f %9.1f\n", path, r.Direction,
-			r.PacketBytes, r.Sessions, r.PPS, r.Gbps, r.NsPerPacket, r.CyclesPerPacket, r.WallPPS, r.Loss, r.RTTus.P50, r.RTTus.P99)
+		fmt.Fprintf(w, "%-12s %-9s %6d %8d %12.0f %8.2f %8.1f %10.1f %12.0f %6.4f %9.1f %9.1f %9s\n", path, r.Direction,
+			r.PacketBytes, r.Sessions, r.PPS, r.Gbps, r.NsPerPacket, r.CyclesPerPacket, r.WallPPS, r.Loss, r.RTTus.P50, r.RTTus.P99,
+			qosCost(rs, i))
 	}
 	if jsonPath == "" {
 		return nil
@@ -168,6 +169,19 @@ func writeUPFResults(w io.Writer, rs []upfResult, jsonPath string) error {
 		return err
 	}
 	return os.WriteFile(jsonPath, append(b, '\n'), 0o644)
+}
+
+// qosCost is what QoS took from a +qos row's rate against the row before
+// it, the same case with QoS off (issue 13: at most 20 %); "" otherwise.
+func qosCost(rs []upfResult, i int) string {
+	if i == 0 || !rs[i].QoS || rs[i-1].QoS || rs[i-1].PPS == 0 {
+		return ""
+	}
+	on, off := rs[i], rs[i-1]
+	if on.Direction != off.Direction || on.PacketBytes != off.PacketBytes || on.Sessions != off.Sessions {
+		return ""
+	}
+	return fmt.Sprintf("%.1f%%", 100*(1-on.PPS/off.PPS))
 }
 
 func mustPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }

@@ -59,7 +59,7 @@
 #include "shm_layout.h"
 
 #define UPF_SHM_MAGIC 0x55504654u /* "UPFT" */
-#define UPF_SHM_VERSION 3         /* bump on any change of a struct below */
+#define UPF_SHM_VERSION 4         /* bump on any change of a struct below (4: 17 PDRs, 9 QERs) */
 
 /* The tables file: printf(UPF_TABLES_FILE, huge_dir, file_prefix). */
 #define UPF_TABLES_FILE "%s/%s-upf-tables"
@@ -73,11 +73,19 @@
  * napping UPF-U acts at once rather than after up to its sleep. */
 #define UPF_WAKE_SUFFIX ".wake"
 
-/* Per session. A default session uses 2 PDRs, 2 FARs, 1-2 QERs, 1 URR;
- * each extra QoS flow 2 more PDRs. Install rejects more (PFCP cause 73). */
-#define UPF_MAX_PDR 8
+/* Per session. The SMF's session (nf/smf/upf_rules.go) has per QoS flow
+ * an uplink and a downlink PDR and a flow QER, one session-level QER (QFI
+ * 0, the Session-AMBR), 2 FARs and 1 URR; an N2 handover with indirect
+ * forwarding (TS 23.502 4.9.1.3.2) adds a PDR and a FAR for a while. So
+ * UPF-U's QOS_MAX_FLOWS (8) flows need 8 × 2 + 1 PDRs and 8 + 1 QERs
+ * (upf/u/shape.c asserts it). A slot is 2.3 KB, its upf_dyn 0.5 KB, the
+ * TEID lookup 0.5 KB: about 210 MiB of tables at the default
+ * upf.max_sessions 65536 (upf/shm TableBytes). Rules beyond these are refused, PFCP cause 75 (No
+ * resources available). Go reads them as rules.MaxPDRs etc. (upf/shm's
+ * test checks the two agree). */
+#define UPF_MAX_PDR 17
 #define UPF_MAX_FAR 8
-#define UPF_MAX_QER 4
+#define UPF_MAX_QER 9
 #define UPF_MAX_URR 4
 #define UPF_MAX_SDF 2     /* SDF filters per PDR */
 #define UPF_PDR_QERS 2    /* QERs per PDR (flow QER + session AMBR QER) */

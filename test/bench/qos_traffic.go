@@ -54,6 +54,8 @@ func RunUDPFlows(ctx context.Context, flows []UDPFlow, secs int) ([][]uint64, er
 		if err != nil {
 			return nil, fmt.Errorf("udp flow %d (%v -> %v): %w", i, f.From, f.To, err)
 		}
+		growBuffers(recv[i])
+		growBuffers(send[i])
 	}
 	counts := make([][]atomic.Uint64, len(flows))
 	for i := range counts {

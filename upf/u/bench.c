@@ -100,6 +100,47 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* bench_frames is the template frame and where each packet's session key
+ * goes; next is the session of the next packet. */
+struct bench_frames {
+	const uint8_t *tmpl;
+	uint32_t flen, key_off, key_base, next;
+};
+
+/* bench_burst runs one burst of frames, a session each in turn, through
+ * the pipeline as upfu_run's loop does; -1 when the pool is empty. */
+static int bench_burst(struct upfu *u, int in, struct bench_frames *f, const struct upfu_bench_plan *b)
+{
+	struct rte_mbuf *pkts[UPFU_BURST];
+	if (rte_pktmbuf_alloc_bulk(u->pool, pkts, UPFU_BURST) != 0)
+		return -1;
+	for (int j = 0; j < UPFU_BURST; j++) {
+		uint8_t *d = (uint8_t *)rte_pktmbuf_append(pkts[j], (uint16_t)f->flen);
+		rte_memcpy(d, f->tmpl, f->flen);
+		uint32_t key = rte_cpu_to_be_32(f->key_base + f->next);
+		memcpy(d + f->key_off, &key, 4);
+		if (!b->downlink) { /* the inner source: the session's UE */
+			uint32_t ue = rte_cpu_to_be_32(b->ue_base + f->next);
+			memcpy(d + UL_UE_OFF, &ue, 4);
+		}
+		if (++f->next == b->sessions)
+			f->next = 0;
+	}
+	upfu_burst(u, in, pkts, UPFU_BURST);
+	upfu_qos_poll(u); /* as upfu_run does every loop */
+	upfu_flush(u);
+	return 0;
+}
+
+/* drain sends what the shapers still hold. */
+static void drain(struct upfu *u)
+{
+	for (int i = 0; i < 1000 && upfu_qos_backlog(u); i++) {
+		upfu_qos_poll(u);
+		upfu_flush(u);
+	}
+}
+
 uint64_t upfu_bench(const struct upfu_bench_plan *b, uint64_t *hz, uint64_t *forwarded, uint64_t *cpu_ns)
 {
 	struct upfu *u = bench_u;
@@ -115,33 +156,20 @@ uint64_t upfu_bench(const struct upfu_bench_plan *b, uint64_t *hz, uint64_t *for
 	uint32_t key_base = b->downlink ? b->ue_base : b->teid_base;
 	if (b->sessions == 0 || flen > sizeof(tmpl))
 		return 0;
-	uint64_t before = u->port[out].st->tx_pkts;
-	struct rte_mbuf *pkts[UPFU_BURST];
-	uint32_t next = 0;
-	uint64_t t0 = rte_rdtsc(), c0 = thread_cpu_ns();
-	for (uint64_t done = 0; done < b->packets; done += UPFU_BURST) {
-		if (rte_pktmbuf_alloc_bulk(u->pool, pkts, UPFU_BURST) != 0)
+	struct bench_frames f = {tmpl, flen, key_off, key_base, 0};
+	/* Warm up: one packet per session first, as a running UPF-U has met
+	 * its sessions before (a session's shaper is set up at its first
+	 * packet; that is per-session cost, not per-packet). */
+	for (uint64_t done = 0; done < b->sessions; done += UPFU_BURST)
+		if (bench_burst(u, in, &f, b) != 0)
 			break;
-		for (int j = 0; j < UPFU_BURST; j++) {
-			uint8_t *d = (uint8_t *)rte_pktmbuf_append(pkts[j], (uint16_t)flen);
-			rte_memcpy(d, tmpl, flen);
-			uint32_t key = rte_cpu_to_be_32(key_base + next);
-			memcpy(d + key_off, &key, 4);
-			if (!b->downlink) { /* the inner source: the session's UE */
-				uint32_t ue = rte_cpu_to_be_32(b->ue_base + next);
-				memcpy(d + UL_UE_OFF, &ue, 4);
-			}
-			if (++next == b->sessions)
-				next = 0;
-		}
-		upfu_burst(u, in, pkts, UPFU_BURST);
-		upfu_qos_poll(u); /* as upfu_run does every loop */
-		upfu_flush(u);
-	}
-	for (int i = 0; i < 1000 && upfu_qos_backlog(u); i++) { /* what the shapers still hold */
-		upfu_qos_poll(u);
-		upfu_flush(u);
-	}
+	drain(u);
+	uint64_t before = u->port[out].st->tx_pkts;
+	uint64_t t0 = rte_rdtsc(), c0 = thread_cpu_ns();
+	for (uint64_t done = 0; done < b->packets; done += UPFU_BURST)
+		if (bench_burst(u, in, &f, b) != 0)
+			break;
+	drain(u);
 	uint64_t cycles = rte_rdtsc() - t0;
 	*cpu_ns = thread_cpu_ns() - c0;
 	*hz = u->hz;

@@ -132,11 +132,13 @@ struct shaped {
 struct upfu_qos {
 	uint32_t max;       /* shapers in the pool, 0 = QoS shaping off */
 	struct shaped *pool;
+	size_t pool_len;    /* bytes mapped for pool */
 	int32_t *map;       /* [max_sessions * 2]: pool index, -1 none */
 	uint32_t *free;     /* stack of free pool indexes */
 	uint32_t nfree;
-	uint32_t *busy;     /* shapers with a backlog: qos_dequeue each loop */
+	uint32_t *busy;     /* shapers with a backlog: upfu_qos_poll serves them in turn */
 	uint32_t nbusy;
+	uint32_t cursor;    /* the next busy entry upfu_qos_poll serves */
 	uint32_t sweep;     /* the next pool entry checked for a gone session */
 	uint64_t queue_ns;  /* a flow's queue in time at its share, 0 = qos/ default */
 	struct upfu_qos_stats st;

@@ -21,6 +21,7 @@
  * frame's IPv4 destination, as upfu_send_via takes it.
  */
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
@@ -30,12 +31,40 @@
 
 #define PORT_BIT 63
 #define DEQ_MAX UPFU_BURST
+#define POLL_SHAPERS 64 /* backlogged sessions served per loop */
+#define HUGE_2M (2u << 20)
 #define READ_TRIES 1000 /* a session being rewritten: try again at its next packet */
+
+/* Every flow a shaper holds can have its own QER besides the session's. */
+_Static_assert(UPF_MAX_QER >= QOS_MAX_FLOWS + 1, "UPF_MAX_QER holds a QER per shaped flow and the session QER");
+_Static_assert(UPF_MAX_PDR >= 2 * QOS_MAX_FLOWS, "UPF_MAX_PDR holds an uplink and a downlink PDR per shaped flow");
+
+/* pool_alloc maps the shaper pool anonymous (zero pages: a shaper costs
+ * memory once used) and asks for transparent huge pages: with a packet of
+ * another session each time, 4 KB pages cost a TLB miss per packet (a
+ * shaper is 19 KB), while the rule tables sit in hugepages already. */
+static struct shaped *pool_alloc(struct upfu_qos *q, uint32_t n)
+{
+	size_t len = ((size_t)n * sizeof(struct shaped) + HUGE_2M - 1) & ~(size_t)(HUGE_2M - 1);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	(void)madvise(p, len, MADV_HUGEPAGE); /* a hint: THP off still works */
+	q->pool_len = len;
+	return p;
+}
+
+static void pool_free(struct upfu_qos *q)
+{
+	if (q->pool != NULL)
+		munmap(q->pool, q->pool_len);
+	q->pool = NULL;
+}
 
 int upfu_qos_init(struct upfu *u, const struct upfu_conf *c, char *err, size_t n)
 {
 	struct upfu_qos *q = &u->qos;
-	free(q->pool); /* a UPF-U started again in this process */
+	pool_free(q); /* a UPF-U started again in this process */
 	free(q->map);
 	free(q->free);
 	free(q->busy);
@@ -44,8 +73,7 @@ int upfu_qos_init(struct upfu *u, const struct upfu_conf *c, char *err, size_t n
 	if (c->qos_max_sessions == 0)
 		return 0;
 	q->max = c->qos_max_sessions * 2;
-	/* calloc of this size maps zero pages: a shaper costs memory once used */
-	q->pool = calloc(q->max, sizeof(*q->pool));
+	q->pool = pool_alloc(q, q->max);
 	q->map = malloc(sizeof(*q->map) * (size_t)u->t->max_sessions * 2);
 	q->free = malloc(sizeof(*q->free) * q->max);
 	q->busy = malloc(sizeof(*q->busy) * q->max);
@@ -219,6 +247,10 @@ struct shaped *upfu_shaper(struct upfu *u, uint32_t slot, int dir, uint64_t up_s
 
 /* ---- per packet -------------------------------------------------------------- */
 
+/* upfu_shape meters the frame and sends it at once when its session has
+ * nothing queued and the buckets allow it (qos_submit: the common case
+ * costs no queue and no dequeue); else it queues it and lists the session
+ * for upfu_qos_poll. */
 int upfu_shape(struct upfu *u, struct shaped *sh, uint8_t qer, struct rte_mbuf *m, const struct upfu_hop *h,
 	       uint32_t bytes)
 {
@@ -227,8 +259,16 @@ int upfu_shape(struct upfu *u, struct shaped *sh, uint8_t qer, struct rte_mbuf *
 		return UPF_DROP_RULE_BUSY; /* rules and verdict out of step: the next packet rereads */
 	uint64_t handle = (uint64_t)(uintptr_t)m | ((uint64_t)(h->port == UPF_N3) << PORT_BIT);
 	uint64_t green_full = sh->sh.flow[flow].st.full_pkts[QOS_GREEN];
-	enum qos_verdict r = qos_enqueue(&sh->sh, (uint32_t)flow, rte_rdtsc(), handle, bytes, QOS_GREEN);
+	struct qos_out o;
+	enum qos_verdict r = qos_submit(&sh->sh, (uint32_t)flow, rte_rdtsc(), handle, bytes, QOS_GREEN, &o);
 	switch (r) {
+	case QOS_SENT_GREEN:
+	case QOS_SENT_YELLOW: {
+		int e = upfu_send_via(u, h->port, h->dst, m);
+		if (e == 0)
+			CNT_ADD(u->qos.st.sent[r == QOS_SENT_GREEN ? 0 : 1], 1);
+		return e;
+	}
 	case QOS_QUEUED_GREEN:
 	case QOS_QUEUED_YELLOW:
 		break;
@@ -297,6 +337,9 @@ static void sweep_one(struct upfu *u)
 		release(u, i);
 }
 
+/* upfu_qos_poll serves the sessions with a backlog, at most POLL_SHAPERS
+ * of them per call, taking turns (a cursor over the busy list), so the
+ * work per loop stays bounded however many sessions queue. */
 void upfu_qos_poll(struct upfu *u)
 {
 	struct upfu_qos *q = &u->qos;
@@ -307,19 +350,21 @@ void upfu_qos_poll(struct upfu *u)
 		return;
 	uint64_t now = rte_rdtsc();
 	struct qos_out out[DEQ_MAX];
-	for (uint32_t b = 0; b < q->nbusy;) {
-		struct shaped *sh = &q->pool[q->busy[b]];
+	for (uint32_t k = 0; k < POLL_SHAPERS && q->nbusy != 0; k++) {
+		if (q->cursor >= q->nbusy)
+			q->cursor = 0;
+		struct shaped *sh = &q->pool[q->busy[q->cursor]];
 		if (sh->in_use) {
 			unsigned n = qos_dequeue(&sh->sh, now, out, DEQ_MAX);
 			for (unsigned i = 0; i < n; i++)
 				send_out(u, &out[i]);
 		}
 		if (sh->in_use && qos_backlog(&sh->sh)) {
-			b++;
+			q->cursor++;
 			continue;
 		}
 		sh->busy = 0;
-		q->busy[b] = q->busy[--q->nbusy];
+		q->busy[q->cursor] = q->busy[--q->nbusy]; /* the last one takes its turn next */
 	}
 }
 

@@ -1,0 +1,72 @@
+package u_test
+
+import (
+	"fmt"
+	"net/netip"
+	"testing"
+
+	"github.com/l25gc/l25gc/qos"
+	"github.com/l25gc/l25gc/upf/rules"
+)
+
+// eightFlowSession is bench qos --flows 8 at a fifth of its rates: the
+// default flow (QER 1) and seven QoS flows, flow i (1..7) matched by DN
+// port qosFlowPort+i with GBR (i%3+1)·0.4 and MBR (i%4+2)·0.8 Mbit/s,
+// each with its uplink and downlink PDR, under a Session-AMBR of 16
+// Mbit/s (the session-level QER 64, listed last by every PDR): 16 PDRs and
+// 9 QERs, the most a session holds besides the handover's forwarding PDR.
+func eightFlowSession(seid uint64, ue netip.Addr, ambr uint64) (*rules.Session, []qos.FairFlow) {
+	s := session(seid, ue, upTEID+uint32(seid), gnbTEID, qfi)
+	s.PDRs[0].QERIDs = []uint32{1, 64}
+	s.PDRs[1].QERIDs = []uint32{1, 64}
+	s.QERs = append(s.QERs, rules.QER{ID: 64, GateULOpen: true, GateDLOpen: true, MBRUL: ambr, MBRDL: ambr})
+	flows := []qos.FairFlow{{Active: true}}
+	for i := 1; i < rules.MaxQoSFlows; i++ {
+		gbr, mbr := uint64(i%3+1)*400_000, uint64(i%4+2)*800_000
+		q := uint8(10 + i)
+		sdf := []string{fmt.Sprintf("permit out 17 from %s %d to assigned", dnIP, qosFlowPort+i)}
+		ul := s.PDRs[0]
+		ul.ID, ul.Precedence, ul.QFI, ul.SDFFilters, ul.QERIDs = uint16(2*i+1), 100, q, sdf, []uint32{uint32(1 + i), 64}
+		dl := s.PDRs[1]
+		dl.ID, dl.Precedence, dl.SDFFilters, dl.QERIDs = uint16(2*i+2), 100, sdf, []uint32{uint32(1 + i), 64}
+		s.PDRs = append(s.PDRs, ul, dl)
+		s.QERs = append(s.QERs, rules.QER{ID: uint32(1 + i), QFI: q, GateULOpen: true, GateDLOpen: true,
+			GBRUL: gbr, GBRDL: gbr, MBRUL: mbr, MBRDL: mbr})
+		flows = append(flows, qos.FairFlow{GBR: gbr, MBR: mbr, Active: true})
+	}
+	return s, flows
+}
+
+// Eight flows of one session, each offered 6 Mbit/s (48 in all, three
+// times the AMBR), get the max-min fair share qos.FairShare computes
+// (GBRs first, the rest shared equally, MBRs capping) through a real
+// UPF-U, within the tolerance of this file's other tests.
+func TestQoSEightFlowsShareTheAMBRMaxMin(t *testing.T) {
+	l := newLab(t)
+	_, n6 := l.ready()
+	ue := netip.MustParseAddr("10.60.0.16")
+	const ambr, offered = 16 * mbit, 6 * mbit
+	s, flows := eightFlowSession(16, ue, ambr)
+	l.install(t, s)
+	ports := []uint16{plainPort}
+	for i := 1; i < len(flows); i++ {
+		ports = append(ports, uint16(qosFlowPort+i))
+		flows[i].MBR = min(flows[i].MBR, offered) // what a flow offers caps it too
+	}
+	flows[0].MBR = offered
+	share, err := qos.FairShare(ambr, flows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offers []offer
+	for _, p := range ports {
+		offers = append(offers, offer{ue, p, offered})
+	}
+	r := l.measure(t, n6, offers...)
+	var sum float64
+	for i, p := range ports {
+		near(t, fmt.Sprintf("flow %d (port %d)", i, p), r[flowKey{ue, p}], float64(share.Rates[i]))
+		sum += r[flowKey{ue, p}]
+	}
+	near(t, "the session", sum, ambr)
+}
