@@ -1,0 +1,265 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Options say what a Session collects.
+type Options struct {
+	Dir string // where the profiles and report.json go
+	// Syscalls picks the system call source: auto (perf, else strace, else
+	// /proc), perf, strace or proc.
+	Syscalls string
+	// Self names this process in the report (the simulator driving the
+	// benchmark); "" leaves it out.
+	Self string
+	// Top is how many functions each list keeps (default 10).
+	Top int
+}
+
+// ParseSyscalls checks a --profile-syscalls value.
+func ParseSyscalls(s string) error {
+	switch s {
+	case "auto", "perf", "strace", "proc":
+		return nil
+	}
+	return fmt.Errorf("syscall source %q: want auto, perf, strace or proc", s)
+}
+
+// Session is one measured window over a set of processes.
+type Session struct {
+	o       Options
+	targets []*target
+	started time.Time
+	self    *os.File // this process's own CPU profile
+}
+
+type target struct {
+	name   string
+	pid    int
+	before ProcSample
+	trace  syscallTrace
+	notes  []string
+	remote bool // profiled by signal (the others: this process)
+}
+
+// Start opens the window: it starts the system call counters (which may
+// take perf a few seconds), samples /proc and starts every CPU profile.
+// pids names the processes; each must have been started with EnvDir set
+// to o.Dir.
+func Start(o Options, pids map[string]int) (*Session, error) {
+	if o.Top == 0 {
+		o.Top = 10
+	}
+	if o.Syscalls == "" {
+		o.Syscalls = "auto"
+	}
+	if err := ParseSyscalls(o.Syscalls); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	s := &Session{o: o}
+	for _, name := range sortedNames(pids) {
+		s.targets = append(s.targets, &target{name: name, pid: pids[name], remote: true})
+	}
+	if o.Self != "" {
+		s.targets = append(s.targets, &target{name: o.Self, pid: os.Getpid()})
+	}
+	s.startTracers()
+	for _, t := range s.targets {
+		s.begin(t)
+	}
+	s.started = time.Now()
+	return s, nil
+}
+
+func sortedNames(pids map[string]int) []string {
+	names := make([]string, 0, len(pids))
+	for n := range pids {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// startTracers starts one counter per process at once: perf needs a
+// while to open its events on each.
+func (s *Session) startTracers() {
+	if s.o.Syscalls == "proc" {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, t := range s.targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var notes []string
+			t.trace, notes = tracerFor(s.o.Syscalls, t.pid, s.o.Dir)
+			t.notes = append(t.notes, notes...)
+		}()
+	}
+	wg.Wait()
+}
+
+// begin samples /proc and starts t's CPU profile.
+func (s *Session) begin(t *target) {
+	var err error
+	if t.before, err = ReadProc(t.pid); err != nil {
+		t.notes = append(t.notes, "proc: "+err.Error())
+	}
+	if !t.remote {
+		s.startSelf(t)
+		return
+	}
+	_ = os.Remove(filepath.Join(s.o.Dir, DoneName(t.pid)))
+	if err := syscall.Kill(t.pid, StartSignal); err != nil {
+		t.notes = append(t.notes, "start CPU profile: "+err.Error())
+	}
+}
+
+func (s *Session) startSelf(t *target) {
+	f, err := os.Create(filepath.Join(s.o.Dir, t.name+".pprof"))
+	if err == nil {
+		if err = pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		t.notes = append(t.notes, "CPU profile: "+err.Error())
+		return
+	}
+	s.self = f
+}
+
+// Stop closes the window, in which procedures procedures completed, and
+// writes the report (Dir/report.json) and each process's profile
+// (Dir/<name>.pprof).
+func (s *Session) Stop(procedure string, procedures int) (*Report, error) {
+	wall := time.Since(s.started)
+	after := map[*target]ProcSample{}
+	for _, t := range s.targets {
+		if t.remote {
+			_ = syscall.Kill(t.pid, StopSignal)
+		}
+		a, err := ReadProc(t.pid)
+		if err != nil {
+			t.notes = append(t.notes, "proc after: "+err.Error())
+		}
+		after[t] = a
+	}
+	if s.self != nil {
+		pprof.StopCPUProfile()
+		s.self.Close()
+	}
+	r := &Report{Procedure: procedure, Procedures: procedures, WallSeconds: wall.Seconds(),
+		CPUSource: CPUSource, Switches: SwitchesSource}
+	syscalls := s.stopTracers()
+	for _, t := range s.targets {
+		r.Processes = append(r.Processes, s.process(t, after[t], syscalls[t]))
+	}
+	r.finish()
+	return r, r.WriteJSON(filepath.Join(s.o.Dir, "report.json"))
+}
+
+type traced struct {
+	calls map[string]int64
+	err   error
+}
+
+func (s *Session) stopTracers() map[*target]traced {
+	out := map[*target]traced{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, t := range s.targets {
+		if t.trace == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			calls, err := t.trace.Stop()
+			mu.Lock()
+			out[t] = traced{calls, err}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// process is t's row of the report.
+func (s *Session) process(t *target, after ProcSample, tr traced) Process {
+	d := after.Sub(t.before)
+	p := Process{Name: t.name, PID: t.pid, CPUSeconds: d.CPUSeconds(),
+		VoluntarySwitches: d.Voluntary, InvoluntarySwitches: d.Involuntary}
+	switch {
+	case t.trace != nil && tr.err == nil:
+		p.SyscallSource = t.trace.Source()
+		p.TopSyscalls, p.Syscalls = topCounts(tr.calls, 5)
+	default:
+		if tr.err != nil {
+			t.notes = append(t.notes, "syscalls: "+tr.err.Error())
+		}
+		p.SyscallSource = SourceProc
+		if d.SysCR >= 0 {
+			p.TopSyscalls, p.Syscalls = topCounts(map[string]int64{"read-like (syscr)": d.SysCR, "write-like (syscw)": d.SysCW}, 5)
+		}
+	}
+	s.attachProfile(t, &p)
+	p.Notes = t.notes
+	return p
+}
+
+// attachProfile renames t's finished profile to <name>.pprof and reads
+// its top functions.
+func (s *Session) attachProfile(t *target, p *Process) {
+	path := filepath.Join(s.o.Dir, t.name+".pprof")
+	if t.remote {
+		if err := awaitFile(filepath.Join(s.o.Dir, DoneName(t.pid)), 10*time.Second); err != nil {
+			t.notes = append(t.notes, "no CPU profile (is it a Go process started with "+EnvDir+"?): "+err.Error())
+			return
+		}
+		if err := os.Rename(filepath.Join(s.o.Dir, DoneName(t.pid)), path); err != nil {
+			t.notes = append(t.notes, err.Error())
+			return
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.notes = append(t.notes, "CPU profile: "+err.Error())
+		return
+	}
+	defer f.Close()
+	cp, err := ReadCPUProfile(f, s.o.Top)
+	if err != nil {
+		t.notes = append(t.notes, "CPU profile "+path+": "+err.Error())
+		return
+	}
+	p.Profile, p.ProfileSeconds, p.TopFlat, p.TopCum = filepath.Base(path), cp.Seconds, cp.Flat, cp.Cum
+}
+
+// awaitFile waits until path exists: a profiled process renames its
+// profile there once written.
+func awaitFile(path string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		_, err := os.Stat(path)
+		if err == nil || !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not written within %v", filepath.Base(path), limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
