@@ -15,6 +15,9 @@ import (
 // Options say what a Session collects.
 type Options struct {
 	Dir string // where the profiles and report.json go
+	// Incoming is the directory the processes were started with (EnvDir),
+	// where they write their profiles before these move to Dir; "" = Dir.
+	Incoming string
 	// Syscalls picks the system call source: auto (perf, else strace, else
 	// /proc), perf, strace or proc.
 	Syscalls string
@@ -51,16 +54,21 @@ type target struct {
 	remote bool // profiled by signal (the others: this process)
 }
 
-// Start opens the window: it starts the system call counters (which may
-// take perf a few seconds), samples /proc and starts every CPU profile.
-// pids names the processes; each must have been started with EnvDir set
-// to o.Dir.
+// Start opens the window. In order: the system call counters start
+// (perf opens its events disabled, which takes it a few seconds), every
+// CPU profile starts, then the counters are enabled and /proc sampled, so
+// the profiles' own setup (reading /proc/self/maps and ELF build IDs) is
+// not counted. pids names the processes; each must have been started with
+// EnvDir set to o.Incoming (or o.Dir).
 func Start(o Options, pids map[string]int) (*Session, error) {
 	if o.Top == 0 {
 		o.Top = 10
 	}
 	if o.Syscalls == "" {
 		o.Syscalls = "auto"
+	}
+	if o.Incoming == "" {
+		o.Incoming = o.Dir
 	}
 	if err := ParseSyscalls(o.Syscalls); err != nil {
 		return nil, err
@@ -77,7 +85,15 @@ func Start(o Options, pids map[string]int) (*Session, error) {
 	}
 	s.startTracers()
 	for _, t := range s.targets {
-		s.begin(t)
+		s.startProfile(t)
+	}
+	s.awaitProfilesStarted()
+	s.eachTracer(func(t *target) error { return t.trace.Enable() })
+	for _, t := range s.targets {
+		var err error
+		if t.before, err = ReadProc(t.pid); err != nil {
+			t.notes = append(t.notes, "proc: "+err.Error())
+		}
 	}
 	s.started = time.Now()
 	return s, nil
@@ -111,20 +127,46 @@ func (s *Session) startTracers() {
 	wg.Wait()
 }
 
-// begin samples /proc and starts t's CPU profile.
-func (s *Session) begin(t *target) {
-	var err error
-	if t.before, err = ReadProc(t.pid); err != nil {
-		t.notes = append(t.notes, "proc: "+err.Error())
-	}
+// startProfile starts t's CPU profile.
+func (s *Session) startProfile(t *target) {
 	if !t.remote {
 		s.startSelf(t)
 		return
 	}
-	_ = os.Remove(filepath.Join(s.o.Dir, DoneName(t.pid)))
+	_ = os.Remove(filepath.Join(s.o.Incoming, DoneName(t.pid)))
 	if err := syscall.Kill(t.pid, StartSignal); err != nil {
 		t.notes = append(t.notes, "start CPU profile: "+err.Error())
 	}
+}
+
+// awaitProfilesStarted waits (a bounded while) until each signalled
+// process has opened its profile file.
+func (s *Session) awaitProfilesStarted() {
+	for _, t := range s.targets {
+		if t.remote {
+			_ = awaitFile(filepath.Join(s.o.Incoming, PartName(t.pid)), 5*time.Second)
+		}
+	}
+}
+
+// eachTracer runs f on every target's counter at once, dropping a
+// counter that fails (its process then falls back to /proc).
+func (s *Session) eachTracer(f func(*target) error) {
+	var wg sync.WaitGroup
+	for _, t := range s.targets {
+		if t.trace == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(t); err != nil {
+				t.notes = append(t.notes, err.Error())
+				t.trace = nil
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func (s *Session) startSelf(t *target) {
@@ -143,19 +185,23 @@ func (s *Session) startSelf(t *target) {
 
 // Stop closes the window, in which procedures procedures completed, and
 // writes the report (Dir/report.json) and each process's profile
-// (Dir/<name>.pprof).
+// (Dir/<name>.pprof). /proc is sampled and the counters disabled before
+// the profiles end, so writing them is not counted.
 func (s *Session) Stop(procedure string, procedures int) (*Report, error) {
 	wall := time.Since(s.started)
 	after := map[*target]ProcSample{}
 	for _, t := range s.targets {
-		if t.remote {
-			_ = syscall.Kill(t.pid, StopSignal)
-		}
 		a, err := ReadProc(t.pid)
 		if err != nil {
 			t.notes = append(t.notes, "proc after: "+err.Error())
 		}
 		after[t] = a
+	}
+	s.eachTracer(func(t *target) error { return t.trace.Disable() })
+	for _, t := range s.targets {
+		if t.remote {
+			_ = syscall.Kill(t.pid, StopSignal)
+		}
 	}
 	if s.self != nil {
 		pprof.StopCPUProfile()
@@ -187,7 +233,7 @@ func (s *Session) stopTracers() map[*target]traced {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			calls, err := t.trace.Stop()
+			calls, err := t.trace.Finish()
 			mu.Lock()
 			out[t] = traced{calls, err}
 			mu.Unlock()
@@ -225,11 +271,12 @@ func (s *Session) process(t *target, after ProcSample, tr traced) Process {
 func (s *Session) attachProfile(t *target, p *Process) {
 	path := filepath.Join(s.o.Dir, t.name+".pprof")
 	if t.remote {
-		if err := awaitFile(filepath.Join(s.o.Dir, DoneName(t.pid)), 10*time.Second); err != nil {
+		done := filepath.Join(s.o.Incoming, DoneName(t.pid))
+		if err := awaitFile(done, 10*time.Second); err != nil {
 			t.notes = append(t.notes, "no CPU profile (is it a Go process started with "+EnvDir+"?): "+err.Error())
 			return
 		}
-		if err := os.Rename(filepath.Join(s.o.Dir, DoneName(t.pid)), path); err != nil {
+		if err := os.Rename(done, path); err != nil {
 			t.notes = append(t.notes, err.Error())
 			return
 		}

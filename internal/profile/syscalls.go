@@ -31,11 +31,15 @@ const (
 	SourceProc = "/proc/PID/io syscr,syscw"
 )
 
-// syscallTrace counts one process's system calls between its start and Stop.
+// syscallTrace counts one process's system calls in a window.
 type syscallTrace interface {
 	Source() string
-	// Stop ends the count and returns the calls by name.
-	Stop() (map[string]int64, error)
+	// Enable opens the window and Disable closes it, where the tool can
+	// (perf); strace counts from its start until Finish.
+	Enable() error
+	Disable() error
+	// Finish ends the tool and returns the calls by name.
+	Finish() (map[string]int64, error)
 }
 
 // tracerFor starts counting pid's system calls with the best source that
@@ -89,13 +93,24 @@ func startPerf(pid int, dir string) (*perfTrace, error) {
 		t.closeFIFOs()
 		return nil, err
 	}
-	// Opening hundreds of tracepoints per thread takes perf a while; the
-	// window opens when it acknowledges.
+	return t, nil
+}
+
+// Enable starts the count. Opening its tracepoints takes perf a while
+// (the first ~45 ms each); it acknowledges once counting.
+func (t *perfTrace) Enable() error {
 	if err := t.command("enable", 30*time.Second); err != nil {
 		t.kill()
-		return nil, fmt.Errorf("enable: %w", err)
+		return fmt.Errorf("perf enable: %w", err)
 	}
-	return t, nil
+	return nil
+}
+
+func (t *perfTrace) Disable() error {
+	if err := t.command("disable", 10*time.Second); err != nil {
+		return fmt.Errorf("perf disable: %w", err)
+	}
+	return nil
 }
 
 // watchedSyscalls are the calls counted by name. Enabling a tracepoint
@@ -175,14 +190,10 @@ func (t *perfTrace) command(c string, wait time.Duration) error {
 	return nil
 }
 
-func (t *perfTrace) Stop() (map[string]int64, error) {
-	err := t.command("disable", 10*time.Second)
+func (t *perfTrace) Finish() (map[string]int64, error) {
 	_ = t.cmd.Process.Signal(os.Interrupt)
 	waitErr := t.cmd.Wait()
 	t.closeFIFOs()
-	if err != nil {
-		return nil, fmt.Errorf("perf disable: %w", err)
-	}
 	f, openErr := os.Open(t.out)
 	if openErr != nil {
 		return nil, fmt.Errorf("perf: %v (exit: %v)", openErr, waitErr)
@@ -306,7 +317,11 @@ func startStrace(pid int, dir string) (*straceTrace, error) {
 	return t, nil
 }
 
-func (t *straceTrace) Stop() (map[string]int64, error) {
+// strace cannot pause: it counts from attaching to Finish.
+func (*straceTrace) Enable() error  { return nil }
+func (*straceTrace) Disable() error { return nil }
+
+func (t *straceTrace) Finish() (map[string]int64, error) {
 	_ = t.cmd.Process.Signal(os.Interrupt)
 	_ = t.cmd.Wait()
 	f, err := os.Open(t.out)
