@@ -1,9 +1,6 @@
 package nssf
 
-import (
-	"net/http"
-	"sync"
-)
+import "sync"
 
 // maxAnswers bounds the cache: a core's UEs ask with a handful of
 // distinct subscribed/requested NSSAI combinations, so a full cache means
@@ -49,13 +46,4 @@ func (c *answerCache) len() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return len(c.answers)
-}
-
-var hdrJSON = []string{"application/json"}
-
-// writeAnswer sends an encoded AuthorizedNetworkSliceInfo.
-func writeAnswer(w http.ResponseWriter, body []byte) {
-	w.Header()["Content-Type"] = hdrJSON
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
 }

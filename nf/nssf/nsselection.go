@@ -34,7 +34,7 @@ func (n *NF) handleSelection(w http.ResponseWriter, r *http.Request) {
 	key := answerKey(reg, q.Get("tai"))
 	if reg != "" && pdu == "" {
 		if body, ok := n.answers.get(key); ok {
-			writeAnswer(w, body)
+			sbi.WriteRawJSON(w, http.StatusOK, body)
 			return
 		}
 	}
@@ -54,7 +54,7 @@ func (n *NF) handleSelection(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		n.answers.put(key, body)
-		writeAnswer(w, body)
+		sbi.WriteRawJSON(w, http.StatusOK, body)
 	case pdu != "" && reg == "":
 		var info models.SliceInfoForPduSession
 		if !decodeParam(w, "slice-info-request-for-pdu-session", pdu, &info) {

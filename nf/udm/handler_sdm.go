@@ -48,10 +48,20 @@ func (n *NF) servingPLMN(w http.ResponseWriter, r *http.Request) (string, bool) 
 // handleAMData is Nudm_SDM_Get of the access and mobility subscription data
 // (TS 29.503 5.2.2.2.3; TS 23.502 4.2.2.2.2 step 14b).
 func (n *NF) handleAMData(w http.ResponseWriter, r *http.Request) {
-	am, ok := n.amData(w, r)
-	if ok {
-		sbi.WriteJSON(w, http.StatusOK, am)
+	supi, ok := supiParam(w, r, "supi")
+	if !ok {
+		return
 	}
+	plmn, ok := n.servingPLMN(w, r)
+	if !ok {
+		return
+	}
+	am, err := n.udr.amDataRaw(r.Context(), supi, plmn)
+	if err != nil {
+		sbi.WriteError(w, "UDR", err)
+		return
+	}
+	sbi.WriteRawJSON(w, http.StatusOK, am)
 }
 
 // handleNSSAI is Nudm_SDM_Get of the subscribed NSSAI (5.2.2.2.2), the
