@@ -50,8 +50,11 @@ type target struct {
 	pid    int
 	before ProcSample
 	trace  syscallTrace
-	notes  []string
-	remote bool // profiled by signal (the others: this process)
+	// calls and traceErr are what trace counted, once finished.
+	calls    map[string]int64
+	traceErr error
+	notes    []string
+	remote   bool // profiled by signal (the others: this process)
 }
 
 // Start opens the window. In order: the system call counters start
@@ -209,52 +212,29 @@ func (s *Session) Stop(procedure string, procedures int) (*Report, error) {
 	}
 	r := &Report{Procedure: procedure, Procedures: procedures, WallSeconds: wall.Seconds(),
 		CPUSource: CPUSource, Switches: SwitchesSource}
-	syscalls := s.stopTracers()
+	s.eachTracer(func(t *target) error {
+		t.calls, t.traceErr = t.trace.Finish()
+		return nil // keep the source: process reports the error
+	})
 	for _, t := range s.targets {
-		r.Processes = append(r.Processes, s.process(t, after[t], syscalls[t]))
+		r.Processes = append(r.Processes, s.process(t, after[t]))
 	}
 	r.finish()
 	return r, r.WriteJSON(filepath.Join(s.o.Dir, "report.json"))
 }
 
-type traced struct {
-	calls map[string]int64
-	err   error
-}
-
-func (s *Session) stopTracers() map[*target]traced {
-	out := map[*target]traced{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, t := range s.targets {
-		if t.trace == nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			calls, err := t.trace.Finish()
-			mu.Lock()
-			out[t] = traced{calls, err}
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	return out
-}
-
 // process is t's row of the report.
-func (s *Session) process(t *target, after ProcSample, tr traced) Process {
+func (s *Session) process(t *target, after ProcSample) Process {
 	d := after.Sub(t.before)
 	p := Process{Name: t.name, PID: t.pid, CPUSeconds: d.CPUSeconds(),
 		VoluntarySwitches: d.Voluntary, InvoluntarySwitches: d.Involuntary}
 	switch {
-	case t.trace != nil && tr.err == nil:
+	case t.trace != nil && t.traceErr == nil:
 		p.SyscallSource = t.trace.Source()
-		p.TopSyscalls, p.Syscalls = topCounts(tr.calls, 5)
+		p.TopSyscalls, p.Syscalls = topCounts(t.calls, 5)
 	default:
-		if tr.err != nil {
-			t.notes = append(t.notes, "syscalls: "+tr.err.Error())
+		if t.traceErr != nil {
+			t.notes = append(t.notes, "syscalls: "+t.traceErr.Error())
 		}
 		p.SyscallSource = SourceProc
 		if d.SysCR >= 0 {
