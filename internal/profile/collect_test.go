@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,5 +104,34 @@ func TestSessionProfilesEachProcess(t *testing.T) {
 func TestSessionRefusesUnknownSyscallSource(t *testing.T) {
 	if _, err := profile.Start(profile.Options{Dir: t.TempDir(), Syscalls: "dtrace"}, nil); err == nil {
 		t.Fatal("unknown source accepted")
+	}
+}
+
+// A perf that refuses to count (not root, a paranoid kernel setting) ends
+// at once: the process's syscalls fall back to /proc with a note saying
+// why.
+func TestSessionFallsBackWhenPerfRefuses(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "perf"), []byte("#!/bin/sh\necho 'no permission' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if _, err := os.Stat("/sys/kernel/tracing/events/raw_syscalls"); err != nil {
+		if _, err := os.Stat("/sys/kernel/debug/tracing/events/raw_syscalls"); err != nil {
+			t.Skip("no syscall tracepoints here: perf is not tried at all")
+		}
+	}
+	dir := t.TempDir()
+	s, err := profile.Start(profile.Options{Dir: dir, Syscalls: "perf", Self: "sim"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Stop("registration", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Processes[0]
+	if p.SyscallSource != profile.SourceProc || len(p.Notes) == 0 || !strings.Contains(strings.Join(p.Notes, " "), "perf ended") {
+		t.Fatalf("source %q notes %v: want /proc with a note that perf ended", p.SyscallSource, p.Notes)
 	}
 }

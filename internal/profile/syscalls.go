@@ -69,6 +69,8 @@ type perfTrace struct {
 	cmd      *exec.Cmd
 	ctl, ack *os.File
 	out      string
+	exited   chan struct{} // closed when perf has ended
+	waitErr  error         // perf's exit, once exited is closed
 }
 
 func (*perfTrace) Source() string { return SourcePerf }
@@ -93,6 +95,13 @@ func startPerf(pid int, dir string) (*perfTrace, error) {
 		t.closeFIFOs()
 		return nil, err
 	}
+	// perf refused (not root, no CAP_PERFMON, paranoid setting) ends at
+	// once: a command then fails at its exit, not after its wait.
+	t.exited = make(chan struct{})
+	go func() {
+		t.waitErr = t.cmd.Wait()
+		close(t.exited)
+	}()
 	return t, nil
 }
 
@@ -178,21 +187,28 @@ func (t *perfTrace) command(c string, wait time.Duration) error {
 	if _, err := t.ctl.WriteString(c + "\n"); err != nil {
 		return err
 	}
-	_ = t.ack.SetReadDeadline(time.Now().Add(wait))
-	buf := make([]byte, 16)
-	n, err := t.ack.Read(buf)
-	if err != nil {
+	answer := make(chan error, 1)
+	go func() {
+		_ = t.ack.SetReadDeadline(time.Now().Add(wait))
+		buf := make([]byte, 16)
+		n, err := t.ack.Read(buf)
+		if err == nil && !strings.HasPrefix(string(buf[:n]), "ack") {
+			err = fmt.Errorf("perf answered %q", buf[:n])
+		}
+		answer <- err
+	}()
+	select {
+	case err := <-answer:
 		return err
+	case <-t.exited:
+		return fmt.Errorf("perf ended (%v): is this root, or perf_event_paranoid low enough?", t.waitErr)
 	}
-	if !strings.HasPrefix(string(buf[:n]), "ack") {
-		return fmt.Errorf("perf answered %q", buf[:n])
-	}
-	return nil
 }
 
 func (t *perfTrace) Finish() (map[string]int64, error) {
 	_ = t.cmd.Process.Signal(os.Interrupt)
-	waitErr := t.cmd.Wait()
+	<-t.exited
+	waitErr := t.waitErr
 	t.closeFIFOs()
 	f, openErr := os.Open(t.out)
 	if openErr != nil {
@@ -205,7 +221,7 @@ func (t *perfTrace) Finish() (map[string]int64, error) {
 
 func (t *perfTrace) kill() {
 	_ = t.cmd.Process.Kill()
-	_ = t.cmd.Wait()
+	<-t.exited
 	t.closeFIFOs()
 }
 
