@@ -11,11 +11,13 @@ require (
 	github.com/free5gc/tlv v1.1.1
 	github.com/free5gc/util v1.3.2
 	github.com/golang-jwt/jwt/v5 v5.2.2
+	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
 	github.com/ishidawataru/sctp v0.0.0-20251114114122-19ddcbc6aae2
 	github.com/pion/logging v0.2.4
 	github.com/pion/sctp v1.11.0
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2
+	github.com/prometheus/common v0.66.1
 	github.com/spf13/cobra v1.8.1
 	github.com/spf13/pflag v1.0.5
 	go.mongodb.org/mongo-driver v1.17.4
@@ -52,7 +54,6 @@ require (
 	github.com/pion/transport/v4 v4.0.2 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
-	github.com/prometheus/common v0.66.1 // indirect
 	github.com/prometheus/procfs v0.16.1 // indirect
 	github.com/sirupsen/logrus v1.9.3 // indirect
 	github.com/tim-ywliu/nested-logrus-formatter v1.3.2 // indirect

@@ -18,6 +18,7 @@ func init() { benchCmds = append(benchCmds, newBenchPagingCmd, newBenchServiceRe
 type idleBench struct {
 	ues, sbiModes, jsonPath, amf, transport, dnn, n3 string
 	concurrency, warmup                              int
+	prof                                             profileFlags
 }
 
 func (b *idleBench) flags(cmd *cobra.Command) {
@@ -30,6 +31,7 @@ func (b *idleBench) flags(cmd *cobra.Command) {
 	f.StringVar(&b.amf, "amf", "", "N2 address of a running core (with UPF-U and the lab network of this config) to use instead of fresh ones")
 	f.StringVar(&b.transport, "n2", "", "N2 transport: kernel, raw, udp or auto (default from config)")
 	f.StringVar(&b.dnn, "dnn", "internet", "the DNN of the sessions")
+	b.prof.add(f)
 	f.StringVar(&b.n3, "n3", ransim.DefaultN3.String(), "the simulated gNB's N3 address, where UPF-U sends downlink (the lab's l25gc-n3-gnb)")
 }
 
@@ -49,8 +51,12 @@ func (b *idleBench) run(cmd *cobra.Command, measure func(context.Context, bench.
 	}
 	defer stop()
 	out := cmd.OutOrStdout()
-	results, err := measure(ctx, bench.RegistrationOptions{Config: cfg, SBIModes: modes, UECounts: counts,
-		Concurrency: b.concurrency, Warmup: b.warmup, AMF: b.amf, Transport: b.transport, Out: out, DNN: b.dnn, N3: gnbN3})
+	o := bench.RegistrationOptions{Config: cfg, SBIModes: modes, UECounts: counts,
+		Concurrency: b.concurrency, Warmup: b.warmup, AMF: b.amf, Transport: b.transport, Out: out, DNN: b.dnn, N3: gnbN3}
+	if err := b.prof.apply(&o, out); err != nil {
+		return err
+	}
+	results, err := measure(ctx, o)
 	return reportWithCharts(out, results, err, b.jsonPath)
 }
 

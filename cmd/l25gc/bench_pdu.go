@@ -19,6 +19,7 @@ func newBenchPDUCmd() *cobra.Command {
 		ues, sbiModes, jsonPath, amf, transport, dnn, n3 string
 		limiters                                         string
 		concurrency, warmup, batch, batches              int
+		prof                                             profileFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "pdu",
@@ -48,6 +49,9 @@ func newBenchPDUCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			o := bench.RegistrationOptions{Config: cfg, SBIModes: modes, UECounts: counts,
 				Concurrency: concurrency, Warmup: warmup, AMF: amf, Transport: transport, Out: out, DNN: dnn, N3: gnbN3}
+			if err := prof.apply(&o, out); err != nil {
+				return err
+			}
 			if batch > 0 {
 				return benchPDUBatches(ctx, out, bench.BatchOptions{RegistrationOptions: o, Batch: batch, Batches: batches}, limiters, jsonPath)
 			}
@@ -69,6 +73,7 @@ func newBenchPDUCmd() *cobra.Command {
 	f.StringVar(&dnn, "dnn", "internet", "the DNN of the sessions")
 	f.StringVar(&n3, "n3", ransim.DefaultN3.String(), "the simulated gNB's N3 address, the DL end of its tunnels")
 	f.StringVar(&limiters, "limiter", "", "comma-separated amf.limiter.mode values (fixed:N, off, adaptive), one fresh core each: the results carry \"limiter\"")
+	prof.add(f)
 	f.IntVar(&batch, "batch", 0, "the paper's limiter experiment: this many UEs register, then all request a PDU session at once, --batches times, on a fresh core per --limiter setting (--ues, --concurrency and --warmup do not apply)")
 	f.IntVar(&batches, "batches", 10, "batches per --limiter setting (with --batch)")
 	return cmd

@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 
+	"github.com/l25gc/l25gc/nf"
+
 	"github.com/l25gc/l25gc/xio/xiobench"
 )
 
@@ -12,6 +14,8 @@ import (
 // and by the benchmark. The role runs here, before any command parses flags:
 // it is the whole life of such a process.
 func init() {
+	// Before any role: the onvm manager and holder are profiled too.
+	nf.ProfileOnSignal()
 	if ok, code := xiobench.RunChildRole(); ok {
 		os.Exit(code)
 	}

@@ -30,18 +30,31 @@ func (n *NF) handleSelection(w http.ResponseWriter, r *http.Request) {
 		sbi.WriteProblem(w, http.StatusBadRequest, sbi.CauseMandatoryQueryParamMissing, "nf-type and nf-id are mandatory")
 		return
 	}
+	reg, pdu := q.Get("slice-info-request-for-registration"), q.Get("slice-info-request-for-pdu-session")
+	key := answerKey(reg, q.Get("tai"))
+	if reg != "" && pdu == "" {
+		if body, ok := n.answers.get(key); ok {
+			sbi.WriteRawJSON(w, http.StatusOK, body)
+			return
+		}
+	}
 	tai, ok := n.readTAI(w, q.Get("tai"))
 	if !ok {
 		return
 	}
-	reg, pdu := q.Get("slice-info-request-for-registration"), q.Get("slice-info-request-for-pdu-session")
 	switch {
 	case reg != "" && pdu == "":
 		var info models.SliceInfoForRegistration
 		if !decodeParam(w, "slice-info-request-for-registration", reg, &info) {
 			return
 		}
-		sbi.WriteJSON(w, http.StatusOK, n.forRegistration(info, tai))
+		body, err := json.Marshal(n.forRegistration(info, tai))
+		if err != nil {
+			sbi.WriteProblem(w, http.StatusInternalServerError, sbi.CauseSystemFailure, err.Error())
+			return
+		}
+		n.answers.put(key, body)
+		sbi.WriteRawJSON(w, http.StatusOK, body)
 	case pdu != "" && reg == "":
 		var info models.SliceInfoForPduSession
 		if !decodeParam(w, "slice-info-request-for-pdu-session", pdu, &info) {

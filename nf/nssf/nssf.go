@@ -26,12 +26,14 @@ type NF struct {
 	served []models.Snssai
 	tais   []domain.TAI
 	nrfURI string
+	// answers are the encoded answers to registration queries.
+	answers *answerCache
 }
 
 // New builds the NSSF from the node config.
 func New(env *nf.Env) (*NF, error) {
 	cfg := env.Config
-	n := &NF{env: env, log: env.Log, served: domain.SNSSAIsToModels(cfg.SNSSAIs), nrfURI: cfg.NRFURI(),
+	n := &NF{env: env, log: env.Log, served: domain.SNSSAIsToModels(cfg.SNSSAIs), nrfURI: cfg.NRFURI(), answers: newAnswerCache(),
 		id: sbi.InstanceID(models.NrfNfManagementNfType_NSSF, cfg.AdvertisedAddr(cfg.NSSF.SBIPort))}
 	for _, s := range cfg.TACs {
 		tac, err := domain.ParseTAC(s)

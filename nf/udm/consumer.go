@@ -5,6 +5,7 @@ package udm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -98,6 +99,20 @@ func (u *udrClient) amData(ctx context.Context, supi, plmn string) (*models.Acce
 	var out models.AccessAndMobilitySubscriptionData
 	err := u.do(ctx, http.MethodGet, url.PathEscape(supi)+"/"+url.PathEscape(plmn)+"/provisioned-data/am-data", nil, &out)
 	return &out, err
+}
+
+// amDataRaw is the UDR's am-data as the UDR sent it. Nudm_SDM_Get of
+// the AM data (TS 29.503 5.2.2.2.3) answers the UDR's
+// AccessAndMobilitySubscriptionData unchanged, so decoding it into the
+// model and encoding it again only cost CPU, once per registration.
+// Decoding into a json.RawMessage still checks that the UDR sent JSON.
+func (u *udrClient) amDataRaw(ctx context.Context, supi, plmn string) (json.RawMessage, error) {
+	var out json.RawMessage
+	err := u.do(ctx, http.MethodGet, url.PathEscape(supi)+"/"+url.PathEscape(plmn)+"/provisioned-data/am-data", nil, &out)
+	if err == nil && len(out) == 0 {
+		out = json.RawMessage("{}") // an empty body is an empty data set
+	}
+	return out, err
 }
 
 func (u *udrClient) smfSelection(ctx context.Context, supi, plmn string) (*models.SmfSelectionSubscriptionData, error) {

@@ -48,10 +48,16 @@ func (n *NF) servingPLMN(w http.ResponseWriter, r *http.Request) (string, bool) 
 // handleAMData is Nudm_SDM_Get of the access and mobility subscription data
 // (TS 29.503 5.2.2.2.3; TS 23.502 4.2.2.2.2 step 14b).
 func (n *NF) handleAMData(w http.ResponseWriter, r *http.Request) {
-	am, ok := n.amData(w, r)
-	if ok {
-		sbi.WriteJSON(w, http.StatusOK, am)
+	supi, plmn, ok := n.supiAndPLMN(w, r)
+	if !ok {
+		return
 	}
+	am, err := n.udr.amDataRaw(r.Context(), supi, plmn)
+	if err != nil {
+		sbi.WriteError(w, "UDR", err)
+		return
+	}
+	sbi.WriteRawJSON(w, http.StatusOK, am)
 }
 
 // handleNSSAI is Nudm_SDM_Get of the subscribed NSSAI (5.2.2.2.2), the
@@ -69,11 +75,7 @@ func (n *NF) handleNSSAI(w http.ResponseWriter, r *http.Request) {
 }
 
 func (n *NF) amData(w http.ResponseWriter, r *http.Request) (*models.AccessAndMobilitySubscriptionData, bool) {
-	supi, ok := supiParam(w, r, "supi")
-	if !ok {
-		return nil, false
-	}
-	plmn, ok := n.servingPLMN(w, r)
+	supi, plmn, ok := n.supiAndPLMN(w, r)
 	if !ok {
 		return nil, false
 	}
@@ -85,14 +87,22 @@ func (n *NF) amData(w http.ResponseWriter, r *http.Request) (*models.AccessAndMo
 	return am, true
 }
 
+// supiAndPLMN reads the SUPI of the path and the serving PLMN of the
+// query that SDM Gets of provisioned data name; on failure it has answered.
+func (n *NF) supiAndPLMN(w http.ResponseWriter, r *http.Request) (supi, plmn string, ok bool) {
+	if supi, ok = supiParam(w, r, "supi"); !ok {
+		return "", "", false
+	}
+	if plmn, ok = n.servingPLMN(w, r); !ok {
+		return "", "", false
+	}
+	return supi, plmn, true
+}
+
 // handleSMFSelectData is Nudm_SDM_Get of the SMF selection subscription
 // data (5.2.2.2.5).
 func (n *NF) handleSMFSelectData(w http.ResponseWriter, r *http.Request) {
-	supi, ok := supiParam(w, r, "supi")
-	if !ok {
-		return
-	}
-	plmn, ok := n.servingPLMN(w, r)
+	supi, plmn, ok := n.supiAndPLMN(w, r)
 	if !ok {
 		return
 	}

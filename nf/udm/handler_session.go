@@ -34,11 +34,7 @@ func (n *NF) routeSession(mux *http.ServeMux) {
 // DNN: 404 DATA_NOT_FOUND, which the SMF turns into a 5GSM reject (TS
 // 24.501 #27 missing or unknown DNN).
 func (n *NF) handleSMData(w http.ResponseWriter, r *http.Request) {
-	supi, ok := supiParam(w, r, "supi")
-	if !ok {
-		return
-	}
-	plmn, ok := n.servingPLMN(w, r)
+	supi, plmn, ok := n.supiAndPLMN(w, r)
 	if !ok {
 		return
 	}

@@ -45,6 +45,11 @@ type RegistrationOptions struct {
 	// BackOff, when set, has registering UEs back off at #22 and try again
 	// (bench registration); nil: a reject is a failure.
 	BackOff *ransim.BackOff
+	// Window, when set, opens around each measured run (never the
+	// warm-up) with the core's processes (nil on a running core), for
+	// `bench --profile`; the function it returns closes it with the run's
+	// results.
+	Window func(pids map[string]int, mode string, ues int) func([]Result)
 }
 
 // Registration measures initial registration for each UE count, with
@@ -254,7 +259,12 @@ func fleetRuns(ctx context.Context, o RegistrationOptions, amf, mode string, pid
 			return results, err
 		}
 		offset += n
+		closeWindow := func([]Result) {}
+		if o.Window != nil {
+			closeWindow = o.Window(pids, mode, n)
+		}
 		rs, err := r(ctx, g, f, mode, o.Out, false)
+		closeWindow(rs)
 		if err != nil {
 			return results, err
 		}
