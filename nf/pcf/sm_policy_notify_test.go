@@ -71,6 +71,7 @@ func TestPCFPushesAPolicyChangeToTheSMF(t *testing.T) {
 	sm := smContext(smUE, 1)
 	sm.NotificationUri = "http://" + srv.Addr() + "/nsmf-callback/v1/sm-policies/ref1"
 	loc, _ := createSMPolicy(t, c, base, sm)
+	n.env.Config.DataDir = t.TempDir() // the token, not in the source tree
 	token, err := prov.EnsureToken(n.env.Config.AdminTokenPath())
 	if err != nil {
 		t.Fatal(err)
