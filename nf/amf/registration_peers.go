@@ -1,0 +1,164 @@
+package amf
+
+// The peer NF calls of TS 23.502 4.2.2.2.2 steps 14-16, asked at once.
+//
+// Once NAS security is set up, registration needs the UDM (step 14a
+// Nudm_UECM_Registration, 14b Nudm_SDM_Get, 14c Nudm_SDM_Subscribe), the
+// NSSF (4.2.2.2.3, from the subscribed S-NSSAIs) and the PCF (step 16, AM
+// policy association). Asked one after another they cost five round trips
+// in a row, more than half of a lone registration. None of them needs
+// another's answer except the two that read the subscription: the NSSF is
+// asked for the subscribed S-NSSAIs, and step 14c subscribes after "a
+// successful response" of step 14b. So three branches run at once:
+//
+//	UECM registration
+//	SDM Get, then (NSSF selection ‖ SDM Subscribe)
+//	AM policy association create (skipped when the UE already has one)
+//
+// and the Registration Accept waits for all of them. What each failure
+// means does not change: a failed UECM registration or SDM Get rejects
+// the registration (gmm_registration.go maps the cause), an SDM subscription
+// or AM policy association that fails is logged and the UE registered all
+// the same (TS 23.502 4.16.1.2: optional for registration). Whatever a
+// rejected registration created at a peer in the meantime is undone: the
+// UDM registration is purged and the AM policy association deleted
+// (cleanupSBI, or the answer's undo when no handler takes it).
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+
+	"github.com/free5gc/nas/nasMessage"
+	"github.com/free5gc/openapi/models"
+)
+
+// registrationPeers is what steps 14-16 ask of the peers, copied off the
+// UE context so the calls never touch it.
+type registrationPeers struct {
+	n         *NF
+	supi      string
+	plmn      models.PlmnId
+	uecm      models.Amf3GppAccessRegistration
+	sdm       models.SdmSubscription
+	requested []models.Snssai
+	tai       models.Tai
+	// policy is the AM policy association to create; nil when the UE
+	// keeps the one it has.
+	policy *models.PcfAmPolicyControlPolicyAssociationRequest
+}
+
+// registrationPeersOf takes what the calls of steps 14-16 need from ue.
+func (n *NF) registrationPeersOf(ue *ueContext) registrationPeers {
+	supi, guami := ue.supi, n.guami.ToModel()
+	q := registrationPeers{n: n, supi: supi, plmn: n.env.PLMN(), requested: ue.reg.requested, tai: ue.tai.ToModel(),
+		uecm: models.Amf3GppAccessRegistration{AmfInstanceId: n.id,
+			DeregCallbackUri:       n.callbackURI("/namf-callback/v1/" + supi + "/dereg-notify"),
+			InitialRegistrationInd: ue.reg.regType == nasMessage.RegistrationType5GSInitialRegistration,
+			Guami:                  &guami, RatType: models.RatType_NR, Pei: ue.pei},
+		sdm: models.SdmSubscription{NfInstanceId: n.id,
+			CallbackReference:     n.callbackURI("/namf-callback/v1/" + supi + "/sdm-notify"),
+			MonitoredResourceUris: []string{supi + "/am-data"}, PlmnId: ptr(n.guami.PLMN.ToModel())}}
+	if ue.policyID == "" {
+		q.policy = ptr(n.policyRequest(ue))
+	}
+	return q
+}
+
+// ask runs the three branches at once and joins their answers into one.
+func (q registrationPeers) ask(ctx context.Context) sbiAnswer {
+	var (
+		uecmErr, amErr error
+		am             models.AccessAndMobilitySubscriptionData
+		slices         *models.AuthorizedNetworkSliceInfo
+		policyID       string
+		policyErr      error
+	)
+	crash := concurrently(
+		func() { uecmErr = q.n.opts.Consumer.RegisterUECM(ctx, q.supi, q.uecm) },
+		func() { am, slices, amErr = q.subscription(ctx) },
+		func() { policyID, policyErr = q.createPolicy(ctx) },
+	)
+	a := sbiAnswer{policyID: policyID, policyErr: policyErr, undo: q.undo(uecmErr == nil, policyID)}
+	a.udm.registered = uecmErr == nil
+	if crash != nil {
+		a.undo()
+		panic(crash) // raised again on the call's goroutine, where runContained takes it
+	}
+	switch {
+	case uecmErr != nil: // step 14a comes first in TS 23.502: its cause is the one the UE gets
+		a.err = uecmErr
+	case amErr != nil:
+		a.err = amErr
+	}
+	a.udm.am, a.udm.slices = am, slices
+	return a
+}
+
+// subscription is step 14b, then the NSSF (TS 23.502 4.2.2.2.3, from the
+// subscribed S-NSSAIs) and step 14c, which both follow a successful Get.
+func (q registrationPeers) subscription(ctx context.Context) (models.AccessAndMobilitySubscriptionData, *models.AuthorizedNetworkSliceInfo, error) {
+	c := q.n.opts.Consumer
+	am, err := c.AMData(ctx, q.supi, q.plmn)
+	if err != nil {
+		return am, nil, err
+	}
+	var slices *models.AuthorizedNetworkSliceInfo
+	crash := concurrently(
+		func() { slices = q.n.askNSSF(ctx, q.supi, q.requested, am.Nssai, q.tai) },
+		func() {
+			if err := c.SubscribeSDM(ctx, q.supi, q.sdm); err != nil {
+				q.n.log.Warn("SDM subscribe failed; continuing", "supi", q.supi, "err", err)
+			}
+		},
+	)
+	if crash != nil {
+		panic(crash)
+	}
+	return am, slices, nil
+}
+
+// createPolicy is step 16, unless the UE keeps its association.
+func (q registrationPeers) createPolicy(ctx context.Context) (string, error) {
+	if q.policy == nil {
+		return "", nil
+	}
+	return q.n.opts.Consumer.CreateAMPolicy(ctx, *q.policy)
+}
+
+// undo reverses what the calls created when no handler takes the answer
+// (the UE was released or restarted its registration meanwhile).
+func (q registrationPeers) undo(registered bool, policyID string) func() {
+	n, supi := q.n, q.supi
+	return func() {
+		// A newer context of the SUPI owns the UDM registration now.
+		if registered && !n.ues.known(supi) {
+			n.purgeUECM(supi)
+		}
+		n.deleteAMPolicy(supi, policyID)
+	}
+}
+
+// concurrently runs each fn on its own goroutine and waits for all. A
+// panic in one is returned (the first, with its stack) rather than let
+// loose on a goroutine nothing recovers: a bug in one call must cost one
+// UE, never the AMF.
+func concurrently(fns ...func()) (crash any) {
+	var (
+		wg   sync.WaitGroup
+		once sync.Once
+	)
+	for _, fn := range fns {
+		wg.Go(func() {
+			defer func() {
+				if r := recover(); r != nil {
+					once.Do(func() { crash = fmt.Sprintf("%v\n%s", r, debug.Stack()) })
+				}
+			}()
+			fn()
+		})
+	}
+	wg.Wait()
+	return crash
+}
