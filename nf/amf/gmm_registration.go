@@ -247,6 +247,9 @@ func (n *NF) onPeersAnswer(ue *ueContext, in *input) (State, error) {
 	if a.policyID != "" {
 		ue.policyID = a.policyID
 	}
+	if a.udm.smfSelection != nil {
+		ue.pdu.selection = a.udm.smfSelection // read once per registration (pdu_session.go)
+	}
 	if a.err != nil {
 		return ue.state, n.subscriberError(a.err)
 	}

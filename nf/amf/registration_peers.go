@@ -3,23 +3,27 @@ package amf
 // The peer NF calls of TS 23.502 4.2.2.2.2 steps 14-16, asked at once.
 //
 // Once NAS security is set up, registration needs the UDM (step 14a
-// Nudm_UECM_Registration, 14b Nudm_SDM_Get, 14c Nudm_SDM_Subscribe), the
+// Nudm_UECM_Registration, 14b Nudm_SDM_Get of the access and mobility and
+// of the SMF selection subscription data, 14c Nudm_SDM_Subscribe), the
 // NSSF (4.2.2.2.3, from the subscribed S-NSSAIs) and the PCF (step 16, AM
 // policy association). Asked one after another they cost five round trips
 // in a row, more than half of a lone registration. None of them needs
 // another's answer except the two that read the subscription: the NSSF is
 // asked for the subscribed S-NSSAIs, and step 14c subscribes after "a
-// successful response" of step 14b. So three branches run at once:
+// successful response" of step 14b. So four branches run at once:
 //
 //	UECM registration
-//	SDM Get, then (NSSF selection ‖ SDM Subscribe)
+//	SDM Get am-data, then (NSSF selection ‖ SDM Subscribe)
+//	SDM Get smf-select-data
 //	AM policy association create (skipped when the UE already has one)
 //
 // and the Registration Accept waits for all of them. What each failure
 // means does not change: a failed UECM registration or SDM Get rejects
 // the registration (gmm_registration.go maps the cause), an SDM subscription
 // or AM policy association that fails is logged and the UE registered all
-// the same (TS 23.502 4.16.1.2: optional for registration). Whatever a
+// the same (TS 23.502 4.16.1.2: optional for registration); without SMF
+// selection data the UE's first PDU session establishment reads it
+// (gsm_transport.go), as before, instead of having it ready. Whatever a
 // rejected registration created at a peer in the meantime is undone: the
 // UDM registration is purged and the AM policy association deleted
 // (cleanupSBI, or the answer's undo when no handler takes it).
@@ -74,10 +78,12 @@ func (q registrationPeers) ask(ctx context.Context) sbiAnswer {
 		slices         *models.AuthorizedNetworkSliceInfo
 		policyID       string
 		policyErr      error
+		smfSelection   *models.SmfSelectionSubscriptionData
 	)
 	crash := concurrently(
 		func() { uecmErr = q.n.opts.Consumer.RegisterUECM(ctx, q.supi, q.uecm) },
 		func() { am, slices, amErr = q.subscription(ctx) },
+		func() { smfSelection = q.smfSelection(ctx) },
 		func() { policyID, policyErr = q.createPolicy(ctx) },
 	)
 	a := sbiAnswer{policyID: policyID, policyErr: policyErr, undo: q.undo(uecmErr == nil, policyID)}
@@ -92,7 +98,7 @@ func (q registrationPeers) ask(ctx context.Context) sbiAnswer {
 	case amErr != nil:
 		a.err = amErr
 	}
-	a.udm.am, a.udm.slices = am, slices
+	a.udm.am, a.udm.slices, a.udm.smfSelection = am, slices, smfSelection
 	return a
 }
 
@@ -117,6 +123,18 @@ func (q registrationPeers) subscription(ctx context.Context) (models.AccessAndMo
 		panic(crash)
 	}
 	return am, slices, nil
+}
+
+// smfSelection is the SMF selection subscription data (step 14b), which
+// the UE's PDU session establishments need (TS 23.502 4.3.2.2.1 step 2);
+// nil when the UDM has none to give.
+func (q registrationPeers) smfSelection(ctx context.Context) *models.SmfSelectionSubscriptionData {
+	sel, err := q.n.opts.Sessions.SMFSelectionData(ctx, q.supi, q.plmn)
+	if err != nil {
+		q.n.log.Info("SMF selection subscription data unavailable at registration", "supi", q.supi, "err", err)
+		return nil
+	}
+	return &sel
 }
 
 // createPolicy is step 16, unless the UE keeps its association.

@@ -182,3 +182,36 @@ func TestConcurrentlyContainsAPanic(t *testing.T) {
 		t.Fatalf("crash %v, other call finished %v; want the panic back and the other call done", crash, finished.Load())
 	}
 }
+
+// countingSessions counts the reads of SMF selection subscription data.
+type countingSessions struct {
+	*testSessions
+	reads *atomic.Int32
+}
+
+func (s countingSessions) SMFSelectionData(ctx context.Context, supi string, plmn models.PlmnId) (models.SmfSelectionSubscriptionData, error) {
+	s.reads.Add(1)
+	return s.testSessions.SMFSelectionData(ctx, supi, plmn)
+}
+
+// TS 23.502 4.2.2.2.2 step 14b reads the SMF selection subscription data
+// at registration; the UE's PDU session establishment then checks its DNN
+// against it (4.3.2.2.1 step 2) without asking the UDM again.
+func TestSMFSelectionDataReadAtRegistration(t *testing.T) {
+	h, g := newSetUpHarness(t, nil)
+	smf, sess := h.withSMF()
+	reads := new(atomic.Int32)
+	h.amf.opts.Sessions = countingSessions{testSessions: sess, reads: reads}
+	ue := h.newUE(g, "0000000250", 1)
+	ue.register()
+	if got := reads.Load(); got != 1 {
+		t.Fatalf("SMF selection data read %d times during registration, want 1", got)
+	}
+	ue.requestSession(1, &slice1, "internet")
+	if c := smf.expect("create").create; c.Dnn != "internet" {
+		t.Fatalf("CreateSMContext for DNN %q, want internet", c.Dnn)
+	}
+	if got := reads.Load(); got != 1 {
+		t.Fatalf("SMF selection data read %d times in all, want 1 (at registration)", got)
+	}
+}

@@ -64,6 +64,8 @@ type udmAnswer struct {
 	registered bool // step 14a succeeded: the UDM holds this AMF for the UE
 	am         models.AccessAndMobilitySubscriptionData
 	slices     *models.AuthorizedNetworkSliceInfo // the NSSF's answer; nil: not reached (nssf_consumer.go)
+	// smfSelection is the SMF selection subscription data; nil: not read.
+	smfSelection *models.SmfSelectionSubscriptionData
 }
 
 // call runs do off the UE's key, bounded by sbiTimeout, and delivers its
