@@ -42,6 +42,8 @@ import (
 // UE context so the calls never touch it.
 type registrationPeers struct {
 	n         *NF
+	c         Consumer
+	sessions  SessionConsumer
 	supi      string
 	plmn      models.PlmnId
 	uecm      models.Amf3GppAccessRegistration
@@ -56,7 +58,7 @@ type registrationPeers struct {
 // registrationPeersOf takes what the calls of steps 14-16 need from ue.
 func (n *NF) registrationPeersOf(ue *ueContext) registrationPeers {
 	supi, guami := ue.supi, n.guami.ToModel()
-	q := registrationPeers{n: n, supi: supi, plmn: n.env.PLMN(), requested: ue.reg.requested, tai: ue.tai.ToModel(),
+	q := registrationPeers{n: n, c: n.opts.Consumer, sessions: n.opts.Sessions, supi: supi, plmn: n.env.PLMN(), requested: ue.reg.requested, tai: ue.tai.ToModel(),
 		uecm: models.Amf3GppAccessRegistration{AmfInstanceId: n.id,
 			DeregCallbackUri:       n.callbackURI("/namf-callback/v1/" + supi + "/dereg-notify"),
 			InitialRegistrationInd: ue.reg.regType == nasMessage.RegistrationType5GSInitialRegistration,
@@ -81,7 +83,7 @@ func (q registrationPeers) ask(ctx context.Context) sbiAnswer {
 		smfSelection   *models.SmfSelectionSubscriptionData
 	)
 	crash := concurrently(
-		func() { uecmErr = q.n.opts.Consumer.RegisterUECM(ctx, q.supi, q.uecm) },
+		func() { uecmErr = q.c.RegisterUECM(ctx, q.supi, q.uecm) },
 		func() { am, slices, amErr = q.subscription(ctx) },
 		func() { smfSelection = q.smfSelection(ctx) },
 		func() { policyID, policyErr = q.createPolicy(ctx) },
@@ -105,8 +107,7 @@ func (q registrationPeers) ask(ctx context.Context) sbiAnswer {
 // subscription is step 14b, then the NSSF (TS 23.502 4.2.2.2.3, from the
 // subscribed S-NSSAIs) and step 14c, which both follow a successful Get.
 func (q registrationPeers) subscription(ctx context.Context) (models.AccessAndMobilitySubscriptionData, *models.AuthorizedNetworkSliceInfo, error) {
-	c := q.n.opts.Consumer
-	am, err := c.AMData(ctx, q.supi, q.plmn)
+	am, err := q.c.AMData(ctx, q.supi, q.plmn)
 	if err != nil {
 		return am, nil, err
 	}
@@ -114,7 +115,7 @@ func (q registrationPeers) subscription(ctx context.Context) (models.AccessAndMo
 	crash := concurrently(
 		func() { slices = q.n.askNSSF(ctx, q.supi, q.requested, am.Nssai, q.tai) },
 		func() {
-			if err := c.SubscribeSDM(ctx, q.supi, q.sdm); err != nil {
+			if err := q.c.SubscribeSDM(ctx, q.supi, q.sdm); err != nil {
 				q.n.log.Warn("SDM subscribe failed; continuing", "supi", q.supi, "err", err)
 			}
 		},
@@ -129,7 +130,7 @@ func (q registrationPeers) subscription(ctx context.Context) (models.AccessAndMo
 // the UE's PDU session establishments need (TS 23.502 4.3.2.2.1 step 2);
 // nil when the UDM has none to give.
 func (q registrationPeers) smfSelection(ctx context.Context) *models.SmfSelectionSubscriptionData {
-	sel, err := q.n.opts.Sessions.SMFSelectionData(ctx, q.supi, q.plmn)
+	sel, err := q.sessions.SMFSelectionData(ctx, q.supi, q.plmn)
 	if err != nil {
 		q.n.log.Info("SMF selection subscription data unavailable at registration", "supi", q.supi, "err", err)
 		return nil
@@ -142,7 +143,7 @@ func (q registrationPeers) createPolicy(ctx context.Context) (string, error) {
 	if q.policy == nil {
 		return "", nil
 	}
-	return q.n.opts.Consumer.CreateAMPolicy(ctx, *q.policy)
+	return q.c.CreateAMPolicy(ctx, *q.policy)
 }
 
 // undo reverses what the calls created when no handler takes the answer
