@@ -58,7 +58,8 @@ type registrationPeers struct {
 // registrationPeersOf takes what the calls of steps 14-16 need from ue.
 func (n *NF) registrationPeersOf(ue *ueContext) registrationPeers {
 	supi, guami := ue.supi, n.guami.ToModel()
-	q := registrationPeers{n: n, c: n.opts.Consumer, sessions: n.opts.Sessions, supi: supi, plmn: n.env.PLMN(), requested: ue.reg.requested, tai: ue.tai.ToModel(),
+	q := registrationPeers{n: n, c: n.opts.Consumer, sessions: n.opts.Sessions,
+		supi: supi, plmn: n.env.PLMN(), requested: ue.reg.requested, tai: ue.tai.ToModel(),
 		uecm: models.Amf3GppAccessRegistration{AmfInstanceId: n.id,
 			DeregCallbackUri:       n.callbackURI("/namf-callback/v1/" + supi + "/dereg-notify"),
 			InitialRegistrationInd: ue.reg.regType == nasMessage.RegistrationType5GSInitialRegistration,
@@ -72,7 +73,7 @@ func (n *NF) registrationPeersOf(ue *ueContext) registrationPeers {
 	return q
 }
 
-// ask runs the three branches at once and joins their answers into one.
+// ask runs the four branches at once and joins their answers into one.
 func (q registrationPeers) ask(ctx context.Context) sbiAnswer {
 	var (
 		uecmErr, amErr error
