@@ -17,6 +17,9 @@ package amf
 //	SDM Get smf-select-data
 //	AM policy association create (skipped when the UE already has one)
 //
+// The two SDM Gets usually went out already while security mode ran
+// (registration_prefetch.go); their branches then only wait for them.
+//
 // and the Registration Accept waits for all of them. What each failure
 // means does not change: a failed UECM registration or SDM Get rejects
 // the registration (gmm_registration.go maps the cause), an SDM subscription
@@ -53,6 +56,9 @@ type registrationPeers struct {
 	// policy is the AM policy association to create; nil when the UE
 	// keeps the one it has.
 	policy *models.PcfAmPolicyControlPolicyAssociationRequest
+	// prefetch holds the step 14b reads already asked during security
+	// mode (registration_prefetch.go); nil: ask them here.
+	prefetch *subscriptionPrefetch
 }
 
 // registrationPeersOf takes what the calls of steps 14-16 need from ue.
@@ -70,6 +76,7 @@ func (n *NF) registrationPeersOf(ue *ueContext) registrationPeers {
 	if ue.policyID == "" {
 		q.policy = ptr(n.policyRequest(ue))
 	}
+	q.prefetch = ue.reg.prefetch
 	return q
 }
 
@@ -86,7 +93,7 @@ func (q registrationPeers) ask(ctx context.Context) sbiAnswer {
 	crash := concurrently(
 		func() { uecmErr = q.c.RegisterUECM(ctx, q.supi, q.uecm) },
 		func() { am, slices, amErr = q.subscription(ctx) },
-		func() { smfSelection = q.smfSelection(ctx) },
+		func() { smfSelection = q.smfSelectionData(ctx) },
 		func() { policyID, policyErr = q.createPolicy(ctx) },
 	)
 	a := sbiAnswer{policyID: policyID, policyErr: policyErr, undo: q.undo(uecmErr == nil, policyID)}
@@ -108,7 +115,7 @@ func (q registrationPeers) ask(ctx context.Context) sbiAnswer {
 // subscription is step 14b, then the NSSF (TS 23.502 4.2.2.2.3, from the
 // subscribed S-NSSAIs) and step 14c, which both follow a successful Get.
 func (q registrationPeers) subscription(ctx context.Context) (models.AccessAndMobilitySubscriptionData, *models.AuthorizedNetworkSliceInfo, error) {
-	am, err := q.c.AMData(ctx, q.supi, q.plmn)
+	am, err := q.amData(ctx)
 	if err != nil {
 		return am, nil, err
 	}
@@ -125,6 +132,30 @@ func (q registrationPeers) subscription(ctx context.Context) (models.AccessAndMo
 		panic(crash)
 	}
 	return am, slices, nil
+}
+
+// amData is the access and mobility subscription (step 14b), read during
+// security mode when it could be.
+func (q registrationPeers) amData(ctx context.Context) (models.AccessAndMobilitySubscriptionData, error) {
+	if q.prefetch == nil {
+		return q.c.AMData(ctx, q.supi, q.plmn)
+	}
+	if err := q.prefetch.wait(ctx); err != nil {
+		return models.AccessAndMobilitySubscriptionData{}, err
+	}
+	return q.prefetch.am, q.prefetch.amErr
+}
+
+// smfSelectionData is smfSelection, read during security mode when it
+// could be.
+func (q registrationPeers) smfSelectionData(ctx context.Context) *models.SmfSelectionSubscriptionData {
+	if q.prefetch == nil {
+		return q.smfSelection(ctx)
+	}
+	if q.prefetch.wait(ctx) != nil {
+		return nil
+	}
+	return q.prefetch.smfSelection
 }
 
 // smfSelection is the SMF selection subscription data (step 14b), which
