@@ -52,6 +52,9 @@ type registration struct {
 	// under a security context (TS 24.501 4.4.6); nil when absent.
 	container []byte
 	started   time.Time
+	// prefetch holds the subscription reads started once the UE was
+	// authenticated (registration_prefetch.go); nil: none.
+	prefetch *subscriptionPrefetch
 }
 
 // ueContext is one UE: its N2 connection (AMF/RAN UE NGAP IDs) and its 5GMM

@@ -158,6 +158,11 @@ func (n *NF) onAuthConfirmation(ue *ueContext, in *input) (State, error) {
 		}
 	}
 	ue.supi = conf.SUPI
+	if ue.service == nil {
+		// TS 23.502 4.2.2.2.2 step 14b's reads go out while security mode
+		// runs (registration_prefetch.go).
+		ue.reg.prefetch = n.prefetchSubscription(conf.SUPI)
+	}
 	return n.startSecurityMode(ue, kamf)
 }
 

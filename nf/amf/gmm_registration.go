@@ -7,15 +7,14 @@ package amf
 //	1-3    Registration Request          onRegistrationRequest, registerWithGUTI
 //	6-7    Identity Request/Response     askIdentity, onIdentityResponse
 //	8-9    authentication, security mode gmm_auth.go
-//	14a-c  UDM (UECM, SDM)               completeRegistration, onUDMAnswer
-//	16     PCF (AM policy)               onUDMAnswer, onPCFAnswer
+//	14-16  UDM (UECM, SDM), NSSF, PCF    completeRegistration, onPeersAnswer,
+//	       (AM policy), asked at once    registration_peers.go
 //	21     Registration Accept           acceptRegistration
 //	22     Registration Complete         onRegistrationComplete
 //
 // Each SBI step waits for its answer in a state of its own (sbi_call.go).
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -224,56 +223,32 @@ func (n *NF) onIdentityResponse(ue *ueContext, in *input) (State, error) {
 	return n.startAuthentication(ue)
 }
 
-// completeRegistration runs TS 23.502 4.2.2.2.2 steps 14a-c once security
-// is established: Nudm_UECM_Registration, Nudm_SDM_Get of the access and
-// mobility subscription, Nudm_SDM_Subscribe (whose failure does not stop
-// registration). onUDMAnswer goes on.
+// completeRegistration runs TS 23.502 4.2.2.2.2 steps 14-16 once security
+// is established: the UDM (UECM registration, SDM Get and Subscribe), the
+// NSSF and the PCF, asked at once (registration_peers.go). onPeersAnswer
+// goes on when all have answered.
 func (n *NF) completeRegistration(ue *ueContext) (State, error) {
-	c, supi, plmn, guami := n.opts.Consumer, ue.supi, n.env.PLMN(), n.guami.ToModel()
-	requested, tai := ue.reg.requested, ue.tai.ToModel()
-	// Step 14a: Nudm_UECM_Registration.
-	reg := models.Amf3GppAccessRegistration{AmfInstanceId: n.id,
-		DeregCallbackUri:       n.callbackURI("/namf-callback/v1/" + supi + "/dereg-notify"),
-		InitialRegistrationInd: ue.reg.regType == nasMessage.RegistrationType5GSInitialRegistration,
-		Guami:                  &guami, RatType: models.RatType_NR, Pei: ue.pei}
-	sub := models.SdmSubscription{NfInstanceId: n.id,
-		CallbackReference:     n.callbackURI("/namf-callback/v1/" + supi + "/sdm-notify"),
-		MonitoredResourceUris: []string{supi + "/am-data"}, PlmnId: ptr(n.guami.PLMN.ToModel())}
-	n.call(ue, EvUDMAnswer, func(ctx context.Context) sbiAnswer {
-		var a sbiAnswer
-		if a.err = c.RegisterUECM(ctx, supi, reg); a.err != nil {
-			return a
-		}
-		a.udm.registered = true
-		a.undo = func() {
-			// A newer context of the SUPI owns the UDM registration now.
-			if !n.ues.known(supi) {
-				n.purgeUECM(supi)
-			}
-		}
-		if a.udm.am, a.err = c.AMData(ctx, supi, plmn); a.err != nil {
-			return a
-		}
-		// TS 23.502 4.2.2.2.3: the NSSF decides the allowed NSSAI.
-		a.udm.slices = n.askNSSF(ctx, supi, requested, a.udm.am.Nssai, tai)
-		if err := c.SubscribeSDM(ctx, supi, sub); err != nil {
-			n.log.Warn("SDM subscribe failed; continuing", "supi", supi, "err", err)
-		}
-		return a
-	})
-	return StateAwaitingUDM, nil
+	n.call(ue, EvPeersAnswer, n.registrationPeersOf(ue).ask)
+	return StateAwaitingPeers, nil
 }
 
-// onUDMAnswer derives the allowed NSSAI and the UE-AMBR from the
-// subscription, then asks the PCF for the AM policy association (step 16)
-// unless the UE has one.
-func (n *NF) onUDMAnswer(ue *ueContext, in *input) (State, error) {
+// onPeersAnswer derives the allowed NSSAI and the UE-AMBR from the
+// subscription and keeps the AM policy association; without one the UE is
+// registered all the same (TS 23.502 4.16.1.2: optional for registration).
+func (n *NF) onPeersAnswer(ue *ueContext, in *input) (State, error) {
 	a := n.answer(ue, in)
 	if a == nil {
 		return ue.state, nil
 	}
+	// Kept before any reject, so that releasing the UE undoes them (cleanupSBI).
 	if a.udm.registered {
 		ue.udmRegistered = true
+	}
+	if a.policyID != "" {
+		ue.policyID = a.policyID
+	}
+	if a.udm.smfSelection != nil {
+		ue.pdu.selection = a.udm.smfSelection // read once per registration (pdu_session.go)
 	}
 	if a.err != nil {
 		return ue.state, n.subscriberError(a.err)
@@ -287,28 +262,8 @@ func (n *NF) onUDMAnswer(ue *ueContext, in *input) (State, error) {
 	if am.SubscribedUeAmbr != nil {
 		ue.ambrUL, ue.ambrDL = parseBitRate(am.SubscribedUeAmbr.Uplink), parseBitRate(am.SubscribedUeAmbr.Downlink)
 	}
-	if ue.policyID != "" {
-		return n.assignGUTIAndAccept(ue)
-	}
-	c, req, supi := n.opts.Consumer, n.policyRequest(ue), ue.supi
-	n.call(ue, EvPCFAnswer, func(ctx context.Context) sbiAnswer {
-		id, err := c.CreateAMPolicy(ctx, req)
-		return sbiAnswer{policyID: id, err: err, undo: func() { n.deleteAMPolicy(supi, id) }}
-	})
-	return StateAwaitingPCF, nil
-}
-
-// onPCFAnswer keeps the AM policy association; without one the UE is
-// registered all the same (TS 23.502 4.16.1.2: optional for registration).
-func (n *NF) onPCFAnswer(ue *ueContext, in *input) (State, error) {
-	a := n.answer(ue, in)
-	if a == nil {
-		return ue.state, nil
-	}
-	if a.err != nil {
-		n.log.Warn("AM policy association failed; continuing", "supi", ue.supi, "err", a.err)
-	} else {
-		ue.policyID = a.policyID
+	if a.policyErr != nil {
+		n.log.Warn("AM policy association failed; continuing", "supi", ue.supi, "err", a.policyErr)
 	}
 	return n.assignGUTIAndAccept(ue)
 }

@@ -183,7 +183,7 @@ func (n *NF) finishProcedure(ue *ueContext, proc, result string) {
 func procedureOf(s State) string {
 	switch s {
 	case StateIdentification, StateAwaitingVector, StateAuthentication, StateAwaitingConfirmation,
-		StateSecurityMode, StateAwaitingUDM, StateAwaitingPCF, StateRegistering:
+		StateSecurityMode, StateAwaitingPeers, StateRegistering:
 		return procRegistration
 	}
 	return ""

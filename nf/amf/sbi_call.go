@@ -6,7 +6,7 @@ package amf
 // does not wait for it on the dispatcher's worker: call starts the request
 // on its own goroutine and the handler returns the UE in a waiting state of
 // the table (StateAwaitingVector, StateAwaitingConfirmation,
-// StateAwaitingUDM, StateAwaitingPCF). The answer comes back through the
+// StateAwaitingPeers). The answer comes back through the
 // dispatcher as a typed event on the UE's key (EvAuthVector, ...) carrying
 // the AMF UE NGAP ID and a call generation, never the context (STYLE.md
 // habits 4-5), so runUE looks the UE up again. Meanwhile every other event
@@ -48,8 +48,11 @@ type sbiAnswer struct {
 	err      error
 	av       AuthVector       // EvAuthVector
 	conf     AuthConfirmation // EvAuthConfirmation
-	udm      udmAnswer        // EvUDMAnswer
-	policyID string           // EvPCFAnswer
+	udm      udmAnswer        // EvPeersAnswer
+	policyID string           // EvPeersAnswer: the AM policy association created
+	// policyErr is why no AM policy association was created
+	// (EvPeersAnswer); registration goes on without one.
+	policyErr error
 	// undo reverses what the call created at the peer; it runs (on its own
 	// goroutine) when no handler took the answer.
 	undo  func()
@@ -61,6 +64,8 @@ type udmAnswer struct {
 	registered bool // step 14a succeeded: the UDM holds this AMF for the UE
 	am         models.AccessAndMobilitySubscriptionData
 	slices     *models.AuthorizedNetworkSliceInfo // the NSSF's answer; nil: not reached (nssf_consumer.go)
+	// smfSelection is the SMF selection subscription data; nil: not read.
+	smfSelection *models.SmfSelectionSubscriptionData
 }
 
 // call runs do off the UE's key, bounded by sbiTimeout, and delivers its
@@ -132,7 +137,7 @@ func (a *sbiAnswer) undoUnlessTaken() {
 // or gNB did.
 func isAnswer(ev Event) bool {
 	switch ev {
-	case EvAuthVector, EvAuthConfirmation, EvUDMAnswer, EvPCFAnswer:
+	case EvAuthVector, EvAuthConfirmation, EvPeersAnswer:
 		return true
 	}
 	return false

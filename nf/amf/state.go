@@ -16,8 +16,7 @@ const (
 	StateAuthentication                    // Authentication Request sent, T3560 running
 	StateAwaitingConfirmation              // RES* sent to the AUSF
 	StateSecurityMode                      // Security Mode Command sent, T3560 running
-	StateAwaitingUDM                       // UECM registration and SDM asked of the UDM
-	StateAwaitingPCF                       // AM policy association asked of the PCF
+	StateAwaitingPeers                     // UDM, NSSF and PCF asked at once (registration_peers.go)
 	StateRegistering                       // Registration Accept sent, T3550 running
 	StateRegistered                        // 5GMM-REGISTERED
 	StateReleasing                         // UE Context Release Command sent
@@ -25,7 +24,7 @@ const (
 
 func (s State) String() string {
 	return [...]string{"DEREGISTERED", "IDENTIFICATION", "AWAITING_AUSF_VECTOR", "AUTHENTICATION",
-		"AWAITING_AUSF_CONFIRMATION", "SECURITY_MODE", "AWAITING_UDM", "AWAITING_PCF",
+		"AWAITING_AUSF_CONFIRMATION", "SECURITY_MODE", "AWAITING_UDM_NSSF_PCF",
 		"REGISTERING", "REGISTERED", "RELEASING"}[s]
 }
 
@@ -53,8 +52,7 @@ const (
 	EvNetworkDeregistration // the UDM deregistered the AMF for the UE (namf_callback.go)
 	EvAuthVector            // the AUSF's answer to Nausf_UEAuthentication_Authenticate
 	EvAuthConfirmation      // the AUSF's answer to the RES* confirmation
-	EvUDMAnswer             // the UDM's answers of TS 23.502 4.2.2.2.2 steps 14a-c
-	EvPCFAnswer             // the PCF's answer of step 16
+	EvPeersAnswer           // the UDM's, NSSF's and PCF's answers of TS 23.502 4.2.2.2.2 steps 14-16
 	EvULNASTransport        // UL NAS Transport (gmm_nas_transport.go)
 	EvServiceRequest        // Service Request (gmm_service_request.go)
 )
@@ -65,7 +63,7 @@ func (e Event) String() string {
 		"DeregistrationRequest", "ConfigurationUpdateComplete", "5GMMStatus", "TimerExpiry",
 		"InitialContextSetupResponse", "InitialContextSetupFailure", "UEContextReleaseRequest",
 		"UEContextReleaseComplete", "NGReset", "UDMDeregistrationNotification", "AUSFAuthVector",
-		"AUSFConfirmation", "UDMAnswer", "PCFAnswer", "ULNASTransport", "ServiceRequest"}[e]
+		"AUSFConfirmation", "PeersAnswer", "ULNASTransport", "ServiceRequest"}[e]
 }
 
 // handler validates and acts on one event; it returns the next state, or an
@@ -83,7 +81,7 @@ type transition struct {
 
 // notReleasing are the states in which the UE's signalling connection is up.
 var notReleasing = []State{StateDeregistered, StateIdentification, StateAwaitingVector, StateAuthentication,
-	StateAwaitingConfirmation, StateSecurityMode, StateAwaitingUDM, StateAwaitingPCF, StateRegistering, StateRegistered}
+	StateAwaitingConfirmation, StateSecurityMode, StateAwaitingPeers, StateRegistering, StateRegistered}
 
 // table is the one place that says which event is accepted in which state and
 // where it may lead (TS 24.501 5.4, 5.5.1, 5.5.2; TS 38.413 8.3).
@@ -112,10 +110,9 @@ func table() []transition {
 	add(only(StateAwaitingConfirmation), EvAuthConfirmation, (*NF).onAuthConfirmation, StateAwaitingConfirmation, StateAwaitingVector, StateSecurityMode)
 	// A Service Request that failed the integrity check goes on after
 	// security mode (TS 24.501 5.6.1.3), straight to Registered.
-	add(only(StateSecurityMode), EvSecurityModeComplete, (*NF).onSecurityModeComplete, StateAwaitingUDM, StateReleasing, StateRegistered)
+	add(only(StateSecurityMode), EvSecurityModeComplete, (*NF).onSecurityModeComplete, StateAwaitingPeers, StateReleasing, StateRegistered)
 	add(only(StateSecurityMode), EvSecurityModeReject, (*NF).onSecurityModeReject, StateReleasing)
-	add(only(StateAwaitingUDM), EvUDMAnswer, (*NF).onUDMAnswer, StateAwaitingUDM, StateAwaitingPCF, StateRegistering)
-	add(only(StateAwaitingPCF), EvPCFAnswer, (*NF).onPCFAnswer, StateAwaitingPCF, StateRegistering)
+	add(only(StateAwaitingPeers), EvPeersAnswer, (*NF).onPeersAnswer, StateAwaitingPeers, StateRegistering)
 	add([]State{StateRegistering}, EvRegistrationComplete, (*NF).onRegistrationComplete, StateRegistered, StateReleasing)
 	add(anyActive, EvDeregistrationRequest, (*NF).onDeregistrationRequest, StateReleasing)
 	add(anyActive, EvConfigurationUpdateComplete, (*NF).stay, anyActive...)

@@ -152,6 +152,21 @@ func (s *contexts) add(c *smContext) (replaced *smContext) {
 	return replaced
 }
 
+// take removes and returns the context of owner (SUPI and PDU session
+// ID), if any.
+func (s *contexts) take(owner string) *smContext {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.byKey[owner]
+	if c == nil {
+		return nil
+	}
+	delete(s.byRef, c.ref)
+	delete(s.bySEID, c.cpSEID)
+	delete(s.byKey, owner)
+	return c
+}
+
 func (s *contexts) get(ref string) (*smContext, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -215,9 +215,13 @@ type fakeCore struct {
 	qosDecs    map[string]*models.QosData
 	pcfFails   bool
 	uecmFails  bool
-	transfers  chan transfer
-	released   chan string // SM context status notifications (path)
-	pcfURL     string
+	// smDataAfterUECM holds each sm-data read until a UECM registration
+	// has arrived (uecmPut), so it is answered only when both are asked at once.
+	smDataAfterUECM bool
+	uecmPut         chan struct{}
+	transfers       chan transfer
+	released        chan string // SM context status notifications (path)
+	pcfURL          string
 	// transferStatus is the AMF's answer to an N1N2MessageTransfer: 0 or
 	// 200 N1_N2_TRANSFER_INITIATED, 202 ATTEMPTING_TO_REACH_UE (paging),
 	// else a ProblemDetails with that status.
@@ -262,12 +266,20 @@ func answerTransfer(w http.ResponseWriter, status int) {
 }
 
 func newFakeCore() *fakeCore {
-	return &fakeCore{uecm: map[string]bool{}, policies: map[string]bool{}, transfers: make(chan transfer, 16), released: make(chan string, 16)}
+	return &fakeCore{uecm: map[string]bool{}, policies: map[string]bool{}, transfers: make(chan transfer, 16), released: make(chan string, 16),
+		uecmPut: make(chan struct{}, 16)}
 }
 
 func (f *fakeCore) udm() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /nudm-sdm/v2/{supi}/sm-data", func(w http.ResponseWriter, r *http.Request) {
+		if f.smDataAfterUECM {
+			select {
+			case <-f.uecmPut:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		if r.PathValue("supi") != subscribed {
 			sbi.WriteProblem(w, 404, "DATA_NOT_FOUND", "")
 			return
@@ -288,6 +300,10 @@ func (f *fakeCore) udm() http.Handler {
 		}
 		if r.Method == "PUT" {
 			f.uecm[key] = true
+			select {
+			case f.uecmPut <- struct{}{}:
+			default: // nobody waits (smDataAfterUECM off)
+			}
 			w.WriteHeader(201)
 			return
 		}

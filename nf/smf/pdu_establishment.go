@@ -5,7 +5,8 @@ package smf
 //
 //	3   Nsmf_PDUSession_CreateSMContext Request from the AMF with the UE's
 //	    PDU Session Establishment Request (create);
-//	4   the UE's sm-data from the UDM and the SMF's UECM registration;
+//	4   the UE's sm-data from the UDM and the SMF's UECM registration,
+//	    asked at once;
 //	5   CreateSMContext Response: Created, or a reject with the 5GSM cause;
 //	7   SM policy from the PCF (Npcf_SMPolicyControl_Create) — or local
 //	    policy when no PCF offers it — and the UE's address from the DNN's
@@ -24,6 +25,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
+	"sync"
 
 	"github.com/free5gc/nas"
 	"github.com/free5gc/openapi/models"
@@ -84,20 +87,55 @@ func (n *NF) create(ctx context.Context, d *models.SmfPduSessionSmContextCreateD
 	if err := n.checkServed(c); err != nil {
 		return nil, g, err
 	}
-	if err := n.checkSubscription(ctx, c); err != nil {
-		return nil, g, err
-	}
-	if old := n.ctxs.add(c); old != nil {
-		// TS 23.502 4.3.2.2.1 step 3: a PDU session ID already in use is
-		// released locally. No status notification: the AMF, which asked
-		// for the new one, would take it for the new session's.
+	// TS 23.502 4.3.2.2.1 step 3: a PDU session ID already in use is
+	// released locally, before step 4: its UECM deregistration must reach
+	// the UDM ahead of the new session's registration. No status
+	// notification: the AMF, which asked for the new one, would take it
+	// for the new session's.
+	if old := n.ctxs.take(c.owner()); old != nil {
 		n.teardown(ctx, old, "replaced by a new establishment")
 	}
-	if err := n.registerUECM(ctx, c); err != nil {
-		n.ctxs.remove(c)
+	if err := n.subscriptionAndRegistration(ctx, c); err != nil {
 		return nil, g, err
 	}
+	if old := n.ctxs.add(c); old != nil { // one created meanwhile
+		n.teardown(ctx, old, "replaced by a new establishment")
+	}
 	return c, g, nil
+}
+
+// subscriptionAndRegistration is step 4: the UE's sm-data and the SMF's
+// UECM registration, asked of the UDM at once since neither needs the
+// other's answer (one round trip less on every establishment). A
+// registration made for a request the subscription refuses is withdrawn.
+func (n *NF) subscriptionAndRegistration(ctx context.Context, c *smContext) error {
+	var subErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { subErr = contained(func() error { return n.checkSubscription(ctx, c) }) })
+	regErr := n.registerUECM(ctx, c)
+	wg.Wait()
+	if subErr == nil {
+		return regErr
+	}
+	if c.uecmRegistered {
+		if err := n.peers.deregisterSMF(ctx, c.supi, c.psi); err != nil {
+			n.log.Warn("UECM deregistration after a refused subscription", "supi", c.supi, "psi", c.psi, "err", err)
+		}
+		c.uecmRegistered = false
+	}
+	return subErr
+}
+
+// contained runs f, turning a panic into an error: on a goroutine of its
+// own, nothing else would recover it, and a bug must cost one session,
+// never the SMF.
+func contained(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return f()
 }
 
 // checkEstablishmentRequest reads the UE's request (TS 24.501 6.4.1.2)
