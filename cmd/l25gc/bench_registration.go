@@ -55,11 +55,12 @@ func newBenchRegistrationCmd() *cobra.Command {
 				return err
 			}
 			results, err := bench.RegistrationByLimiter(ctx, o, list)
-			return report(out, results, err, jsonPath, func(w io.Writer, rs []bench.Result) {
+			err = report(out, results, err, jsonPath, func(w io.Writer, rs []bench.Result) {
 				bench.PrintTable(w, rs)
 				bench.PrintOverloadTable(w, rs)
 				bench.PrintLimiterTrace(w, rs, time.Second)
 			})
+			return withCharts(out, err, jsonPath, len(results), func() ([]string, error) { return bench.WriteTraceCharts(jsonPath, results) })
 		},
 	}
 	f := cmd.Flags()

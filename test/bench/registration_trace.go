@@ -9,8 +9,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
+
+	"gonum.org/v1/plot/vg"
 
 	"github.com/l25gc/l25gc/test/ransim"
 )
@@ -63,4 +67,27 @@ func thinTrace(trace []LimiterSample, step time.Duration) []LimiterSample {
 		}
 	}
 	return out
+}
+
+// WriteTraceCharts writes Fig. 9a (E_max and E_current over time) of
+// every result with a limiter trace next to jsonPath: out.json →
+// out-fig9a-<limiter>-<UEs>.svg.
+func WriteTraceCharts(jsonPath string, results []Result) ([]string, error) {
+	base := strings.TrimSuffix(jsonPath, filepath.Ext(jsonPath))
+	var paths []string
+	for _, r := range results {
+		if len(r.Trace) < 2 {
+			continue
+		}
+		p, err := fig9a(r)
+		if err != nil {
+			return paths, err
+		}
+		path := fmt.Sprintf("%s-fig9a-%s-%d.svg", base, strings.ReplaceAll(orDash(r.Limiter), ":", ""), r.UEs)
+		if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
+			return paths, fmt.Errorf("chart %s: %w", path, err)
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
 }
