@@ -1,6 +1,7 @@
 package config
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ func TestValidateRefusesBadLimiter(t *testing.T) {
 		{"min zero", "amf:\n  limiter:\n    min: 0\n", "node.yaml:3: amf.limiter.min: must be in 1..65536, got 0"},
 		{"initial above max", "amf:\n  limiter:\n    initial: 100\n    max: 10\n", "node.yaml:3: amf.limiter.initial: must be in 1..10, got 100"},
 		{"max below min", "amf:\n  limiter:\n    min: 5\n    max: 4\n    initial: 5\n", "node.yaml:4: amf.limiter.max: must be in 5..65536, got 4"},
+		{"growth below one", "amf:\n  limiter:\n    growth: 0.5\n", "node.yaml:3: amf.limiter.growth: must be from 1 (the paper's +1 per interval) to 16"},
 		{"queue", "amf:\n  limiter:\n    queue: 0\n", "node.yaml:3: amf.limiter.queue: must be in 1..1048576, got 0"},
 		{"timeout", "amf:\n  limiter:\n    procedure_timeout: 0s\n", "node.yaml:3: amf.limiter.procedure_timeout: must be a positive duration"},
 		{"high above queue", "amf:\n  limiter:\n    queue: 10\n    overload_high: 11\n", "node.yaml:4: amf.limiter.overload_high: must be in 1..10, got 11"},
@@ -46,7 +48,7 @@ func TestLimiterSettings(t *testing.T) {
 		t.Fatalf("settings %+v %+v", lc, stat)
 	}
 	d, _ := Default().AMF.Limiter.Settings()
-	if d.Mode != ratelimit.ModeAdaptive || d.Initial != 8 || d.Min != 1 || d.Max != 64 || d.MaxAge != time.Minute {
+	if d.Mode != ratelimit.ModeAdaptive || d.Initial != InitialPerCPU*runtime.GOMAXPROCS(0) || d.Threshold != 10*time.Millisecond || d.Min != 1 || d.Max != 1024 || d.MaxAge != time.Minute || d.Growth != 2 {
 		t.Fatalf("default settings %+v", d)
 	}
 }

@@ -17,10 +17,27 @@ package ratelimit
 // holds a Slot whose Finish is idempotent, and Step ends every slot older
 // than MaxAge as timed out: a path the caller forgot costs capacity for at
 // most MaxAge.
+//
+// Growth > 1 adds a slow start to Algorithm 1 (amf.limiter.growth; 1 is
+// the paper's exact behaviour): while messages wait in the queue and the
+// EWMA has stayed at or below the threshold since the queue last emptied,
+// E_max is multiplied by Growth instead of raised by one, never past the
+// demand (E_current plus the queue). The first interval above the
+// threshold ends the slow start, puts E_max back to its value before the
+// last multiplication (the last one the scheduler was fast at) and hands
+// over to the paper's rule until the queue empties again, with a step
+// that scales with E_max: ±max(1, ⌊E_max·(Growth−1)/8⌋), the paper's ±1
+// at its initial E_max of 8 with Growth 2, so that a limit in the
+// hundreds can still follow the load within a burst. Why: a procedure
+// holds its slot across peer and UE round trips, so goodput is at most
+// E_max / procedure time (Little's law); a registration burst on this
+// machine needed E_max in the hundreds, and +1 per interval from 8 took
+// the whole burst to get a fraction of the way (README, limiter).
 
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,6 +92,9 @@ type LimiterConfig struct {
 	Threshold time.Duration
 	// MaxAge ends a procedure still open after it (0: never).
 	MaxAge time.Duration
+	// Growth > 1: E_max's factor per interval in the slow start (above);
+	// 0 or 1: the paper's +1 only.
+	Growth float64
 }
 
 // Results a Slot ends with (metric labels of the caller).
@@ -103,6 +123,10 @@ type Limiter struct {
 	ewma    float64
 	last    float64 // the latest interval's latency, seconds
 	counts  LimiterCounts
+	// ramping: in the slow start (Growth > 1); rampFrom is E_max before
+	// its last multiplication, 0 before the first.
+	ramping  bool
+	rampFrom int
 }
 
 // LimiterCounts are cumulative counters of the limiter.
@@ -134,7 +158,8 @@ func NewLimiter(cfg LimiterConfig, now func() time.Time) *Limiter {
 	}
 	cfg.Min = max(cfg.Min, 1)
 	cfg.Max = max(cfg.Max, cfg.Min)
-	return &Limiter{cfg: cfg, now: now, emax: min(max(cfg.Initial, cfg.Min), cfg.Max), open: map[*Slot]struct{}{}}
+	return &Limiter{cfg: cfg, now: now, emax: min(max(cfg.Initial, cfg.Min), cfg.Max), open: map[*Slot]struct{}{},
+		ramping: cfg.Growth > 1}
 }
 
 // Acquire asks for a slot for a procedure of kind. With room (or mode off)
@@ -241,7 +266,7 @@ func start(list []admitted) {
 type Decision struct {
 	Latency, EWMA  float64 // seconds
 	EMax, ECurrent int     // E_max after the step, E_current at it
-	Change         int     // −1, 0 or +1
+	Change         int     // E_max's move: −1, 0, +1 (the paper), more in a slow start
 	Expired        int     // slots ended as timed out
 }
 
@@ -249,7 +274,8 @@ type Decision struct {
 // scheduler latency (seconds): EWMA_t = w·EWMA_{t−1} + (1−w)·latency_t;
 // only when E_current ≥ E_max (adaptive mode), E_max −1 above the
 // threshold and +1 at or below it, clamped to [Min, Max]. It also ends
-// the slots older than MaxAge.
+// the slots older than MaxAge. With Growth > 1 the raise is a slow start
+// while messages wait (slowStartLocked).
 func (l *Limiter) Step(latency float64) Decision {
 	l.mu.Lock()
 	w := l.cfg.EWMAWeight
@@ -257,8 +283,14 @@ func (l *Limiter) Step(latency float64) Decision {
 	l.last = latency
 	d := Decision{Latency: latency, EWMA: l.ewma, ECurrent: l.current}
 	if l.cfg.Mode == ModeAdaptive && l.current >= l.emax {
-		d.Change = l.moveLocked(l.ewma > l.cfg.Threshold.Seconds())
+		slow := l.ewma > l.cfg.Threshold.Seconds()
+		old := l.emax
+		if !l.slowStartLocked(slow) {
+			l.moveLocked(slow)
+		}
+		d.Change = l.emax - old
 	}
+	l.rearmLocked()
 	d.EMax = l.emax
 	stale := l.staleLocked()
 	ready := l.admitLocked()
@@ -277,15 +309,48 @@ func (l *Limiter) Step(latency float64) Decision {
 	return d
 }
 
-// moveLocked lowers E_max when the scheduler is slow, else raises it.
-func (l *Limiter) moveLocked(slow bool) int {
-	old := l.emax
-	if slow {
-		l.emax = max(l.emax-1, l.cfg.Min)
-	} else {
-		l.emax = min(l.emax+1, l.cfg.Max)
+// slowStartLocked moves E_max if the slow start is on and messages wait,
+// and says whether it did: fast, E_max·Growth (at least +1, at most the
+// demand E_current + queue, and Max); slow, the slow start ends and E_max
+// goes back to its value before the last multiplication.
+func (l *Limiter) slowStartLocked(slow bool) bool {
+	if !l.ramping || len(l.waiting) == 0 {
+		return false
 	}
-	return l.emax - old
+	if slow {
+		l.ramping = false
+		if l.rampFrom == 0 {
+			return false // nothing multiplied yet: the paper's −1
+		}
+		l.emax, l.rampFrom = max(l.rampFrom, l.cfg.Min), 0
+		return true
+	}
+	grown := max(l.emax+1, int(math.Ceil(float64(l.emax)*l.cfg.Growth)))
+	l.rampFrom = l.emax
+	l.emax = max(min(grown, l.current+len(l.waiting), l.cfg.Max), l.emax)
+	return true
+}
+
+// rearmLocked starts a new slow start once the queue has emptied: the
+// burst that ended it is over, and the next one ramps afresh.
+func (l *Limiter) rearmLocked() {
+	if l.cfg.Growth > 1 && len(l.waiting) == 0 && !l.ramping {
+		l.ramping, l.rampFrom = true, 0
+	}
+}
+
+// moveLocked lowers E_max when the scheduler is slow, else raises it, by
+// one (the paper) or, with Growth > 1, by a step proportional to E_max.
+func (l *Limiter) moveLocked(slow bool) {
+	step := 1
+	if l.cfg.Growth > 1 {
+		step = max(1, int(float64(l.emax)*(l.cfg.Growth-1)/8))
+	}
+	if slow {
+		l.emax = max(l.emax-step, l.cfg.Min)
+	} else {
+		l.emax = min(l.emax+step, l.cfg.Max)
+	}
 }
 
 func (l *Limiter) staleLocked() []*Slot {

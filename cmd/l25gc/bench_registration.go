@@ -29,7 +29,9 @@ func newBenchRegistrationCmd() *cobra.Command {
 			"with the simulator and stops the core; with --amf it uses a running core instead.\n" +
 			"UEs rejected with #22 (congestion) wait T3346 (at most --max-backoff) and register\n" +
 			"again; the table shows the goodput, the back-offs and the attempts that reached T3510.\n" +
-			"With --limiter, a fresh core per amf.limiter.mode setting.",
+			"With --limiter, a fresh core per amf.limiter.mode setting, and the AMF's limiter\n" +
+			"(E_max, E_current, queue, EWMA, interval latency) sampled every 50 ms, printed once a\n" +
+			"second and in the JSON as limiter_trace.",
 		Example: "  l25gc bench registration --ues 1,64,1000 --concurrency 64 --json out.json\n" +
 			"  l25gc bench registration --ues 20000 --concurrency 2000 --limiter off,adaptive",
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -57,10 +59,12 @@ func newBenchRegistrationCmd() *cobra.Command {
 				return err
 			}
 			results, err := bench.RegistrationByLimiter(ctx, o, list)
-			return report(out, results, err, jsonPath, func(w io.Writer, rs []bench.Result) {
+			err = report(out, results, err, jsonPath, func(w io.Writer, rs []bench.Result) {
 				bench.PrintTable(w, rs)
 				bench.PrintOverloadTable(w, rs)
+				bench.PrintLimiterTrace(w, rs, time.Second)
 			})
+			return withCharts(out, err, jsonPath, len(results), func() ([]string, error) { return bench.WriteTraceCharts(jsonPath, results) })
 		},
 	}
 	f := cmd.Flags()

@@ -232,7 +232,7 @@ func TestNoSlotLeaksServiceRequestAndHandover(t *testing.T) {
 				t.Fatalf("%d %+v", code, p)
 			}
 			sink.expect(h)
-			return h, base + 1
+			return h, base + 2 // the paging, and the UDM's deregistration (limiter_deregistration.go)
 		}},
 		{"Xn handover: Path Switch Request Acknowledge", func(t *testing.T) (*harness, uint64) {
 			h, g, g2, ue, smf, base := handoverUE(t, "0000001113", nil)

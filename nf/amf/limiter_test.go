@@ -104,6 +104,7 @@ func TestAdaptiveStepsDuringEstablishments(t *testing.T) {
 	const n = 20
 	h, g := newSetUpHarness(t, func(c *config.Config) {
 		c.AMF.Limiter.Initial, c.AMF.Limiter.Min, c.AMF.Limiter.Max = 1, 1, 4
+		c.AMF.Limiter.Threshold = time.Millisecond
 	})
 	smf, _ := h.withSMF()
 	bySUPI := map[string]*testUE{}

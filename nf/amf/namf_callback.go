@@ -47,12 +47,12 @@ func (n *NF) handleDeregistrationNotification(w http.ResponseWriter, r *http.Req
 	n.log.Info("UDM deregistration notification", "supi", supi, "reason", d.DeregReason)
 	known := n.onConnectedUE(supi, func(ue *ueContext) {
 		ue.udmRegistered = false // the UDM removed the registration itself
+		n.startNetworkDeregistration(ue)
 		n.step(ue, EvNetworkDeregistration, &input{})
 	})
 	for _, ue := range n.ues.takeIdleSUPI(supi) { // out of the table: this handler is its only user
 		known = true
-		ue.udmRegistered = false
-		n.endContext(ue)
+		n.deregisterParked(ue)
 	}
 	answerKnown(w, supi, known)
 }

@@ -36,8 +36,11 @@ func PDUByLimiter(ctx context.Context, o RegistrationOptions, limiters []string)
 
 // RegistrationByLimiter is Registration once per limiter setting (bench
 // registration --limiter), each result carrying its setting.
+// The limiter is sampled during every measured run (Result.Trace).
 func RegistrationByLimiter(ctx context.Context, o RegistrationOptions, limiters []string) ([]Result, error) {
-	return ByLimiter(ctx, o, limiters, Registration)
+	return ByLimiter(ctx, o, limiters, func(ctx context.Context, o RegistrationOptions) ([]Result, error) {
+		return measure(ctx, o, tracedRegistration(AMFMetricsURL(o.Config), 0))
+	})
 }
 
 // ByLimiter runs bench once per limiter setting, each on fresh cores with

@@ -42,9 +42,8 @@ type BatchOptions struct {
 type BatchRun struct {
 	Result
 	// BatchMS summarises the batches' makespans (first request to last Accept).
-	BatchMS Latency         `json:"batch_ms"`
-	Trace   []LimiterSample `json:"limiter_trace,omitempty"`
-	Events  []EventTime     `json:"events,omitempty"`
+	BatchMS Latency     `json:"batch_ms"`
+	Events  []EventTime `json:"events,omitempty"`
 }
 
 // LimiterSample is the AMF's limiter at a moment of the run (Fig. 9a).
@@ -53,6 +52,10 @@ type LimiterSample struct {
 	EMax     float64 `json:"emax"`
 	ECurrent float64 `json:"ecurrent"`
 	Queue    float64 `json:"queue"`
+	// EWMAMS and LatencyMS are the monitor's EWMA and its last interval's
+	// scheduler latency, the two figures E_max is steered by.
+	EWMAMS    float64 `json:"ewma_ms"`
+	LatencyMS float64 `json:"interval_latency_ms"`
 }
 
 // EventTime is one establishment (Fig. 9b): its place among all events by
@@ -283,7 +286,8 @@ func (s *limiterSampler) stop(t0 time.Time) []LimiterSample {
 	return s.samples
 }
 
-// scrapeLimiter reads E_max, E_current and the queue length off /metrics.
+// scrapeLimiter reads E_max, E_current, the queue length, the EWMA and
+// the interval latency off /metrics.
 func scrapeLimiter(c *http.Client, url string) (LimiterSample, error) {
 	resp, err := c.Get(url)
 	if err != nil {
@@ -314,6 +318,10 @@ func parseLimiterMetrics(r io.Reader) (LimiterSample, error) {
 			s.ECurrent, found = v, found+1
 		case "l25gc_amf_limiter_queue_length":
 			s.Queue = v
+		case "l25gc_amf_limiter_ewma_seconds":
+			s.EWMAMS = v * 1000
+		case "l25gc_amf_limiter_interval_latency_seconds":
+			s.LatencyMS = v * 1000
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -41,7 +41,7 @@ func WriteBatchCharts(jsonPath string, runs []BatchRun) ([]string, error) {
 		}
 		name := strings.ReplaceAll(r.Limiter, ":", "")
 		if len(r.Trace) > 1 {
-			if p, err = fig9a(r); err == nil {
+			if p, err = fig9a(r.Result); err == nil {
 				err = save(p, "fig9a-"+name)
 			}
 		}
@@ -96,7 +96,7 @@ func batchOf(runs []BatchRun) int {
 }
 
 // fig9a is E_max and E_current against time.
-func fig9a(r BatchRun) (*plot.Plot, error) {
+func fig9a(r Result) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "limiter " + r.Limiter + ": E_max and E_current over time"
 	p.X.Label.Text = "time (s)"

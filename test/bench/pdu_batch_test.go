@@ -16,6 +16,8 @@ func TestParseLimiterMetrics(t *testing.T) {
 l25gc_amf_limiter_emax 12
 l25gc_amf_limiter_ecurrent 7
 l25gc_amf_limiter_queue_length 3
+l25gc_amf_limiter_ewma_seconds 0.0025
+l25gc_amf_limiter_interval_latency_seconds 0.004
 l25gc_amf_limiter_dropped_total{reason="queue"} 5
 go_goroutines 40
 `
@@ -23,8 +25,8 @@ go_goroutines 40
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.EMax != 12 || s.ECurrent != 7 || s.Queue != 3 {
-		t.Fatalf("parsed %+v, want E_max 12, E_current 7, queue 3", s)
+	if s.EMax != 12 || s.ECurrent != 7 || s.Queue != 3 || s.EWMAMS != 2.5 || s.LatencyMS != 4 {
+		t.Fatalf("parsed %+v, want E_max 12, E_current 7, queue 3, EWMA 2.5 ms, interval 4 ms", s)
 	}
 	if _, err := parseLimiterMetrics(strings.NewReader("go_goroutines 40\n")); err == nil {
 		t.Fatal("a page without the limiter parsed")
@@ -56,8 +58,8 @@ func TestSummarizeBatchesOrdersEventsAndSkipsFailures(t *testing.T) {
 func TestWriteBatchCharts(t *testing.T) {
 	runs := []BatchRun{
 		{Result: Result{Limiter: "fixed:8", UEs: 32, LatencyMS: Latency{Mean: 5, P99: 9}}},
-		{Result: Result{Limiter: "adaptive", UEs: 32, LatencyMS: Latency{Mean: 4, P99: 8}},
-			Trace:  []LimiterSample{{AtMS: 0, EMax: 8}, {AtMS: 500, EMax: 9, ECurrent: 9}},
+		{Result: Result{Limiter: "adaptive", UEs: 32, LatencyMS: Latency{Mean: 4, P99: 8},
+			Trace: []LimiterSample{{AtMS: 0, EMax: 8}, {AtMS: 500, EMax: 9, ECurrent: 9}}},
 			Events: []EventTime{{Order: 1, LatencyMS: 3}, {Order: 2, LatencyMS: 4}}},
 	}
 	dir := t.TempDir()

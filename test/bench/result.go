@@ -36,6 +36,9 @@ type Result struct {
 	// UEs back off (bench registration) report them.
 	BackOffs      *int `json:"backoffs,omitempty"`
 	T3510Expiries *int `json:"t3510_expiries,omitempty"`
+	// Trace is the AMF's limiter sampled from its /metrics during the
+	// measured run (Fig. 9a; bench pdu --batch, bench registration --limiter).
+	Trace []LimiterSample `json:"limiter_trace,omitempty"`
 }
 
 // Latency summarises a latency distribution in milliseconds.
