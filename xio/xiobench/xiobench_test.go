@@ -3,6 +3,7 @@ package xiobench
 import (
 	"os"
 	"testing"
+	"time"
 )
 
 func TestMain(m *testing.M) {
@@ -25,7 +26,8 @@ func TestRunSmall(t *testing.T) {
 		t.Fatalf("%d results, want 3 transports x 2 concurrencies", len(rs))
 	}
 	for _, r := range rs {
-		if r.Procedure != "sbi" || r.Succeeded != 50 || r.Failed != 0 || r.LatencyMS.P50 <= 0 {
+		if r.Procedure != "sbi" || r.Succeeded != 50 || r.Failed != 0 || r.LatencyMS.P50 <= 0 ||
+			r.CPUMicrosPerReq <= 0 {
 			t.Fatalf("result %+v", r)
 		}
 	}
@@ -39,4 +41,17 @@ func BenchmarkReport(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Log("\n" + Table(rs))
+}
+
+// TestCostOfCountsThisProcess: a busy loop shows up as CPU time in the
+// cost read from /proc, and a sleep as a context switch.
+func TestCostOfCountsThisProcess(t *testing.T) {
+	before := costOf(os.Getpid())
+	for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
+	}
+	time.Sleep(time.Millisecond)
+	d := costOf(os.Getpid()).sub(before)
+	if d.cpuNS < int64(10*time.Millisecond) || d.switches < 1 {
+		t.Fatalf("cost of 20 ms busy and a sleep: %d ns CPU, %d switches", d.cpuNS, d.switches)
+	}
 }
