@@ -129,8 +129,8 @@ func (s *stack) dispatch(m, h *C.struct_onvm_msg) {
 		s.onSYN(uint32(h.svc), uint32(h.conn), uint32(h.gen))
 	case C.ONVM_MSG_DATA:
 		if c := s.conn(uint32(h.conn), uint32(h.side), uint32(h.gen)); c != nil {
-			if b := payload(m, h); len(b) > 0 {
-				c.deliver(b)
+			if n := uint32(h.len); n > 0 && n <= msgPayload {
+				c.deliver(copyPayload(unsafe.Add(unsafe.Pointer(m), msgHeader), int(n)))
 			}
 		}
 	case C.ONVM_MSG_FIN, C.ONVM_MSG_RST:

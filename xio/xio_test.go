@@ -476,3 +476,30 @@ func processStopped(pid int) bool {
 	i := bytes.LastIndexByte(b, ')')
 	return i >= 0 && i+2 < len(b) && b[i+2] == 'T'
 }
+
+// TestSmallReadsAcrossChunks: a reader taking a few bytes at a time gets
+// every byte in order, across the received chunks (each recycled once read).
+func TestSmallReadsAcrossChunks(t *testing.T) {
+	_, c, s := connectedPair(t)
+	msg := make([]byte, 20000)
+	for i := range msg {
+		msg[i] = byte(i * 7)
+	}
+	go func() {
+		for i := 0; i < len(msg); i += 1100 { // one pooled chunk per write
+			s.Write(msg[i:min(i+1100, len(msg))])
+		}
+	}()
+	got := make([]byte, 0, len(msg))
+	buf := make([]byte, 7)
+	for len(got) < len(msg) {
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, buf[:n]...)
+	}
+	if string(got) != string(msg) {
+		t.Fatal("bytes read a few at a time differ from those written")
+	}
+}
