@@ -503,3 +503,63 @@ func TestSmallReadsAcrossChunks(t *testing.T) {
 		t.Fatal("bytes read a few at a time differ from those written")
 	}
 }
+
+// TestWakeupNotLostAsPollerSleeps: a message that arrives just as the
+// poller has found its ring empty and decided to sleep (after it told
+// senders so, before it waits on the doorbell) is served at once: the
+// sender's ring makes the wait return, not the sleep's timeout.
+func TestWakeupNotLostAsPollerSleeps(t *testing.T) {
+	_, c, s := connectedPair(t)
+	roundTripPair(t, c, s, []byte("warm"))
+	xio.SetSleepForTest(time.Minute) // a lost wake-up would wait this long
+	defer xio.SetSleepForTest(500 * time.Millisecond)
+	xio.ArmSleepParkForTest()
+	defer xio.ReleaseSleepForTest()
+	for waited := 0; !xio.SleepParkedForTest(); waited++ { // the poller goes idle and parks at the futex
+		if waited == 10000 {
+			t.Fatal("the poller never went to sleep")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// Counted from here: a sleep begun before the long bound was set may
+	// have timed out meanwhile; the parked one has not begun to wait.
+	timeouts := xio.SleepTimeoutsForTest()
+	if _, err := c.Write([]byte("now")); err != nil {
+		t.Fatal(err)
+	}
+	xio.ReleaseSleepForTest()
+	got := make([]byte, 3)
+	if _, err := io.ReadFull(s, got); err != nil || string(got) != "now" {
+		t.Fatalf("read %q, %v", got, err)
+	}
+	if n := xio.SleepTimeoutsForTest() - timeouts; n != 0 {
+		t.Fatalf("the message was served after %d doorbell sleeps timed out: its wake-up was lost", n)
+	}
+}
+
+// TestPollerStopsSpinningWhenGapsAreLong: messages far apart (here 5 ms,
+// a hundred budgets) teach the poller that spinning does not pay, so an
+// NF with sporadic traffic sleeps at once instead of spinning each time.
+func TestPollerStopsSpinningWhenGapsAreLong(t *testing.T) {
+	_, c, s := connectedPair(t)
+	for i := 0; i < 12; i++ {
+		time.Sleep(5 * time.Millisecond)
+		roundTripPair(t, c, s, []byte("sporadic"))
+	}
+	time.Sleep(5 * time.Millisecond)
+	if l := xio.SpinLimitForTest(); l != 0 {
+		t.Fatalf("after 12 messages 5 ms apart the poller still spins %v per idle period", l)
+	}
+}
+
+// roundTripPair sends msg on c and reads it on s.
+func roundTripPair(t *testing.T, c, s net.Conn, msg []byte) {
+	t.Helper()
+	if _, err := c.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(msg))
+	if _, err := io.ReadFull(s, got); err != nil || string(got) != string(msg) {
+		t.Fatalf("read %q, %v", got, err)
+	}
+}
