@@ -5,9 +5,6 @@ package xio
 */
 import "C"
 
-// kickProbe: while kicks do not pay, one request in kickProbe still kicks.
-const kickProbe = 16
-
 // ExpectReply tells X-IO that a reply to what this conn just sent (or is
 // about to send) should come soon: an SBI client's request. If the
 // process's poller sleeps on its doorbell, and replies have lately come
@@ -15,15 +12,13 @@ const kickProbe = 16
 // wake-up (~30 µs on this VM) then overlaps the peer's work instead of
 // following the reply's arrival, which is what a lone procedure through
 // NFs that are otherwise idle pays at every SBI call. When replies come
-// later than twice the budget the poller is woken only for one request in
-// kickProbe, to learn when replies come quickly again (spin.go), so a
-// slow peer costs little spinning.
+// later than twice the budget the poller stops being woken (spin.go), so
+// a slow peer costs no spinning.
 func (c *Conn) ExpectReply() {
 	s := c.st
-	if !s.kickPays.Load() && s.kickSkips.Add(1)%kickProbe != 0 {
+	if !s.kickPays.Load() {
 		return
 	}
-	s.kicks.Add(1)
 	s.kicked.Store(true)
 	C.xio_kick() // rings only if the poller sleeps
 }

@@ -53,8 +53,6 @@ type stack struct {
 	kicked      atomic.Bool
 	kickPays    atomic.Bool
 	kickWakeups atomic.Uint64
-	kickSkips   atomic.Uint32 // requests that did not kick (kick.go)
-	kicks       atomic.Uint64 // requests that did
 	// The doorbell sleep's bound (ms) and the spin policy's last
 	// verdict: tests set and read them.
 	sleepMS   atomic.Int32

@@ -244,8 +244,3 @@ func SpinLimitForTest() time.Duration { return time.Duration(attached.spinLimit.
 
 // KickWakeupsForTest is how many doorbell sleeps a kick (ExpectReply) ended.
 func KickWakeupsForTest() uint64 { return attached.kickWakeups.Load() }
-
-// SetKickPaysForTest sets whether replies have lately come within the spin
-// budget (so that ExpectReply wakes a sleeping poller), as the poller
-// would learn it.
-func SetKickPaysForTest(on bool) { attached.kickPays.Store(on) }

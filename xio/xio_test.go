@@ -580,7 +580,6 @@ func TestExpectReplyWakesSleepingPoller(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	kicks := xio.KickWakeupsForTest()
-	xio.SetKickPaysForTest(true) // as after quick replies (earlier tests may have taught otherwise)
 	xio.ReleaseSleepForTest()
 	c.(*xio.Conn).ExpectReply()
 	for waited := 0; xio.KickWakeupsForTest() == kicks; waited++ {
