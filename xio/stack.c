@@ -597,10 +597,6 @@ int xio_sleep(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max, int sle
 	return sleep_on_bell(out, hdr, max, sleep_ms);
 }
 
-/* xio_kick wakes this process's poller if it sleeps on its doorbell (a
- * goroutine of ours expects a reply and wants it spun for, kick.go). */
-void xio_kick(void) { onvm_ring_bell(&nf.shm->nf[nf.self]); }
-
 /* xio_sleep_timeouts is how many doorbell sleeps ran out their time: a
  * message served only after one would be a lost wake-up. */
 uint64_t xio_sleep_timeouts(void) { return __atomic_load_n(&sleep_timeouts, __ATOMIC_RELAXED); }

@@ -45,14 +45,7 @@ type stack struct {
 	listeners map[uint32]*Listener
 	packets   map[uint32]*PacketConn
 
-	spin    spinPolicy // the poller's alone
-	replies spinPolicy // the poller's alone: gaps from a kick to a message (kick.go)
-	// kicked asks the sleeping poller to spin for a reply; kickPays says
-	// whether replies came within the budget lately; kickWakeups counts
-	// the sleeps a kick ended.
-	kicked      atomic.Bool
-	kickPays    atomic.Bool
-	kickWakeups atomic.Uint64
+	spin spinPolicy // the poller's alone
 	// The doorbell sleep's bound (ms) and the spin policy's last
 	// verdict: tests set and read them.
 	sleepMS   atomic.Int32
@@ -70,12 +63,10 @@ func newStack(cfg Config) *stack {
 		listeners: map[uint32]*Listener{},
 		packets:   map[uint32]*PacketConn{},
 		spin:      newSpinPolicy(cfg.Spin),
-		replies:   newSpinPolicy(cfg.Spin),
 		batch:     (**C.struct_onvm_msg)(C.malloc(C.size_t(batchMax) * C.size_t(unsafe.Sizeof((*C.struct_onvm_msg)(nil))))),
 		hdrs:      (*C.struct_onvm_msg)(C.malloc(C.size_t(batchMax) * C.size_t(unsafe.Sizeof(C.struct_onvm_msg{})))),
 	}
 	s.sleepMS.Store(pollSleepMS)
-	s.kickPays.Store(s.replies.limit() > 0)
 	return s
 }
 
@@ -99,9 +90,7 @@ func (s *stack) poll() {
 }
 
 // pollIdle returns the next messages of the rx ring (at least one),
-// spinning and then sleeping while there are none. An idle period begun
-// by a kick (a goroutine of ours expects a reply, kick.go) spins on the
-// replies' record instead of the ring's.
+// spinning and then sleeping while there are none.
 //
 // The clock is read once when the ring runs empty and then every
 // clockEvery empty polls, not per poll or per message: a read costs ~45 ns
@@ -111,25 +100,13 @@ func (s *stack) pollIdle() int {
 	if n := int(C.xio_poll_nb(s.batch, s.hdrs, batchMax, 0)); n > 0 {
 		return n
 	}
-	policy := &s.spin
-	for {
-		if n := s.idlePeriod(policy); n > 0 {
-			return n
-		}
-		policy = &s.replies // woken by a kick: spin for the reply
-	}
-}
-
-// idlePeriod spins on the ring as policy allows, then sleeps; the
-// messages that came, or 0 when a kick woke the sleep.
-func (s *stack) idlePeriod(policy *spinPolicy) int {
 	idleSince := time.Now()
-	limit := policy.limit()
+	limit := s.spin.limit()
 	s.spinLimit.Store(int64(limit))
 	lastCheck := idleSince
 	for idle := 1; ; idle++ {
 		if n := int(C.xio_poll_nb(s.batch, s.hdrs, batchMax, 0)); n > 0 {
-			s.learn(policy, true, 0)
+			s.spin.spun()
 			return n
 		}
 		if idle%clockEvery != 0 && limit > 0 {
@@ -145,38 +122,21 @@ func (s *stack) idlePeriod(policy *spinPolicy) int {
 			runtime.Gosched()
 			continue
 		}
-		return s.sleep(policy, idleSince)
+		return s.sleep(idleSince)
 	}
 }
 
-// sleep waits on the doorbell until a message comes (or a kick), and
-// records in policy how long the ring stayed empty (once per idle period).
-func (s *stack) sleep(policy *spinPolicy, idleSince time.Time) int {
+// sleep waits on the doorbell until a message comes, recording in the
+// spin policy how long the ring stayed empty (once per idle period).
+func (s *stack) sleep(idleSince time.Time) int {
 	for {
 		ms := s.sleepMS.Load()
 		if n := int(C.xio_sleep(s.batch, s.hdrs, batchMax, C.int(ms))); n > 0 {
-			s.learn(policy, false, time.Since(idleSince))
+			s.spin.slept(time.Since(idleSince))
 			return n
 		}
-		if s.kicked.Swap(false) {
-			s.kickWakeups.Add(1)
-			return 0
-		}
 		// Timed out idle: the gap is longer than any budget.
-		s.learn(policy, false, time.Duration(ms)*time.Millisecond)
-	}
-}
-
-// learn records one idle gap in policy: it ended while spinning, or gap
-// after the ring ran empty with the poller asleep.
-func (s *stack) learn(policy *spinPolicy, spun bool, gap time.Duration) {
-	if spun {
-		policy.spun()
-	} else {
-		policy.slept(gap)
-	}
-	if policy == &s.replies {
-		s.kickPays.Store(policy.limit() > 0)
+		s.spin.slept(time.Duration(ms) * time.Millisecond)
 	}
 }
 

@@ -241,6 +241,3 @@ func SetSleepForTest(d time.Duration) { attached.sleepMS.Store(int32(d / time.Mi
 // SpinLimitForTest is how long the poller would spin if its ring ran
 // empty now (its spin policy's verdict from the idle gaps so far).
 func SpinLimitForTest() time.Duration { return time.Duration(attached.spinLimit.Load()) }
-
-// KickWakeupsForTest is how many doorbell sleeps a kick (ExpectReply) ended.
-func KickWakeupsForTest() uint64 { return attached.kickWakeups.Load() }

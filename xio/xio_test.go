@@ -563,30 +563,3 @@ func roundTripPair(t *testing.T, c, s net.Conn, msg []byte) {
 		t.Fatalf("read %q, %v", got, err)
 	}
 }
-
-// TestExpectReplyWakesSleepingPoller: a conn that expects a reply wakes
-// the process's sleeping poller (to spin for it), and the reply is then
-// read as usual.
-func TestExpectReplyWakesSleepingPoller(t *testing.T) {
-	_, c, s := connectedPair(t)
-	roundTripPair(t, c, s, []byte("warm"))
-	xio.SetSleepForTest(time.Minute) // only the kick ends this sleep
-	defer xio.SetSleepForTest(500 * time.Millisecond)
-	xio.ArmSleepParkForTest()
-	for waited := 0; !xio.SleepParkedForTest(); waited++ {
-		if waited == 10000 {
-			t.Fatal("the poller never went to sleep")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	kicks := xio.KickWakeupsForTest()
-	xio.ReleaseSleepForTest()
-	c.(*xio.Conn).ExpectReply()
-	for waited := 0; xio.KickWakeupsForTest() == kicks; waited++ {
-		if waited == 10000 {
-			t.Fatal("ExpectReply did not wake the sleeping poller")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	roundTripPair(t, s, c, []byte("reply"))
-}

@@ -35,9 +35,6 @@ type clientConn struct {
 	// the context of the exchange in progress (Background between them).
 	cc  ctxConn
 	ctx context.Context
-	// er is the conn when it can have the process's poller spin for a
-	// reply (X-IO's can): told before each request goes out.
-	er interface{ ExpectReply() }
 }
 
 type ctxConn interface {
@@ -48,7 +45,6 @@ type ctxConn interface {
 func newClientConn(nc net.Conn) *clientConn {
 	c := &clientConn{Conn: nc, ctx: context.Background()}
 	c.cc, _ = nc.(ctxConn)
-	c.er, _ = nc.(interface{ ExpectReply() })
 	c.r = bufio.NewReaderSize(c, 16<<10)
 	return c
 }
@@ -243,9 +239,6 @@ func exchange(ctx context.Context, c *clientConn, frame []byte) (wr *wireRespons
 		defer func() { c.ctx = context.Background() }()
 	} else if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
-	}
-	if c.er != nil {
-		c.er.ExpectReply()
 	}
 	if n, err := c.write(frame); err != nil {
 		stop()
