@@ -17,10 +17,10 @@ func TestSpinPolicyFallsBackToSleep(t *testing.T) {
 		t.Fatalf("a fresh policy spins %v, want the budget %v until gaps say otherwise", p.limit(), testBudget)
 	}
 	for i := 0; i < idleHistory; i++ {
-		p.slept(time.Millisecond)
+		p.slept(5 * time.Millisecond)
 	}
 	if p.limit() != 0 {
-		t.Fatalf("after %d gaps of 1 ms the poller still spins %v", idleHistory, p.limit())
+		t.Fatalf("after %d gaps of 5 ms the poller still spins %v", idleHistory, p.limit())
 	}
 	p.slept(500 * time.Millisecond) // doorbell sleeps timing out keep it asleep
 	if p.limit() != 0 {
@@ -40,7 +40,7 @@ func TestSpinPolicySpinsInConversation(t *testing.T) {
 		if p.limit() != 0 {
 			t.Fatalf("spins after only %d quick gaps of %d", i, idleHistory)
 		}
-		p.slept(testBudget + testBudget/2) // caught asleep, a wake-up late
+		p.slept(testBudget + wakeUpAllowance) // caught asleep, a slow wake-up late
 	}
 	if p.limit() != testBudget {
 		t.Fatalf("after half the gaps quick the poller spins %v, want %v", p.limit(), testBudget)
