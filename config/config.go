@@ -88,6 +88,8 @@ type SBI struct {
 	// TLSDir holds ca.crt and each NF's <name>.crt and <name>.key
 	// ("" = certs in data_dir; `l25gc certs init` writes them).
 	TLSDir string `yaml:"tls_dir"`
+	// XIOSpin is the X-IO pollers' spin budget (config/xio.go).
+	XIOSpin XIOSpin `yaml:"xio_spin"`
 }
 
 // OAuth2On reports whether the SBI requires credentials and tokens.

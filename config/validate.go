@@ -60,6 +60,7 @@ func (c *Config) validateFor(cat Catalog, file string, root *yaml.Node) error {
 		v.fail("sbi.tls", "TLS protects SBI over TCP (and the TCP side of xio); with xio-socket use tls: off")
 	}
 	v.sbi(c)
+	v.xioSpin(cat, c.SBI.XIOSpin)
 	v.nfs(cat, c)
 	if err := cat.Check(); err != nil {
 		v.errs = append(v.errs, fmt.Errorf("%s: the NF table: %w", file, err)) // a table a node cannot run, not the file's fault

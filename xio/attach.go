@@ -28,9 +28,13 @@ import (
 
 // Config says which onvm manager to attach to; it must match onvm.Config.
 type Config struct {
-	FilePrefix string        // EAL --file-prefix; default $L25GC_XIO_PREFIX or "l25gc"
-	HugeDir    string        // default "/dev/hugepages"
-	Spin       time.Duration // poller spin after the last message before sleeping; default 50µs ($L25GC_XIO_SPIN_US)
+	FilePrefix string // EAL --file-prefix; default $L25GC_XIO_PREFIX or "l25gc"
+	HugeDir    string // default "/dev/hugepages"
+	// Spin is the poller's spin budget: how long it may keep polling
+	// after the last message before it sleeps on its doorbell, spent only
+	// while recent idle gaps show it pays (spin.go). 0 takes the default,
+	// 50µs or $L25GC_XIO_SPIN_US; negative never spins.
+	Spin time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -49,7 +53,7 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// spinFromEnv reads $L25GC_XIO_SPIN_US (a tuning knob), default 50µs ($L25GC_XIO_SPIN_US).
+// spinFromEnv reads $L25GC_XIO_SPIN_US (a tuning knob), default 50µs.
 func spinFromEnv() time.Duration {
 	if us, err := strconv.Atoi(os.Getenv("L25GC_XIO_SPIN_US")); err == nil && us > 0 {
 		return time.Duration(us) * time.Microsecond

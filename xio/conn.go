@@ -27,7 +27,8 @@ type Conn struct {
 	local, remote Addr
 
 	mu     sync.Mutex
-	q      [][]byte // received, unread chunks (copied out of shared memory)
+	q      [][]byte // received, unread chunks (copied out of shared memory, chunk.go)
+	qoff   int      // bytes of q[0] already read
 	qarr   [4][]byte
 	eof    bool
 	reset  bool
@@ -198,15 +199,15 @@ func (c *Conn) tryRead(b []byte) (int, error, bool) {
 func (c *Conn) take(b []byte) int {
 	n := 0
 	for n < len(b) && len(c.q) > 0 {
-		k := copy(b[n:], c.q[0])
+		k := copy(b[n:], c.q[0][c.qoff:])
 		n += k
-		if k == len(c.q[0]) {
-			c.q[0] = nil
-			if c.q = c.q[1:]; len(c.q) == 0 {
-				c.q = nil
-			}
-		} else {
-			c.q[0] = c.q[0][k:]
+		if c.qoff += k; c.qoff < len(c.q[0]) {
+			continue
+		}
+		freeChunk(c.q[0]) // copied on: nothing refers to it
+		c.q[0], c.qoff = nil, 0
+		if c.q = c.q[1:]; len(c.q) == 0 {
+			c.q = nil
 		}
 	}
 	return n
@@ -272,7 +273,7 @@ func (c *Conn) shut(reset bool) error {
 		err = nil
 		c.mu.Lock()
 		c.closed = true
-		c.q = nil
+		c.q, c.qoff = nil, 0
 		c.mu.Unlock()
 		close(c.closedCh) // wakes a writer waiting for window
 		c.st.forget(c)

@@ -36,6 +36,7 @@
 
 static struct onvm_view nf;
 static uint32_t conn_hint;
+static uint64_t sleep_timeouts; /* doorbell sleeps that ran out their time */
 
 /* xio_primary_running says whether a DPDK primary holds its config file lock,
  * so a missing manager is reported without a failed rte_eal_init (which
@@ -566,8 +567,10 @@ static unsigned sleep_on_bell(struct onvm_msg **out, struct onvm_msg *hdr, unsig
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	unsigned n = take(out, hdr, max);
 	if (n == 0) {
+		XIO_SLEEP_HOOK();
 		struct timespec ts = {.tv_sec = sleep_ms / 1000, .tv_nsec = (sleep_ms % 1000) * 1000000L};
-		syscall(SYS_futex, &me->bell, FUTEX_WAIT, v, &ts, NULL, 0);
+		if (syscall(SYS_futex, &me->bell, FUTEX_WAIT, v, &ts, NULL, 0) < 0 && errno == ETIMEDOUT)
+			__atomic_add_fetch(&sleep_timeouts, 1, __ATOMIC_RELAXED);
 		n = take(out, hdr, max);
 	}
 	__atomic_store_n(&me->sleeping, 0, __ATOMIC_RELEASE);
@@ -593,6 +596,10 @@ int xio_sleep(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max, int sle
 {
 	return sleep_on_bell(out, hdr, max, sleep_ms);
 }
+
+/* xio_sleep_timeouts is how many doorbell sleeps ran out their time: a
+ * message served only after one would be a lost wake-up. */
+uint64_t xio_sleep_timeouts(void) { return __atomic_load_n(&sleep_timeouts, __ATOMIC_RELAXED); }
 
 void xio_free_batch(struct onvm_msg **bufs, unsigned n)
 {

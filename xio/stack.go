@@ -8,6 +8,7 @@ import "C"
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -44,69 +45,98 @@ type stack struct {
 	listeners map[uint32]*Listener
 	packets   map[uint32]*PacketConn
 
+	spin spinPolicy // the poller's alone
+	// The doorbell sleep's bound (ms) and the spin policy's last
+	// verdict: tests set and read them.
+	sleepMS   atomic.Int32
+	spinLimit atomic.Int64
+
 	batch **C.struct_onvm_msg // C arrays: C keeps no Go pointer
 	hdrs  *C.struct_onvm_msg  // checked private copies of the batch's headers
 }
 
 func newStack(cfg Config) *stack {
-	return &stack{
+	s := &stack{
 		cfg:       cfg,
 		self:      uint32(C.xio_self()),
 		conns:     map[uint32]*Conn{},
 		listeners: map[uint32]*Listener{},
 		packets:   map[uint32]*PacketConn{},
+		spin:      newSpinPolicy(cfg.Spin),
 		batch:     (**C.struct_onvm_msg)(C.malloc(C.size_t(batchMax) * C.size_t(unsafe.Sizeof((*C.struct_onvm_msg)(nil))))),
 		hdrs:      (*C.struct_onvm_msg)(C.malloc(C.size_t(batchMax) * C.size_t(unsafe.Sizeof(C.struct_onvm_msg{})))),
 	}
+	s.sleepMS.Store(pollSleepMS)
+	return s
 }
 
 // poll is the process's single poller: it drains the rx ring and hands
 // every message to its Go owner, copying the payload so buffers go back to
 // the pool at once. While traffic flows it spins in Go, yielding to the
 // goroutines it just woke so they run on this P without a thread wake-up
-// (~30 µs each on this VM); after cfg.Spin without traffic it sleeps in C on
-// the doorbell futex, which a sender rings only when it sees us asleep.
+// (~30 µs each on this VM); once the ring is empty it spins for as long as
+// s.spin says that pays (spin.go), then sleeps in C on the doorbell futex,
+// which a sender rings only when it sees us asleep.
 func (s *stack) poll() {
 	batch := unsafe.Slice(s.batch, batchMax)
 	hdrs := unsafe.Slice(s.hdrs, batchMax)
-	// The clock is read once when the ring runs empty and then every
-	// clockEvery empty polls, not per poll or per message: a read costs
-	// ~45 ns here (vdso), more than an empty poll, and was 5 % of all CPU
-	// of an SBI benchmark.
-	var idleSince, lastCheck time.Time
-	idle := 0
 	for {
-		n := int(C.xio_poll_nb(s.batch, s.hdrs, batchMax, 0))
-		if n == 0 {
-			idle++
-			switch {
-			case idle == 1:
-				idleSince = time.Now()
-				lastCheck = idleSince
-				runtime.Gosched()
-				continue
-			case idle%clockEvery != 0:
-				runtime.Gosched()
-				continue
-			}
-			// Yields that took long mean other threads want this core:
-			// stop spinning and sleep, so a wake-up (which the kernel
-			// favours) rather than our turn in the queue brings us back.
-			now := time.Now()
-			if now.Sub(lastCheck) < clockEvery*contendedYield && now.Sub(idleSince) < s.cfg.Spin {
-				lastCheck = now
-				runtime.Gosched()
-				continue
-			}
-			if n = int(C.xio_sleep(s.batch, s.hdrs, batchMax, pollSleepMS)); n == 0 {
-				continue // timed out idle: sleep again after a few polls
-			}
-		}
-		idle = 0
+		n := s.pollIdle()
 		for i := 0; i < n; i++ {
 			s.dispatch(batch[i], &hdrs[i])
 		}
 		C.xio_free_batch(s.batch, C.uint(n))
+	}
+}
+
+// pollIdle returns the next messages of the rx ring (at least one),
+// spinning and then sleeping while there are none.
+//
+// The clock is read once when the ring runs empty and then every
+// clockEvery empty polls, not per poll or per message: a read costs ~45 ns
+// here (vdso), more than an empty poll, and was 5 % of all CPU of an SBI
+// benchmark.
+func (s *stack) pollIdle() int {
+	if n := int(C.xio_poll_nb(s.batch, s.hdrs, batchMax, 0)); n > 0 {
+		return n
+	}
+	idleSince := time.Now()
+	limit := s.spin.limit()
+	s.spinLimit.Store(int64(limit))
+	lastCheck := idleSince
+	for idle := 1; ; idle++ {
+		if n := int(C.xio_poll_nb(s.batch, s.hdrs, batchMax, 0)); n > 0 {
+			s.spin.spun()
+			return n
+		}
+		if idle%clockEvery != 0 && limit > 0 {
+			runtime.Gosched()
+			continue
+		}
+		// Yields that took long mean other threads want this core:
+		// stop spinning and sleep, so a wake-up (which the kernel
+		// favours) rather than our turn in the queue brings us back.
+		now := time.Now()
+		if now.Sub(lastCheck) < clockEvery*contendedYield && now.Sub(idleSince) < limit {
+			lastCheck = now
+			runtime.Gosched()
+			continue
+		}
+		return s.sleep(idleSince)
+	}
+}
+
+// sleep waits on the doorbell until a message comes, recording in the
+// spin policy how long the ring stayed empty (once per idle period).
+func (s *stack) sleep(idleSince time.Time) int {
+	for {
+		ms := s.sleepMS.Load()
+		if n := int(C.xio_sleep(s.batch, s.hdrs, batchMax, C.int(ms))); n > 0 {
+			s.spin.slept(time.Since(idleSince))
+			return n
+		}
+		// Timed out idle: the gap is longer than any budget.
+		s.spin.slept(time.Duration(ms) * time.Millisecond)
 	}
 }
 
@@ -129,8 +159,8 @@ func (s *stack) dispatch(m, h *C.struct_onvm_msg) {
 		s.onSYN(uint32(h.svc), uint32(h.conn), uint32(h.gen))
 	case C.ONVM_MSG_DATA:
 		if c := s.conn(uint32(h.conn), uint32(h.side), uint32(h.gen)); c != nil {
-			if b := payload(m, h); len(b) > 0 {
-				c.deliver(b)
+			if n := uint32(h.len); n > 0 && n <= msgPayload {
+				c.deliver(copyPayload(unsafe.Add(unsafe.Pointer(m), msgHeader), int(n)))
 			}
 		}
 	case C.ONVM_MSG_FIN, C.ONVM_MSG_RST:

@@ -29,6 +29,7 @@ void xio_dgram_ack(uint32_t svc, uint32_t gen, uint32_t len);
 
 int xio_poll_nb(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max, int yield);
 int xio_sleep(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max, int sleep_ms);
+uint64_t xio_sleep_timeouts(void);
 void xio_free_batch(struct onvm_msg **bufs, unsigned n);
 
 #endif

@@ -3,8 +3,8 @@
 /*
  * testhooks.c — test-only hooks (testhooks.h), built only with -tags
  * l25gc_testhooks. None runs unless a test calls it; their only trace in the
- * data path of a test build is xio_send_hook and xio_take_paused, one
- * predictable branch each, and none at all in a production build.
+ * data path of a test build is xio_send_hook, xio_take_paused and
+ * xio_sleep_hook, one predictable branch each, and none at all in a production build.
  */
 #ifndef L25GC_TESTHOOKS
 #error "testhooks.c belongs to test builds: testhooks.go (-tags l25gc_testhooks) defines L25GC_TESTHOOKS"
@@ -20,6 +20,7 @@
 
 void (*xio_send_hook)(uint32_t c, uint32_t gen, uint32_t side, unsigned chunk);
 int xio_take_paused;
+void (*xio_sleep_hook)(void);
 void (*xio_test_wedge_check_hook)(const struct rte_ring *r);
 
 /* xio_test_hold_buffers takes n buffers and never returns them, as a
@@ -306,4 +307,40 @@ int xio_test_leak_as_manager(uint32_t slot, int n)
 			k++;
 	}
 	return k;
+}
+
+static int sleep_park_state;
+
+/* sleep_park_hook holds the poller (once) where it has found its ring
+ * empty, has told senders it sleeps, and has not yet waited on the futex:
+ * the moment a message that arrives now must not be missed. At most 2 s,
+ * so a test that never releases it does not hang the process. */
+static void sleep_park_hook(void)
+{
+	int armed = PARK_ARMED;
+	if (!__atomic_compare_exchange_n(&sleep_park_state, &armed, PARK_PARKED, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return;
+	for (int i = 0; i < 20000 && __atomic_load_n(&sleep_park_state, __ATOMIC_ACQUIRE) != PARK_RELEASED;
+	     i++)
+		usleep(100);
+	__atomic_store_n(&sleep_park_state, PARK_IDLE, __ATOMIC_RELEASE);
+}
+
+void xio_test_arm_sleep_park(void)
+{
+	__atomic_store_n(&sleep_park_state, PARK_ARMED, __ATOMIC_RELEASE);
+	xio_sleep_hook = sleep_park_hook;
+}
+
+int xio_test_sleep_parked(void)
+{
+	return __atomic_load_n(&sleep_park_state, __ATOMIC_ACQUIRE) == PARK_PARKED;
+}
+
+void xio_test_release_sleep(void)
+{
+	int parked = PARK_PARKED;
+	__atomic_compare_exchange_n(&sleep_park_state, &parked, PARK_RELEASED, 0, __ATOMIC_ACQ_REL,
+				    __ATOMIC_RELAXED);
 }

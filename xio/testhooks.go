@@ -219,3 +219,25 @@ func QueuedForTest(addr string) int {
 // head and its read of the tail, another sender's whole delivery to the
 // ring runs, as when the checking thread is preempted there.
 func ArmRingOvertakeForTest() { C.xio_test_arm_overtake() }
+
+// ArmSleepParkForTest holds the poller, the next time it goes to sleep,
+// between telling senders it sleeps and waiting on its doorbell, until
+// ReleaseSleepForTest (at most 2 s).
+func ArmSleepParkForTest() { C.xio_test_arm_sleep_park() }
+
+// SleepParkedForTest says whether the poller is held there.
+func SleepParkedForTest() bool { return C.xio_test_sleep_parked() != 0 }
+
+// ReleaseSleepForTest lets the held poller wait on its doorbell.
+func ReleaseSleepForTest() { C.xio_test_release_sleep() }
+
+// SleepTimeoutsForTest is how many doorbell sleeps of this process's
+// poller ran out their time.
+func SleepTimeoutsForTest() uint64 { return uint64(C.xio_sleep_timeouts()) }
+
+// SetSleepForTest sets how long one doorbell sleep lasts at most.
+func SetSleepForTest(d time.Duration) { attached.sleepMS.Store(int32(d / time.Millisecond)) }
+
+// SpinLimitForTest is how long the poller would spin if its ring ran
+// empty now (its spin policy's verdict from the idle gaps so far).
+func SpinLimitForTest() time.Duration { return time.Duration(attached.spinLimit.Load()) }

@@ -20,6 +20,9 @@ struct onvm_view;
 extern void (*xio_send_hook)(uint32_t c, uint32_t gen, uint32_t side, unsigned chunk);
 /* While set, the poller takes nothing from its ring. */
 extern int xio_take_paused;
+/* Run by a poller that found its ring empty and is about to wait on the
+ * doorbell futex; NULL unless a test armed it. */
+extern void (*xio_sleep_hook)(void);
 
 #define XIO_SEND_HOOK(c, gen, side, chunk)                          \
 	do {                                                         \
@@ -28,6 +31,11 @@ extern int xio_take_paused;
 	} while (0)
 #define XIO_TAKE_PAUSED() \
 	__builtin_expect(__atomic_load_n(&xio_take_paused, __ATOMIC_ACQUIRE), 0)
+#define XIO_SLEEP_HOOK()                                      \
+	do {                                                  \
+		if (__builtin_expect(xio_sleep_hook != NULL, 0)) \
+			xio_sleep_hook();                     \
+	} while (0)
 
 /* stack.c's state, for testhooks.c. */
 struct onvm_view *xio_view(void);
@@ -67,11 +75,15 @@ int xio_test_half_reap(uint32_t slot);
 int xio_test_leak_as_manager(uint32_t slot, int n);
 uint32_t xio_test_queued(uint32_t slot);
 void xio_test_arm_overtake(void);
+void xio_test_arm_sleep_park(void);
+int xio_test_sleep_parked(void);
+void xio_test_release_sleep(void);
 
 #else /* production: the data path carries no hook */
 
 #define XIO_SEND_HOOK(c, gen, side, chunk) ((void)0)
 #define XIO_TAKE_PAUSED() 0
+#define XIO_SLEEP_HOOK() ((void)0)
 
 #endif /* L25GC_TESTHOOKS */
 

@@ -476,3 +476,90 @@ func processStopped(pid int) bool {
 	i := bytes.LastIndexByte(b, ')')
 	return i >= 0 && i+2 < len(b) && b[i+2] == 'T'
 }
+
+// TestSmallReadsAcrossChunks: a reader taking a few bytes at a time gets
+// every byte in order, across the received chunks (each recycled once read).
+func TestSmallReadsAcrossChunks(t *testing.T) {
+	_, c, s := connectedPair(t)
+	msg := make([]byte, 20000)
+	for i := range msg {
+		msg[i] = byte(i * 7)
+	}
+	go func() {
+		for i := 0; i < len(msg); i += 1100 { // one pooled chunk per write
+			s.Write(msg[i:min(i+1100, len(msg))])
+		}
+	}()
+	got := make([]byte, 0, len(msg))
+	buf := make([]byte, 7)
+	for len(got) < len(msg) {
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, buf[:n]...)
+	}
+	if string(got) != string(msg) {
+		t.Fatal("bytes read a few at a time differ from those written")
+	}
+}
+
+// TestWakeupNotLostAsPollerSleeps: a message that arrives just as the
+// poller has found its ring empty and decided to sleep (after it told
+// senders so, before it waits on the doorbell) is served at once: the
+// sender's ring makes the wait return, not the sleep's timeout.
+func TestWakeupNotLostAsPollerSleeps(t *testing.T) {
+	_, c, s := connectedPair(t)
+	roundTripPair(t, c, s, []byte("warm"))
+	xio.SetSleepForTest(time.Minute) // a lost wake-up would wait this long
+	defer xio.SetSleepForTest(500 * time.Millisecond)
+	xio.ArmSleepParkForTest()
+	defer xio.ReleaseSleepForTest()
+	for waited := 0; !xio.SleepParkedForTest(); waited++ { // the poller goes idle and parks at the futex
+		if waited == 10000 {
+			t.Fatal("the poller never went to sleep")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// Counted from here: a sleep begun before the long bound was set may
+	// have timed out meanwhile; the parked one has not begun to wait.
+	timeouts := xio.SleepTimeoutsForTest()
+	if _, err := c.Write([]byte("now")); err != nil {
+		t.Fatal(err)
+	}
+	xio.ReleaseSleepForTest()
+	got := make([]byte, 3)
+	if _, err := io.ReadFull(s, got); err != nil || string(got) != "now" {
+		t.Fatalf("read %q, %v", got, err)
+	}
+	if n := xio.SleepTimeoutsForTest() - timeouts; n != 0 {
+		t.Fatalf("the message was served after %d doorbell sleeps timed out: its wake-up was lost", n)
+	}
+}
+
+// TestPollerStopsSpinningWhenGapsAreLong: messages far apart (here 5 ms,
+// a hundred budgets) teach the poller that spinning does not pay, so an
+// NF with sporadic traffic sleeps at once instead of spinning each time.
+func TestPollerStopsSpinningWhenGapsAreLong(t *testing.T) {
+	_, c, s := connectedPair(t)
+	for i := 0; i < 12; i++ {
+		time.Sleep(5 * time.Millisecond)
+		roundTripPair(t, c, s, []byte("sporadic"))
+	}
+	time.Sleep(5 * time.Millisecond)
+	if l := xio.SpinLimitForTest(); l != 0 {
+		t.Fatalf("after 12 messages 5 ms apart the poller still spins %v per idle period", l)
+	}
+}
+
+// roundTripPair sends msg on c and reads it on s.
+func roundTripPair(t *testing.T, c, s net.Conn, msg []byte) {
+	t.Helper()
+	if _, err := c.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(msg))
+	if _, err := io.ReadFull(s, got); err != nil || string(got) != string(msg) {
+		t.Fatalf("read %q, %v", got, err)
+	}
+}

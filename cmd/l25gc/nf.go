@@ -126,6 +126,16 @@ func runNF(cfg *config.Config, entry registry.Entry) error {
 // TCP at the same address for peers on other nodes and for tools; which
 // peer is where comes from the NRF profiles (their locality, see
 // sbi.NodeTransport), so a core can span nodes.
+// xioConfig is NF name's X-IO attachment: its spin budget from
+// sbi.xio_spin, where 0 means never spin (xio's 0 is its default).
+func xioConfig(cfg *config.Config, name string) xio.Config {
+	spin := cfg.XIOSpinFor(name)
+	if spin == 0 {
+		spin = -1
+	}
+	return xio.Config{Spin: spin}
+}
+
 func newTransport(cfg *config.Config, name string) (sbi.Transport, error) {
 	tcp, err := node.SBITCP(cfg, name)
 	if err != nil {
@@ -137,7 +147,7 @@ func newTransport(cfg *config.Config, name string) (sbi.Transport, error) {
 	case "xio", "xio-socket":
 		// Attach now: a missing manager is a clear start-up error, not a
 		// failure of the first request.
-		if err := xio.Init(xio.Config{}); err != nil {
+		if err := xio.Init(xioConfig(cfg, name)); err != nil {
 			return nil, err
 		}
 		if cfg.SBI.Transport == "xio" {

@@ -112,7 +112,10 @@ static inline int onvm_break_dead_lock(struct onvm_shm *shm)
 /* onvm_lock takes the table lock; -EBUSY if a live process held it for
  * lock_timeout_ms. Critical sections are a few table scans, so yielding
  * covers a holder that is merely preempted; a long wait checks whether the
- * holder died (then breaks its lock) instead of spinning on it forever. */
+ * holder died (then breaks its lock) instead of spinning on it forever.
+ * The wait counts from the first failed try, and the yields look at the
+ * clock too: on a loaded node each yield can cost a whole time slice, and
+ * 200 of them alone once outlasted a 200 ms timeout tenfold. */
 static inline int onvm_lock(struct onvm_view *v)
 {
 	struct onvm_shm *shm = v->shm;
@@ -122,16 +125,16 @@ static inline int onvm_lock(struct onvm_view *v)
 		if (__atomic_compare_exchange_n(&shm->lock, &free_word, v->pid, 0,
 						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			return 0;
-		if (spins < 200) {
+		if (spins == 0)
+			since = onvm_now_ms();
+		if (spins < 200 &&
+		    (spins % 32 != 31 || onvm_now_ms() - since < v->lock_timeout_ms)) {
 			sched_yield();
 			continue;
 		}
 		if (onvm_break_dead_lock(shm))
 			continue;
-		uint64_t now = onvm_now_ms();
-		if (since == 0)
-			since = now;
-		else if (now - since >= v->lock_timeout_ms)
+		if (onvm_now_ms() - since >= v->lock_timeout_ms)
 			return -EBUSY;
 		usleep(200);
 	}

@@ -1,6 +1,7 @@
 package xiobench
 
 import (
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -47,5 +48,39 @@ func TestIdleNFSleeps(t *testing.T) {
 	// 100 ticks/s: a spinning poller would burn ~100 here.
 	if used := cpuTicks(t, p.Cmd.Process.Pid) - before; used > 5 {
 		t.Fatalf("idle NF used %d ticks of CPU in 1s", used)
+	}
+}
+
+// TestNFSleepsAfterConversation: an NF whose poller learned that spinning
+// pays (a burst of back-to-back requests) still goes to sleep once the
+// burst ends: the spin is bounded by its budget and backs off to sleep.
+func TestNFSleepsAfterConversation(t *testing.T) {
+	if err := startManager(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := xioproc.Start("pong")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	c, err := xio.Dial("pong")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, 64)
+	for i := 0; i < 2000; i++ {
+		if _, err := c.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	before := cpuTicks(t, p.Cmd.Process.Pid)
+	time.Sleep(time.Second)
+	if used := cpuTicks(t, p.Cmd.Process.Pid) - before; used > 5 {
+		t.Fatalf("NF used %d ticks of CPU in the 1s after a burst", used)
 	}
 }

@@ -53,6 +53,10 @@ type Result struct {
 	Failed      int     `json:"failed"`
 	LatencyMS   Latency `json:"latency_ms"`
 	Throughput  float64 `json:"throughput_per_s"`
+	// CPU time and context switches per request of the client and the
+	// server process together (all their threads).
+	CPUMicrosPerReq float64 `json:"cpu_us_per_req"`
+	SwitchesPerReq  float64 `json:"ctx_switches_per_req"`
 }
 
 // Options tune a run; zero values take defaults.
@@ -167,7 +171,7 @@ func runTransport(name string, o Options) ([]Result, error) {
 	var out []Result
 	for _, c := range o.Concurrency {
 		load(client, url, c, o.Warmup)
-		out = append(out, measure(client, url, name, c, o.Requests))
+		out = append(out, measure(client, url, name, c, o.Requests, srv.Cmd.Process.Pid))
 	}
 	return out, nil
 }
@@ -274,10 +278,18 @@ func load(c *http.Client, url string, conc, n int) ([]time.Duration, int, time.D
 	return lat, failed, time.Since(start)
 }
 
-func measure(c *http.Client, url, name string, conc, n int) Result {
+func measure(c *http.Client, url, name string, conc, n, server int) Result {
+	both := func() procCost { return costOf(os.Getpid()).add(costOf(server)) }
+	before := both()
 	lat, failed, wall := load(c, url, conc, n)
-	return Result{Procedure: "sbi", SBI: name, Concurrency: conc, Succeeded: len(lat), Failed: failed,
+	cost := both().sub(before)
+	r := Result{Procedure: "sbi", SBI: name, Concurrency: conc, Succeeded: len(lat), Failed: failed,
 		LatencyMS: summarize(lat), Throughput: float64(len(lat)) / wall.Seconds()}
+	if n > 0 {
+		r.CPUMicrosPerReq = float64(cost.cpuNS) / 1e3 / float64(n)
+		r.SwitchesPerReq = float64(cost.switches) / float64(n)
+	}
+	return r
 }
 
 func summarize(lat []time.Duration) Latency {
@@ -305,14 +317,15 @@ func Table(rs []Result) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-11s %5s %10s %10s %10s %10s %8s %s\n", "transport", "conc", "p50 µs", "p99 µs", "mean µs", "req/s", "failed", "tcp/p50")
+	fmt.Fprintf(&b, "%-11s %5s %10s %10s %10s %10s %8s %8s %8s %s\n", "transport", "conc", "p50 µs", "p99 µs", "mean µs", "req/s", "cpu µs", "cs/req", "failed", "tcp/p50")
 	for _, r := range rs {
 		ratio := "-"
 		if t, ok := tcp[r.Concurrency]; ok && r.LatencyMS.P50 > 0 {
 			ratio = fmt.Sprintf("%.1fx", t/r.LatencyMS.P50)
 		}
-		fmt.Fprintf(&b, "%-11s %5d %10.1f %10.1f %10.1f %10.0f %8d %s\n", r.SBI, r.Concurrency,
-			r.LatencyMS.P50*1000, r.LatencyMS.P99*1000, r.LatencyMS.Mean*1000, r.Throughput, r.Failed, ratio)
+		fmt.Fprintf(&b, "%-11s %5d %10.1f %10.1f %10.1f %10.0f %8.1f %8.2f %8d %s\n", r.SBI, r.Concurrency,
+			r.LatencyMS.P50*1000, r.LatencyMS.P99*1000, r.LatencyMS.Mean*1000, r.Throughput,
+			r.CPUMicrosPerReq, r.SwitchesPerReq, r.Failed, ratio)
 	}
 	return b.String()
 }

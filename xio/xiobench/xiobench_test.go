@@ -2,7 +2,9 @@ package xiobench
 
 import (
 	"os"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestMain(m *testing.M) {
@@ -25,7 +27,8 @@ func TestRunSmall(t *testing.T) {
 		t.Fatalf("%d results, want 3 transports x 2 concurrencies", len(rs))
 	}
 	for _, r := range rs {
-		if r.Procedure != "sbi" || r.Succeeded != 50 || r.Failed != 0 || r.LatencyMS.P50 <= 0 {
+		if r.Procedure != "sbi" || r.Succeeded != 50 || r.Failed != 0 || r.LatencyMS.P50 <= 0 ||
+			r.CPUMicrosPerReq <= 0 {
 			t.Fatalf("result %+v", r)
 		}
 	}
@@ -39,4 +42,27 @@ func BenchmarkReport(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Log("\n" + Table(rs))
+}
+
+// TestCostOfCountsThisProcess: CPU this process burns (20 ms by its own
+// getrusage, however long that takes on a loaded machine) shows up in the
+// cost read from /proc, and a sleep as a context switch.
+func TestCostOfCountsThisProcess(t *testing.T) {
+	before := costOf(os.Getpid())
+	start := rusageCPU(t)
+	for rusageCPU(t)-start < 20*time.Millisecond {
+	}
+	time.Sleep(time.Millisecond)
+	d := costOf(os.Getpid()).sub(before)
+	if d.cpuNS < int64(15*time.Millisecond) || d.switches < 1 {
+		t.Fatalf("cost of 20 ms of CPU and a sleep: %d ns CPU, %d switches", d.cpuNS, d.switches)
+	}
+}
+
+func rusageCPU(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

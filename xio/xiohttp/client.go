@@ -2,7 +2,6 @@ package xiohttp
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -248,16 +247,21 @@ func exchange(ctx context.Context, c *clientConn, frame []byte) (wr *wireRespons
 		}
 		return nil, false, ctxErr(ctx, err)
 	}
-	b, err := readFrame(c.r)
+	f, err := readPooledFrame(c.r)
 	reusable = stop() && ctx.Err() == nil
 	if err != nil {
 		return nil, false, ctxErr(ctx, err)
 	}
-	if len(b) == 0 {
+	if len(f.b) == 0 {
+		f.release()
 		return nil, false, errServerClosedIdle
 	}
-	wr, err = decodeResponse(b)
-	return wr, reusable && err == nil, err
+	if wr, err = decodeResponse(f.b); err != nil {
+		f.release()
+		return nil, false, err
+	}
+	wr.frame = f // the body's: released when the caller closes it
+	return wr, reusable, nil
 }
 
 func noStop() bool { return true }
@@ -273,7 +277,7 @@ func buildResponse(req *http.Request, wr *wireResponse) *http.Response {
 	return &http.Response{
 		Status:     statusLine(wr.status),
 		StatusCode: wr.status, Proto: "HTTP/2.0", ProtoMajor: 2,
-		Header: wr.header, Body: newBody(wr.body),
+		Header: wr.header, Body: newBody(wr.body, wr.frame),
 		ContentLength: int64(len(wr.body)), Request: req,
 	}
 }
@@ -296,15 +300,3 @@ func statusLine(code int) string {
 	}
 	return strconv.Itoa(code) + " " + http.StatusText(code)
 }
-
-// body is a message's body, already received: one allocation where
-// io.NopCloser(bytes.NewReader(b)) takes two.
-type body struct{ bytes.Reader }
-
-func newBody(b []byte) *body {
-	r := &body{}
-	r.Reset(b)
-	return r
-}
-
-func (*body) Close() error { return nil }

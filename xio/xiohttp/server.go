@@ -144,12 +144,13 @@ func (s *msgServer) serveConn(c net.Conn) {
 	r := bufio.NewReaderSize(c, 16<<10)
 	remote := c.RemoteAddr().String()
 	for {
-		frame, err := readFrame(r)
+		frame, err := readPooledFrame(r)
 		if err != nil {
 			s.release(c)
 			return
 		}
 		if !s.setBusy(c) {
+			frame.release()
 			return // Shutdown took c out and says goodbye: the frame is not served
 		}
 		out := s.exchange(ctx, remote, frame)
@@ -167,16 +168,23 @@ func (s *msgServer) serveConn(c net.Conn) {
 }
 
 // exchange turns one request frame into one response frame (to finish,
-// send and release). A malformed frame gets 400; a panicking handler gets
-// 500 and leaves the server up.
-func (s *msgServer) exchange(ctx context.Context, remote string, frame []byte) *encoder {
-	wr, err := decodeRequest(frame)
+// send and release), and hands the request frame back once the handler
+// has returned. A malformed frame gets 400; a panicking handler gets 500
+// and leaves the server up.
+func (s *msgServer) exchange(ctx context.Context, remote string, frame *inFrame) *encoder {
+	wr, err := decodeRequest(frame.b)
+	if err != nil {
+		frame.release()
+		return plainResponse(http.StatusBadRequest, err.Error())
+	}
+	req, err := buildRequest(ctx, wr, remote, frame)
 	if err != nil {
 		return plainResponse(http.StatusBadRequest, err.Error())
 	}
-	req, err := buildRequest(ctx, wr, remote)
-	if err != nil {
-		return plainResponse(http.StatusBadRequest, err.Error())
+	// The handler's body reads end here (also if it handed the body to a
+	// goroutine of its own): the frame is the next request's.
+	if b, ok := req.Body.(*body); ok {
+		defer b.Close()
 	}
 	w := newResponseWriter()
 	defer w.release()
@@ -202,12 +210,16 @@ func (s *msgServer) serveHTTP(w *responseWriter, req *http.Request) (ok bool) {
 	return true
 }
 
-func buildRequest(ctx context.Context, wr *wireRequest, remote string) (*http.Request, error) {
+// buildRequest makes the handler's request of wr, whose body lies in
+// frame; the frame is released here unless the request's body holds it.
+func buildRequest(ctx context.Context, wr *wireRequest, remote string, frame *inFrame) (*http.Request, error) {
 	u, err := url.ParseRequestURI(wr.uri)
 	if err != nil {
+		frame.release()
 		return nil, fmt.Errorf("xiohttp: bad request URI %q: %w", wr.uri, err)
 	}
 	if wr.method == "" {
+		frame.release()
 		return nil, fmt.Errorf("xiohttp: request without a method")
 	}
 	req := (&http.Request{
@@ -216,7 +228,9 @@ func buildRequest(ctx context.Context, wr *wireRequest, remote string) (*http.Re
 		ContentLength: int64(len(wr.body)), RemoteAddr: remote, Body: http.NoBody,
 	}).WithContext(ctx)
 	if len(wr.body) > 0 {
-		req.Body = newBody(wr.body)
+		req.Body = newBody(wr.body, frame)
+	} else {
+		frame.release()
 	}
 	return req, nil
 }

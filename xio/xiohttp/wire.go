@@ -267,24 +267,40 @@ func (d *decoder) version() {
 	}
 }
 
-// readFrame reads one frame body from r.
+// readFrame reads one frame body from r into a buffer of its own.
 func readFrame(r io.Reader) ([]byte, error) {
+	n, err := readFrameLen(r)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, n)
+	if err := readFrameBody(r, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// readFrameLen reads a frame's length, refusing one beyond maxFrame.
+func readFrameLen(r io.Reader) (uint32, error) {
 	var lb [4]byte
 	if _, err := io.ReadFull(r, lb[:]); err != nil {
-		return nil, err
+		return 0, err
 	}
 	n := binary.LittleEndian.Uint32(lb[:])
 	if n > maxFrame {
-		return nil, fmt.Errorf("xiohttp: frame of %d bytes exceeds %d", n, maxFrame)
+		return 0, fmt.Errorf("xiohttp: frame of %d bytes exceeds %d", n, maxFrame)
 	}
-	b := make([]byte, n)
+	return n, nil
+}
+
+func readFrameBody(r io.Reader, b []byte) error {
 	if _, err := io.ReadFull(r, b); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, err
+		return err
 	}
-	return b, nil
+	return nil
 }
 
 type wireRequest struct {
@@ -328,6 +344,7 @@ type wireResponse struct {
 	status int
 	header http.Header
 	body   []byte
+	frame  *inFrame // the received frame body lies in, if pooled
 }
 
 func encodeResponse(r *wireResponse) []byte { return appendResponse(newFrame(len(r.body)), r) }

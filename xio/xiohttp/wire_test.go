@@ -1,6 +1,7 @@
 package xiohttp
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -132,7 +133,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		if !sameRequest(r, again) {
 			t.Fatalf("round trip changed the request: %+v then %+v", r, again)
 		}
-		if req, err := buildRequest(context.Background(), r, "xio-conn-1"); err == nil && req.URL == nil {
+		if req, err := buildRequest(context.Background(), r, "xio-conn-1", &inFrame{b: append([]byte(nil), b...)}); err == nil && req.URL == nil {
 			t.Fatal("request without a URL")
 		}
 	})
@@ -170,4 +171,25 @@ func sameHeader(a, b http.Header) bool {
 		return true
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// TestReceivedFramesRecycled: reading a frame into a recycled buffer and
+// handing it back allocates nothing once the pool holds one.
+func TestReceivedFramesRecycled(t *testing.T) {
+	frame := encodeResponse(&wireResponse{status: 200, body: bytes.Repeat([]byte("x"), 1024)})
+	r := bytes.NewReader(frame)
+	br := bufio.NewReader(r)
+	read := func() {
+		r.Reset(frame)
+		br.Reset(r)
+		f, err := readPooledFrame(br)
+		if err != nil || len(f.b) != len(frame)-4 {
+			t.Fatalf("read %v: %v", f, err)
+		}
+		f.release()
+	}
+	read()
+	if a := testing.AllocsPerRun(100, read); a != 0 {
+		t.Fatalf("%v allocations per received frame, want 0", a)
+	}
 }

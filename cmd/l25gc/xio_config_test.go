@@ -1,0 +1,20 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/l25gc/l25gc/config"
+)
+
+// An NF attaches with its sbi.xio_spin budget; a budget of 0 in the node
+// config reaches xio as "never spin", not as xio's own default.
+func TestXIOConfigSpin(t *testing.T) {
+	cfg := config.Default()
+	cfg.SBI.XIOSpin.NF = map[string]time.Duration{"amf": 200 * time.Microsecond, "udm": 0}
+	for nf, want := range map[string]time.Duration{"amf": 200 * time.Microsecond, "udm": -1, "smf": 50 * time.Microsecond} {
+		if got := xioConfig(cfg, nf).Spin; got != want {
+			t.Errorf("%s: spin %v, want %v", nf, got, want)
+		}
+	}
+}
