@@ -60,6 +60,9 @@ const (
 	HopPFCP      = "pfcp"
 )
 
+// SpanExporter receives finished spans (an OTLP exporter, a test's memory).
+type SpanExporter = sdktrace.SpanExporter
+
 // Provider is one process's tracing: nil is off.
 type Provider struct {
 	tp     *sdktrace.TracerProvider
@@ -71,7 +74,7 @@ type Options struct {
 	Service string   // resource service.name, e.g. l25gc-amf
 	OTLP    []string // host:port of OTLP/HTTP collectors
 	// Exporters are extra span exporters (tests keep spans in memory).
-	Exporters []sdktrace.SpanExporter
+	Exporters []SpanExporter
 	// Synchronous exports each span as it ends (tests); else batched.
 	Synchronous bool
 }
