@@ -31,7 +31,10 @@ type Span struct {
 func (s *Span) Str(key attribute.Key) string { v, _ := s.Attrs[string(key)].(string); return v }
 
 // Int is an integer attribute and whether it is present.
-func (s *Span) Int(key attribute.Key) (int64, bool) { v, ok := s.Attrs[string(key)].(int64); return v, ok }
+func (s *Span) Int(key attribute.Key) (int64, bool) {
+	v, ok := s.Attrs[string(key)].(int64)
+	return v, ok
+}
 
 // Duration of the span.
 func (s *Span) Duration() time.Duration { return s.End.Sub(s.Start) }
