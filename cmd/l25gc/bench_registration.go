@@ -20,6 +20,7 @@ func newBenchRegistrationCmd() *cobra.Command {
 		ues, sbiModes, jsonPath, amf, transport, limiters string
 		concurrency, warmup                               int
 		maxBackOff                                        time.Duration
+		trace                                             traceFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "registration",
@@ -44,9 +45,13 @@ func newBenchRegistrationCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			o := bench.RegistrationOptions{Config: cfg, SBIModes: modes, UECounts: counts, Concurrency: concurrency,
 				Warmup: warmup, AMF: amf, Transport: transport, Out: out, BackOff: &ransim.BackOff{Max: maxBackOff}}
+			if o.Tracing, err = trace.start(); err != nil {
+				return err
+			}
+			defer o.Tracing.Close()
 			if limiters == "" {
 				results, err := bench.Registration(ctx, o)
-				return reportWithCharts(out, results, err, jsonPath)
+				return reportTraced(out, results, err, jsonPath)
 			}
 			list, err := bench.ParseLimiters(limiters)
 			if err != nil {
@@ -68,6 +73,7 @@ func newBenchRegistrationCmd() *cobra.Command {
 	f.StringVar(&amf, "amf", "", "N2 address of a running core to use instead of fresh ones")
 	f.StringVar(&transport, "n2", "", "N2 transport: kernel, raw, udp or auto (default from config)")
 	f.StringVar(&limiters, "limiter", "", "comma-separated amf.limiter.mode values (fixed:N, off, adaptive), one fresh core each: the results carry \"limiter\"")
+	trace.add(f)
 	f.DurationVar(&maxBackOff, "max-backoff", 0, "cap on a UE's wait after #22 congestion (the AMF's T3346 is 20-60 s); 0: the full T3346")
 	return cmd
 }

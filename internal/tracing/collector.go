@@ -123,16 +123,18 @@ func (c *Collector) Take() []Span {
 	return s
 }
 
-// Quiet waits until no span has arrived for quiet, or ctx ends: the
-// exporters batch (batchTimeout), so the last spans of a run arrive a
-// little after its last procedure.
+// Quiet waits until no span has arrived for quiet since the call or the
+// latest arrival, or ctx ends: the exporters batch (batchTimeout), so the
+// last spans of a run arrive a little after its last procedure.
 func (c *Collector) Quiet(ctx context.Context, quiet time.Duration) {
 	t := time.NewTicker(quiet / 4)
 	defer t.Stop()
+	called := time.Now()
 	for {
 		c.mu.Lock()
 		idle := time.Since(c.last)
 		c.mu.Unlock()
+		idle = min(idle, time.Since(called))
 		if idle >= quiet {
 			return
 		}

@@ -45,6 +45,9 @@ type RegistrationOptions struct {
 	// BackOff, when set, has registering UEs back off at #22 and try again
 	// (bench registration); nil: a reject is a failure.
 	BackOff *ransim.BackOff
+	// Tracing, when set, has fresh cores and the simulator export spans
+	// and gives each result its breakdown (breakdown.go); nil: off.
+	Tracing *Tracing
 }
 
 // Registration measures initial registration for each UE count, with
@@ -111,13 +114,13 @@ func measure(ctx context.Context, o RegistrationOptions, r run) ([]Result, error
 // onFreshCore starts a core with SBI mode and total subscribers in its own
 // directories, runs every UE count against it and stops it.
 func onFreshCore(ctx context.Context, o RegistrationOptions, mode string, total int, r run) ([]Result, error) {
-	cfg := o.Config
+	cfg := o.Config.Clone()
 	if o.Transport != "" {
 		// Both ends of N2 speak what --n2 names: under auto the AMF may pick
 		// another transport (raw as root) than the one the gNB dials.
-		cfg = o.Config.Clone()
 		cfg.AMF.NGAP.Transport = o.Transport
 	}
+	o.Tracing.configure(cfg)
 	core, err := StartFreshCore(ctx, FreshCore{Config: cfg, Binary: o.Binary, SBI: mode,
 		FirstIMSI: o.FirstIMSI, Subscribers: total, Out: o.Out})
 	if err != nil {
@@ -247,6 +250,7 @@ func fleetRuns(ctx context.Context, o RegistrationOptions, amf, mode string, pid
 		}
 		offset = o.Warmup
 	}
+	o.Tracing.trace(g)
 	for _, n := range o.UECounts {
 		f := fleet
 		f.UEs = n
@@ -261,6 +265,7 @@ func fleetRuns(ctx context.Context, o RegistrationOptions, amf, mode string, pid
 		for i := range rs {
 			rs[i].PeakRSSMiB = peakRSS(pids)
 		}
+		o.Tracing.attach(ctx, rs)
 		results = append(results, rs...)
 	}
 	return results, nil

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/test/ransim"
 )
 
@@ -36,6 +37,8 @@ type Result struct {
 	// UEs back off (bench registration) report them.
 	BackOffs      *int `json:"backoffs,omitempty"`
 	T3510Expiries *int `json:"t3510_expiries,omitempty"`
+	// Breakdown is where the procedure's time went, hop by hop (--breakdown).
+	Breakdown *tracing.Breakdown `json:"breakdown,omitempty"`
 }
 
 // Latency summarises a latency distribution in milliseconds.
