@@ -42,7 +42,7 @@ type clientRT struct{ next http.RoundTripper }
 
 func (c clientRT) RoundTrip(req *http.Request) (*http.Response, error) {
 	parent := trace.SpanFromContext(req.Context())
-	if !parent.IsRecording() {
+	if !traced(parent) {
 		return c.next.RoundTrip(req)
 	}
 	ctx, span := parent.TracerProvider().Tracer("").Start(req.Context(), Operation(req.Method, req.URL.Path),

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/free5gc/ngap/ngapType"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/l25gc/l25gc/domain"
 	"github.com/l25gc/l25gc/internal/tracing"
@@ -129,5 +130,20 @@ func TestHooksOffDoNotAllocate(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("hooks off allocate %.0f times per run, want 0", allocs)
+	}
+}
+
+// The AMF's SBI calls run after the event that made them has ended: their
+// spans must still be that event's children.
+func TestChildOfAnEndedSpanIsRecorded(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	p := provider(t, "l25gc-amf", exp)
+	ctx, parent := p.Tracer().Start(context.Background(), "RegistrationRequest")
+	parent.End()
+	_, child := tracing.Start(ctx, "SUCI de-concealment", tracing.HopCrypto)
+	child.End()
+	spans := exp.GetSpans()
+	if len(spans) != 2 || spans[1].Parent.SpanID() != parent.SpanContext().SpanID() {
+		t.Fatalf("spans %v: want the child of the ended parent recorded", spans)
 	}
 }

@@ -142,15 +142,24 @@ func (p *Provider) ForceFlush(ctx context.Context) error {
 }
 
 // Start starts a child span of ctx's span, named name and classified as
-// hop. When ctx holds no recording span it returns ctx itself and End of
+// hop. When ctx holds no sampled span it returns ctx itself and End of
 // the no-op span: no allocation, so a hook costs nothing with tracing off.
+// The parent may have ended: the AMF's SBI calls outlive the event that
+// made them (traced asks the span context, not IsRecording).
 //
 //	ctx, span := tracing.Start(ctx, "AUSF 5G-AKA derivation", tracing.HopCrypto)
 //	defer span.End()
 func Start(ctx context.Context, name, hop string) (context.Context, trace.Span) {
 	parent := trace.SpanFromContext(ctx)
-	if !parent.IsRecording() {
+	if !traced(parent) {
 		return ctx, parent
 	}
 	return parent.TracerProvider().Tracer("").Start(ctx, name, trace.WithAttributes(KeyHop.String(hop)))
+}
+
+// traced says whether children of span are recorded: a sampled span of
+// this process's SDK, ended or not. Off, the context's span is the no-op
+// one, whose span context is invalid.
+func traced(span trace.Span) bool {
+	return span.SpanContext().IsSampled()
 }
