@@ -21,7 +21,10 @@ type Breakdown struct {
 	Procedure string `json:"procedure"`
 	Count     int    `json:"procedures"`
 	EndToEnd  Stat   `json:"end_to_end_ms"`
-	Hops      []Hop  `json:"hops"`
+	// Classes are the parts summed by kind of hop (all SBI transports,
+	// each NF's processing, all crypto...): the short table.
+	Classes []Hop `json:"classes"`
+	Hops    []Hop `json:"hops"`
 }
 
 // Hop is one row: its statistics over the procedures, 0 where a procedure
@@ -297,6 +300,25 @@ func summarize(name string, procs []map[string]time.Duration, e2e []time.Duratio
 			names[r] = true
 		}
 	}
+	b.Hops = rowsOf(procs, names)
+	classes := make([]map[string]time.Duration, len(procs))
+	classNames := map[string]bool{}
+	for i, rows := range procs {
+		classes[i] = map[string]time.Duration{}
+		for r, d := range rows {
+			if c := classOf(r); c != "" {
+				classes[i][c] += d
+				classNames[c] = true
+			}
+		}
+	}
+	b.Classes = rowsOf(classes, classNames)
+	return b
+}
+
+// rowsOf gives each named row its statistics over procs, in table order.
+func rowsOf(procs []map[string]time.Duration, names map[string]bool) []Hop {
+	var out []Hop
 	for r := range names {
 		vals := make([]time.Duration, len(procs))
 		for i, rows := range procs {
@@ -306,12 +328,35 @@ func summarize(name string, procs []map[string]time.Duration, e2e []time.Duratio
 		if strings.HasPrefix(r, "SBI client saw: ") || strings.HasPrefix(r, "SBI server spent: ") {
 			kind = "detail"
 		}
-		b.Hops = append(b.Hops, Hop{Name: r, Kind: kind, Stat: stat(vals)})
+		out = append(out, Hop{Name: r, Kind: kind, Stat: stat(vals)})
 	}
-	slices.SortFunc(b.Hops, func(x, y Hop) int {
+	slices.SortFunc(out, func(x, y Hop) int {
 		return cmp.Or(cmp.Compare(rank(x), rank(y)), cmp.Compare(y.Mean, x.Mean), strings.Compare(x.Name, y.Name))
 	})
-	return b
+	return out
+}
+
+// classOf is the kind of hop a part row belongs to; "" for details.
+func classOf(row string) string {
+	switch {
+	case row == RowRAN || row == RowN2Uplink || row == RowN2Downlink || row == NotAccounted || row == "AMF dispatcher queue":
+		return row
+	case strings.HasPrefix(row, "AMF step: ") || strings.HasPrefix(row, "AMF N2 ") || strings.HasPrefix(row, "AMF event "):
+		return "AMF processing (all steps, N2 decode)"
+	case strings.HasPrefix(row, "SBI transport"):
+		return "SBI transport (all calls, client - server)"
+	case strings.HasPrefix(row, "SBI client saw: ") || strings.HasPrefix(row, "SBI server spent: "):
+		return ""
+	case strings.Contains(row, " handles: "):
+		return row[:strings.Index(row, " handles: ")] + " processing (all requests)"
+	case strings.Contains(row, " crypto: "):
+		return "crypto (all NFs)"
+	case strings.Contains(row, " store: "):
+		return "store (all NFs)"
+	case strings.Contains(row, " PFCP: "):
+		return "PFCP N4 round trips"
+	}
+	return "other spans"
 }
 
 // rank orders rows: parts first, not accounted for last among them, then
@@ -352,24 +397,29 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 func (b Breakdown) Write(w io.Writer, title string) {
 	fmt.Fprintf(w, "\n%s: %d procedures, end to end p50 %.3f ms, p99 %.3f ms, mean %.3f ms\n",
 		title, b.Count, b.EndToEnd.P50, b.EndToEnd.P99, b.EndToEnd.Mean)
-	fmt.Fprintf(w, "  %-78s %9s %9s %9s %6s\n", "hop (exclusive time; parts add up to end to end)", "p50 ms", "p99 ms", "mean ms", "share")
+	writeRows(w, "by kind of hop", b.Classes, b.EndToEnd)
+	writeRows(w, "hop (exclusive time; parts add up to end to end)", b.Hops, b.EndToEnd)
+}
+
+func writeRows(w io.Writer, heading string, hops []Hop, e2e Stat) {
+	fmt.Fprintf(w, "  %-78s %9s %9s %9s %6s\n", heading, "p50 ms", "p99 ms", "mean ms", "share")
 	var sum float64
 	detail := false
-	for _, h := range b.Hops {
+	for _, h := range hops {
 		if h.Kind == "detail" && !detail {
-			fmt.Fprintf(w, "  %-78s %9s %9s %9.3f %5.1f%%\n", "sum of the parts (= end to end mean)", "", "", sum, 100*sum/nz(b.EndToEnd.Mean))
+			fmt.Fprintf(w, "  %-78s %9s %9s %9.3f %5.1f%%\n", "sum of the parts (= end to end mean)", "", "", sum, 100*sum/nz(e2e.Mean))
 			fmt.Fprintf(w, "  %-78s\n", "SBI calls, inclusive (overlap the parts above):")
 			detail = true
 		}
 		share := ""
 		if h.Kind == "part" {
 			sum += h.Mean
-			share = fmt.Sprintf("%5.1f%%", 100*h.Mean/nz(b.EndToEnd.Mean))
+			share = fmt.Sprintf("%5.1f%%", 100*h.Mean/nz(e2e.Mean))
 		}
 		fmt.Fprintf(w, "  %-78s %9.3f %9.3f %9.3f %6s\n", trim(h.Name, 78), h.P50, h.P99, h.Mean, share)
 	}
 	if !detail {
-		fmt.Fprintf(w, "  %-78s %9s %9s %9.3f %5.1f%%\n", "sum of the parts (= end to end mean)", "", "", sum, 100*sum/nz(b.EndToEnd.Mean))
+		fmt.Fprintf(w, "  %-78s %9s %9s %9.3f %5.1f%%\n", "sum of the parts (= end to end mean)", "", "", sum, 100*sum/nz(e2e.Mean))
 	}
 }
 

@@ -128,3 +128,31 @@ func TestBreakdownTableShowsTheSumAndTheUnaccountedRow(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 0.01 && b-a < 0.01 }
+
+// The short table sums the parts by kind of hop and still adds up.
+func TestBreakdownClassesSumTheParts(t *testing.T) {
+	b := Compute(registrationSpans())[0]
+	got := map[string]float64{}
+	var sum float64
+	for _, c := range b.Classes {
+		got[c.Name] = c.Mean * 1000
+		sum += c.Mean * 1000
+	}
+	want := map[string]float64{
+		RowRAN: 170, RowN2Uplink: 20, RowN2Downlink: 30, NotAccounted: 610, "AMF dispatcher queue": 10,
+		"AMF processing (all steps, N2 decode)":      80,
+		"SBI transport (all calls, client - server)": 20,
+		"AUSF processing (all requests)":             60,
+	}
+	for name, w := range want {
+		if !near(got[name], w) {
+			t.Errorf("%s = %.1f µs, want %.1f", name, got[name], w)
+		}
+	}
+	if len(got) != len(want) || !near(sum, 1000) {
+		t.Errorf("classes %v sum to %.1f µs, want exactly %v summing to 1000", got, sum, want)
+	}
+	var out bytes.Buffer
+	b.Write(&out, "registration")
+	t.Log(out.String())
+}
