@@ -15,14 +15,17 @@ import (
 
 // BenchmarkSBIRoundTrip measures one SBI request and answer over tcp and
 // xio, side by side in one run:
+//
 //   - plain: the transport as nf.NewEnv built it before tracing;
+//
 //   - off: the tracing hooks in place (client RoundTripper, server
 //     Handler with a nil Provider) and no span in the context, the cost a
 //     hook adds when tracing is off (nf.NewEnv does not even install them
 //     then);
+//
 //   - on: every request traced, client and server span, exported to memory.
 //
-//	go test -run - -bench SBIRoundTrip -benchmem ./internal/tracing
+//     go test -run - -bench SBIRoundTrip -benchmem ./internal/tracing
 func BenchmarkSBIRoundTrip(b *testing.B) {
 	for _, tr := range sbitest.Transports() {
 		if tr.Name() == "xio-socket" {
@@ -70,4 +73,3 @@ func BenchmarkSBIRoundTrip(b *testing.B) {
 		_ = on.Shutdown(context.Background())
 	}
 }
-
