@@ -11,7 +11,7 @@ import (
 // `l25gc bench --breakdown`. No endpoint (the default) is tracing off: a
 // no-op provider, nothing recorded, no header added to SBI requests.
 type Tracing struct {
-	OTLP []string `yaml:"otlp"` // host:port of OTLP/HTTP collectors
+	OTLP []string `yaml:"otlp,omitempty"` // host:port of OTLP/HTTP collectors
 }
 
 // On says whether the NFs record spans.
