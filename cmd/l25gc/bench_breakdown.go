@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/test/bench"
+	"github.com/l25gc/l25gc/test/ransim"
 )
 
 // traceFlags are --breakdown and --otlp of the latency benchmarks
@@ -25,13 +29,7 @@ func (t *traceFlags) add(f *pflag.FlagSet) {
 
 // start starts the run's tracing; nil when neither flag is set.
 func (t *traceFlags) start() (*bench.Tracing, error) {
-	var eps []string
-	for _, ep := range strings.Split(t.otlp, ",") {
-		if ep = strings.TrimSpace(ep); ep != "" {
-			eps = append(eps, ep)
-		}
-	}
-	return bench.StartTracing(t.breakdown, eps)
+	return bench.StartTracing(t.breakdown, splitList(t.otlp))
 }
 
 // reportTraced is reportWithCharts followed by the breakdown tables.
@@ -39,4 +37,29 @@ func reportTraced(out io.Writer, results []bench.Result, runErr error, jsonPath 
 	err := reportWithCharts(out, results, runErr, jsonPath)
 	bench.PrintBreakdowns(out, results)
 	return err
+}
+
+// traceRAN has `l25gc ransim --otlp` export the gNB's N2 side and its UEs'
+// procedures; the returned stop flushes them.
+func traceRAN(g *ransim.GNB, otlp string) (func(), error) {
+	p, err := tracing.New(tracing.Options{Service: "l25gc-ransim", OTLP: splitList(otlp)})
+	if err != nil || p == nil {
+		return func() {}, err
+	}
+	g.TraceWith(tracing.NewRAN(p))
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = p.Shutdown(ctx)
+	}, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
 }
