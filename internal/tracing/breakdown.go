@@ -273,6 +273,8 @@ func rowOf(s *Span) string {
 		return "AMF dispatcher queue"
 	case HopStep:
 		return "AMF step: " + s.Name
+	case HopConsumer:
+		return nf + " consumer (encode, discovery, token, decode): " + s.Name
 	case HopSBIClient:
 		return "SBI transport (client - server): " + s.Name
 	case HopSBIServer:
@@ -349,6 +351,8 @@ func classOf(row string) string {
 		return ""
 	case strings.Contains(row, " handles: "):
 		return row[:strings.Index(row, " handles: ")] + " processing (all requests)"
+	case strings.Contains(row, " consumer (encode"):
+		return row[:strings.Index(row, " consumer (")] + " SBI consumer code (all calls)"
 	case strings.Contains(row, " crypto: "):
 		return "crypto (all NFs)"
 	case strings.Contains(row, " store: "):

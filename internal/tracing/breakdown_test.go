@@ -156,3 +156,23 @@ func TestBreakdownClassesSumTheParts(t *testing.T) {
 	b.Write(&out, "registration")
 	t.Log(out.String())
 }
+
+// The AMF's consumer code around an SBI request (encode, discovery, token,
+// decode) is its own row, not "not accounted for".
+func TestBreakdownNamesTheConsumerCodeAroundACall(t *testing.T) {
+	ue := int64(3)
+	spans := []Span{
+		span("p", "p", "", "pdu_session", "r", 0, 100, attrs(HopProcedure, string(KeyProcedure), "pdu_session", string(KeyRANUE), ue)),
+		span("a", "r", "", "event ULNASTransport", "l25gc-amf", 0, 5, attrs(HopAMFRecv, string(KeyRANUE), ue)),
+		span("a", "c", "r", "SMF call", "l25gc-amf", 10, 90, attrs(HopConsumer)),
+		span("a", "h", "c", "POST /nsmf-pdusession/v1/sm-contexts", "l25gc-amf", 20, 80, attrs(HopSBIClient)),
+		span("a", "s", "h", "POST /nsmf-pdusession/v1/sm-contexts", "l25gc-smf", 30, 70, attrs(HopSBIServer)),
+	}
+	got := hopsOf(t, Compute(spans)[0])
+	if w := "AMF consumer (encode, discovery, token, decode): SMF call"; !near(got[w], 20) {
+		t.Errorf("%s = %.1f µs, want 20; rows %v", w, got[w], got)
+	}
+	if !near(got["SMF handles: POST /nsmf-pdusession/v1/sm-contexts"], 40) {
+		t.Errorf("rows %v: want the SMF's 40 µs", got)
+	}
+}

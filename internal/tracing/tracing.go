@@ -53,6 +53,7 @@ const (
 	HopAMFSend   = "amf.send"   // the AMF writes an NGAP message (instant)
 	HopQueue     = "amf.queue"  // an event waited in the AMF's dispatcher
 	HopStep      = "amf.step"   // the AMF handles an event (named by its NAS step)
+	HopConsumer  = "consumer"   // an NF's consumer code around its SBI requests (encode, discovery, token, decode)
 	HopSBIClient = "sbi.client" // an SBI request as its client saw it
 	HopSBIServer = "sbi.server" // an SBI request as its server spent it
 	HopCrypto    = "crypto"

@@ -13,6 +13,7 @@ import (
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 	"github.com/l25gc/l25gc/ratelimit"
 )
@@ -108,7 +109,9 @@ func (n *NF) smCall(ue *ueContext, do func(context.Context) (SMAnswer, error),
 	go func() {
 		ctx, cancel := context.WithTimeout(parent, sbiTimeout)
 		defer cancel()
-		a, err, crash := runSM(ctx, do)
+		cctx, span := tracing.Start(ctx, "SMF call", tracing.HopConsumer)
+		a, err, crash := runSM(cctx, do)
+		span.End()
 		event := n.trace.Event(ctx, id, "SMFAnswer", func() {
 			if u := n.ues.get(id); u != nil {
 				then(u, a, err)

@@ -32,6 +32,7 @@ import (
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/ratelimit"
 )
 
@@ -74,7 +75,9 @@ func (n *NF) call(ue *ueContext, ev Event, do func(ctx context.Context) sbiAnswe
 	id := ue.amfID
 	go func() {
 		defer cancel()
-		a, crash := runContained(ctx, do)
+		cctx, span := tracing.Start(ctx, ev.String(), tracing.HopConsumer)
+		a, crash := runContained(cctx, do)
+		span.End()
 		a.gen = gen
 		in := &input{answer: &a, done: a.undoUnlessTaken}
 		event := n.trace.Event(ctx, id, ev.String(), func() { n.runUE(id, ev, in) })
