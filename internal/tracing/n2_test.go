@@ -61,9 +61,9 @@ func TestSimulatorAndAMFSpansJoinAcrossN2(t *testing.T) {
 	ran, amf := tracing.NewRAN(ranP), tracing.NewAMF(amfP)
 	const ranUE, amfUE = 7, 1
 
-	start := time.Now()
 	ul, _ := ngapx.BuildInitialUEMessage(ranUE, []byte{0x7e, 0, 0x41}, cell, nil)
 	dl, _ := ngapx.BuildDownlinkNASTransport(amfUE, ranUE, []byte{0x7e, 0, 0x56})
+	start := time.Now()
 	time.Sleep(time.Millisecond) // the UE builds its Registration Request
 	ran.Sent(ranUE, ul)
 	time.Sleep(2 * time.Millisecond) // N2 uplink
@@ -98,9 +98,11 @@ func TestSimulatorAndAMFSpansJoinAcrossN2(t *testing.T) {
 			sum += h.Mean
 		}
 	}
+	// Each hop lasted at least what the test slept in it; the clock may
+	// add, never take away.
 	for name, atLeast := range map[string]float64{tracing.RowN2Uplink: 2, tracing.RowN2Downlink: 3, tracing.RowRAN: 1, "AMF step: RegistrationRequest": 1} {
-		if h, ok := rows[name]; !ok || h.Mean < atLeast || h.Mean > atLeast+20 {
-			t.Errorf("%s = %+v, want about %v ms; rows %v", name, h, atLeast, rows)
+		if h, ok := rows[name]; !ok || h.Mean < atLeast {
+			t.Errorf("%s = %+v, want at least %v ms; rows %v", name, h, atLeast, rows)
 		}
 	}
 	if d := sum - bs[0].EndToEnd.Mean; d > 1e-6 || d < -1e-6 {
@@ -145,5 +147,25 @@ func TestChildOfAnEndedSpanIsRecorded(t *testing.T) {
 	spans := exp.GetSpans()
 	if len(spans) != 2 || spans[1].Parent.SpanID() != parent.SpanContext().SpanID() {
 		t.Fatalf("spans %v: want the child of the ended parent recorded", spans)
+	}
+}
+
+// Work an NF goes on with after answering stays in the request's trace;
+// without a span, Follow is ctx itself.
+func TestFollowCarriesTheRequestSpan(t *testing.T) {
+	bg := context.Background()
+	if got := tracing.Follow(bg, bg); got != bg {
+		t.Error("Follow without a span is not ctx itself")
+	}
+	exp := tracetest.NewInMemoryExporter()
+	p := provider(t, "l25gc-smf", exp)
+	req, span := p.Tracer().Start(bg, "POST /nsmf-pdusession/v1/sm-contexts")
+	span.End()
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	_, child := tracing.Start(tracing.Follow(ctx, req), "PFCP Session Establishment", tracing.HopPFCP)
+	child.End()
+	if s := exp.GetSpans(); len(s) != 2 || s[1].Parent.SpanID() != span.SpanContext().SpanID() {
+		t.Fatalf("spans %v: want the PFCP span under the request's", s)
 	}
 }

@@ -164,3 +164,15 @@ func Start(ctx context.Context, name, hop string) (context.Context, trace.Span) 
 func traced(span trace.Span) bool {
 	return span.SpanContext().IsSampled()
 }
+
+// Follow returns ctx (its deadline and cancellation) carrying from's span,
+// for work an NF goes on with after answering the request of from (the
+// SMF's establishment after 201 Created): its spans stay in the request's
+// trace. ctx itself when from holds no sampled span.
+func Follow(ctx, from context.Context) context.Context {
+	span := trace.SpanFromContext(from)
+	if !traced(span) {
+		return ctx
+	}
+	return trace.ContextWithSpan(ctx, span)
+}
