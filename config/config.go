@@ -47,6 +47,8 @@ type Config struct {
 	// Subscribers are provisioned by the UDR at start when absent, so that a
 	// fresh core and the simulator work together with no editing.
 	Subscribers []SubscriberRange `yaml:"subscribers"`
+	// Tracing exports the NFs' spans (tracing.go); off by default.
+	Tracing Tracing `yaml:"tracing"`
 
 	// Path is the file this config was read from ("" for built-in defaults).
 	Path string `yaml:"-"`

@@ -78,6 +78,7 @@ func (c *Config) validateFor(cat Catalog, file string, root *yaml.Node) error {
 	v.store(&c.UDR.Store)
 	v.upfc(&c.UPF)
 	v.smf(&c.SMF)
+	v.tracing(&c.Tracing)
 	if c.UDR.MaxBulk < 1 {
 		v.fail("udr.max_bulk", "must be at least 1, got %d", c.UDR.MaxBulk)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/sbi"
 )
 
@@ -38,6 +39,8 @@ type Env struct {
 	// Security is the SBI's credentials and access tokens (sbi.oauth2:
 	// on); nil serves and calls without (benchmarks, handler tests).
 	Security *sbi.Security
+	// Tracing exports the NF's spans (config tracing); nil is off.
+	Tracing *tracing.Provider
 }
 
 // Secure has the NF show its credential to the NRF, fetch access tokens
@@ -53,7 +56,8 @@ func NewEnv(cfg *config.Config, log *slog.Logger, t sbi.Transport, nfType models
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := sbi.NewMetrics(reg)
-	c := sbi.NewClient(t.RoundTripper(), m)
+	tp := newTracing(cfg, log, nfType)
+	c := sbi.NewClient(traced(tp, t.RoundTripper()), m)
 	nrf := sbi.NewNRFClient(c, cfg.NRFURI(), nfType)
 	// A request to a discovered peer that does not answer moves on to the
 	// next instance of its service (sbi.NRFClient.Failover).
@@ -65,7 +69,7 @@ func NewEnv(cfg *config.Config, log *slog.Logger, t sbi.Transport, nfType models
 		nt.Instrument(m)
 		nrf.Locate(nt)
 	}
-	return &Env{Config: cfg, Log: log, Transport: t, Registry: reg, Metrics: m, Client: c, NRF: nrf}
+	return &Env{Config: cfg, Log: log, Transport: t, Registry: reg, Metrics: m, Client: c, NRF: nrf, Tracing: tp}
 }
 
 // PLMN is the node's PLMN as an openapi model.
@@ -139,7 +143,8 @@ func serveSBI(env *Env, f Function, profile models.NrfNfManagementNfProfile, sbi
 	if h == nil {
 		return nil, nil
 	}
-	srv, err := env.Transport.Serve(sbiAddr, sbi.Handler(Guard(env, profile, withNFStatusNotify(h, env.NRF)), env.Metrics, env.Log, handlerOptions(f)...))
+	h = sbi.Handler(Guard(env, profile, withNFStatusNotify(h, env.NRF)), env.Metrics, env.Log, handlerOptions(f)...)
+	srv, err := env.Transport.Serve(sbiAddr, tracing.Handler(env.Tracing, h))
 	if err != nil {
 		return nil, err
 	}
@@ -236,6 +241,7 @@ func shutdown(env *Env, srv sbi.Server, metrics *http.Server) {
 	if metrics != nil {
 		_ = metrics.Shutdown(ctx)
 	}
+	_ = env.Tracing.Shutdown(ctx) // exports the spans still batched
 }
 
 func serveMetrics(addr string, reg *prometheus.Registry) (*http.Server, error) {

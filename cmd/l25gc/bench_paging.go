@@ -19,10 +19,12 @@ type idleBench struct {
 	ues, sbiModes, jsonPath, amf, transport, dnn, n3 string
 	concurrency, warmup                              int
 	prof                                             profileFlags
+	trace                                            traceFlags
 }
 
 func (b *idleBench) flags(cmd *cobra.Command) {
 	f := cmd.Flags()
+	b.trace.add(f)
 	f.StringVar(&b.ues, "ues", "1,64,1000", "comma-separated UE counts")
 	f.IntVar(&b.concurrency, "concurrency", 64, "procedures in flight at once")
 	f.IntVar(&b.warmup, "warmup", 16, "UEs run through the whole benchmark first on each core, not measured (0: none)")
@@ -51,13 +53,18 @@ func (b *idleBench) run(cmd *cobra.Command, measure func(context.Context, bench.
 	}
 	defer stop()
 	out := cmd.OutOrStdout()
+	tr, err := b.trace.start()
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
 	o := bench.RegistrationOptions{Config: cfg, SBIModes: modes, UECounts: counts,
-		Concurrency: b.concurrency, Warmup: b.warmup, AMF: b.amf, Transport: b.transport, Out: out, DNN: b.dnn, N3: gnbN3}
+		Concurrency: b.concurrency, Warmup: b.warmup, AMF: b.amf, Transport: b.transport, Out: out, DNN: b.dnn, N3: gnbN3, Tracing: tr}
 	if err := b.prof.apply(&o, out); err != nil {
 		return err
 	}
 	results, err := measure(ctx, o)
-	return reportWithCharts(out, results, err, b.jsonPath)
+	return reportTraced(out, results, err, b.jsonPath)
 }
 
 func newBenchPagingCmd() *cobra.Command {

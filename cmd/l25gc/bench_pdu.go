@@ -20,6 +20,7 @@ func newBenchPDUCmd() *cobra.Command {
 		limiters                                         string
 		concurrency, warmup, batch, batches              int
 		prof                                             profileFlags
+		trace                                            traceFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "pdu",
@@ -58,11 +59,16 @@ func newBenchPDUCmd() *cobra.Command {
 			if limiters != "" {
 				return benchPDUByLimiter(ctx, out, o, limiters, jsonPath)
 			}
+			if o.Tracing, err = trace.start(); err != nil {
+				return err
+			}
+			defer o.Tracing.Close()
 			results, err := bench.PDU(ctx, o)
-			return reportWithCharts(out, results, err, jsonPath)
+			return reportTraced(out, results, err, jsonPath)
 		},
 	}
 	f := cmd.Flags()
+	trace.add(f)
 	f.StringVar(&ues, "ues", "1,64,1000", "comma-separated UE counts")
 	f.IntVar(&concurrency, "concurrency", 64, "procedures in flight at once")
 	f.IntVar(&warmup, "warmup", 64, "UEs run through registration, session and release first on each core, not measured (0: none)")

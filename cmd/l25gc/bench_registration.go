@@ -21,6 +21,7 @@ func newBenchRegistrationCmd() *cobra.Command {
 		concurrency, warmup                               int
 		maxBackOff                                        time.Duration
 		prof                                              profileFlags
+		trace                                             traceFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "registration",
@@ -50,9 +51,13 @@ func newBenchRegistrationCmd() *cobra.Command {
 			if err := prof.apply(&o, out); err != nil {
 				return err
 			}
+			if o.Tracing, err = trace.start(); err != nil {
+				return err
+			}
+			defer o.Tracing.Close()
 			if limiters == "" {
 				results, err := bench.Registration(ctx, o)
-				return reportWithCharts(out, results, err, jsonPath)
+				return reportTraced(out, results, err, jsonPath)
 			}
 			list, err := bench.ParseLimiters(limiters)
 			if err != nil {
@@ -77,6 +82,7 @@ func newBenchRegistrationCmd() *cobra.Command {
 	f.StringVar(&transport, "n2", "", "N2 transport: kernel, raw, udp or auto (default from config)")
 	f.StringVar(&limiters, "limiter", "", "comma-separated amf.limiter.mode values (fixed:N, off, adaptive), one fresh core each: the results carry \"limiter\"")
 	prof.add(f)
+	trace.add(f)
 	f.DurationVar(&maxBackOff, "max-backoff", 0, "cap on a UE's wait after #22 congestion (the AMF's T3346 is 20-60 s); 0: the full T3346")
 	return cmd
 }

@@ -19,6 +19,7 @@ import (
 func newRansimCmd() *cobra.Command {
 	var (
 		amf, transport, imsi, scheme string
+		otlp                         string
 		ues, concurrency             int
 		deregister                   bool
 		timeout                      time.Duration
@@ -86,6 +87,11 @@ func newRansimCmd() *cobra.Command {
 					fmt.Fprintln(cmd.ErrOrStderr(), err)
 				}
 			}()
+			stopTracing, err := traceRAN(g, otlp)
+			if err != nil {
+				return err
+			}
+			defer stopTracing()
 			fmt.Fprintf(out, "gNB connected to %s over %s, NG Setup done\n", amf, g.Transport)
 			fleet, err := bench.FleetFor(cfg, imsi, scheme)
 			if err != nil {
@@ -113,6 +119,7 @@ func newRansimCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&amf, "amf", "", "AMF N2 address (default amf.ngap.addr of the config)")
+	f.StringVar(&otlp, "otlp", "", "comma-separated host:port of OTLP/HTTP collectors the simulator sends its spans to (its side of N2, each UE's procedures); give the core the same in tracing.otlp")
 	f.StringVar(&transport, "n2", "", "N2 transport: kernel, raw, udp or auto (default amf.ngap.transport of the config)")
 	f.StringVar(&imsi, "imsi", "", "first IMSI (default: the config's first subscriber)")
 	f.StringVar(&scheme, "suci", "null", "SUCI protection scheme: null, profile_a or profile_b")

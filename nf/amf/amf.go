@@ -42,6 +42,7 @@ import (
 
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/domain"
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/nf"
 	"github.com/l25gc/l25gc/ratelimit"
 	"github.com/l25gc/l25gc/sbi"
@@ -71,6 +72,7 @@ type NF struct {
 	tais     []domain.TAI
 	metrics  *metrics
 	disp     ratelimit.Dispatcher
+	trace    *tracing.AMF // N2 and step spans (tracing.go); nil: off
 	limiter  *procLimiter // procedures in progress (limiter.go)
 	machine  machine
 	ues      *ueTable
@@ -99,7 +101,7 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	// the NRF instead of leaving a stale one (sbi.InstanceID).
 	id := sbi.InstanceID(models.NrfNfManagementNfType_AMF, cfg.AdvertisedAddr(cfg.AMF.SBIPort))
 	n := &NF{env: env, cfg: cfg, log: env.Log, opts: o, id: id,
-		machine: newMachine(), ues: newUETable(), gnbs: map[uint64]*gnb{}}
+		machine: newMachine(), ues: newUETable(), gnbs: map[uint64]*gnb{}, trace: tracing.NewAMF(env.Tracing)}
 	amfID, err := domain.NewAMFID(cfg.AMF.GUAMI.RegionID, cfg.AMF.GUAMI.SetID, cfg.AMF.GUAMI.Pointer)
 	if err != nil {
 		return nil, fmt.Errorf("amf: %w", err)

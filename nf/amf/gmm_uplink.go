@@ -8,6 +8,7 @@ import (
 
 	"github.com/free5gc/nas"
 
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/protocol/nasx"
 )
 
@@ -21,7 +22,9 @@ type nasMsg struct {
 
 // onUplinkNAS checks, decodes and steps one uplink NAS message.
 func (n *NF) onUplinkNAS(ue *ueContext, raw []byte, initial bool) {
+	sp := n.trace.Child(ue.amfID, "NAS integrity check and deciphering", tracing.HopCrypto)
 	plain, verified, err := n.unprotect(ue, raw, initial)
+	sp.End()
 	if err != nil {
 		n.discard(ue, err)
 		return
@@ -34,6 +37,7 @@ func (n *NF) onUplinkNAS(ue *ueContext, raw []byte, initial bool) {
 	}
 	t := m.GmmHeader.GetMessageType()
 	ev, ok := eventOf(t)
+	n.trace.Step(ue.amfID, ev.String()) // the span's name: the procedure step
 	if !ok {
 		// TS 24.501 7.4: a message type the AMF does not implement.
 		n.reply(ue, EvStatus, &gmmError{kind: replyStatus, cause: nasx.CauseMessageTypeNonExistent})

@@ -22,6 +22,7 @@ import (
 // key and hands the rest to the dispatcher. Handlers return an *ngapError;
 // ngap_reply.go decides the answer.
 func (n *NF) onPDU(g *gnb, b []byte, stream uint16) {
+	at := n.trace.Now()
 	gkey := ratelimit.GNB(g.id)
 	unknown := ngapx.Summary{AMFUEID: -1, RANUEID: -1}
 	pdu, err := ngapx.Decode(b)
@@ -42,16 +43,16 @@ func (n *NF) onPDU(g *gnb, b []byte, stream uint16) {
 	}
 	if s.Kind == ngapx.Initiating && s.Procedure == ngapType.ProcedureCodeInitialUEMessage {
 		id := n.ues.allocID()
-		_ = n.disp.Dispatch(ratelimit.UE(id), func() { n.answerIfFailed(g, s, n.onInitialUEMessage(g, id, pdu)) })
+		_ = n.disp.Dispatch(ratelimit.UE(id), n.trace.Received(at, n2Message(s, id), func() { n.answerIfFailed(g, s, n.onInitialUEMessage(g, id, pdu)) }))
 		return
 	}
 	if s.AMFUEID >= 0 && s.Procedure != ngapType.ProcedureCodeErrorIndication {
 		// Every message naming a UE runs on that UE's key, whatever its
 		// procedure: an Error Indication is the gNB's report, logged on its key.
-		_ = n.disp.Dispatch(ratelimit.UE(s.AMFUEID), func() { n.answerIfFailed(g, s, n.onUEAssociated(g, pdu, s)) })
+		_ = n.disp.Dispatch(ratelimit.UE(s.AMFUEID), n.trace.Received(at, n2Message(s, s.AMFUEID), func() { n.answerIfFailed(g, s, n.onUEAssociated(g, pdu, s)) }))
 		return
 	}
-	_ = n.disp.Dispatch(gkey, func() { n.answerIfFailed(g, s, n.onNonUE(g, pdu, s)) })
+	_ = n.disp.Dispatch(gkey, n.trace.Received(at, n2Message(s, -1), func() { n.answerIfFailed(g, s, n.onNonUE(g, pdu, s)) }))
 }
 
 func (n *NF) answerIfFailed(g *gnb, s ngapx.Summary, err error) {

@@ -26,6 +26,7 @@ func (n *NF) sendToUE(ue *ueContext, b []byte) error {
 	if g == nil {
 		return errNoConnection
 	}
+	n.trace.Sent(ue.amfID, ue.ranID, b)
 	return g.conn.WriteMsg(b, g.stream(ue.amfID))
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 	"github.com/l25gc/l25gc/ratelimit"
 )
@@ -145,17 +146,20 @@ func (ue *ueContext) RestoreSessions(list []PDUSession) {
 func (n *NF) smCall(ue *ueContext, do func(context.Context) (SMAnswer, error),
 	then func(*ueContext, SMAnswer, error), gone func(SMAnswer, error)) {
 	id := ue.amfID
+	parent := n.trace.Context(n.calls, id)
 	go func() {
-		ctx, cancel := context.WithTimeout(n.calls, sbiTimeout)
+		ctx, cancel := context.WithTimeout(parent, sbiTimeout)
 		defer cancel()
-		a, err, crash := runSM(ctx, do)
-		event := func() {
+		cctx, span := tracing.Start(ctx, "SMF call", tracing.HopConsumer)
+		a, err, crash := runSM(cctx, do)
+		span.End()
+		event := n.trace.Event(ctx, id, "SMFAnswer", func() {
 			if u := n.ues.get(id); u != nil {
 				then(u, a, err)
 			} else if gone != nil {
 				go gone(a, err)
 			}
-		}
+		})
 		if crash != nil {
 			event = func() { panic(crash) }
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/l25gc/l25gc/domain"
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/protocol/nasx"
 )
 
@@ -161,7 +162,9 @@ func (n *NF) persistUE(ue *ueContext) {
 	if ue.stored.ok && ue.stored.tmsi != ue.guti.TMSI {
 		n.persist.remove(ue.stored.tmsi) // a new 5G-GUTI (TS 24.501 5.5.1.2.4)
 	}
+	sp := n.trace.Child(ue.amfID, "persist UE record", tracing.HopStore)
 	n.persist.save(n.recordOf(ue))
+	sp.End()
 	ue.stored = storedAs{ok: true, tmsi: ue.guti.TMSI}
 }
 

@@ -32,6 +32,7 @@ import (
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/ratelimit"
 )
 
@@ -74,15 +75,17 @@ type udmAnswer struct {
 func (n *NF) call(ue *ueContext, ev Event, do func(ctx context.Context) sbiAnswer) {
 	n.cancelCall(ue)
 	gen := n.callGen.Add(1)
-	ctx, cancel := context.WithTimeout(n.calls, sbiTimeout)
+	ctx, cancel := context.WithTimeout(n.trace.Context(n.calls, ue.amfID), sbiTimeout)
 	ue.call = pendingCall{gen: gen, cancel: cancel}
 	id := ue.amfID
 	go func() {
 		defer cancel()
-		a, crash := runContained(ctx, do)
+		cctx, span := tracing.Start(ctx, ev.String(), tracing.HopConsumer)
+		a, crash := runContained(cctx, do)
+		span.End()
 		a.gen = gen
 		in := &input{answer: &a, done: a.undoUnlessTaken}
-		event := func() { n.runUE(id, ev, in) }
+		event := n.trace.Event(ctx, id, ev.String(), func() { n.runUE(id, ev, in) })
 		if crash != nil {
 			// Raised again on the UE's key, where the dispatcher contains
 			// it like a handler's panic: counted, and only this UE cleaned up.

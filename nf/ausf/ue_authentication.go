@@ -13,6 +13,7 @@ import (
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/security"
 )
@@ -48,7 +49,9 @@ func (n *NF) authenticate(ctx context.Context, in *models.AuthenticationInfo) (*
 	if err != nil {
 		return nil, sbi.Rejectf(http.StatusGatewayTimeout, sbi.CauseUpstreamServerError, "UDM vector: %v", err)
 	}
+	_, kdf := tracing.Start(ctx, "5G SE AV (KSEAF, HXRES*)", tracing.HopCrypto)
 	kseaf, err := security.DeriveKSEAF(he.kausf, in.ServingNetworkName)
+	defer kdf.End()
 	if err != nil {
 		return nil, sbi.Rejectf(http.StatusGatewayTimeout, sbi.CauseUpstreamServerError, "UDM vector: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/sbi"
 )
 
@@ -85,7 +86,7 @@ func (n *NF) handleCreate(w http.ResponseWriter, r *http.Request) {
 	snssai := c.snssai
 	sbi.WriteJSON(w, http.StatusCreated, models.SmfPduSessionSmContextCreatedData{PduSessionId: int32(c.psi), SNssai: &snssai,
 		UpCnxState: models.UpCnxState_ACTIVATING})
-	n.background(func(ctx context.Context) { n.establish(ctx, c) })
+	n.background(func(ctx context.Context) { n.establish(tracing.Follow(ctx, r.Context()), c) })
 }
 
 // updateAnswer is what UpdateSMContext answers with besides upCnxState:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/security"
 )
@@ -33,7 +34,9 @@ const sqnMask = 1<<48 - 1
 // serialised and never lose an increment; the write of step 6 is a
 // compare-and-set at the UDR, so other UDM instances cannot either.
 func (n *NF) generateAuthData(ctx context.Context, supiOrSuci string, req *models.AuthenticationInfoRequest) (*models.UdmUeauAuthenticationInfoResult, error) {
+	_, sidf := tracing.Start(ctx, "SUCI de-concealment (SIDF)", tracing.HopCrypto)
 	supi, err := resolveSUPI(supiOrSuci, n.keys)
+	sidf.End()
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +77,9 @@ func (n *NF) issueVector(ctx context.Context, supi string, req *models.Authentic
 		n.log.Info("SQN re-synchronised from AUTS", "supi", supi, "sqnHE", fmt.Sprintf("%012x", cred.sqn), "sqnMS", fmt.Sprintf("%012x", sqnHE))
 	}
 	sqn := (sqnHE + 1) & sqnMask
+	_, heav := tracing.Start(ctx, "5G HE AV (Milenage, XRES*, KAUSF)", tracing.HopCrypto)
 	av, err := security.GenerateAuthVector(cred.k, cred.opc, sqnBytes(sqn), cred.amf, nil, req.ServingNetworkName)
+	heav.End()
 	if err != nil {
 		return nil, sbi.Rejectf(http.StatusForbidden, sbi.CauseAuthenticationRejected, "%s: %v", supi, err)
 	}

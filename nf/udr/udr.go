@@ -57,7 +57,7 @@ func New(env *nf.Env) (*NF, error) {
 func NewWithStore(env *nf.Env, st store.Store) *NF {
 	cfg := env.Config
 	n := &NF{
-		env: env, log: env.Log, store: st,
+		env: env, log: env.Log, store: withTracing(env.Tracing.On(), st),
 		id:       sbi.InstanceID(models.NrfNfManagementNfType_UDR, cfg.AdvertisedAddr(cfg.UDR.SBIPort)),
 		plmn:     cfg.PLMN.String(),
 		defaults: defaultsOf(cfg),

@@ -16,6 +16,7 @@ import (
 	"github.com/free5gc/pfcp/pfcpType"
 
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/upf/rules"
 )
 
@@ -288,6 +289,9 @@ func (c *Client) request(ctx context.Context, upf string, m *Message) (*Message,
 	if err != nil {
 		return nil, err
 	}
+	// N4 request to response as the SMF waits for it (issue 15 breakdown).
+	_, span := tracing.Start(ctx, typeName(m.Header.MessageType), tracing.HopPFCP)
+	defer span.End()
 	return n.Request(ctx, peer, m)
 }
 

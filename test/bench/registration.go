@@ -50,6 +50,9 @@ type RegistrationOptions struct {
 	// `bench --profile`; the function it returns closes it with the run's
 	// results.
 	Window func(pids map[string]int, mode string, ues int) func([]Result)
+	// Tracing, when set, has fresh cores and the simulator export spans
+	// and gives each result its breakdown (breakdown.go); nil: off.
+	Tracing *Tracing
 }
 
 // Registration measures initial registration for each UE count, with
@@ -116,13 +119,13 @@ func measure(ctx context.Context, o RegistrationOptions, r run) ([]Result, error
 // onFreshCore starts a core with SBI mode and total subscribers in its own
 // directories, runs every UE count against it and stops it.
 func onFreshCore(ctx context.Context, o RegistrationOptions, mode string, total int, r run) ([]Result, error) {
-	cfg := o.Config
+	cfg := o.Config.Clone()
 	if o.Transport != "" {
 		// Both ends of N2 speak what --n2 names: under auto the AMF may pick
 		// another transport (raw as root) than the one the gNB dials.
-		cfg = o.Config.Clone()
 		cfg.AMF.NGAP.Transport = o.Transport
 	}
+	o.Tracing.configure(cfg)
 	core, err := StartFreshCore(ctx, FreshCore{Config: cfg, Binary: o.Binary, SBI: mode,
 		FirstIMSI: o.FirstIMSI, Subscribers: total, Out: o.Out})
 	if err != nil {
@@ -252,6 +255,7 @@ func fleetRuns(ctx context.Context, o RegistrationOptions, amf, mode string, pid
 		}
 		offset = o.Warmup
 	}
+	o.Tracing.trace(g)
 	for _, n := range o.UECounts {
 		f := fleet
 		f.UEs = n
@@ -271,6 +275,7 @@ func fleetRuns(ctx context.Context, o RegistrationOptions, amf, mode string, pid
 		for i := range rs {
 			rs[i].PeakRSSMiB = peakRSS(pids)
 		}
+		o.Tracing.attach(ctx, rs)
 		results = append(results, rs...)
 	}
 	return results, nil

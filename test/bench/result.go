@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/test/ransim"
 )
 
@@ -39,6 +40,8 @@ type Result struct {
 	// Trace is the AMF's limiter sampled from its /metrics during the
 	// measured run (Fig. 9a; bench pdu --batch, bench registration --limiter).
 	Trace []LimiterSample `json:"limiter_trace,omitempty"`
+	// Breakdown is where the procedure's time went, hop by hop (--breakdown).
+	Breakdown *tracing.Breakdown `json:"breakdown,omitempty"`
 }
 
 // Latency summarises a latency distribution in milliseconds.

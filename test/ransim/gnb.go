@@ -12,11 +12,13 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/free5gc/ngap/ngapType"
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/domain"
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/n2"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 )
@@ -51,6 +53,7 @@ type GNB struct {
 	// refusedQFIs: QoS flows this gNB refuses as a handover target
 	// (handover_qos.go).
 	refusedQFIs atomic.Pointer[[]uint8]
+	trace       atomic.Pointer[tracing.RAN] // N2 and procedure spans (tracing.go); nil: off
 	mu          sync.Mutex
 	byRAN       map[int64]*UE
 	setup       chan ngapx.Summary // NG Setup outcome
@@ -231,6 +234,7 @@ func (g *GNB) requestReleases() int {
 	for ranID, amfID := range g.connectedUEs() {
 		b, err := ngapx.BuildUEContextReleaseRequest(amfID, ranID, cause)
 		if err == nil {
+			g.tracer().Sent(ranID, b)
 			err = g.conn.WriteMsg(b, g.stream(ranID))
 		}
 		if err != nil {
@@ -312,6 +316,7 @@ func (g *GNB) readLoop() {
 	defer close(g.done)
 	for {
 		b, _, err := g.conn.ReadMsg()
+		at := g.tracer().Now()
 		if err != nil {
 			g.readErr = err
 			g.mu.Lock()
@@ -321,13 +326,13 @@ func (g *GNB) readLoop() {
 			g.mu.Unlock()
 			return
 		}
-		g.handle(b)
+		g.handle(b, at)
 	}
 }
 
 // handle routes one downlink PDU: non-UE-associated procedures here, UE
 // ones to the UE by its RAN UE NGAP ID.
-func (g *GNB) handle(b []byte) {
+func (g *GNB) handle(b []byte, at time.Time) {
 	pdu, err := ngapx.Decode(b)
 	if err != nil {
 		g.log.Warn("undecodable NGAP from the AMF", "err", err)
@@ -338,6 +343,7 @@ func (g *GNB) handle(b []byte) {
 		g.log.Warn("NGAP from the AMF", "err", err)
 		return
 	}
+	g.tracer().Received(at, s.RANUEID, int(s.Kind), s.Procedure)
 	switch s.Procedure {
 	case ngapType.ProcedureCodeNGSetup:
 		select {
@@ -418,6 +424,7 @@ var ueRadioCapability = []byte{0x00, 0x08, 0x00}
 func (g *GNB) send(amfID, ranID int64, build func(int64, int64) ([]byte, error)) {
 	b, err := build(amfID, ranID)
 	if err == nil {
+		g.tracer().Sent(ranID, b)
 		err = g.conn.WriteMsg(b, g.stream(ranID))
 	}
 	if err != nil {

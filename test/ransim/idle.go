@@ -100,6 +100,7 @@ func (u *UE) GoIdle(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	start := time.Now()
+	u.g.tracer().Sent(ranID, b)
 	if err := u.g.conn.WriteMsg(b, u.g.stream(ranID)); err != nil {
 		return 0, fmt.Errorf("UE Context Release Request: %w", err)
 	}

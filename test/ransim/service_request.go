@@ -74,7 +74,7 @@ func (u *UE) requestService(ctx context.Context, serviceType uint8, uplink *nasx
 		}
 		switch m.GmmHeader.GetMessageType() {
 		case nas.MsgTypeServiceAccept:
-			return time.Since(start), u.onServiceAccept(m)
+			return u.traced(ProcedureServiceRequest, start), u.onServiceAccept(m)
 		case nas.MsgTypeServiceReject:
 			return 0, serviceReject(m.ServiceReject)
 		case nas.MsgTypeSecurityModeCommand:

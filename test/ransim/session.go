@@ -142,7 +142,7 @@ func (u *UE) EstablishPDUSession(ctx context.Context, r SessionRequest) (*PDUSes
 	if g.Type == nas.MsgTypePDUSessionEstablishmentReject {
 		return nil, 0, &SessionRejectError{Message: "PDU Session Establishment Reject", Cause: g.Cause}
 	}
-	elapsed := time.Since(start)
+	elapsed := u.traced(ProcedurePDUSession, start)
 	s := u.sessionFromAccept(r, slice, g.Accept)
 	return s, elapsed, nil
 }
@@ -195,7 +195,7 @@ func (u *UE) ReleasePDUSession(ctx context.Context, id uint8) (time.Duration, er
 	if err := u.onReleaseCommand(g); err != nil {
 		return 0, err
 	}
-	return time.Since(start), nil
+	return u.traced(ProcedurePDUSessionRelease, start), nil
 }
 
 // awaitGSM waits for the 5GSM answer (one of want) to the UE's request

@@ -269,7 +269,7 @@ func (u *UE) registerFOR(ctx context.Context, regType uint8, followOn bool) (tim
 		}
 		switch m.GmmHeader.GetMessageType() {
 		case nas.MsgTypeRegistrationAccept:
-			return time.Since(start), u.onRegistrationAccept(m.RegistrationAccept)
+			return u.traced(ProcedureRegistration, start), u.onRegistrationAccept(m.RegistrationAccept)
 		case nas.MsgTypeRegistrationReject:
 			return 0, registrationReject(m.RegistrationReject)
 		case nas.MsgTypeSecurityModeCommand:
@@ -726,6 +726,7 @@ func (u *UE) sendInitialWithCause(plain []byte, rrcCause aper.Enumerated) error 
 	if err != nil {
 		return err
 	}
+	u.g.tracer().Sent(ranID, b)
 	return u.g.conn.WriteMsg(b, u.g.stream(ranID))
 }
 
@@ -750,5 +751,6 @@ func (u *UE) sendUplink(plain []byte, err error) error {
 	if err != nil {
 		return err
 	}
+	u.g.tracer().Sent(ranID, b)
 	return u.g.conn.WriteMsg(b, u.g.stream(ranID))
 }
