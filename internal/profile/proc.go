@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // clockTicks is USER_HZ, the unit of /proc/PID/stat's CPU times: 100 on
@@ -113,6 +114,11 @@ func (s ProcSample) Sub(earlier ProcSample) ProcSample {
 		d.SysCR, d.SysCW = s.SysCR-earlier.SysCR, s.SysCW-earlier.SysCW
 	}
 	return d
+}
+
+// CPU is the sample's CPU time.
+func (s ProcSample) CPU() time.Duration {
+	return time.Duration(s.CPUTicks) * (time.Second / clockTicks)
 }
 
 // CPUSeconds is the sample's CPU time in seconds.

@@ -6,12 +6,11 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/internal/profile"
 	"github.com/l25gc/l25gc/test/ransim"
 )
 
@@ -127,47 +126,19 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// clockTick is the unit of /proc/<pid>/stat's utime and stime (USER_HZ,
-// 100 on Linux).
-const clockTick = 10 * time.Millisecond
-
 // cpuTimes reads each process's user + system CPU time, all threads
 // included. A process that is gone is an error: the window would not be
 // the whole core's.
 func cpuTimes(pids map[string]int) (map[string]time.Duration, error) {
 	out := map[string]time.Duration{}
 	for name, pid := range pids {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		s, err := profile.ReadProc(pid)
 		if err != nil {
 			return nil, fmt.Errorf("bench: CPU time of %s (pid %d): %w", name, pid, err)
 		}
-		d, err := parseStatCPU(string(data))
-		if err != nil {
-			return nil, fmt.Errorf("bench: /proc/%d/stat of %s: %w", pid, name, err)
-		}
-		out[name] = d
+		out[name] = s.CPU()
 	}
 	return out, nil
-}
-
-// parseStatCPU takes utime + stime (fields 14 and 15) from a
-// /proc/<pid>/stat line. The command name (field 2) may hold spaces and
-// parentheses, so fields are counted after its last ')'.
-func parseStatCPU(stat string) (time.Duration, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("no command name in %q", stat)
-	}
-	f := strings.Fields(stat[i+1:]) // f[0] is field 3 (state)
-	if len(f) < 13 {
-		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
-	}
-	utime, err1 := strconv.ParseUint(f[11], 10, 64)
-	stime, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("utime %q, stime %q: not numbers", f[11], f[12])
-	}
-	return time.Duration(utime+stime) * clockTick, nil
 }
 
 // PrintIdleTable writes one block per SBI mode: each process's CPU time in
