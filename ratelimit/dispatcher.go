@@ -75,16 +75,22 @@ type Dispatcher interface {
 type PanicFunc func(key Key, recovered any, stack []byte)
 
 // Pool is the default Dispatcher: per-key FIFO queues and a ready list of keys
-// with work; workers are goroutines started on demand up to the limit, so an
-// idle AMF holds none.
+// with work; workers are goroutines started on demand up to the limit. Up to
+// warm of them stay parked when there is no work (warm_workers.go), so a lone
+// UE's next message runs on a goroutine whose stack has already grown.
 type Pool struct {
 	onPanic PanicFunc
 	gauges  *Gauges
 
 	mu       sync.Mutex
 	cond     *sync.Cond // signalled when workers drop to zero (Close waits)
+	wake     *sync.Cond // parked workers wait here for work (warm_workers.go)
 	limit    int
-	workers  int
+	workers  int // worker goroutines alive: busy + idle
+	busy     int // workers taking ready keys, bounded by limit
+	idle     int // workers parked
+	wakeups  int // parked workers handed work, not yet awake
+	warm     int // most workers kept parked
 	inflight int
 	queued   int
 	closed   bool
@@ -104,8 +110,9 @@ type keyQueue struct {
 // New returns a Pool running at most limit events at once. onPanic may be nil;
 // gauges may be nil.
 func New(limit int, onPanic PanicFunc, gauges *Gauges) *Pool {
-	p := &Pool{onPanic: onPanic, gauges: gauges, limit: max(limit, 1), queues: map[Key]*keyQueue{}}
+	p := &Pool{onPanic: onPanic, gauges: gauges, limit: max(limit, 1), warm: defaultWarm(), queues: map[Key]*keyQueue{}}
 	p.cond = sync.NewCond(&p.mu)
+	p.wake = sync.NewCond(&p.mu)
 	p.gauges.setLimit(p.limit)
 	return p
 }
@@ -132,19 +139,41 @@ func (p *Pool) Dispatch(key Key, fn func()) error {
 	return nil
 }
 
-// spawnLocked starts workers while there is ready work and room under the limit.
+// spawnLocked puts workers to work while there is ready work and room under
+// the limit: a parked one first, else a new goroutine.
 func (p *Pool) spawnLocked() {
-	for p.workers < p.limit && p.workers < len(p.ready)+p.inflight {
+	for p.busy < p.limit && p.busy < len(p.ready)+p.inflight {
+		p.busy++
+		if p.wakeParkedLocked() {
+			continue
+		}
 		p.workers++
 		go p.work()
 	}
 }
 
-// work runs ready keys one event at a time until there is nothing ready or
-// the limit dropped below the number of workers.
+// work runs ready keys until there is nothing ready or the limit dropped
+// below the busy workers, then parks while it is among the warm ones.
 func (p *Pool) work() {
 	p.mu.Lock()
-	for len(p.ready) > 0 && p.workers <= p.limit {
+	for {
+		p.drainLocked()
+		p.busy--
+		if !p.parkLocked() {
+			break
+		}
+	}
+	p.workers--
+	if p.workers == 0 {
+		p.cond.Broadcast()
+	}
+	p.mu.Unlock()
+}
+
+// drainLocked runs ready keys one event at a time, dropping p.mu while an
+// event runs.
+func (p *Pool) drainLocked() {
+	for len(p.ready) > 0 && p.busy <= p.limit {
 		key := p.ready[0]
 		p.ready = p.ready[1:]
 		q := p.queues[key]
@@ -173,11 +202,6 @@ func (p *Pool) work() {
 		}
 		p.publishLocked()
 	}
-	p.workers--
-	if p.workers == 0 {
-		p.cond.Broadcast()
-	}
-	p.mu.Unlock()
 }
 
 // run executes one event; a panic is contained here so the worker lives on
@@ -233,6 +257,7 @@ func (p *Pool) InFlight() int {
 func (p *Pool) Close() {
 	p.mu.Lock()
 	p.closed = true
+	p.wake.Broadcast() // parked workers leave
 	for p.workers > 0 {
 		p.cond.Wait()
 	}
