@@ -22,6 +22,7 @@ const udrDataPath = "/nudr-dr/v1/subscription-data/"
 type udrClient struct {
 	c   *sbi.Client
 	nrf *sbi.NRFClient
+	res reservations // UDRs without the SQN reservation (sqn_reservation.go)
 }
 
 // do sends one request to the UDR at path below /nudr-dr/v1/subscription-data/.

@@ -27,8 +27,11 @@ const sqnMask = 1<<48 - 1
 //  2. read the subscriber's credentials and SQN_HE from the UDR;
 //  3. on synchronisation failure, verify AUTS and take SQN_MS (TS 33.102 6.3.5);
 //  4. SQN := SQN_HE + 1 (C.3.2, SEQ incremented; IND of length 0);
-//  5. build the 5G HE AV: RAND, AUTN, XRES*, KAUSF (TS 33.501 6.1.3.2 step 2);
-//  6. store SQN in the UDR before the vector leaves, so no SQN is issued twice.
+//  5. store SQN in the UDR before the vector exists, so no SQN is issued twice;
+//  6. build the 5G HE AV: RAND, AUTN, XRES*, KAUSF (TS 33.501 6.1.3.2 step 2).
+//
+// Without re-synchronisation, steps 2, 4 and 5 are one UDR round trip
+// when the UDR offers the SQN reservation (sqn_reservation.go).
 //
 // Steps 2-6 hold the SUPI's lock: concurrent requests for one UE are
 // serialised and never lose an increment; the write of step 6 is a
@@ -45,6 +48,13 @@ func (n *NF) generateAuthData(ctx context.Context, supiOrSuci string, req *model
 	}
 	unlock := n.ues.sqn.lock(supi)
 	defer unlock()
+	// Re-synchronisation needs SQN_MS from AUTS before SQN_HE is set,
+	// so only a plain request takes the one-round-trip reservation.
+	if req.ResynchronizationInfo == nil {
+		if res, ok, err := n.issueReservedVector(ctx, supi, req); ok {
+			return res, err
+		}
+	}
 	// The lock serialises this UDM; the UDR's compare-and-set catches
 	// another UDM instance, and then the vector is made again.
 	for range maxSQNAttempts {
@@ -77,14 +87,19 @@ func (n *NF) issueVector(ctx context.Context, supi string, req *models.Authentic
 		n.log.Info("SQN re-synchronised from AUTS", "supi", supi, "sqnHE", fmt.Sprintf("%012x", cred.sqn), "sqnMS", fmt.Sprintf("%012x", sqnHE))
 	}
 	sqn := (sqnHE + 1) & sqnMask
+	if err := n.udr.storeSQN(ctx, supi, sub.SequenceNumber.Sqn, nextSequenceNumber(sub.SequenceNumber, sqn)); err != nil {
+		return nil, err
+	}
+	return n.vectorFor(ctx, supi, cred, sqn, req.ServingNetworkName)
+}
+
+// vectorFor is step 5 for an SQN already stored at the UDR (step 6 done).
+func (n *NF) vectorFor(ctx context.Context, supi string, cred credentials, sqn uint64, snn string) (*models.UdmUeauAuthenticationInfoResult, error) {
 	_, heav := tracing.Start(ctx, "5G HE AV (Milenage, XRES*, KAUSF)", tracing.HopCrypto)
-	av, err := security.GenerateAuthVector(cred.k, cred.opc, sqnBytes(sqn), cred.amf, nil, req.ServingNetworkName)
+	av, err := security.GenerateAuthVector(cred.k, cred.opc, sqnBytes(sqn), cred.amf, nil, snn)
 	heav.End()
 	if err != nil {
 		return nil, sbi.Rejectf(http.StatusForbidden, sbi.CauseAuthenticationRejected, "%s: %v", supi, err)
-	}
-	if err := n.udr.storeSQN(ctx, supi, sub.SequenceNumber.Sqn, nextSequenceNumber(sub.SequenceNumber, sqn)); err != nil {
-		return nil, err
 	}
 	n.ues.markAuthenticating(supi)
 	return &models.UdmUeauAuthenticationInfoResult{
