@@ -57,6 +57,7 @@ func (n *NF) handleAMData(w http.ResponseWriter, r *http.Request) {
 		sbi.WriteError(w, "UDR", err)
 		return
 	}
+	n.seen.saw(supi)
 	sbi.WriteRawJSON(w, http.StatusOK, am)
 }
 
@@ -111,6 +112,7 @@ func (n *NF) handleSMFSelectData(w http.ResponseWriter, r *http.Request) {
 		sbi.WriteError(w, "UDR", err)
 		return
 	}
+	n.seen.saw(supi)
 	sbi.WriteJSON(w, http.StatusOK, sel)
 }
 
@@ -169,9 +171,10 @@ func (n *NF) handleUnsubscribe(w http.ResponseWriter, r *http.Request) {
 }
 
 // knownUser says whether the UDR holds the subscriber (USER_NOT_FOUND
-// otherwise). A UE with an AMF registered here is known without asking.
+// otherwise). A UE with an AMF registered here, or whose data the UDR
+// answered a moment ago (known_users.go), is known without asking.
 func (n *NF) knownUser(ctx context.Context, supi string) error {
-	if _, ok := n.ues.getAMF(supi); ok {
+	if _, ok := n.ues.getAMF(supi); ok || n.seen.known(supi) {
 		return nil
 	}
 	_, err := n.udr.amData(ctx, supi, n.env.Config.PLMN.String())

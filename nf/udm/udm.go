@@ -28,6 +28,7 @@ type NF struct {
 	keys security.HomeNetworkKeys
 	udr  *udrClient
 	ues  *ueState
+	seen *recentUsers // subscribers the UDR answered for a moment ago
 }
 
 // New builds the UDM; it fails when a configured SUCI key is unusable.
@@ -40,7 +41,7 @@ func New(env *nf.Env) (*NF, error) {
 	return &NF{
 		env: env, log: env.Log, keys: keys,
 		id:  sbi.InstanceID(models.NrfNfManagementNfType_UDM, cfg.AdvertisedAddr(cfg.UDM.SBIPort)),
-		udr: &udrClient{c: env.Client, nrf: env.NRF}, ues: newUEState(),
+		udr: &udrClient{c: env.Client, nrf: env.NRF}, ues: newUEState(), seen: newRecentUsers(),
 	}, nil
 }
 

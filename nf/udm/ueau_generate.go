@@ -102,6 +102,7 @@ func (n *NF) vectorFor(ctx context.Context, supi string, cred credentials, sqn u
 		return nil, sbi.Rejectf(http.StatusForbidden, sbi.CauseAuthenticationRejected, "%s: %v", supi, err)
 	}
 	n.ues.markAuthenticating(supi)
+	n.seen.saw(supi)
 	return &models.UdmUeauAuthenticationInfoResult{
 		AuthType: models.UdmUeauAuthType__5_G_AKA, Supi: supi,
 		AuthenticationVector: &models.AuthenticationVector{
