@@ -23,6 +23,7 @@ func (n *NF) routeDR(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+sub+"/authentication-data/authentication-subscription", n.getAuthSubscription)
 	mux.HandleFunc("PATCH "+sub+"/authentication-data/authentication-subscription", n.patchAuthSubscription)
 	mux.HandleFunc("POST "+sub+SQNReservationPath, n.reserveSQN)
+	mux.HandleFunc("GET "+sub+"/{servingPlmnId}/provisioned-data", n.getProvisionedData)
 	mux.HandleFunc("GET "+sub+"/{servingPlmnId}/provisioned-data/am-data", n.getAMData)
 	mux.HandleFunc("GET "+sub+"/{servingPlmnId}/provisioned-data/smf-selection-subscription-data", n.getSMFSelection)
 	mux.HandleFunc("GET "+sub+"/{servingPlmnId}/provisioned-data/sm-data", n.getSMData)
