@@ -5,10 +5,10 @@ package udm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
+	"sync"
 
 	"github.com/free5gc/openapi/models"
 
@@ -23,6 +23,9 @@ type udrClient struct {
 	c   *sbi.Client
 	nrf *sbi.NRFClient
 	res reservations // UDRs without the SQN reservation (sqn_reservation.go)
+	// noPairs are the UDRs (API roots) without provisioned-data reads
+	// (provisioned_reads.go).
+	noPairs sync.Map
 }
 
 // do sends one request to the UDR at path below /nudr-dr/v1/subscription-data/.
@@ -99,26 +102,6 @@ func (u *udrClient) amf3GPPAccess(ctx context.Context, supi string) (*models.Amf
 func (u *udrClient) amData(ctx context.Context, supi, plmn string) (*models.AccessAndMobilitySubscriptionData, error) {
 	var out models.AccessAndMobilitySubscriptionData
 	err := u.do(ctx, http.MethodGet, url.PathEscape(supi)+"/"+url.PathEscape(plmn)+"/provisioned-data/am-data", nil, &out)
-	return &out, err
-}
-
-// amDataRaw is the UDR's am-data as the UDR sent it. Nudm_SDM_Get of
-// the AM data (TS 29.503 5.2.2.2.3) answers the UDR's
-// AccessAndMobilitySubscriptionData unchanged, so decoding it into the
-// model and encoding it again only cost CPU, once per registration.
-// Decoding into a json.RawMessage still checks that the UDR sent JSON.
-func (u *udrClient) amDataRaw(ctx context.Context, supi, plmn string) (json.RawMessage, error) {
-	var out json.RawMessage
-	err := u.do(ctx, http.MethodGet, url.PathEscape(supi)+"/"+url.PathEscape(plmn)+"/provisioned-data/am-data", nil, &out)
-	if err == nil && len(out) == 0 {
-		out = json.RawMessage("{}") // an empty body is an empty data set
-	}
-	return out, err
-}
-
-func (u *udrClient) smfSelection(ctx context.Context, supi, plmn string) (*models.SmfSelectionSubscriptionData, error) {
-	var out models.SmfSelectionSubscriptionData
-	err := u.do(ctx, http.MethodGet, url.PathEscape(supi)+"/"+url.PathEscape(plmn)+"/provisioned-data/smf-selection-subscription-data", nil, &out)
 	return &out, err
 }
 

@@ -52,7 +52,7 @@ func (n *NF) handleAMData(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	am, err := n.udr.amDataRaw(r.Context(), supi, plmn)
+	am, err := n.provisionedSet(r.Context(), supi, plmn, setAM)
 	if err != nil {
 		sbi.WriteError(w, "UDR", err)
 		return
@@ -107,13 +107,13 @@ func (n *NF) handleSMFSelectData(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	sel, err := n.udr.smfSelection(r.Context(), supi, plmn)
+	sel, err := n.provisionedSet(r.Context(), supi, plmn, setSMFSel)
 	if err != nil {
 		sbi.WriteError(w, "UDR", err)
 		return
 	}
 	n.seen.saw(supi)
-	sbi.WriteJSON(w, http.StatusOK, sel)
+	sbi.WriteRawJSON(w, http.StatusOK, sel)
 }
 
 // handleUEContextInSMFData is Nudm_SDM_Get of the UE's context in SMF data

@@ -22,13 +22,14 @@ import (
 
 // NF is the UDM.
 type NF struct {
-	env  *nf.Env
-	log  *slog.Logger
-	id   string
-	keys security.HomeNetworkKeys
-	udr  *udrClient
-	ues  *ueState
-	seen *recentUsers // subscribers the UDR answered for a moment ago
+	env   *nf.Env
+	log   *slog.Logger
+	id    string
+	keys  security.HomeNetworkKeys
+	udr   *udrClient
+	ues   *ueState
+	seen  *recentUsers // subscribers the UDR answered for a moment ago
+	pairs *pairReads   // step 14b reads shared by the two SDM Gets
 }
 
 // New builds the UDM; it fails when a configured SUCI key is unusable.
@@ -41,7 +42,7 @@ func New(env *nf.Env) (*NF, error) {
 	return &NF{
 		env: env, log: env.Log, keys: keys,
 		id:  sbi.InstanceID(models.NrfNfManagementNfType_UDM, cfg.AdvertisedAddr(cfg.UDM.SBIPort)),
-		udr: &udrClient{c: env.Client, nrf: env.NRF}, ues: newUEState(), seen: newRecentUsers(),
+		udr: &udrClient{c: env.Client, nrf: env.NRF}, ues: newUEState(), seen: newRecentUsers(), pairs: newPairReads(),
 	}, nil
 }
 
