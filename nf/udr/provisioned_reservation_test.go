@@ -61,3 +61,17 @@ func TestSQNReservation(t *testing.T) {
 		wantProblem(t, "reservation for an unknown UE", st, pd, http.StatusNotFound, causeUserNotFound)
 	})
 }
+
+// dataset-names comes from the client: any value parses, and every name
+// kept is a non-empty name without surrounding blanks or commas.
+func FuzzDataSetNames(f *testing.F) {
+	f.Add("AM,SMF_SEL")
+	f.Add(" , AM,,")
+	f.Fuzz(func(t *testing.T, v string) {
+		for name := range dataSetNames([]string{v}) {
+			if name == "" || strings.TrimSpace(name) != name || strings.Contains(name, ",") {
+				t.Fatalf("%q gave the name %q", v, name)
+			}
+		}
+	})
+}
