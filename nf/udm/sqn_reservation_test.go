@@ -2,6 +2,7 @@ package udm
 
 import (
 	"context"
+	"encoding/hex"
 	"net/http"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/l25gc/l25gc/nf/udr/store"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/sbi/sbitest"
+	"github.com/l25gc/l25gc/security"
 )
 
 func TestReservationPathIsTheUDRs(t *testing.T) {
@@ -218,6 +220,46 @@ func TestUDRWithoutReservationIsAskedTheStandardWay(t *testing.T) {
 		}
 		if got := len(f.written("imsi-208930000000001")); got != 4 {
 			t.Fatalf("%d SQN patches, want 4", got)
+		}
+	})
+}
+
+// A re-synchronisation (TS 33.102 6.3.5) moves SQN_HE to SQN_MS+1 the
+// standard way; the reservations after it go on from there.
+func TestReservationAfterResynchronisation(t *testing.T) {
+	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
+		u, peer := newRestartableUDR(t, tr)
+		env := nrftest.Env(t, tr, nil, models.NrfNfManagementNfType_UDM, peer)
+		n, err := New(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, c := nrftest.Serve(t, tr, n.Handler()), env.Client
+		const supi = "imsi-" + config.DefaultFirstIMSI
+		const sqnMS = 0x5000 // the USIM saw this SQN elsewhere
+		res, err := generate(c, base, supi, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = security.VerifyChallenge(testK, testOPc, mustHex(res.AuthenticationVector.Rand), mustHex(res.AuthenticationVector.Autn), sqnBytes(sqnMS))
+		var sf *security.SynchFailure
+		if !asSynch(err, &sf) {
+			t.Fatalf("UE with SQN_MS %x: %v, want a synchronisation failure", sqnMS, err)
+		}
+		resync := &models.ResynchronizationInfo{Rand: res.AuthenticationVector.Rand, Auts: hex.EncodeToString(sf.AUTS)}
+		if res, err = generate(c, base, supi, resync); err != nil {
+			t.Fatal(err)
+		}
+		got := ueAccepts(t, res, testOPc, sqnMS)
+		if res, err = generate(c, base, supi, nil); err != nil {
+			t.Fatal(err)
+		}
+		next := ueAccepts(t, res, testOPc, got)
+		if got != sqnMS+1 || next != sqnMS+2 {
+			t.Fatalf("SQNs after resync %x then %x, want %x then %x", got, next, sqnMS+1, sqnMS+2)
+		}
+		if u.count("PATCH /authentication-subscription") != 1 || u.count("POST /l25gc-sqn-reservation") != 2 {
+			t.Fatalf("UDR requests %v: want the resync's PATCH and two reservations", u.counts)
 		}
 	})
 }
