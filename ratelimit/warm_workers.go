@@ -62,3 +62,11 @@ func (p *Pool) parkLocked() bool {
 	}
 	return false
 }
+
+// Workers is how many worker goroutines are alive and how many of them are
+// parked, so a leak check can tell the warm pool from a leak.
+func (p *Pool) Workers() (alive, parked int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.workers, p.idle - p.wakeups
+}
