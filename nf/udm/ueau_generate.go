@@ -34,7 +34,7 @@ const sqnMask = 1<<48 - 1
 // when the UDR offers the SQN reservation (sqn_reservation.go).
 //
 // Steps 2-6 hold the SUPI's lock: concurrent requests for one UE are
-// serialised and never lose an increment; the write of step 6 is a
+// serialised and never lose an increment; the write of step 5 is a
 // compare-and-set at the UDR, so other UDM instances cannot either.
 func (n *NF) generateAuthData(ctx context.Context, supiOrSuci string, req *models.AuthenticationInfoRequest) (*models.UdmUeauAuthenticationInfoResult, error) {
 	_, sidf := tracing.Start(ctx, "SUCI de-concealment (SIDF)", tracing.HopCrypto)
@@ -93,7 +93,7 @@ func (n *NF) issueVector(ctx context.Context, supi string, req *models.Authentic
 	return n.vectorFor(ctx, supi, cred, sqn, req.ServingNetworkName)
 }
 
-// vectorFor is step 5 for an SQN already stored at the UDR (step 6 done).
+// vectorFor is step 6 for an SQN already stored at the UDR (step 5 done).
 func (n *NF) vectorFor(ctx context.Context, supi string, cred credentials, sqn uint64, snn string) (*models.UdmUeauAuthenticationInfoResult, error) {
 	_, heav := tracing.Start(ctx, "5G HE AV (Milenage, XRES*, KAUSF)", tracing.HopCrypto)
 	av, err := security.GenerateAuthVector(cred.k, cred.opc, sqnBytes(sqn), cred.amf, nil, snn)
