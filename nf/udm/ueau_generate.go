@@ -34,8 +34,9 @@ const sqnMask = 1<<48 - 1
 // when the UDR offers the SQN reservation (sqn_reservation.go).
 //
 // Steps 2-6 hold the SUPI's lock: concurrent requests for one UE are
-// serialised and never lose an increment; the write of step 5 is a
-// compare-and-set at the UDR, so other UDM instances cannot either.
+// serialised and never lose an increment; the write of step 5 is atomic
+// at the UDR (the reservation's increment, or a compare-and-set PATCH), so
+// other UDM instances cannot either.
 func (n *NF) generateAuthData(ctx context.Context, supiOrSuci string, req *models.AuthenticationInfoRequest) (*models.UdmUeauAuthenticationInfoResult, error) {
 	_, sidf := tracing.Start(ctx, "SUCI de-concealment (SIDF)", tracing.HopCrypto)
 	supi, err := resolveSUPI(supiOrSuci, n.keys)
