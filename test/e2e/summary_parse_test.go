@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// The run's last lines name each failed subtest and its assertion, with
+// go test's plain output (a failed test's messages after its --- FAIL
+// line) and with -v (before it), and leave out the NF logs' tails.
+func TestFailureSummaryNamesEachFailedTestAndWhy(t *testing.T) {
+	plain := `--- FAIL: TestKilledNF (94.09s)
+    --- FAIL: TestKilledNF/udm/xio (11.86s)
+        nfkill_test.go:72: nfkill victim=udm sbi=xio in_flight=256 failed=3
+        nfkill_test.go:80: udm killed: 3 of 256 registrations in flight failed, want < 1 %: [3× 504]
+        core_test.go:175: ==== /tmp/x/log/udm.log (tail)
+            core_test.go:1: not a message of the test
+    --- FAIL: TestKilledNF/nrf/tcp (11.76s)
+        nfkill_test.go:56: no registration ran during (0) or after (12) the outage
+--- FAIL: TestOther (1.00s)
+    other_test.go:9: boom
+FAIL
+`
+	verbose := `=== RUN   TestKilledNF
+=== RUN   TestKilledNF/udm/tcp
+    nfkill_test.go:72: nfkill victim=udm sbi=tcp in_flight=256 failed=0
+=== RUN   TestKilledNF/udm/xio
+    nfkill_test.go:72: nfkill victim=udm sbi=xio in_flight=256 failed=3
+    nfkill_test.go:80: udm killed: 3 of 256 registrations in flight failed, want < 1 %: [3× 504]
+    core_test.go:175: ==== /tmp/x/log/udm.log (tail)
+        some log line
+=== RUN   TestKilledNF/nrf/tcp
+    nfkill_test.go:56: no registration ran during (0) or after (12) the outage
+--- FAIL: TestKilledNF (94.09s)
+    --- PASS: TestKilledNF/udm/tcp (14.38s)
+    --- FAIL: TestKilledNF/udm/xio (11.86s)
+    --- FAIL: TestKilledNF/nrf/tcp (11.76s)
+=== RUN   TestOther
+    other_test.go:9: boom
+--- FAIL: TestOther (1.00s)
+FAIL
+`
+	for name, out := range map[string]string{"plain": plain, "-v": verbose, "-json": frame(verbose)} {
+		t.Run(name, func(t *testing.T) {
+			l := newFailureLog()
+			for _, line := range strings.Split(out, "\n") {
+				l.line(line)
+			}
+			got := strings.Split(strings.TrimSpace(l.summary()), "\n")
+			want := []string{
+				"e2e FAIL TestKilledNF/udm/xio: nfkill_test.go:72: nfkill victim=udm sbi=xio in_flight=256 failed=3 | " +
+					"nfkill_test.go:80: udm killed: 3 of 256 registrations in flight failed, want < 1 %: [3× 504]",
+				"e2e FAIL TestKilledNF/nrf/tcp: nfkill_test.go:56: no registration ran during (0) or after (12) the outage",
+				"e2e FAIL TestOther: other_test.go:9: boom",
+				"e2e summary: 3 failed: TestKilledNF/udm/xio, TestKilledNF/nrf/tcp, TestOther",
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("summary:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
+// frame marks the lines test2json must read as go test -json does.
+func frame(out string) string {
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "---") || strings.HasPrefix(l, "===") {
+			lines[i] = "\x16" + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// A passing run prints nothing more.
+func TestFailureSummaryIsEmptyWhenAllPass(t *testing.T) {
+	l := newFailureLog()
+	for _, line := range []string{"=== RUN   TestA", "    a_test.go:1: fine", "--- PASS: TestA (0.01s)", "PASS"} {
+		l.line(line)
+	}
+	if s := l.summary(); s != "" {
+		t.Errorf("summary of a passing run: %q", s)
+	}
+}
+
+// A single message longer than a line's budget is cut, and only the last
+// few messages of a chatty test are kept.
+func TestFailureSummaryKeepsLinesShort(t *testing.T) {
+	var msgs []string
+	for i := range 10 {
+		msgs = append(msgs, strings.Repeat(string(rune('a'+i)), 1000))
+	}
+	got := lastMessages(msgs)
+	if parts := strings.Split(got, " | "); len(parts) != maxSummaryMessages || !strings.HasPrefix(parts[0], "ggg") {
+		t.Fatalf("kept %d messages starting %.3q, want the last %d", len(parts), parts[0], maxSummaryMessages)
+	}
+	if len(got) > maxSummaryMessages*(maxSummaryChars+8) {
+		t.Errorf("summary line of %d bytes", len(got))
+	}
+}
