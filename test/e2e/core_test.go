@@ -121,6 +121,12 @@ func startCore(t *testing.T, cfg *config.Config, cfgPath string) *testCore {
 	return tc
 }
 
+// eventBound bounds a wait for something the core does at once on a
+// quiet machine (a session gone, a route added, a UE counted): only a
+// failing test reaches it, so it is generous for a loaded 2-core CI
+// machine, where such steps have taken seconds.
+const eventBound = 30 * time.Second
+
 // sbiModes are the SBI transports the core's end-to-end tests run over.
 var sbiModes = []string{"tcp", "xio"}
 

@@ -103,7 +103,7 @@ func (h *heldUE) release(t *testing.T) {
 // awaitNoUPFSessions waits until UPF-U's tables hold no session.
 func awaitNoUPFSessions(t *testing.T, cfg *config.Config) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); upfSessions(t, cfg) != 0; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(eventBound); upfSessions(t, cfg) != 0; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("UPF-U still holds %v sessions after the release", upfSessions(t, cfg))
 		}

@@ -69,11 +69,7 @@ func TestUETrafficCrossesTheUserPlane(t *testing.T) {
 
 	// Stop the hold: ransim releases the session and removes the TUN.
 	ue.release(t)
-	for deadline := time.Now().Add(10 * time.Second); upfSessions(t, cfg) != 0; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("UPF-U still holds %v sessions after the release", upfSessions(t, cfg))
-		}
-	}
+	awaitNoUPFSessions(t, cfg)
 }
 
 // awaitUETUN waits for the UE's namespace to carry its address; it
