@@ -243,3 +243,16 @@ func awaitFlowAdded(t *testing.T, cfg *config.Config, defaultQFI string) string 
 	t.Fatalf("the SMF's session has no QoS flow besides QFI %s 20 s after the policy update: %+v", defaultQFI, smfSessions(t, cfg))
 	return ""
 }
+
+// pingEvery pings addr from netns ns count times, interval (seconds)
+// apart, and returns ping's output and which of the echoes 1..count were
+// never answered. Once one answer came, ping -c waits only two round
+// trips after its last request (iputils), which a loaded machine
+// outlasts: answers on their way were counted lost. With -w it waits
+// until count answers came, for at most eventBound, meanwhile sending
+// further requests, numbered after count and not judged.
+func pingEvery(ns, addr string, count int, interval string) (string, []int) {
+	b, _ := inNetns(ns, "ping", "-c", strconv.Itoa(count), "-i", interval,
+		"-w", strconv.Itoa(int(eventBound/time.Second)), addr).CombinedOutput()
+	return string(b), unanswered(string(b), count)
+}

@@ -42,9 +42,8 @@ func TestUETrafficCrossesTheUserPlane(t *testing.T) {
 
 	// Every echo, the first too: UPF-U holds it while it resolves the gNB
 	// by ARP (upf/u/neighbour.c) instead of dropping it.
-	b, _ := inNetns("l25gc-ue1", "ping", "-c", "5", "-i", "0.2", "-W", "2", dnAddr).CombinedOutput()
-	if n := received(string(b)); n < 5 {
-		t.Fatalf("ping %s from the UE: %d of 5 answered\n%s", dnAddr, n, b)
+	if b, lost := pingEvery("l25gc-ue1", dnAddr, 5, "0.2"); len(lost) != 0 {
+		t.Fatalf("ping %s from the UE: %d of 5 answered (lost: %v)\n%s", dnAddr, 5-len(lost), lost, b)
 	}
 	server := inNetns("l25gc-dn", "iperf3", "-s", "-B", dnAddr)
 	if err := server.Start(); err != nil {
