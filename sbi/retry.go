@@ -60,11 +60,12 @@ type Reselecter interface {
 // retryPolicy paces the attempts that wait for a restarted producer.
 type retryPolicy struct {
 	first, max time.Duration
-	// reserve is the most of the caller's time left at the first failure
-	// that waiting never takes: a producer not back by then is given up
-	// on, and the callers up the chain hear so (504) while their own
-	// deadlines still let them act (a reject with its cause, rather than
-	// a timeout). At most a quarter of that time, for short deadlines.
+	// reserve is kept of the caller's deadline: the waiting stops that
+	// long before it, so a producer not back by then is given up on and
+	// the callers up the chain hear so (504) while their own deadlines
+	// still let them act (a reject with its cause, not a timeout). It is
+	// at most a quarter of the time left at the first failure, so a short
+	// deadline still leaves time to wait.
 	reserve time.Duration
 	jitter  func(d time.Duration) time.Duration // in [d/2, d]
 }
