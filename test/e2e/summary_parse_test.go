@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The run's last lines name each failed subtest and its assertion, with
@@ -97,4 +101,46 @@ func TestFailureSummaryKeepsLinesShort(t *testing.T) {
 	if len(got) > maxSummaryMessages*(maxSummaryChars+8) {
 		t.Errorf("summary line of %d bytes", len(got))
 	}
+}
+
+// A run about to reach its -timeout ends itself, its last line naming the
+// test still running and the stacks written to a file, not dumped over it.
+// The run is this test binary again, with only the sleeper below.
+func TestRunNearItsTimeoutEndsNamingTheRunningTest(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSleeperPastTheTimeout$", "-test.timeout=3s")
+	cmd.Env = append(os.Environ(), sleeperEnv+"=1", "L25GC_BIN=/nonexistent") // the sleeper starts no core
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("run past its timeout: %v, want exit status 1\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "e2e: ended") || !strings.Contains(last, "still running: TestSleeperPastTheTimeout") {
+		t.Fatalf("last line %q, want the end naming the sleeper\n%s", last, out)
+	}
+	if strings.Contains(string(out), "goroutine ") && !strings.Contains(string(out), "goroutine stacks in ") {
+		t.Errorf("the stacks were dumped into the output:\n%s", out)
+	}
+	for _, l := range lines {
+		if path, ok := strings.CutPrefix(l, "e2e: goroutine stacks in "); ok {
+			if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), "TestSleeperPastTheTimeout") {
+				t.Errorf("stacks file %s: %v, without the sleeper", path, err)
+			}
+			os.Remove(path)
+		}
+	}
+}
+
+// sleeperEnv runs the sleeper; without it the sleeper is skipped.
+const sleeperEnv = "L25GC_E2E_SLEEPER"
+
+// TestSleeperPastTheTimeout stands for a test that outlasts the run's
+// -timeout, as TestRunNearItsTimeoutEndsNamingTheRunningTest runs it.
+func TestSleeperPastTheTimeout(t *testing.T) {
+	if os.Getenv(sleeperEnv) == "" {
+		t.Skip("only run by TestRunNearItsTimeoutEndsNamingTheRunningTest")
+	}
+	t.Cleanup(running.add(t.Name()))
+	time.Sleep(time.Minute)
 }
