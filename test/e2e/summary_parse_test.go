@@ -4,9 +4,12 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/l25gc/l25gc/config"
 )
 
 // The run's last lines name each failed subtest and its assertion, with
@@ -143,4 +146,25 @@ func TestSleeperPastTheTimeout(t *testing.T) {
 	}
 	t.Cleanup(running.add(t.Name()))
 	time.Sleep(time.Minute)
+}
+
+// A failed test's NF logs are kept whole under $L25GC_E2E_LOGS, while only
+// their tails are printed.
+func TestFailedTestKeepsItsWholeLogs(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("L25GC_E2E_LOGS", root)
+	cfg := config.Default()
+	cfg.LogDir = t.TempDir()
+	whole := strings.Repeat("a log line of the AMF\n", 2*logTailBytes/20)
+	if err := os.WriteFile(filepath.Join(cfg.LogDir, "amf.log"), []byte(whole), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dumpLogs(t, cfg)
+	kept, _ := filepath.Glob(filepath.Join(root, "*", "amf.log"))
+	if len(kept) != 1 {
+		t.Fatalf("kept %v under %s, want one amf.log", kept, root)
+	}
+	if b, err := os.ReadFile(kept[0]); err != nil || string(b) != whole {
+		t.Errorf("kept %d of %d bytes (%v)", len(b), len(whole), err)
+	}
 }
