@@ -66,8 +66,8 @@ func (c *Client) HTTP() *http.Client { return c.hc }
 // headers are returned for Location and friends. A request whose producer
 // failed is sent again when that cannot act twice (retry.go): at the next
 // instance of the peer's service when the client fails over, else at the
-// restarted one, within ctx's deadline (RequestTimeout without one) and
-// a few seconds of the first failure.
+// restarted one, within ctx's deadline (RequestTimeout without one) less
+// what its callers need to act on a failure (retryPolicy.reserve).
 func (c *Client) Do(ctx context.Context, method, url string, in, out any) (http.Header, error) {
 	var body []byte
 	if in != nil {

@@ -40,7 +40,8 @@ import (
 // restarted one, re-resolving the target through the NRF before each new
 // attempt (a restarted NF registers again under its instance id, and the
 // NRF's notification tells the consumer it is back). All of it stays
-// within the request's context deadline, or RequestTimeout without one.
+// within the request's context deadline (RequestTimeout without one), less
+// the reserve its callers need to act on a failure.
 
 // Reasons a request is sent again, the metric's reason label.
 const (
@@ -59,17 +60,25 @@ type Reselecter interface {
 // retryPolicy paces the attempts that wait for a restarted producer.
 type retryPolicy struct {
 	first, max time.Duration
-	// window bounds the waiting after the first failure: a producer not
-	// back by then is not restarting soon, and the caller's caller should
-	// hear so (504) while its own deadline still lets it act.
-	window time.Duration
-	jitter func(d time.Duration) time.Duration // in [d/2, d]
+	// reserve is kept of the caller's deadline: the waiting stops that
+	// long before it, so a producer not back by then is given up on and
+	// the callers up the chain hear so (504) while their own deadlines
+	// still let them act (a reject with its cause, not a timeout). It is
+	// at most a quarter of the time left at the first failure, so a short
+	// deadline still leaves time to wait.
+	reserve time.Duration
+	jitter  func(d time.Duration) time.Duration // in [d/2, d]
 }
 
 // defaultRetry starts at 50 ms: an NF restarted by the node supervisor
-// (500 ms backoff) listens again about a second after it died. The window
-// is half the AMF's procedure deadline (10 s).
-var defaultRetry = retryPolicy{first: 50 * time.Millisecond, max: time.Second, window: 5 * time.Second, jitter: halfJitter}
+// (500 ms backoff) listens again about a second after it died, and several
+// seconds later on a loaded machine. The waiting lasts as long as the
+// caller's deadline allows, less a second: the deadline comes down the
+// chain (3gpp-Sbi-Max-Rsp-Time), so the NF nearest the dead producer waits
+// for it as long as the AMF's procedure does (10 s), not a fixed share of
+// it. A fixed 5 s window made a UDR back after 5 s cost every
+// registration waiting for it, although the AMF would have waited 10.
+var defaultRetry = retryPolicy{first: 50 * time.Millisecond, max: time.Second, reserve: time.Second, jitter: halfJitter}
 
 // halfJitter spreads consumers that failed together over [d/2, d], so
 // that they do not all reach the restarted producer at once.
@@ -95,13 +104,11 @@ func (p retryPolicy) delay(n int) time.Duration {
 
 // wait sleeps before waiting attempt n, the first failure having been at
 // since; false when ctx would end before the attempt could be made (the
-// caller's deadline is never exceeded) or the window would be passed.
+// caller's deadline is never exceeded) or the attempt would eat into the
+// reserve.
 func (p retryPolicy) wait(ctx context.Context, n int, since time.Time) bool {
 	d := p.delay(n)
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
-		return false
-	}
-	if p.window > 0 && time.Since(since)+d > p.window {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl)-d <= p.reserveOf(dl.Sub(since)) {
 		return false
 	}
 	t := time.NewTimer(d)
@@ -112,6 +119,12 @@ func (p retryPolicy) wait(ctx context.Context, n int, since time.Time) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// reserveOf is the part of budget (the caller's time left at the first
+// failure) that waiting leaves to the callers.
+func (p retryPolicy) reserveOf(budget time.Duration) time.Duration {
+	return min(p.reserve, budget/4)
 }
 
 // bodyCutError is an answer whose headers came but whose body the

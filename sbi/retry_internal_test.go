@@ -108,15 +108,37 @@ func TestWaitDoesNotOutliveTheDeadline(t *testing.T) {
 	}
 }
 
-// A producer away longer than the window is given up on, whatever the
-// caller's deadline: its caller hears so while it can still act.
-func TestWaitStopsAtTheWindow(t *testing.T) {
-	p := retryPolicy{first: time.Millisecond, max: time.Millisecond, window: time.Minute}
-	if p.wait(context.Background(), 0, time.Now().Add(-time.Minute)) {
-		t.Fatal("waited a minute after the first failure, with a minute's window")
+// A producer away until the caller's deadline is given up on a reserve
+// before it, so the callers hear so while they can still act; a short
+// deadline keeps a quarter of itself.
+func TestWaitLeavesTheCallersTheirReserve(t *testing.T) {
+	p := retryPolicy{first: time.Millisecond, max: time.Millisecond, reserve: time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), 900*time.Millisecond)
+	defer cancel()
+	if p.wait(ctx, 0, time.Now().Add(-9*time.Second)) {
+		t.Fatal("waited into the last second of a 10 s budget")
 	}
-	if !p.wait(context.Background(), 0, time.Now()) {
-		t.Fatal("did not wait 1 ms within the window")
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if p.wait(short, 0, time.Now().Add(-350*time.Millisecond)) {
+		t.Fatal("waited into the last eighth of a 400 ms budget")
+	}
+	half, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if !p.wait(half, 0, time.Now().Add(-200*time.Millisecond)) {
+		t.Fatal("did not wait 1 ms with half of a 400 ms budget left")
+	}
+}
+
+// The wait for a restarting producer lasts as long as the caller's
+// deadline allows, not a fixed few seconds: an NF a loaded machine brings
+// back 6 s after its death still serves a procedure that waits 10 s.
+func TestWaitGoesOnWhileTheDeadlineAllows(t *testing.T) {
+	p := defaultRetry
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	if !p.wait(ctx, 0, time.Now().Add(-6*time.Second)) {
+		t.Fatal("gave up 6 s after the first failure with 4 s of a 10 s deadline left")
 	}
 }
 

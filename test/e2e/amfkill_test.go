@@ -116,6 +116,7 @@ func reconnectingWaves(t *testing.T, cfg *config.Config, g *ransim.GNB, fleet ra
 	load, stopLoad := context.WithCancel(context.Background())
 	out := make(chan waveResult, 1024)
 	gnbCfg := bench.GNBConfig(cfg, cfg.AMF.NGAP.Addr, cfg.AMF.NGAP.Transport)
+	fleet, flowing := signalUnderWay(fleet)
 	go func() {
 		defer close(out)
 		for load.Err() == nil {
@@ -133,7 +134,7 @@ func reconnectingWaves(t *testing.T, cfg *config.Config, g *ransim.GNB, fleet ra
 			out <- waveResult{start: start, out: res, err: err}
 		}
 	}()
-	time.Sleep(300 * time.Millisecond)
+	underWay(flowing)
 	return out, stopLoad
 }
 

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,7 +50,18 @@ func run(m *testing.M) (int, error) {
 			return 0, fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	}
-	return m.Run(), nil
+	flag.Parse() // the -timeout exitBeforeTimeout reads
+	failures := newFailureLog()
+	restore, stdout, err := teeStdout(failures)
+	if err != nil {
+		return 0, err
+	}
+	disarm := exitBeforeTimeout(stdout, restore, failures)
+	code := m.Run()
+	disarm()
+	restore()
+	fmt.Fprint(os.Stdout, failures.summary())
+	return code, nil
 }
 
 // testCore is a core started for one test, with its own data and logs.
@@ -62,6 +75,7 @@ type testCore struct {
 // SCTP) and fresh directories; edit applies test-specific changes.
 func coreConfig(t *testing.T, dir string, edit func(*config.Config)) (*config.Config, string) {
 	t.Helper()
+	t.Cleanup(running.add(t.Name()))
 	cfg := config.Default()
 	cfg.DataDir = filepath.Join(dir, "data")
 	cfg.LogDir = filepath.Join(dir, "log")
@@ -106,6 +120,12 @@ func startCore(t *testing.T, cfg *config.Config, cfgPath string) *testCore {
 	})
 	return tc
 }
+
+// eventBound bounds a wait for something the core does at once on a
+// quiet machine (a session gone, a route added, a UE counted): only a
+// failing test reaches it, so it is generous for a loaded 2-core CI
+// machine, where such steps have taken seconds.
+const eventBound = 30 * time.Second
 
 // sbiModes are the SBI transports the core's end-to-end tests run over.
 var sbiModes = []string{"tcp", "xio"}
@@ -175,17 +195,47 @@ func requirePortsFree(t *testing.T, cfg *config.Config) {
 	}
 }
 
+// dumpLogs prints the tail of every NF log of a failed test and keeps the
+// whole logs in a directory that outlives the test (its TempDir does not):
+// a CI log that keeps only part of the output still has them to upload.
 func dumpLogs(t *testing.T, cfg *config.Config) {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(cfg.LogDir, "*"))
+	kept := keptLogDir(t)
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil || len(data) == 0 {
 			continue
 		}
-		if len(data) > 8000 {
-			data = data[len(data)-8000:]
+		if kept != "" {
+			_ = os.WriteFile(filepath.Join(kept, filepath.Base(f)), data, 0o644)
+		}
+		if len(data) > logTailBytes {
+			data = data[len(data)-logTailBytes:]
 		}
 		t.Logf("==== %s (tail)\n%s", f, data)
 	}
+	if kept != "" {
+		t.Logf("==== the whole logs: %s", kept)
+	}
+}
+
+// logTailBytes of each NF log are printed: enough for the last few
+// hundred lines' story without burying the test's own message.
+const logTailBytes = 6000
+
+// keptLogDir is where a failed test's logs are kept: $L25GC_E2E_LOGS (for
+// a CI job to upload), else the system's temp dir; "" when it cannot be
+// made.
+func keptLogDir(t *testing.T) string {
+	root := os.Getenv("L25GC_E2E_LOGS")
+	if root == "" {
+		root = filepath.Join(os.TempDir(), "l25gc-e2e-logs")
+	}
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
+	dir := filepath.Join(root, name+"-"+time.Now().Format("20060102T150405.000"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return ""
+	}
+	return dir
 }

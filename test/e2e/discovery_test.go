@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -109,10 +110,11 @@ type waveResult struct {
 
 // registerWaves registers fleet again and again, a wave at a time, until
 // stop; each finished wave comes out of the channel, closed after stop.
-// It returns once the load is under way.
+// It returns once the load is under way (underWay).
 func registerWaves(g *ransim.GNB, fleet ransim.Fleet) (waves <-chan waveResult, stop func()) {
 	load, stopLoad := context.WithCancel(context.Background())
 	out := make(chan waveResult, 1024)
+	fleet, flowing := signalUnderWay(fleet)
 	go func() {
 		defer close(out)
 		for load.Err() == nil {
@@ -121,8 +123,33 @@ func registerWaves(g *ransim.GNB, fleet ransim.Fleet) (waves <-chan waveResult, 
 			out <- waveResult{start: start, out: res, err: err}
 		}
 	}()
-	time.Sleep(300 * time.Millisecond)
+	underWay(flowing)
 	return out, stopLoad
+}
+
+// signalUnderWay is fleet with a Progress that closes flowing once as
+// many registrations as it runs at once have ended: every NF a
+// registration needs has served, and the next ones are in flight.
+func signalUnderWay(fleet ransim.Fleet) (ransim.Fleet, <-chan struct{}) {
+	flowing := make(chan struct{})
+	var once sync.Once
+	fleet.Progress = func(done, _, _ int) {
+		if done >= fleet.Concurrency {
+			once.Do(func() { close(flowing) })
+		}
+	}
+	return fleet, flowing
+}
+
+// underWay waits for flowing, for at most a bound that only a hung core
+// reaches: on a slow machine the first registrations take seconds, and
+// a kill before any of them ended would test a core that never served. A
+// load that never flows shows in the test's tally (nothing in flight).
+func underWay(flowing <-chan struct{}) {
+	select {
+	case <-flowing:
+	case <-time.After(60 * time.Second):
+	}
 }
 
 // checkWaves: registrations may fail only in waves started within one

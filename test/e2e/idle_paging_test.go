@@ -93,11 +93,11 @@ func TestPingWakesAnIdleUEAndLosesNothing(t *testing.T) {
 	const sent = 20
 	// Root's ping may send every 5 ms: several requests arrive while the
 	// UE is paged and wait in UPF-U's buffer (64 per session by default).
-	out, _ := inNetns("l25gc-dn", "ping", "-c", strconv.Itoa(sent), "-i", "0.005", "-W", "5", ue.addr).CombinedOutput()
-	if n := received(string(out)); n != sent {
-		t.Errorf("ping of the idle UE %s: %d of %d answered (lost: %v)\n%s", ue.addr, n, sent, unanswered(string(out), sent), out)
+	out, lost := pingEvery("l25gc-dn", ue.addr, sent, "0.005")
+	if len(lost) != 0 {
+		t.Errorf("ping of the idle UE %s: %d of %d answered (lost: %v)\n%s", ue.addr, sent-len(lost), sent, lost, out)
 	}
-	if order := pingOrder(string(out)); !slices.IsSorted(order) {
+	if order := pingOrder(out); !slices.IsSorted(order) {
 		t.Errorf("answers out of order: %v", order)
 	}
 	if !strings.Contains(ue.out.String(), "paged, Service Accept") {
@@ -168,9 +168,8 @@ func TestServiceRequestAfterIdleRestoresTraffic(t *testing.T) {
 		}
 	}
 	// Every echo: UPF-U holds a packet while it resolves the gNB by ARP.
-	b, _ := inNetns("l25gc-ue1", "ping", "-c", "5", "-i", "0.2", "-W", "2", dnAddr).CombinedOutput()
-	if n := received(string(b)); n < 5 {
-		t.Errorf("ping %s from the woken UE: %d of 5 answered\n%s", dnAddr, n, b)
+	if b, lost := pingEvery("l25gc-ue1", dnAddr, 5, "0.2"); len(lost) != 0 {
+		t.Errorf("ping %s from the woken UE: %d of 5 answered (lost: %v)\n%s", dnAddr, 5-len(lost), lost, b)
 	}
 	if strings.Contains(ue.out.String(), "paged") {
 		t.Errorf("a woken UE was paged:\n%s", ue.out.String())

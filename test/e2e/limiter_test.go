@@ -113,11 +113,10 @@ func TestAdaptiveLimiterRaisesEMaxUnderLoad(t *testing.T) {
 func waitAMFMetric(t *testing.T, cfg *config.Config, name string, want float64) {
 	t.Helper()
 	var v float64
-	for range 200 {
+	for deadline := time.Now().Add(eventBound); time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
 		if v = amfMetric(t, cfg, name); v == want {
 			return
 		}
-		time.Sleep(25 * time.Millisecond)
 	}
-	t.Fatalf("%s stayed %v, want %v", name, v, want)
+	t.Fatalf("%s stayed %v for %v, want %v", name, v, eventBound, want)
 }

@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -165,14 +164,14 @@ func (l *mobilityLab) pagedByPing(t *testing.T, want *ransim.GNB) {
 		answered <- err
 	}()
 	const sent = 20
-	out, _ := inNetns(node.LabNetns, "ping", "-c", strconv.Itoa(sent), "-i", "0.005", "-W", "5", l.ueAddr.String()).CombinedOutput()
+	out, lost := pingEvery(node.LabNetns, l.ueAddr.String(), sent, "0.005")
 	if err := <-answered; err != nil {
 		t.Fatalf("the UE did not answer its paging at gNB %d: %v", want.ID(), err)
 	}
-	if n := received(string(out)); n != sent {
-		t.Errorf("ping of the idle UE %s: %d of %d answered (lost: %v)\n%s", l.ueAddr, n, sent, unanswered(string(out), sent), out)
+	if len(lost) != 0 {
+		t.Errorf("ping of the idle UE %s: %d of %d answered (lost: %v)\n%s", l.ueAddr, sent-len(lost), sent, lost, out)
 	}
-	if order := pingOrder(string(out)); !slices.IsSorted(order) {
+	if order := pingOrder(out); !slices.IsSorted(order) {
 		t.Errorf("answers out of order: %v", order)
 	}
 	if l.ue.GNB() != want {

@@ -28,10 +28,20 @@ import (
 func TestKilledNFUnderLoadCostsNoRegistrations(t *testing.T) {
 	for _, victim := range []string{"udm", "udr", "ausf", "pcf", "nrf"} {
 		for _, mode := range sbiModes {
-			t.Run(victim+"/"+mode, func(t *testing.T) { killedNFUnderLoad(t, victim, mode) })
+			t.Run(victim+"/"+mode, func(t *testing.T) { killedNFUnderLoad(t, victim, mode, 0) })
 		}
 	}
+	// A loaded machine brings an NF back seconds later than a quiet one:
+	// the UDR (the end of the AMF → AUSF → UDM → UDR chain) back only
+	// after 5 s still costs nothing, since the NFs wait for it as long as
+	// the AMF's procedure does.
+	t.Run("udr/xio/back-after-5s", func(t *testing.T) { killedNFUnderLoad(t, "udr", "xio", slowRestart) })
 }
+
+// slowRestart is the supervisor's wait before restarting a killed NF in
+// the slow variant: more than the 5 s the consumers once gave a restarting
+// producer, well within the AMF's 10 s.
+const slowRestart = 5 * time.Second
 
 // The load: waves of a few hundred registrations, 32 at a time.
 const (
@@ -42,9 +52,11 @@ const (
 // calledPerRegistration are the NFs every registration waits for.
 var calledPerRegistration = map[string]bool{"udm": true, "udr": true, "ausf": true}
 
-func killedNFUnderLoad(t *testing.T, victim, mode string) {
+// killedNFUnderLoad kills victim under load; restartAfter, when not 0, is
+// how long the supervisor waits before restarting it.
+func killedNFUnderLoad(t *testing.T, victim, mode string, restartAfter time.Duration) {
 	cfg, path := coreConfig(t, t.TempDir(), withSBI(mode, func(c *config.Config) { c.Subscribers[0].Count = nfKillUEs }))
-	startSupervisedCore(t, cfg, path)
+	startSupervisedCoreRestartingAfter(t, cfg, path, restartAfter)
 	g := connectGNB(t, cfg)
 	fleet, err := bench.FleetFor(cfg, cfg.Subscribers[0].IMSI, "null")
 	if err != nil {
@@ -96,10 +108,17 @@ func killedNFUnderLoad(t *testing.T, victim, mode string) {
 // that dies, and stops it when the test ends.
 func startSupervisedCore(t *testing.T, cfg *config.Config, path string) {
 	t.Helper()
+	startSupervisedCoreRestartingAfter(t, cfg, path, 0)
+}
+
+// startSupervisedCoreRestartingAfter is startSupervisedCore whose
+// supervisor waits backoff before restarting an NF (0: its default).
+func startSupervisedCoreRestartingAfter(t *testing.T, cfg *config.Config, path string, backoff time.Duration) {
+	t.Helper()
 	requirePortsFree(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	opts := node.Options{Binary: binary, ConfigPath: path, Restart: true}
+	opts := node.Options{Binary: binary, ConfigPath: path, Restart: true, RestartBackoff: backoff}
 	if cfg.SBI.Transport != "tcp" {
 		opts.SBI = cfg.SBI.Transport
 	}

@@ -119,12 +119,12 @@ func registerKeepers(t *testing.T, cfg *config.Config, g *ransim.GNB, fleet rans
 	// The UE's Registration Complete travels on its own SCTP stream and the
 	// NG Reset on stream 0, which may overtake it: reset once the AMF
 	// counts them all registered.
-	for deadline := time.Now().Add(10 * time.Second); amfMetric(t, cfg, "l25gc_amf_registered_ues") < float64(n); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(eventBound); amfMetric(t, cfg, "l25gc_amf_registered_ues") < float64(n); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the AMF counts %v UEs registered, want %d", amfMetric(t, cfg, "l25gc_amf_registered_ues"), n)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), eventBound)
 	defer cancel()
 	if err := g.Reset(ctx); err != nil {
 		t.Fatal(err)

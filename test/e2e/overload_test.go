@@ -49,12 +49,7 @@ func TestRegistrationBurstPastOverloadHighBacksOffAndAllRegister(t *testing.T) {
 		t.Fatal("no Overload Start on N2")
 	}
 	// Overload Stop follows at the next monitor tick after the queue drained.
-	for range 400 {
-		if g.OverloadSeen.Stops.Load() > 0 && !g.Overloaded() {
-			break
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	eventually(func() bool { return g.OverloadSeen.Stops.Load() > 0 && !g.Overloaded() })
 	if g.Overloaded() {
 		t.Fatalf("the AMF's overload never ended: %d Start, %d Stop", g.OverloadSeen.Starts.Load(), g.OverloadSeen.Stops.Load())
 	}

@@ -118,12 +118,12 @@ func TestReleasedSessionIDIsReusedAtOnce(t *testing.T) {
 // failing test).
 func awaitUERoute(t *testing.T, ns string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(eventBound); ; time.Sleep(50 * time.Millisecond) {
 		if b, _ := inNetns(ns, "ip", "-4", "route", "show", "default").Output(); strings.TrimSpace(string(b)) != "" {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no default route in netns %s after 10 s", ns)
+			t.Fatalf("no default route in netns %s after %v", ns, eventBound)
 		}
 	}
 }

@@ -103,7 +103,7 @@ func (h *heldUE) release(t *testing.T) {
 // awaitNoUPFSessions waits until UPF-U's tables hold no session.
 func awaitNoUPFSessions(t *testing.T, cfg *config.Config) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); upfSessions(t, cfg) != 0; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(eventBound); upfSessions(t, cfg) != 0; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("UPF-U still holds %v sessions after the release", upfSessions(t, cfg))
 		}
@@ -242,4 +242,17 @@ func awaitFlowAdded(t *testing.T, cfg *config.Config, defaultQFI string) string 
 	}
 	t.Fatalf("the SMF's session has no QoS flow besides QFI %s 20 s after the policy update: %+v", defaultQFI, smfSessions(t, cfg))
 	return ""
+}
+
+// pingEvery pings addr from netns ns count times, interval (seconds)
+// apart, and returns ping's output and which of the echoes 1..count were
+// never answered. Once one answer came, ping -c waits only two round
+// trips after its last request (iputils), which a loaded machine
+// outlasts: answers on their way were counted lost. With -w it waits
+// until count answers came, for at most eventBound, meanwhile sending
+// further requests, numbered after count and not judged.
+func pingEvery(ns, addr string, count int, interval string) (string, []int) {
+	b, _ := inNetns(ns, "ping", "-c", strconv.Itoa(count), "-i", interval,
+		"-w", strconv.Itoa(int(eventBound/time.Second)), addr).CombinedOutput()
+	return string(b), unanswered(string(b), count)
 }

@@ -42,9 +42,8 @@ func TestUETrafficCrossesTheUserPlane(t *testing.T) {
 
 	// Every echo, the first too: UPF-U holds it while it resolves the gNB
 	// by ARP (upf/u/neighbour.c) instead of dropping it.
-	b, _ := inNetns("l25gc-ue1", "ping", "-c", "5", "-i", "0.2", "-W", "2", dnAddr).CombinedOutput()
-	if n := received(string(b)); n < 5 {
-		t.Fatalf("ping %s from the UE: %d of 5 answered\n%s", dnAddr, n, b)
+	if b, lost := pingEvery("l25gc-ue1", dnAddr, 5, "0.2"); len(lost) != 0 {
+		t.Fatalf("ping %s from the UE: %d of 5 answered (lost: %v)\n%s", dnAddr, 5-len(lost), lost, b)
 	}
 	server := inNetns("l25gc-dn", "iperf3", "-s", "-B", dnAddr)
 	if err := server.Start(); err != nil {
@@ -69,11 +68,7 @@ func TestUETrafficCrossesTheUserPlane(t *testing.T) {
 
 	// Stop the hold: ransim releases the session and removes the TUN.
 	ue.release(t)
-	for deadline := time.Now().Add(10 * time.Second); upfSessions(t, cfg) != 0; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("UPF-U still holds %v sessions after the release", upfSessions(t, cfg))
-		}
-	}
+	awaitNoUPFSessions(t, cfg)
 }
 
 // awaitUETUN waits for the UE's namespace to carry its address; it

@@ -213,9 +213,9 @@ func killedUPFCUnderTraffic(t *testing.T, mode string) {
 	if err := ping.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), "icmp_seq=5 "); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(eventBound); !strings.Contains(out.String(), "icmp_seq=5 "); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("ping got no fifth answer within 10 s:\n%s", out.String())
+			t.Fatalf("ping got no fifth answer within %v:\n%s", eventBound, out.String())
 		}
 	}
 	old := nfProcess(t, cfg, "upf-c")
