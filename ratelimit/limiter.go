@@ -127,6 +127,9 @@ type Limiter struct {
 	// its last multiplication, 0 before the first.
 	ramping  bool
 	rampFrom int
+	// cutEWMA is the EWMA when E_max was last lowered, 0 when the
+	// scheduler was fast since (limiter_guard.go).
+	cutEWMA float64
 }
 
 // LimiterCounts are cumulative counters of the limiter.
@@ -267,6 +270,9 @@ type Decision struct {
 	Latency, EWMA  float64 // seconds
 	EMax, ECurrent int     // E_max after the step, E_current at it
 	Change         int     // E_max's move: −1, 0, +1 (the paper), more in a slow start
+	// Held: slow, but E_max kept because the last cut did not bring the
+	// EWMA down (limiter_guard.go).
+	Held bool
 	Expired        int     // slots ended as timed out
 }
 
@@ -282,12 +288,18 @@ func (l *Limiter) Step(latency float64) Decision {
 	l.ewma = w*l.ewma + (1-w)*latency
 	l.last = latency
 	d := Decision{Latency: latency, EWMA: l.ewma, ECurrent: l.current}
+	l.forgetCutWhenIdleLocked()
 	if l.cfg.Mode == ModeAdaptive && l.current >= l.emax {
 		slow := l.ewma > l.cfg.Threshold.Seconds()
 		old := l.emax
-		if !l.slowStartLocked(slow) {
+		switch {
+		case l.slowStartLocked(slow):
+		case slow && l.cutIsFutileLocked():
+			d.Held = true
+		default:
 			l.moveLocked(slow)
 		}
+		l.noteMoveLocked(slow, old)
 		d.Change = l.emax - old
 	}
 	l.rearmLocked()
