@@ -270,10 +270,10 @@ type Decision struct {
 	Latency, EWMA  float64 // seconds
 	EMax, ECurrent int     // E_max after the step, E_current at it
 	Change         int     // E_max's move: −1, 0, +1 (the paper), more in a slow start
+	Expired        int     // slots ended as timed out
 	// Held: slow, but E_max kept because the last cut did not bring the
 	// EWMA down (limiter_guard.go).
 	Held bool
-	Expired        int     // slots ended as timed out
 }
 
 // Step is one monitor interval of Algorithm 1 with the interval's
