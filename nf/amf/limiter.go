@@ -82,8 +82,8 @@ func (l *procLimiter) start(n *NF) {
 		defer t.Stop()
 		l.Monitor(ctx, src, t.C, func(d ratelimit.Decision) {
 			n.checkOverload()
-			if d.Change != 0 || d.Expired > 0 {
-				n.log.Debug("limiter", "emax", d.EMax, "ecurrent", d.ECurrent, "ewma", d.EWMA, "latency", d.Latency, "expired", d.Expired)
+			if d.Change != 0 || d.Expired > 0 || d.Held {
+				n.log.Debug("limiter", "emax", d.EMax, "ecurrent", d.ECurrent, "ewma", d.EWMA, "latency", d.Latency, "expired", d.Expired, "held", d.Held)
 			}
 		})
 	}()
