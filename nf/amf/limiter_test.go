@@ -98,7 +98,7 @@ func TestFixedOneFiftyConcurrentEstablishmentsComplete(t *testing.T) {
 }
 
 // Monitor ticks race with events (-race): an adaptive limiter starting at
-// E_max 1, stepped with alternating slow and fast intervals while 20
+// E_max 1, stepped (and ramped) with alternating slow and fast intervals while 20
 // establishments run, lets every one complete and leaves nothing counted.
 func TestAdaptiveStepsDuringEstablishments(t *testing.T) {
 	const n = 20
@@ -130,6 +130,7 @@ func TestAdaptiveStepsDuringEstablishments(t *testing.T) {
 				lat = 2e-3
 			}
 			h.amf.limiter.Step(lat)
+			h.amf.limiter.Ramp(lat) // the slow start's look between intervals races too
 			time.Sleep(100 * time.Microsecond)
 		}
 	}()
