@@ -33,6 +33,13 @@ package ratelimit
 // E_max / procedure time (Little's law); a registration burst on this
 // machine needed E_max in the hundreds, and +1 per interval from 8 took
 // the whole burst to get a fraction of the way (README, limiter).
+//
+// Two more changes ride on Growth > 1, so that growth 1 stays the paper:
+// the slow start also looks at the scheduler every ramp interval between
+// two Steps (Ramp, limiter_ramp.go: 32 → 1000 in 0.5 s rather than 2.5 s),
+// and a slow interval lowers E_max again only when the last cut brought
+// the EWMA down (limiter_guard.go: on a shared machine the latency is
+// often not the AMF's doing, and cutting then only starves procedures).
 
 import (
 	"errors"
