@@ -142,6 +142,8 @@ type Limiter struct {
 // LimiterCounts are cumulative counters of the limiter.
 type LimiterCounts struct {
 	Started, Queued, Refused, Expired uint64
+	// Held counts slow intervals that kept E_max (limiter_guard.go).
+	Held uint64
 }
 
 type waiter struct {
@@ -303,6 +305,7 @@ func (l *Limiter) Step(latency float64) Decision {
 		case l.slowStartLocked(slow):
 		case slow && l.cutIsFutileLocked():
 			d.Held = true
+			l.counts.Held++
 		default:
 			l.moveLocked(slow)
 		}

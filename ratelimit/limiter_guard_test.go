@@ -25,6 +25,9 @@ func TestGuardHoldsWhenTheCutDidNotHelp(t *testing.T) {
 				d.EWMA*1e6, ref*1e6, d.EMax, d.Change, d.Held)
 		}
 	}
+	if h := l.State().Held; h != 3 {
+		t.Fatalf("held counter %d, want 3 (/metrics l25gc_amf_limiter_held_total)", h)
+	}
 }
 
 // While each cut brings the EWMA down by at least CutProgress but not yet

@@ -61,6 +61,7 @@ func publishLimiter(reg prometheus.Registerer, l *ratelimit.Limiter) {
 		gauge("interval_latency_seconds", "Go scheduler latency of the last monitor interval (its statistic of /sched/latencies:seconds).", func(s ratelimit.LimiterState) float64 { return s.Latency }),
 		counter("started_total", "Procedures counted in.", func(s ratelimit.LimiterState) uint64 { return s.Started }),
 		counter("queued_total", "Event-initiating messages that waited for a slot.", func(s ratelimit.LimiterState) uint64 { return s.Queued }),
+		counter("held_total", "Slow intervals that kept E_max because the last cut had not brought the scheduler latency down (the cut guard).", func(s ratelimit.LimiterState) uint64 { return s.Held }),
 		counter("expired_total", "Procedures still counted after amf.limiter.procedure_timeout, ended by the limiter.", func(s ratelimit.LimiterState) uint64 { return s.Expired }),
 	)
 }
