@@ -539,3 +539,27 @@ func TestOverloadStartAndStopFollowTheQueue(t *testing.T) {
 	establish(t, h, g, smf, bySUPI[smf.expect("create").create.Supi], 1)
 	h.settled(8)
 }
+
+// The cut guard's kept intervals reach /metrics: a cut, then a slow
+// interval whose latency did not fall, counts one.
+func TestHeldIntervalsOnMetrics(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		c.AMF.Limiter.Initial, c.AMF.Limiter.Min, c.AMF.Limiter.Max = 2, 1, 8
+		c.AMF.Limiter.Threshold = time.Millisecond
+		c.AMF.Limiter.Interval = time.Minute // only this test's steps
+		c.AMF.Limiter.RampInterval = 0
+	})
+	l := h.amf.limiter
+	l.Force("test")
+	l.Force("test")
+	if _, err := l.Acquire("test", func(s *ratelimit.Slot) {}); err != nil {
+		t.Fatal(err)
+	}
+	if d := l.Step(5e-3); d.EMax != 1 {
+		t.Fatalf("first slow interval: E_max %d, want the cut to 1", d.EMax)
+	}
+	if d := l.Step(5e-3); !d.Held {
+		t.Fatalf("same latency after the cut: %+v, want held", d)
+	}
+	h.wantMetric("l25gc_amf_limiter_held_total", nil, 1, "intervals the guard kept E_max")
+}
