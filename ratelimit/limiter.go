@@ -137,6 +137,9 @@ type Limiter struct {
 	// cutEWMA is the EWMA when E_max was last lowered, 0 when the
 	// scheduler was fast since (limiter_guard.go).
 	cutEWMA float64
+	// rampWake tells RampMonitor that a slow start has a queue
+	// (limiter_ramp.go); buffered, never blocks Acquire.
+	rampWake chan struct{}
 }
 
 // LimiterCounts are cumulative counters of the limiter.
@@ -171,7 +174,7 @@ func NewLimiter(cfg LimiterConfig, now func() time.Time) *Limiter {
 	cfg.Min = max(cfg.Min, 1)
 	cfg.Max = max(cfg.Max, cfg.Min)
 	return &Limiter{cfg: cfg, now: now, emax: min(max(cfg.Initial, cfg.Min), cfg.Max), open: map[*Slot]struct{}{},
-		ramping: cfg.Growth > 1}
+		ramping: cfg.Growth > 1, rampWake: make(chan struct{}, 1)}
 }
 
 // Acquire asks for a slot for a procedure of kind. With room (or mode off)
@@ -191,6 +194,7 @@ func (l *Limiter) Acquire(kind string, start func(*Slot)) (*Slot, error) {
 	}
 	l.counts.Queued++
 	l.waiting = append(l.waiting, waiter{kind: kind, start: start})
+	l.wakeRampLocked()
 	return nil, nil
 }
 

@@ -51,19 +51,48 @@ func (l *Limiter) rampAllowedLocked(latency float64) bool {
 }
 
 // RampMonitor calls Ramp at every tick with the source's latency since
-// the previous tick. It runs beside Monitor with a source of its own (a
-// SchedLatency keeps the previous histogram, so two readers need two), and
-// ticks at the ramp interval; observe, when not nil, hears every decision.
+// the previous look, while a slow start has messages waiting; otherwise it
+// sleeps until Acquire queues one, so an idle AMF pays no wake-ups for it
+// (a time.Ticker nobody receives from does not fire). It runs beside
+// Monitor with a source of its own (a SchedLatency keeps the previous
+// histogram, so two readers need two) and ticks at the ramp interval;
+// observe, when not nil, hears every decision.
 func (l *Limiter) RampMonitor(ctx context.Context, src LatencySource, ticks <-chan time.Time, observe func(Decision)) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-ticks:
+		case <-l.rampWake:
+		}
+		src.IntervalLatency() // the first look covers the queue's time only
+		for l.rampWanted() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticks:
+			}
 			d := l.Ramp(src.IntervalLatency())
 			if observe != nil {
 				observe(d)
 			}
 		}
+	}
+}
+
+// rampWanted: a slow start is on and messages wait.
+func (l *Limiter) rampWanted() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ramping && len(l.waiting) > 0
+}
+
+// wakeRampLocked wakes RampMonitor when a slow start gets a queue.
+func (l *Limiter) wakeRampLocked() {
+	if !l.ramping {
+		return
+	}
+	select {
+	case l.rampWake <- struct{}{}:
+	default: // already signalled
 	}
 }

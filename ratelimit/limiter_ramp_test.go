@@ -174,3 +174,31 @@ func TestConcurrentRampStepAndEvents(t *testing.T) {
 		t.Fatalf("leak: %+v", st)
 	}
 }
+
+// The ramp monitor looks while a slow start has a queue; once the queue
+// is served it waits for Acquire to queue again (no look, so no wake-up
+// of an idle AMF), and the next queue gets its looks.
+func TestRampMonitorWakesForTheNextQueue(t *testing.T) {
+	l := slowStart(t, 2, 1024, 2)
+	ticks := make(chan time.Time)
+	decisions := make(chan Decision)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go l.RampMonitor(ctx, constSource(0), ticks, func(d Decision) { decisions <- d })
+	ticks <- time.Time{}
+	if d := <-decisions; d.EMax != 4 || l.State().Queue != 0 {
+		t.Fatalf("first burst: E_max %d queue %d, want 4 and served", d.EMax, l.State().Queue)
+	}
+	if l.rampWanted() {
+		t.Fatal("no queue, yet the ramp wants to look")
+	}
+	for range 6 { // the next burst: 4 in progress, 6 wait
+		if _, err := l.Acquire("test", func(*Slot) {}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ticks <- time.Time{}
+	if d := <-decisions; d.EMax != 8 {
+		t.Fatalf("second burst: E_max %d, want 8", d.EMax)
+	}
+}
