@@ -45,6 +45,12 @@ type Limiter struct {
 	// threshold since the queue last emptied (ratelimit.Limiter). 1 is the
 	// paper's exact Algorithm 1 (+1 per interval).
 	Growth float64 `yaml:"growth"`
+	// RampInterval is how often a slow start looks at the scheduler
+	// between two intervals and, while it is fast and messages wait,
+	// multiplies E_max by Growth (ratelimit.Limiter.Ramp); 0, or not
+	// shorter than Interval: only once per Interval. It never lowers
+	// E_max: that stays with the interval.
+	RampInterval time.Duration `yaml:"ramp_interval"`
 }
 
 // InitialPerCPU is E_max's start per GOMAXPROCS when amf.limiter.initial
@@ -68,8 +74,18 @@ const InitialPerCPU = 16
 func DefaultLimiter() Limiter {
 	return Limiter{Mode: "adaptive", Interval: 500 * time.Millisecond, EWMAWeight: 0.3,
 		Threshold: 10 * time.Millisecond, Statistic: "mean", Initial: 0, Min: 1, Max: 1024,
-		Queue: 4096, ProcedureTimeout: time.Minute, OverloadHigh: 1024, OverloadLow: 256, Growth: 2}
+		Queue: 4096, ProcedureTimeout: time.Minute, OverloadHigh: 1024, OverloadLow: 256, Growth: 2,
+		RampInterval: DefaultRampInterval}
 }
+
+// DefaultRampInterval lets a slow start double E_max five times per
+// 500 ms interval: from 32 to a burst's demand of 1000 in 0.5 s instead of
+// 2.5 s, while /sched/latencies still gets hundreds of samples per look
+// under a burst (one goroutine in eight is sampled).
+const DefaultRampInterval = 100 * time.Millisecond
+
+// Ramps says whether the slow start looks between intervals.
+func (l Limiter) Ramps() bool { return l.RampInterval > 0 && l.RampInterval < l.Interval }
 
 // Settings turns a validated section into the limiter's own config.
 func (l Limiter) Settings() (ratelimit.LimiterConfig, ratelimit.Statistic) {
@@ -117,6 +133,9 @@ func (v *validator) limiter(l *Limiter) {
 	}
 	if l.Growth < 1 || l.Growth > 16 {
 		v.fail("amf.limiter.growth", "must be from 1 (the paper's +1 per interval) to 16, such as 2, got %g", l.Growth)
+	}
+	if l.RampInterval != 0 && (l.RampInterval < 10*time.Millisecond || l.RampInterval > time.Minute) {
+		v.fail("amf.limiter.ramp_interval", "must be 0 (off) or a duration from 10ms to 1m such as 100ms, got %v", l.RampInterval)
 	}
 	if l.ProcedureTimeout <= 0 || l.ProcedureTimeout > time.Hour {
 		v.fail("amf.limiter.procedure_timeout", "must be a positive duration up to 1h such as 1m, got %v", l.ProcedureTimeout)

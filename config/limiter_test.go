@@ -23,6 +23,7 @@ func TestValidateRefusesBadLimiter(t *testing.T) {
 		{"initial above max", "amf:\n  limiter:\n    initial: 100\n    max: 10\n", "node.yaml:3: amf.limiter.initial: must be in 1..10, got 100"},
 		{"max below min", "amf:\n  limiter:\n    min: 5\n    max: 4\n    initial: 5\n", "node.yaml:4: amf.limiter.max: must be in 5..65536, got 4"},
 		{"growth below one", "amf:\n  limiter:\n    growth: 0.5\n", "node.yaml:3: amf.limiter.growth: must be from 1 (the paper's +1 per interval) to 16"},
+		{"ramp too short", "amf:\n  limiter:\n    ramp_interval: 1ms\n", "node.yaml:3: amf.limiter.ramp_interval: must be 0 (off) or a duration from 10ms to 1m"},
 		{"queue", "amf:\n  limiter:\n    queue: 0\n", "node.yaml:3: amf.limiter.queue: must be in 1..1048576, got 0"},
 		{"timeout", "amf:\n  limiter:\n    procedure_timeout: 0s\n", "node.yaml:3: amf.limiter.procedure_timeout: must be a positive duration"},
 		{"high above queue", "amf:\n  limiter:\n    queue: 10\n    overload_high: 11\n", "node.yaml:4: amf.limiter.overload_high: must be in 1..10, got 11"},
@@ -50,5 +51,27 @@ func TestLimiterSettings(t *testing.T) {
 	d, _ := Default().AMF.Limiter.Settings()
 	if d.Mode != ratelimit.ModeAdaptive || d.Initial != InitialPerCPU*runtime.GOMAXPROCS(0) || d.Threshold != 10*time.Millisecond || d.Min != 1 || d.Max != 1024 || d.MaxAge != time.Minute || d.Growth != 2 {
 		t.Fatalf("default settings %+v", d)
+	}
+}
+
+// The slow start looks between intervals by default; 0, or a ramp
+// interval not shorter than the interval, turns the looks off.
+func TestLimiterRamps(t *testing.T) {
+	for _, c := range []struct {
+		yaml string
+		want bool
+	}{
+		{"amf:\n  limiter:\n    mode: adaptive\n", true},
+		{"amf:\n  limiter:\n    ramp_interval: 0s\n", false},
+		{"amf:\n  limiter:\n    interval: 100ms\n", false},
+		{"amf:\n  limiter:\n    interval: 1s\n    ramp_interval: 250ms\n", true},
+	} {
+		cfg, err := Parse("node.yaml", []byte(c.yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.AMF.Limiter.Ramps(); got != c.want {
+			t.Errorf("%q: Ramps %v, want %v", c.yaml, got, c.want)
+		}
 	}
 }

@@ -33,6 +33,13 @@ package ratelimit
 // E_max / procedure time (Little's law); a registration burst on this
 // machine needed E_max in the hundreds, and +1 per interval from 8 took
 // the whole burst to get a fraction of the way (README, limiter).
+//
+// Two more changes ride on Growth > 1, so that growth 1 stays the paper:
+// the slow start also looks at the scheduler every ramp interval between
+// two Steps (Ramp, limiter_ramp.go: 32 → 1000 in 0.5 s rather than 2.5 s),
+// and a slow interval lowers E_max again only when the last cut brought
+// the EWMA down (limiter_guard.go: on a shared machine the latency is
+// often not the AMF's doing, and cutting then only starves procedures).
 
 import (
 	"errors"
@@ -127,11 +134,19 @@ type Limiter struct {
 	// its last multiplication, 0 before the first.
 	ramping  bool
 	rampFrom int
+	// cutEWMA is the EWMA when E_max was last lowered, 0 when the
+	// scheduler was fast since (limiter_guard.go).
+	cutEWMA float64
+	// rampWake tells RampMonitor that a slow start has a queue
+	// (limiter_ramp.go); buffered, never blocks Acquire.
+	rampWake chan struct{}
 }
 
 // LimiterCounts are cumulative counters of the limiter.
 type LimiterCounts struct {
 	Started, Queued, Refused, Expired uint64
+	// Held counts slow intervals that kept E_max (limiter_guard.go).
+	Held uint64
 }
 
 type waiter struct {
@@ -159,7 +174,7 @@ func NewLimiter(cfg LimiterConfig, now func() time.Time) *Limiter {
 	cfg.Min = max(cfg.Min, 1)
 	cfg.Max = max(cfg.Max, cfg.Min)
 	return &Limiter{cfg: cfg, now: now, emax: min(max(cfg.Initial, cfg.Min), cfg.Max), open: map[*Slot]struct{}{},
-		ramping: cfg.Growth > 1}
+		ramping: cfg.Growth > 1, rampWake: make(chan struct{}, 1)}
 }
 
 // Acquire asks for a slot for a procedure of kind. With room (or mode off)
@@ -179,6 +194,7 @@ func (l *Limiter) Acquire(kind string, start func(*Slot)) (*Slot, error) {
 	}
 	l.counts.Queued++
 	l.waiting = append(l.waiting, waiter{kind: kind, start: start})
+	l.wakeRampLocked()
 	return nil, nil
 }
 
@@ -268,6 +284,9 @@ type Decision struct {
 	EMax, ECurrent int     // E_max after the step, E_current at it
 	Change         int     // E_max's move: −1, 0, +1 (the paper), more in a slow start
 	Expired        int     // slots ended as timed out
+	// Held: slow, but E_max kept because the last cut did not bring the
+	// EWMA down (limiter_guard.go).
+	Held bool
 }
 
 // Step is one monitor interval of Algorithm 1 with the interval's
@@ -282,12 +301,19 @@ func (l *Limiter) Step(latency float64) Decision {
 	l.ewma = w*l.ewma + (1-w)*latency
 	l.last = latency
 	d := Decision{Latency: latency, EWMA: l.ewma, ECurrent: l.current}
+	l.forgetCutWhenIdleLocked()
 	if l.cfg.Mode == ModeAdaptive && l.current >= l.emax {
 		slow := l.ewma > l.cfg.Threshold.Seconds()
 		old := l.emax
-		if !l.slowStartLocked(slow) {
+		switch {
+		case l.slowStartLocked(slow):
+		case slow && l.cutIsFutileLocked():
+			d.Held = true
+			l.counts.Held++
+		default:
 			l.moveLocked(slow)
 		}
+		l.noteMoveLocked(slow, old)
 		d.Change = l.emax - old
 	}
 	l.rearmLocked()

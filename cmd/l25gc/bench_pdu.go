@@ -78,7 +78,7 @@ func newBenchPDUCmd() *cobra.Command {
 	f.StringVar(&transport, "n2", "", "N2 transport: kernel, raw, udp or auto (default from config)")
 	f.StringVar(&dnn, "dnn", "internet", "the DNN of the sessions")
 	f.StringVar(&n3, "n3", ransim.DefaultN3.String(), "the simulated gNB's N3 address, the DL end of its tunnels")
-	f.StringVar(&limiters, "limiter", "", "comma-separated amf.limiter.mode values (fixed:N, off, adaptive), one fresh core each: the results carry \"limiter\"")
+	f.StringVar(&limiters, "limiter", "", "comma-separated amf.limiter.mode values (fixed:N, off, adaptive), each optionally with other amf.limiter fields after slashes (adaptive/threshold=25ms/growth=1), one fresh core each: the results carry \"limiter\"")
 	prof.add(f)
 	f.IntVar(&batch, "batch", 0, "the paper's limiter experiment: this many UEs register, then all request a PDU session at once, --batches times, on a fresh core per --limiter setting (--ues, --concurrency and --warmup do not apply)")
 	f.IntVar(&batches, "batches", 10, "batches per --limiter setting (with --batch)")

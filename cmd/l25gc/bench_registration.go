@@ -80,7 +80,7 @@ func newBenchRegistrationCmd() *cobra.Command {
 	f.StringVar(&jsonPath, "json", "", "write the results as JSON to this file, and SVG charts of p50/p99 against UEs next to it")
 	f.StringVar(&amf, "amf", "", "N2 address of a running core to use instead of fresh ones")
 	f.StringVar(&transport, "n2", "", "N2 transport: kernel, raw, udp or auto (default from config)")
-	f.StringVar(&limiters, "limiter", "", "comma-separated amf.limiter.mode values (fixed:N, off, adaptive), one fresh core each: the results carry \"limiter\"")
+	f.StringVar(&limiters, "limiter", "", "comma-separated amf.limiter.mode values (fixed:N, off, adaptive), each optionally with other amf.limiter fields after slashes (adaptive/threshold=25ms/growth=1), one fresh core each: the results carry \"limiter\"")
 	prof.add(f)
 	trace.add(f)
 	f.DurationVar(&maxBackOff, "max-backoff", 0, "cap on a UE's wait after #22 congestion (the AMF's T3346 is 20-60 s); 0: the full T3346")

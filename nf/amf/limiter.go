@@ -6,6 +6,7 @@ package amf
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +19,7 @@ type procLimiter struct {
 	*ratelimit.Limiter
 	stat     ratelimit.Statistic
 	interval time.Duration
+	ramp     time.Duration // the slow start's look between intervals, 0: none
 	stop     context.CancelFunc
 	done     chan struct{}
 	dropped  *prometheus.CounterVec // initiating messages refused with the queue full, by kind
@@ -28,6 +30,9 @@ type procLimiter struct {
 func newProcLimiter(n *NF, reg prometheus.Registerer) *procLimiter {
 	cfg, stat := n.cfg.AMF.Limiter.Settings()
 	l := &procLimiter{Limiter: ratelimit.NewLimiter(cfg, nil), stat: stat, interval: n.cfg.AMF.Limiter.Interval}
+	if n.cfg.AMF.Limiter.Ramps() {
+		l.ramp = n.cfg.AMF.Limiter.RampInterval
+	}
 	l.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "l25gc_amf_limiter_dropped_total",
 		Help: "Event-initiating messages dropped because the limiter's queue was full (the UE's NAS timer retransmits), by procedure."},
 		[]string{"procedure"})
@@ -56,6 +61,7 @@ func publishLimiter(reg prometheus.Registerer, l *ratelimit.Limiter) {
 		gauge("interval_latency_seconds", "Go scheduler latency of the last monitor interval (its statistic of /sched/latencies:seconds).", func(s ratelimit.LimiterState) float64 { return s.Latency }),
 		counter("started_total", "Procedures counted in.", func(s ratelimit.LimiterState) uint64 { return s.Started }),
 		counter("queued_total", "Event-initiating messages that waited for a slot.", func(s ratelimit.LimiterState) uint64 { return s.Queued }),
+		counter("held_total", "Slow intervals that kept E_max because the last cut had not brought the scheduler latency down (the cut guard).", func(s ratelimit.LimiterState) uint64 { return s.Held }),
 		counter("expired_total", "Procedures still counted after amf.limiter.procedure_timeout, ended by the limiter.", func(s ratelimit.LimiterState) uint64 { return s.Expired }),
 	)
 }
@@ -65,17 +71,36 @@ func (l *procLimiter) start(n *NF) {
 	ctx, cancel := context.WithCancel(context.Background())
 	l.stop, l.done = cancel, make(chan struct{})
 	src := ratelimit.NewSchedLatency(l.stat)
+	var ramp sync.WaitGroup
+	if l.ramp > 0 {
+		ramp.Add(1)
+		go l.runRamp(ctx, n, &ramp)
+	}
 	go func() {
 		defer close(l.done)
+		defer ramp.Wait()
 		t := time.NewTicker(l.interval)
 		defer t.Stop()
 		l.Monitor(ctx, src, t.C, func(d ratelimit.Decision) {
 			n.checkOverload()
-			if d.Change != 0 || d.Expired > 0 {
-				n.log.Debug("limiter", "emax", d.EMax, "ecurrent", d.ECurrent, "ewma", d.EWMA, "latency", d.Latency, "expired", d.Expired)
+			if d.Change != 0 || d.Expired > 0 || d.Held {
+				n.log.Debug("limiter", "emax", d.EMax, "ecurrent", d.ECurrent, "ewma", d.EWMA, "latency", d.Latency, "expired", d.Expired, "held", d.Held)
 			}
 		})
 	}()
+}
+
+// runRamp looks at the scheduler every ramp interval for the slow start
+// (ratelimit.Limiter.Ramp), with a latency source of its own.
+func (l *procLimiter) runRamp(ctx context.Context, n *NF, wg *sync.WaitGroup) {
+	defer wg.Done()
+	t := time.NewTicker(l.ramp)
+	defer t.Stop()
+	l.RampMonitor(ctx, ratelimit.NewSchedLatency(l.stat), t.C, func(d ratelimit.Decision) {
+		if d.Change != 0 {
+			n.log.Debug("limiter ramp", "emax", d.EMax, "ecurrent", d.ECurrent, "latency", d.Latency)
+		}
+	})
 }
 
 // halt stops the monitor (Stop; a limiter never started has none).

@@ -98,7 +98,7 @@ func TestFixedOneFiftyConcurrentEstablishmentsComplete(t *testing.T) {
 }
 
 // Monitor ticks race with events (-race): an adaptive limiter starting at
-// E_max 1, stepped with alternating slow and fast intervals while 20
+// E_max 1, stepped (and ramped) with alternating slow and fast intervals while 20
 // establishments run, lets every one complete and leaves nothing counted.
 func TestAdaptiveStepsDuringEstablishments(t *testing.T) {
 	const n = 20
@@ -130,6 +130,7 @@ func TestAdaptiveStepsDuringEstablishments(t *testing.T) {
 				lat = 2e-3
 			}
 			h.amf.limiter.Step(lat)
+			h.amf.limiter.Ramp(lat) // the slow start's look between intervals races too
 			time.Sleep(100 * time.Microsecond)
 		}
 	}()
@@ -537,4 +538,28 @@ func TestOverloadStartAndStopFollowTheQueue(t *testing.T) {
 	establish(t, h, g, smf, third, 1)
 	establish(t, h, g, smf, bySUPI[smf.expect("create").create.Supi], 1)
 	h.settled(8)
+}
+
+// The cut guard's kept intervals reach /metrics: a cut, then a slow
+// interval whose latency did not fall, counts one.
+func TestHeldIntervalsOnMetrics(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		c.AMF.Limiter.Initial, c.AMF.Limiter.Min, c.AMF.Limiter.Max = 2, 1, 8
+		c.AMF.Limiter.Threshold = time.Millisecond
+		c.AMF.Limiter.Interval = time.Minute // only this test's steps
+		c.AMF.Limiter.RampInterval = 0
+	})
+	l := h.amf.limiter
+	l.Force("test")
+	l.Force("test")
+	if _, err := l.Acquire("test", func(s *ratelimit.Slot) {}); err != nil {
+		t.Fatal(err)
+	}
+	if d := l.Step(5e-3); d.EMax != 1 {
+		t.Fatalf("first slow interval: E_max %d, want the cut to 1", d.EMax)
+	}
+	if d := l.Step(5e-3); !d.Held {
+		t.Fatalf("same latency after the cut: %+v, want held", d)
+	}
+	h.wantMetric("l25gc_amf_limiter_held_total", nil, 1, "intervals the guard kept E_max")
 }

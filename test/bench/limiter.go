@@ -15,12 +15,17 @@ import (
 	"github.com/l25gc/l25gc/ratelimit"
 )
 
-// ParseLimiters reads --limiter: comma-separated amf.limiter.mode values.
+// ParseLimiters reads --limiter: comma-separated amf.limiter.mode values,
+// each optionally with other amf.limiter fields (limiter_setting.go).
 func ParseLimiters(s string) ([]string, error) {
 	var out []string
 	for _, m := range strings.Split(s, ",") {
 		m = strings.TrimSpace(m)
-		if _, _, err := ratelimit.ParseMode(m); err != nil {
+		mode, _, _ := strings.Cut(m, "/")
+		if _, _, err := ratelimit.ParseMode(mode); err != nil {
+			return nil, fmt.Errorf("--limiter %q: %w", s, err)
+		}
+		if err := checkLimiterSetting(m); err != nil {
 			return nil, fmt.Errorf("--limiter %q: %w", s, err)
 		}
 		out = append(out, m)
@@ -54,7 +59,9 @@ func ByLimiter(ctx context.Context, o RegistrationOptions, limiters []string,
 	for _, l := range limiters {
 		run := o
 		run.Config = o.Config.Clone()
-		run.Config.AMF.Limiter.Mode = l
+		if err := applyLimiterSetting(&run.Config.AMF.Limiter, l); err != nil {
+			return all, err
+		}
 		if run.Out != nil {
 			fmt.Fprintf(run.Out, "limiter %s\n", l)
 		}

@@ -36,10 +36,10 @@ func WriteBatchCharts(jsonPath string, runs []BatchRun) ([]string, error) {
 		return paths, err
 	}
 	for _, r := range runs {
-		if r.Limiter != "adaptive" {
+		if !isAdaptive(r.Limiter) {
 			continue
 		}
-		name := strings.ReplaceAll(r.Limiter, ":", "")
+		name := limiterFileName(r.Limiter)
 		if len(r.Trace) > 1 {
 			if p, err = fig9a(r.Result); err == nil {
 				err = save(p, "fig9a-"+name)

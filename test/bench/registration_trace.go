@@ -83,7 +83,7 @@ func WriteTraceCharts(jsonPath string, results []Result) ([]string, error) {
 		if err != nil {
 			return paths, err
 		}
-		path := fmt.Sprintf("%s-fig9a-%s-%d.svg", base, strings.ReplaceAll(orDash(r.Limiter), ":", ""), r.UEs)
+		path := fmt.Sprintf("%s-fig9a-%s-%d.svg", base, limiterFileName(orDash(r.Limiter)), r.UEs)
 		if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
 			return paths, fmt.Errorf("chart %s: %w", path, err)
 		}
