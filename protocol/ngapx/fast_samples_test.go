@@ -1,0 +1,89 @@
+package ngapx
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/free5gc/ngap"
+	"github.com/free5gc/ngap/ngapType"
+	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/domain"
+	"github.com/l25gc/l25gc/protocol/internal/fuzzseed"
+	"github.com/l25gc/l25gc/protocol/nasx"
+)
+
+// hotSample is one message of a registration or PDU session setup, as the
+// AMF or the simulator builds it: the PDU and the library's bytes for it.
+type hotSample struct {
+	name  string
+	pdu   *ngapType.NGAPPDU
+	bytes []byte
+}
+
+// hotSamples are the messages of a lone registration and PDU session
+// establishment (TS 23.502 4.2.2.2.2 and 4.3.2.2.1), built by the same
+// builders the AMF and the simulator use.
+func hotSamples(tb testing.TB) []hotSample {
+	must := fuzzseed.Must(tb)
+	cell := Cell{TAI: domain.TAI{PLMN: domain.PLMN{MCC: "208", MNC: "93"}, TAC: 1}, CellID: 0x123}
+	suci := must(nasx.EncodeSUCI("suci-0-208-93-0000-0-0-0000000001"))
+	initial := must(nasx.BuildRegistrationRequest(nasx.RegistrationRequest{Type: 1, NgKSI: 7, Identity: suci,
+		SecurityCaps: []byte{0xE0, 0xE0}, Cleartext: true}))
+	caps := nasx.SecurityCapability{Raw: []byte{0xE0, 0xE0}}
+	enc, integ := caps.NRBits()
+	transfer := must(BuildPDUSessionResourceSetupRequestTransfer(SetupRequestTransfer{AMBRDown: 2e9, AMBRUp: 1e9,
+		UL:    Tunnel{IPv4: netip.MustParseAddr("10.100.0.1"), TEID: 0x10},
+		Flows: []FlowQoS{{QFI: 1, FiveQI: 9, ARPPriority: 8}}}))
+	dl := Tunnel{IPv4: netip.MustParseAddr("10.100.0.2"), TEID: 0x20}
+	stmsi := nasx.STMSI{SetID: 0x3F8, Pointer: 1, TMSI: 7}
+	raw := []struct {
+		name string
+		b    []byte
+	}{
+		{"InitialUEMessage", must(BuildInitialUEMessage(1, initial, cell, nil))},
+		{"InitialUEMessage/stmsi", must(BuildInitialUEMessage(1, initial, cell, &stmsi))},
+		{"DownlinkNASTransport", must(BuildDownlinkNASTransport(1, 1, make([]byte, 67)))},
+		{"UplinkNASTransport", must(BuildUplinkNASTransport(1, 1, make([]byte, 21), cell))},
+		{"InitialContextSetupRequest", must(BuildInitialContextSetupRequest(InitialContext{AMFUEID: 1, RANUEID: 1, GUAMI: testGUAMI,
+			Allowed: []models.Snssai{{Sst: 1, Sd: "010203"}}, NREncryption: enc, NRIntegrity: integ, KgNB: make([]byte, 32),
+			AMBRUL: 1e9, AMBRDL: 2e9, NASPDU: make([]byte, 80)}))},
+		{"InitialContextSetupResponse", must(BuildInitialContextSetupResponse(1, 1))},
+		{"PDUSessionResourceSetupRequest", must(BuildPDUSessionResourceSetupRequest(SessionResourceRequest{AMFUEID: 1, RANUEID: 1,
+			Sessions: []SessionResource{{ID: 1, NASPDU: make([]byte, 60), SNSSAI: models.Snssai{Sst: 1, Sd: "010203"}, Transfer: transfer}}}))},
+		{"PDUSessionResourceSetupResponse", must(BuildRANSetupResponse(1, 1, []RANSessionResult{{ID: 1, DL: dl, QFIs: []uint8{1}}}))},
+	}
+	out := make([]hotSample, 0, len(raw))
+	for _, r := range raw {
+		pdu, err := ngap.Decoder(r.b)
+		if err != nil {
+			tb.Fatalf("%s: %v", r.name, err)
+		}
+		out = append(out, hotSample{name: r.name, pdu: pdu, bytes: r.b})
+	}
+	return out
+}
+
+// BenchmarkNGAPCodec compares, per hot message, free5GC's reflective APER
+// coder ("lib") with the hand-written one ("fast"). A command, not a test:
+// go test -run '^$' -bench NGAPCodec ./protocol/ngapx
+func BenchmarkNGAPCodec(b *testing.B) {
+	for _, s := range hotSamples(b) {
+		b.Run("encode/lib/"+s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := ngap.Encoder(*s.pdu); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("decode/lib/"+s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := ngap.Decoder(s.bytes); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
