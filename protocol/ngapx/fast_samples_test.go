@@ -77,11 +77,27 @@ func BenchmarkNGAPCodec(b *testing.B) {
 				}
 			}
 		})
+		b.Run("encode/fast/"+s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, ok := encodeFast(s.pdu); !ok {
+					b.Fatal("not covered")
+				}
+			}
+		})
 		b.Run("decode/lib/"+s.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				if _, err := ngap.Decoder(s.bytes); err != nil {
 					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("decode/fast/"+s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, ok := decodeFast(s.bytes); !ok {
+					b.Fatal("not covered")
 				}
 			}
 		})

@@ -123,7 +123,10 @@ func (r *Reader) Length() int {
 
 // Open reads an open type (X.691 10.2) and returns a reader of its
 // content alone.
-func (r *Reader) Open() *Reader {
+func (r *Reader) Open() Reader {
 	n := r.Length()
-	return &Reader{b: r.Octets(n), failed: r.failed}
+	return Reader{b: r.Octets(n), failed: r.failed}
 }
+
+// Remaining is the number of whole octets not read yet.
+func (r *Reader) Remaining() int { return len(r.b) - int((r.pos+7)/8) }
