@@ -35,6 +35,10 @@ func hotSamples(tb testing.TB) []hotSample {
 	transfer := must(BuildPDUSessionResourceSetupRequestTransfer(SetupRequestTransfer{AMBRDown: 2e9, AMBRUp: 1e9,
 		UL:    Tunnel{IPv4: netip.MustParseAddr("10.100.0.1"), TEID: 0x10},
 		Flows: []FlowQoS{{QFI: 1, FiveQI: 9, ARPPriority: 8}}}))
+	authReq := must(nasx.BuildAuthenticationRequest(0, []byte{0, 0}, [16]byte{1}, [16]byte{2}))
+	authRes := must(nasx.BuildAuthenticationResponse(make([]byte, 16)))
+	sm := must(nasx.BuildPDUSessionEstablishmentRequest(1, 1))
+	smNAS := must(nasx.BuildDLNASTransport(nasx.DLNASTransport{PayloadType: nasx.PayloadN1SMInformation, Payload: sm, PDUSessionID: 1}))
 	dl := Tunnel{IPv4: netip.MustParseAddr("10.100.0.2"), TEID: 0x20}
 	stmsi := nasx.STMSI{SetID: 0x3F8, Pointer: 1, TMSI: 7}
 	raw := []struct {
@@ -43,14 +47,14 @@ func hotSamples(tb testing.TB) []hotSample {
 	}{
 		{"InitialUEMessage", must(BuildInitialUEMessage(1, initial, cell, nil))},
 		{"InitialUEMessage/stmsi", must(BuildInitialUEMessage(1, initial, cell, &stmsi))},
-		{"DownlinkNASTransport", must(BuildDownlinkNASTransport(1, 1, make([]byte, 67)))},
-		{"UplinkNASTransport", must(BuildUplinkNASTransport(1, 1, make([]byte, 21), cell))},
+		{"DownlinkNASTransport", must(BuildDownlinkNASTransport(1, 1, authReq))},
+		{"UplinkNASTransport", must(BuildUplinkNASTransport(1, 1, authRes, cell))},
 		{"InitialContextSetupRequest", must(BuildInitialContextSetupRequest(InitialContext{AMFUEID: 1, RANUEID: 1, GUAMI: testGUAMI,
 			Allowed: []models.Snssai{{Sst: 1, Sd: "010203"}}, NREncryption: enc, NRIntegrity: integ, KgNB: make([]byte, 32),
-			AMBRUL: 1e9, AMBRDL: 2e9, NASPDU: make([]byte, 80)}))},
+			AMBRUL: 1e9, AMBRDL: 2e9, NASPDU: smNAS}))},
 		{"InitialContextSetupResponse", must(BuildInitialContextSetupResponse(1, 1))},
 		{"PDUSessionResourceSetupRequest", must(BuildPDUSessionResourceSetupRequest(SessionResourceRequest{AMFUEID: 1, RANUEID: 1,
-			Sessions: []SessionResource{{ID: 1, NASPDU: make([]byte, 60), SNSSAI: models.Snssai{Sst: 1, Sd: "010203"}, Transfer: transfer}}}))},
+			Sessions: []SessionResource{{ID: 1, NASPDU: smNAS, SNSSAI: models.Snssai{Sst: 1, Sd: "010203"}, Transfer: transfer}}}))},
 		{"PDUSessionResourceSetupResponse", must(BuildRANSetupResponse(1, 1, []RANSessionResult{{ID: 1, DL: dl, QFIs: []uint8{1}}}))},
 	}
 	out := make([]hotSample, 0, len(raw))
