@@ -83,6 +83,14 @@ func (s Summary) UEAssociated() bool { return s.AMFUEID >= 0 || s.RANUEID >= 0 }
 
 // Summarize reads kind, procedure code and the UE NGAP IDs of a decoded PDU.
 func Summarize(pdu *ngapType.NGAPPDU) (s Summary, err error) {
+	if fast, ok := summarizeFast(pdu); ok {
+		return fast, nil
+	}
+	return summarizeAny(pdu)
+}
+
+// summarizeAny is Summarize for any message, by reflection.
+func summarizeAny(pdu *ngapType.NGAPPDU) (s Summary, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: summarize: %v", ErrTransferSyntax, r)

@@ -76,3 +76,15 @@ func TestFastEncodedMessagesDissectInTShark(t *testing.T) {
 		t.Fatalf("tshark flags a message:\n%s", text)
 	}
 }
+
+// TestFastSummaryMatches: the AMF routes a hot message exactly as the
+// reflective summary would.
+func TestFastSummaryMatches(t *testing.T) {
+	for _, s := range hotSamples(t) {
+		got, ok := summarizeFast(s.pdu)
+		want, err := summarizeAny(s.pdu)
+		if !ok || err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: fast %+v (%v), reflective %+v (%v)", s.name, got, ok, want, err)
+		}
+	}
+}

@@ -34,6 +34,11 @@ func FuzzFastDecode(f *testing.F) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("decoded values differ for %x", b)
 		}
+		fastSum, ok := summarizeFast(got)
+		anySum, err := summarizeAny(want)
+		if !ok || err != nil || !reflect.DeepEqual(fastSum, anySum) {
+			t.Fatalf("summaries differ for %x: fast %+v, reflective %+v (%v)", b, fastSum, anySum, err)
+		}
 		lib, libErr := ngap.Encoder(*want)
 		if fast, ok := encodeFast(got); ok && (libErr != nil || !bytes.Equal(fast, lib)) {
 			t.Fatalf("re-encoding differs: fast %x, library %x (%v)", fast, lib, libErr)

@@ -107,3 +107,24 @@ func BenchmarkNGAPCodec(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSummarize is the AMF reader's routing step after Decode, per
+// hot message, by reflection ("any") and by the fast path:
+// go test -run '^$' -bench Summarize ./protocol/ngapx
+func BenchmarkSummarize(b *testing.B) {
+	for _, s := range hotSamples(b) {
+		for _, way := range []struct {
+			name string
+			f    func(*ngapType.NGAPPDU) (Summary, error)
+		}{{"any", summarizeAny}, {"fast", Summarize}} {
+			b.Run(way.name+"/"+s.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if _, err := way.f(s.pdu); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
