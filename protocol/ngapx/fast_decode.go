@@ -10,7 +10,8 @@ import (
 // The hand-written decoder of the same hot messages as fast_encode.go:
 // what the AMF reads in a registration and a PDU session establishment
 // (Initial UE Message, Uplink NAS Transport, Initial Context Setup
-// Response, PDU Session Resource Setup Response) and what the simulator
+// Response, UE Radio Capability Info Indication, PDU Session Resource Setup
+// Response) and what the simulator
 // reads (Downlink NAS Transport, Initial Context Setup Request, PDU Session
 // Resource Setup Request). decodeFast reports false for anything else, or
 // anything it is not sure of, and Decode then uses the library: the result
@@ -61,6 +62,8 @@ func getInitiating(r *perbits.Reader, code int64, v *ngapType.InitiatingMessageV
 		v.Present, v.InitialContextSetupRequest = ngapType.InitiatingMessagePresentInitialContextSetupRequest, getInitialContextSetupRequest(r)
 	case ngapType.ProcedureCodePDUSessionResourceSetup:
 		v.Present, v.PDUSessionResourceSetupRequest = ngapType.InitiatingMessagePresentPDUSessionResourceSetupRequest, getPDUSessionResourceSetupRequest(r)
+	case ngapType.ProcedureCodeUERadioCapabilityInfoIndication:
+		v.Present, v.UERadioCapabilityInfoIndication = ngapType.InitiatingMessagePresentUERadioCapabilityInfoIndication, getUERadioCapabilityInfoIndication(r)
 	default:
 		return false
 	}

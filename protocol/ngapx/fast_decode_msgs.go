@@ -198,3 +198,27 @@ func getPDUSessionResourceSetupResponse(r *perbits.Reader) *ngapType.PDUSessionR
 	})
 	return m
 }
+
+// getUERadioCapabilityInfoIndication: TS 38.413 9.2.13.1, without the
+// capability for paging.
+func getUERadioCapabilityInfoIndication(r *perbits.Reader) *ngapType.UERadioCapabilityInfoIndication {
+	m := &ngapType.UERadioCapabilityInfoIndication{}
+	l := &m.ProtocolIEs.List
+	getFields(r, func(n int) { *l = make([]ngapType.UERadioCapabilityInfoIndicationIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
+		ie := &(*l)[i]
+		ie.Id.Value, ie.Criticality.Value = id, crit
+		x := &ie.Value
+		switch id {
+		case ngapType.ProtocolIEIDAMFUENGAPID:
+			x.Present, x.AMFUENGAPID = ngapType.UERadioCapabilityInfoIndicationIEsPresentAMFUENGAPID, getAMFUEID(v)
+		case ngapType.ProtocolIEIDRANUENGAPID:
+			x.Present, x.RANUENGAPID = ngapType.UERadioCapabilityInfoIndicationIEsPresentRANUENGAPID, getRANUEID(v)
+		case ngapType.ProtocolIEIDUERadioCapability:
+			x.Present, x.UERadioCapability = ngapType.UERadioCapabilityInfoIndicationIEsPresentUERadioCapability, &ngapType.UERadioCapability{Value: getOctets(v)}
+		default:
+			return false
+		}
+		return true
+	})
+	return m
+}

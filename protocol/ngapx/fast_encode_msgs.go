@@ -226,3 +226,31 @@ func putPDUSessionResourceSetupResponse(w *perbits.Writer, m *ngapType.PDUSessio
 	}
 	return true
 }
+
+// putUERadioCapabilityInfoIndication: TS 38.413 9.2.13.1, without the
+// capability for paging.
+func putUERadioCapabilityInfoIndication(w *perbits.Writer, m *ngapType.UERadioCapabilityInfoIndication) bool {
+	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
+		return false
+	}
+	for i := range m.ProtocolIEs.List {
+		ie := &m.ProtocolIEs.List[i]
+		v := &ie.Value
+		var want int64
+		var put func() bool
+		switch v.Present {
+		case ngapType.UERadioCapabilityInfoIndicationIEsPresentAMFUENGAPID:
+			want, put = ngapType.ProtocolIEIDAMFUENGAPID, func() bool { return putAMFUEID(w, v.AMFUENGAPID) }
+		case ngapType.UERadioCapabilityInfoIndicationIEsPresentRANUENGAPID:
+			want, put = ngapType.ProtocolIEIDRANUENGAPID, func() bool { return putRANUEID(w, v.RANUENGAPID) }
+		case ngapType.UERadioCapabilityInfoIndicationIEsPresentUERadioCapability:
+			want, put = ngapType.ProtocolIEIDUERadioCapability, func() bool { return v.UERadioCapability != nil && putOctets(w, v.UERadioCapability.Value) }
+		default:
+			return false
+		}
+		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
+			return false
+		}
+	}
+	return true
+}

@@ -68,6 +68,12 @@ func (s *Summary) initiating(v *ngapType.InitiatingMessageValue) bool {
 			x := &v.PDUSessionResourceSetupRequest.ProtocolIEs.List[i].Value
 			s.take(x.AMFUENGAPID, x.RANUENGAPID, x.NASPDU)
 		}
+	case v.Present == ngapType.InitiatingMessagePresentUERadioCapabilityInfoIndication && v.UERadioCapabilityInfoIndication != nil:
+		s.Name = "UERadioCapabilityInfoIndication"
+		for i := range v.UERadioCapabilityInfoIndication.ProtocolIEs.List {
+			x := &v.UERadioCapabilityInfoIndication.ProtocolIEs.List[i].Value
+			s.take(x.AMFUENGAPID, x.RANUENGAPID, nil)
+		}
 	default:
 		return false
 	}
