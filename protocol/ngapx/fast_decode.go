@@ -13,7 +13,7 @@ import (
 // Response, UE Radio Capability Info Indication, PDU Session Resource Setup
 // Response) and what the simulator
 // reads (Downlink NAS Transport, Initial Context Setup Request, PDU Session
-// Resource Setup Request). decodeFast reports false for anything else, or
+// Resource Setup Request, Paging). decodeFast reports false for anything else, or
 // anything it is not sure of, and Decode then uses the library: the result
 // is always the value ngap.Decoder gives (FuzzFastCodec checks it).
 
@@ -62,6 +62,8 @@ func getInitiating(r *perbits.Reader, code int64, v *ngapType.InitiatingMessageV
 		v.Present, v.InitialContextSetupRequest = ngapType.InitiatingMessagePresentInitialContextSetupRequest, getInitialContextSetupRequest(r)
 	case ngapType.ProcedureCodePDUSessionResourceSetup:
 		v.Present, v.PDUSessionResourceSetupRequest = ngapType.InitiatingMessagePresentPDUSessionResourceSetupRequest, getPDUSessionResourceSetupRequest(r)
+	case ngapType.ProcedureCodePaging:
+		v.Present, v.Paging = ngapType.InitiatingMessagePresentPaging, getPaging(r)
 	case ngapType.ProcedureCodeUERadioCapabilityInfoIndication:
 		v.Present, v.UERadioCapabilityInfoIndication = ngapType.InitiatingMessagePresentUERadioCapabilityInfoIndication, getUERadioCapabilityInfoIndication(r)
 	default:

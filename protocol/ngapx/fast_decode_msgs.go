@@ -128,7 +128,8 @@ func getInitialContextSetupRequest(r *perbits.Reader) *ngapType.InitialContextSe
 	return m
 }
 
-// getInitialContextSetupResponse: TS 38.413 9.2.2.2, without session lists.
+// getInitialContextSetupResponse: TS 38.413 9.2.2.2, with the sessions
+// set up but no failed ones.
 func getInitialContextSetupResponse(r *perbits.Reader) *ngapType.InitialContextSetupResponse {
 	m := &ngapType.InitialContextSetupResponse{}
 	l := &m.ProtocolIEs.List
@@ -141,6 +142,8 @@ func getInitialContextSetupResponse(r *perbits.Reader) *ngapType.InitialContextS
 			x.Present, x.AMFUENGAPID = ngapType.InitialContextSetupResponseIEsPresentAMFUENGAPID, getAMFUEID(v)
 		case ngapType.ProtocolIEIDRANUENGAPID:
 			x.Present, x.RANUENGAPID = ngapType.InitialContextSetupResponseIEsPresentRANUENGAPID, getRANUEID(v)
+		case ngapType.ProtocolIEIDPDUSessionResourceSetupListCxtRes:
+			x.Present, x.PDUSessionResourceSetupListCxtRes = ngapType.InitialContextSetupResponseIEsPresentPDUSessionResourceSetupListCxtRes, getSetupListCxtRes(v)
 		default:
 			return false
 		}

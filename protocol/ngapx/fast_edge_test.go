@@ -252,3 +252,42 @@ func TestOtherMessagesUseTheLibrary(t *testing.T) {
 		checkSameAsLibrary(t, name, pdu, false)
 	}
 }
+
+// TestFastPathPaging: 1 to 16 TAIs, every root DRX and priority, each
+// optional IE present and absent; an extension DRX is the library's.
+func TestFastPathPaging(t *testing.T) {
+	stmsi := nasx.STMSI{SetID: 0x3FF, Pointer: 1, TMSI: 0xFFFFFFFF}
+	for n := 1; n <= maxPagingTAIs; n++ {
+		var tais []domain.TAI
+		for i := 0; i < n; i++ {
+			tais = append(tais, domain.TAI{PLMN: domain.PLMN{MCC: "208", MNC: "93"}, TAC: domain.TAC(i * 4099)})
+		}
+		for drx := aper.Enumerated(0); drx <= pagingDRXs; drx++ {
+			for prio := 0; prio <= pagingLevels; prio++ {
+				d := drx
+				p := Paging{STMSI: stmsi, TAIs: tais, DRX: &d, Priority: prio}
+				if drx == pagingDRXs {
+					p.DRX = nil
+				}
+				checkSameAsLibrary(t, fmt.Sprintf("paging %d TAIs DRX %d priority %d", n, drx, prio), decoded(t)(BuildPaging(p)), true)
+			}
+		}
+	}
+	d := aper.Enumerated(pagingDRXs)
+	checkSameAsLibrary(t, "paging with an extension DRX", decoded(t)(BuildPaging(Paging{STMSI: stmsi, TAIs: []domain.TAI{testCell().TAI}, DRX: &d})), false)
+}
+
+// TestFastPathInitialContextSetupResponseWithSessions: a Service Request's
+// answer with 1, 2 and 256 sessions set up; failed ones go to the library.
+func TestFastPathInitialContextSetupResponseWithSessions(t *testing.T) {
+	for _, n := range []int{1, 2, 256} {
+		var results []RANSessionResult
+		for i := 0; i < n; i++ {
+			results = append(results, RANSessionResult{ID: uint8(i), DL: testTunnel, QFIs: []uint8{1, 2}})
+		}
+		checkSameAsLibrary(t, fmt.Sprintf("ICS response %d sessions", n), decoded(t)(BuildRANInitialContextSetupResponse(1, 2, results)), true)
+	}
+	cause := CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUnspecified)
+	failed := []RANSessionResult{{ID: 1, DL: testTunnel, QFIs: []uint8{1}}, {ID: 2, Cause: &cause}}
+	checkSameAsLibrary(t, "ICS response with a failed session", decoded(t)(BuildRANInitialContextSetupResponse(1, 2, failed)), false)
+}

@@ -89,6 +89,8 @@ func putInitiating(w *perbits.Writer, code int64, v *ngapType.InitiatingMessageV
 		return code == ngapType.ProcedureCodeInitialUEMessage && putInitialUEMessage(w, v.InitialUEMessage)
 	case ngapType.InitiatingMessagePresentUplinkNASTransport:
 		return code == ngapType.ProcedureCodeUplinkNASTransport && putUplinkNASTransport(w, v.UplinkNASTransport)
+	case ngapType.InitiatingMessagePresentPaging:
+		return code == ngapType.ProcedureCodePaging && putPaging(w, v.Paging)
 	case ngapType.InitiatingMessagePresentUERadioCapabilityInfoIndication:
 		return code == ngapType.ProcedureCodeUERadioCapabilityInfoIndication && putUERadioCapabilityInfoIndication(w, v.UERadioCapabilityInfoIndication)
 	}

@@ -144,7 +144,8 @@ func putInitialContextSetupRequest(w *perbits.Writer, m *ngapType.InitialContext
 	return true
 }
 
-// putInitialContextSetupResponse: TS 38.413 9.2.2.2, without session lists.
+// putInitialContextSetupResponse: TS 38.413 9.2.2.2, with the sessions
+// set up (a Service Request's, fast_paging.go) but no failed ones.
 func putInitialContextSetupResponse(w *perbits.Writer, m *ngapType.InitialContextSetupResponse) bool {
 	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
 		return false
@@ -159,6 +160,8 @@ func putInitialContextSetupResponse(w *perbits.Writer, m *ngapType.InitialContex
 			want, put = ngapType.ProtocolIEIDAMFUENGAPID, func() bool { return putAMFUEID(w, v.AMFUENGAPID) }
 		case ngapType.InitialContextSetupResponseIEsPresentRANUENGAPID:
 			want, put = ngapType.ProtocolIEIDRANUENGAPID, func() bool { return putRANUEID(w, v.RANUENGAPID) }
+		case ngapType.InitialContextSetupResponseIEsPresentPDUSessionResourceSetupListCxtRes:
+			want, put = ngapType.ProtocolIEIDPDUSessionResourceSetupListCxtRes, func() bool { return putSetupListCxtRes(w, v.PDUSessionResourceSetupListCxtRes) }
 		default:
 			return false
 		}

@@ -54,7 +54,7 @@ func FuzzFastEncode(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
 	f.Add(bytes.Repeat([]byte{0xff}, 64))
 	f.Add(bytes.Repeat([]byte{0x7f, 0x80}, 40))
-	for k := byte(0); k < 8; k++ {
+	for k := byte(0); k < 10; k++ {
 		f.Add(append([]byte{k}, bytes.Repeat([]byte{k * 37}, 48)...))
 	}
 	f.Fuzz(func(t *testing.T, seed []byte) {
@@ -134,7 +134,7 @@ func (s *fuzzSource) message(t *testing.T) *ngapType.NGAPPDU {
 	amf, ran := s.id(40), s.id(32)
 	var b []byte
 	var err error
-	switch s.u8() % 8 {
+	switch s.u8() % 10 {
 	case 0:
 		b, err = BuildDownlinkNASTransport(1, 1, s.octets())
 	case 1:
@@ -149,6 +149,19 @@ func (s *fuzzSource) message(t *testing.T) *ngapType.NGAPPDU {
 		b, err = BuildInitialContextSetupRequest(s.initialContext())
 	case 4:
 		b, err = BuildInitialContextSetupResponse(1, 1)
+	case 7:
+		var tais []domain.TAI
+		for i := 0; i < 1+int(s.u8()%18); i++ {
+			tais = append(tais, s.cell().TAI)
+		}
+		drx := aper.Enumerated(s.u8() % 6)
+		b, err = BuildPaging(Paging{STMSI: nasx.STMSI{SetID: uint16(s.u8()) << 2, TMSI: uint32(s.u64())}, TAIs: tais, DRX: &drx, Priority: int(s.u8() % 10)})
+	case 8:
+		var results []RANSessionResult
+		for i := 0; i < 1+int(s.u8()%20); i++ {
+			results = append(results, RANSessionResult{ID: s.u8(), DL: testTunnel, QFIs: []uint8{s.u8() % 70}})
+		}
+		b, err = BuildRANInitialContextSetupResponse(1, 1, results)
 	case 6:
 		b, err = BuildUERadioCapabilityInfoIndication(1, 1, s.octets())
 	case 5:

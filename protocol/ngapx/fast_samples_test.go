@@ -53,6 +53,8 @@ func hotSamples(tb testing.TB) []hotSample {
 			Allowed: []models.Snssai{{Sst: 1, Sd: "010203"}}, NREncryption: enc, NRIntegrity: integ, KgNB: make([]byte, 32),
 			AMBRUL: 1e9, AMBRDL: 2e9, NASPDU: smNAS}))},
 		{"InitialContextSetupResponse", must(BuildInitialContextSetupResponse(1, 1))},
+		{"InitialContextSetupResponse/sessions", must(BuildRANInitialContextSetupResponse(1, 1, []RANSessionResult{{ID: 1, DL: dl, QFIs: []uint8{1}}}))},
+		{"Paging", must(BuildPaging(Paging{STMSI: stmsi, TAIs: []domain.TAI{cell.TAI}}))},
 		{"UERadioCapabilityInfoIndication", must(BuildUERadioCapabilityInfoIndication(1, 1, make([]byte, 40)))},
 		{"PDUSessionResourceSetupRequest", must(BuildPDUSessionResourceSetupRequest(SessionResourceRequest{AMFUEID: 1, RANUEID: 1,
 			Sessions: []SessionResource{{ID: 1, NASPDU: smNAS, SNSSAI: models.Snssai{Sst: 1, Sd: "010203"}, Transfer: transfer}}}))},

@@ -68,6 +68,8 @@ func (s *Summary) initiating(v *ngapType.InitiatingMessageValue) bool {
 			x := &v.PDUSessionResourceSetupRequest.ProtocolIEs.List[i].Value
 			s.take(x.AMFUENGAPID, x.RANUENGAPID, x.NASPDU)
 		}
+	case v.Present == ngapType.InitiatingMessagePresentPaging && v.Paging != nil:
+		s.Name = "Paging" // names no UE by NGAP ID (TS 38.413 9.2.4.1)
 	case v.Present == ngapType.InitiatingMessagePresentUERadioCapabilityInfoIndication && v.UERadioCapabilityInfoIndication != nil:
 		s.Name = "UERadioCapabilityInfoIndication"
 		for i := range v.UERadioCapabilityInfoIndication.ProtocolIEs.List {
