@@ -13,7 +13,8 @@ import (
 // Response, UE Radio Capability Info Indication, PDU Session Resource Setup
 // Response) and what the simulator
 // reads (Downlink NAS Transport, Initial Context Setup Request, PDU Session
-// Resource Setup Request, Paging). decodeFast reports false for anything else, or
+// Resource Setup Request, Paging), and UE Context Release's three messages.
+// decodeFast reports false for anything else, or
 // anything it is not sure of, and Decode then uses the library: the result
 // is always the value ngap.Decoder gives (FuzzFastCodec checks it).
 
@@ -62,6 +63,10 @@ func getInitiating(r *perbits.Reader, code int64, v *ngapType.InitiatingMessageV
 		v.Present, v.InitialContextSetupRequest = ngapType.InitiatingMessagePresentInitialContextSetupRequest, getInitialContextSetupRequest(r)
 	case ngapType.ProcedureCodePDUSessionResourceSetup:
 		v.Present, v.PDUSessionResourceSetupRequest = ngapType.InitiatingMessagePresentPDUSessionResourceSetupRequest, getPDUSessionResourceSetupRequest(r)
+	case ngapType.ProcedureCodeUEContextReleaseRequest:
+		v.Present, v.UEContextReleaseRequest = ngapType.InitiatingMessagePresentUEContextReleaseRequest, getUEContextReleaseRequest(r)
+	case ngapType.ProcedureCodeUEContextRelease:
+		v.Present, v.UEContextReleaseCommand = ngapType.InitiatingMessagePresentUEContextReleaseCommand, getUEContextReleaseCommand(r)
 	case ngapType.ProcedureCodePaging:
 		v.Present, v.Paging = ngapType.InitiatingMessagePresentPaging, getPaging(r)
 	case ngapType.ProcedureCodeUERadioCapabilityInfoIndication:
@@ -76,6 +81,8 @@ func getSuccessful(r *perbits.Reader, code int64, v *ngapType.SuccessfulOutcomeV
 	switch code {
 	case ngapType.ProcedureCodeInitialContextSetup:
 		v.Present, v.InitialContextSetupResponse = ngapType.SuccessfulOutcomePresentInitialContextSetupResponse, getInitialContextSetupResponse(r)
+	case ngapType.ProcedureCodeUEContextRelease:
+		v.Present, v.UEContextReleaseComplete = ngapType.SuccessfulOutcomePresentUEContextReleaseComplete, getUEContextReleaseComplete(r)
 	case ngapType.ProcedureCodePDUSessionResourceSetup:
 		v.Present, v.PDUSessionResourceSetupResponse = ngapType.SuccessfulOutcomePresentPDUSessionResourceSetupResponse, getPDUSessionResourceSetupResponse(r)
 	default:

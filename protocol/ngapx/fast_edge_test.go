@@ -291,3 +291,38 @@ func TestFastPathInitialContextSetupResponseWithSessions(t *testing.T) {
 	failed := []RANSessionResult{{ID: 1, DL: testTunnel, QFIs: []uint8{1}}, {ID: 2, Cause: &cause}}
 	checkSameAsLibrary(t, "ICS response with a failed session", decoded(t)(BuildRANInitialContextSetupResponse(1, 2, failed)), false)
 }
+
+// TestFastPathUEContextRelease: every root value of every Cause group
+// (TS 38.413 9.3.1.2) in the request and the command, the command by the
+// ID pair and by the AMF's ID alone, the session lists; a value past a
+// group's root is the library's.
+func TestFastPathUEContextRelease(t *testing.T) {
+	for group := ngapType.CausePresentRadioNetwork; group <= ngapType.CausePresentMisc; group++ {
+		for v := aper.Enumerated(0); uint64(v) <= causeRoots[group]; v++ {
+			cause := ngapType.Cause{Present: group}
+			switch group {
+			case ngapType.CausePresentRadioNetwork:
+				cause.RadioNetwork = &ngapType.CauseRadioNetwork{Value: v}
+			case ngapType.CausePresentTransport:
+				cause.Transport = &ngapType.CauseTransport{Value: v}
+			case ngapType.CausePresentNas:
+				cause.Nas = &ngapType.CauseNas{Value: v}
+			case ngapType.CausePresentProtocol:
+				cause.Protocol = &ngapType.CauseProtocol{Value: v}
+			default:
+				cause.Misc = &ngapType.CauseMisc{Value: v}
+			}
+			root := uint64(v) < causeRoots[group]
+			name := fmt.Sprintf("cause %d/%d", group, v)
+			checkSameAsLibrary(t, name+" request", decoded(t)(BuildUEContextReleaseRequest(1, 2, cause)), root)
+			checkSameAsLibrary(t, name+" command", decoded(t)(BuildUEContextReleaseCommand(maxAMFUEID, maxRANUEID, cause)), root)
+			checkSameAsLibrary(t, name+" command by AMF ID", decoded(t)(BuildUEContextReleaseCommand(7, -1, cause)), root)
+		}
+	}
+	cause := CauseRadioNetwork(ngapType.CauseRadioNetworkPresentUserInactivity)
+	for _, ids := range [][]uint8{{0}, {1, 2}, {255, 15, 1}} {
+		checkSameAsLibrary(t, fmt.Sprintf("request sessions %v", ids), decoded(t)(BuildUEContextReleaseRequestWithSessions(1, 2, cause, ids)), true)
+		checkSameAsLibrary(t, fmt.Sprintf("complete sessions %v", ids), decoded(t)(BuildRANContextReleaseComplete(1, 2, ids)), true)
+	}
+	checkSameAsLibrary(t, "complete", decoded(t)(BuildUEContextReleaseComplete(1, 2)), true)
+}

@@ -89,6 +89,10 @@ func putInitiating(w *perbits.Writer, code int64, v *ngapType.InitiatingMessageV
 		return code == ngapType.ProcedureCodeInitialUEMessage && putInitialUEMessage(w, v.InitialUEMessage)
 	case ngapType.InitiatingMessagePresentUplinkNASTransport:
 		return code == ngapType.ProcedureCodeUplinkNASTransport && putUplinkNASTransport(w, v.UplinkNASTransport)
+	case ngapType.InitiatingMessagePresentUEContextReleaseRequest:
+		return code == ngapType.ProcedureCodeUEContextReleaseRequest && putUEContextReleaseRequest(w, v.UEContextReleaseRequest)
+	case ngapType.InitiatingMessagePresentUEContextReleaseCommand:
+		return code == ngapType.ProcedureCodeUEContextRelease && putUEContextReleaseCommand(w, v.UEContextReleaseCommand)
 	case ngapType.InitiatingMessagePresentPaging:
 		return code == ngapType.ProcedureCodePaging && putPaging(w, v.Paging)
 	case ngapType.InitiatingMessagePresentUERadioCapabilityInfoIndication:
@@ -101,6 +105,8 @@ func putSuccessful(w *perbits.Writer, code int64, v *ngapType.SuccessfulOutcomeV
 	switch v.Present {
 	case ngapType.SuccessfulOutcomePresentInitialContextSetupResponse:
 		return code == ngapType.ProcedureCodeInitialContextSetup && putInitialContextSetupResponse(w, v.InitialContextSetupResponse)
+	case ngapType.SuccessfulOutcomePresentUEContextReleaseComplete:
+		return code == ngapType.ProcedureCodeUEContextRelease && putUEContextReleaseComplete(w, v.UEContextReleaseComplete)
 	case ngapType.SuccessfulOutcomePresentPDUSessionResourceSetupResponse:
 		return code == ngapType.ProcedureCodePDUSessionResourceSetup && putPDUSessionResourceSetupResponse(w, v.PDUSessionResourceSetupResponse)
 	}

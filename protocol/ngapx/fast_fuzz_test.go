@@ -54,7 +54,7 @@ func FuzzFastEncode(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
 	f.Add(bytes.Repeat([]byte{0xff}, 64))
 	f.Add(bytes.Repeat([]byte{0x7f, 0x80}, 40))
-	for k := byte(0); k < 10; k++ {
+	for k := byte(0); k < 13; k++ {
 		f.Add(append([]byte{k}, bytes.Repeat([]byte{k * 37}, 48)...))
 	}
 	f.Fuzz(func(t *testing.T, seed []byte) {
@@ -134,7 +134,7 @@ func (s *fuzzSource) message(t *testing.T) *ngapType.NGAPPDU {
 	amf, ran := s.id(40), s.id(32)
 	var b []byte
 	var err error
-	switch s.u8() % 10 {
+	switch s.u8() % 13 {
 	case 0:
 		b, err = BuildDownlinkNASTransport(1, 1, s.octets())
 	case 1:
@@ -149,6 +149,12 @@ func (s *fuzzSource) message(t *testing.T) *ngapType.NGAPPDU {
 		b, err = BuildInitialContextSetupRequest(s.initialContext())
 	case 4:
 		b, err = BuildInitialContextSetupResponse(1, 1)
+	case 9:
+		b, err = BuildUEContextReleaseRequestWithSessions(1, 1, s.cause(), s.sessionIDs())
+	case 10:
+		b, err = BuildUEContextReleaseCommand(1, int64(s.u8())-128, s.cause())
+	case 11:
+		b, err = BuildRANContextReleaseComplete(1, 1, s.sessionIDs())
 	case 7:
 		var tais []domain.TAI
 		for i := 0; i < 1+int(s.u8()%18); i++ {
@@ -182,6 +188,33 @@ func (s *fuzzSource) message(t *testing.T) *ngapType.NGAPPDU {
 	}
 	s.perturb(pdu, amf, ran)
 	return pdu
+}
+
+// cause is any group with a value up to two past its root values.
+func (s *fuzzSource) cause() ngapType.Cause {
+	c := ngapType.Cause{Present: 1 + int(s.u8()%5)}
+	v := aper.Enumerated(uint64(s.u8()) % (causeRoots[c.Present] + 2))
+	switch c.Present {
+	case ngapType.CausePresentRadioNetwork:
+		c.RadioNetwork = &ngapType.CauseRadioNetwork{Value: v}
+	case ngapType.CausePresentTransport:
+		c.Transport = &ngapType.CauseTransport{Value: v}
+	case ngapType.CausePresentNas:
+		c.Nas = &ngapType.CauseNas{Value: v}
+	case ngapType.CausePresentProtocol:
+		c.Protocol = &ngapType.CauseProtocol{Value: v}
+	default:
+		c.Misc = &ngapType.CauseMisc{Value: v}
+	}
+	return c
+}
+
+func (s *fuzzSource) sessionIDs() []uint8 {
+	ids := make([]uint8, int(s.u8()%20))
+	for i := range ids {
+		ids[i] = s.u8()
+	}
+	return ids
 }
 
 func (s *fuzzSource) initialContext() InitialContext {

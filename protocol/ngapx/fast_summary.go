@@ -36,6 +36,23 @@ func (s *Summary) take(amf *ngapType.AMFUENGAPID, ran *ngapType.RANUENGAPID, nas
 	}
 }
 
+func (s *Summary) takeCause(c *ngapType.Cause) {
+	if c != nil {
+		s.Cause = c
+	}
+}
+
+// takeIDs reads UE NGAP IDs as readIE does: the pair, else the AMF's ID.
+func (s *Summary) takeIDs(u *ngapType.UENGAPIDs) {
+	switch {
+	case u == nil:
+	case u.UENGAPIDPair != nil:
+		s.AMFUEID, s.RANUEID = u.UENGAPIDPair.AMFUENGAPID.Value, u.UENGAPIDPair.RANUENGAPID.Value
+	case u.AMFUENGAPID != nil:
+		s.AMFUEID = u.AMFUENGAPID.Value
+	}
+}
+
 func (s *Summary) initiating(v *ngapType.InitiatingMessageValue) bool {
 	switch {
 	case v.Present == ngapType.InitiatingMessagePresentInitialUEMessage && v.InitialUEMessage != nil:
@@ -68,6 +85,20 @@ func (s *Summary) initiating(v *ngapType.InitiatingMessageValue) bool {
 			x := &v.PDUSessionResourceSetupRequest.ProtocolIEs.List[i].Value
 			s.take(x.AMFUENGAPID, x.RANUENGAPID, x.NASPDU)
 		}
+	case v.Present == ngapType.InitiatingMessagePresentUEContextReleaseRequest && v.UEContextReleaseRequest != nil:
+		s.Name = "UEContextReleaseRequest"
+		for i := range v.UEContextReleaseRequest.ProtocolIEs.List {
+			x := &v.UEContextReleaseRequest.ProtocolIEs.List[i].Value
+			s.take(x.AMFUENGAPID, x.RANUENGAPID, nil)
+			s.takeCause(x.Cause)
+		}
+	case v.Present == ngapType.InitiatingMessagePresentUEContextReleaseCommand && v.UEContextReleaseCommand != nil:
+		s.Name = "UEContextReleaseCommand"
+		for i := range v.UEContextReleaseCommand.ProtocolIEs.List {
+			x := &v.UEContextReleaseCommand.ProtocolIEs.List[i].Value
+			s.takeCause(x.Cause)
+			s.takeIDs(x.UENGAPIDs)
+		}
 	case v.Present == ngapType.InitiatingMessagePresentPaging && v.Paging != nil:
 		s.Name = "Paging" // names no UE by NGAP ID (TS 38.413 9.2.4.1)
 	case v.Present == ngapType.InitiatingMessagePresentUERadioCapabilityInfoIndication && v.UERadioCapabilityInfoIndication != nil:
@@ -88,6 +119,12 @@ func (s *Summary) successful(v *ngapType.SuccessfulOutcomeValue) bool {
 		s.Name = "InitialContextSetupResponse"
 		for i := range v.InitialContextSetupResponse.ProtocolIEs.List {
 			x := &v.InitialContextSetupResponse.ProtocolIEs.List[i].Value
+			s.take(x.AMFUENGAPID, x.RANUENGAPID, nil)
+		}
+	case v.Present == ngapType.SuccessfulOutcomePresentUEContextReleaseComplete && v.UEContextReleaseComplete != nil:
+		s.Name = "UEContextReleaseComplete"
+		for i := range v.UEContextReleaseComplete.ProtocolIEs.List {
+			x := &v.UEContextReleaseComplete.ProtocolIEs.List[i].Value
 			s.take(x.AMFUENGAPID, x.RANUENGAPID, nil)
 		}
 	case v.Present == ngapType.SuccessfulOutcomePresentPDUSessionResourceSetupResponse && v.PDUSessionResourceSetupResponse != nil:
