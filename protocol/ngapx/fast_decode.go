@@ -7,16 +7,15 @@ import (
 	"github.com/l25gc/l25gc/protocol/perbits"
 )
 
-// The hand-written decoder of the same hot messages as fast_encode.go:
-// what the AMF reads in a registration and a PDU session establishment
-// (Initial UE Message, Uplink NAS Transport, Initial Context Setup
-// Response, UE Radio Capability Info Indication, PDU Session Resource Setup
-// Response) and what the simulator
-// reads (Downlink NAS Transport, Initial Context Setup Request, PDU Session
-// Resource Setup Request, Paging), and UE Context Release's three messages.
-// decodeFast reports false for anything else, or
+// The hand-written decoder of the same messages as fast_encode.go: what
+// the AMF reads in a registration and a PDU session establishment (Initial
+// UE Message, Uplink NAS Transport, Initial Context Setup Response, UE
+// Radio Capability Info Indication, PDU Session Resource Setup Response),
+// what the simulator reads (Downlink NAS Transport, Initial Context Setup
+// Request, PDU Session Resource Setup Request, Paging), and UE Context
+// Release's three messages. decodeFast reports false for anything else, or
 // anything it is not sure of, and Decode then uses the library: the result
-// is always the value ngap.Decoder gives (FuzzFastCodec checks it).
+// is always the value ngap.Decoder gives (FuzzFastDecode checks it).
 
 // minFieldOctets is the least a ProtocolIE-Field takes: id (2), criticality
 // (1 with padding), open type length (1).

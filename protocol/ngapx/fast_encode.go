@@ -7,13 +7,14 @@ import (
 	"github.com/l25gc/l25gc/protocol/perbits"
 )
 
-// The hand-written encoder of the messages of a registration and a PDU
-// session establishment (TS 23.502 4.2.2.2.2, 4.3.2.2.1), in both
-// directions: the AMF's and the simulator's. free5gc/aper encodes by
+// The hand-written encoder of the messages of a registration, a PDU
+// session establishment, paging and the AN release (TS 23.502 4.2.2.2.2,
+// 4.3.2.2.1, 4.2.3.3, 4.2.6), in both directions: the AMF's and the
+// simulator's. free5gc/aper encodes by
 // reflection at 10-70 µs a message; these write the same octets directly.
 // encodeFast reports false for any other message or shape, and Encode then
 // falls back to the library. The equality is checked byte for byte against
-// ngap.Encoder by fast_codec_test.go and FuzzFastCodec.
+// ngap.Encoder by fast_codec_test.go, fast_edge_test.go and FuzzFastEncode.
 
 // encodeFast encodes pdu if it is one of the shapes covered.
 func encodeFast(pdu *ngapType.NGAPPDU) ([]byte, bool) {
