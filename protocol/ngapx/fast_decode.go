@@ -12,8 +12,8 @@ import (
 // UE Message, Uplink NAS Transport, Initial Context Setup Response, UE
 // Radio Capability Info Indication, PDU Session Resource Setup Response),
 // what the simulator reads (Downlink NAS Transport, Initial Context Setup
-// Request, PDU Session Resource Setup Request, Paging), and UE Context
-// Release's three messages. decodeFast reports false for anything else, or
+// Request, PDU Session Resource Setup Request, Paging), PDU Session Resource
+// Release's and UE Context Release's messages. decodeFast reports false for anything else, or
 // anything it is not sure of, and Decode then uses the library: the result
 // is always the value ngap.Decoder gives (FuzzFastDecode checks it).
 
@@ -66,6 +66,8 @@ func getInitiating(r *perbits.Reader, code int64, v *ngapType.InitiatingMessageV
 		v.Present, v.UEContextReleaseRequest = ngapType.InitiatingMessagePresentUEContextReleaseRequest, getUEContextReleaseRequest(r)
 	case ngapType.ProcedureCodeUEContextRelease:
 		v.Present, v.UEContextReleaseCommand = ngapType.InitiatingMessagePresentUEContextReleaseCommand, getUEContextReleaseCommand(r)
+	case ngapType.ProcedureCodePDUSessionResourceRelease:
+		v.Present, v.PDUSessionResourceReleaseCommand = ngapType.InitiatingMessagePresentPDUSessionResourceReleaseCommand, getPDUSessionResourceReleaseCommand(r)
 	case ngapType.ProcedureCodePaging:
 		v.Present, v.Paging = ngapType.InitiatingMessagePresentPaging, getPaging(r)
 	case ngapType.ProcedureCodeUERadioCapabilityInfoIndication:
@@ -80,6 +82,8 @@ func getSuccessful(r *perbits.Reader, code int64, v *ngapType.SuccessfulOutcomeV
 	switch code {
 	case ngapType.ProcedureCodeInitialContextSetup:
 		v.Present, v.InitialContextSetupResponse = ngapType.SuccessfulOutcomePresentInitialContextSetupResponse, getInitialContextSetupResponse(r)
+	case ngapType.ProcedureCodePDUSessionResourceRelease:
+		v.Present, v.PDUSessionResourceReleaseResponse = ngapType.SuccessfulOutcomePresentPDUSessionResourceReleaseResponse, getPDUSessionResourceReleaseResponse(r)
 	case ngapType.ProcedureCodeUEContextRelease:
 		v.Present, v.UEContextReleaseComplete = ngapType.SuccessfulOutcomePresentUEContextReleaseComplete, getUEContextReleaseComplete(r)
 	case ngapType.ProcedureCodePDUSessionResourceSetup:

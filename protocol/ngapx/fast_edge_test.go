@@ -326,3 +326,25 @@ func TestFastPathUEContextRelease(t *testing.T) {
 	}
 	checkSameAsLibrary(t, "complete", decoded(t)(BuildUEContextReleaseComplete(1, 2)), true)
 }
+
+// TestFastPathPDUSessionResourceRelease: the release command with 1, 2 and
+// 256 sessions, with and without its NAS-PDU, and the gNB's response.
+func TestFastPathPDUSessionResourceRelease(t *testing.T) {
+	tr, err := BuildPDUSessionResourceReleaseCommandTransfer(CauseNas(ngapType.CauseNasPresentNormalRelease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 2, 256} {
+		var sessions []SessionResource
+		var ids []uint8
+		for i := 0; i < n; i++ {
+			sessions = append(sessions, SessionResource{ID: int64(i), Transfer: tr})
+			ids = append(ids, uint8(i))
+		}
+		for _, nas := range [][]byte{nil, {0x7e, 0x00, 0x68}} {
+			req := SessionResourceRequest{AMFUEID: 5, RANUEID: 6, Sessions: sessions, NASPDU: nas}
+			checkSameAsLibrary(t, fmt.Sprintf("release command %d sessions NAS %d", n, len(nas)), decoded(t)(BuildPDUSessionResourceReleaseCommand(req)), true)
+		}
+		checkSameAsLibrary(t, fmt.Sprintf("release response %d sessions", n), decoded(t)(BuildRANReleaseResponse(5, 6, ids)), true)
+	}
+}

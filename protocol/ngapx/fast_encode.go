@@ -8,8 +8,8 @@ import (
 )
 
 // The hand-written encoder of the messages of a registration, a PDU
-// session establishment, paging and the AN release (TS 23.502 4.2.2.2.2,
-// 4.3.2.2.1, 4.2.3.3, 4.2.6), in both directions: the AMF's and the
+// session establishment and release, paging and the AN release (TS 23.502 4.2.2.2.2,
+// 4.3.2.2.1, 4.3.4.2, 4.2.3.3, 4.2.6), in both directions: the AMF's and the
 // simulator's. free5gc/aper encodes by
 // reflection at 10-70 µs a message; these write the same octets directly.
 // encodeFast reports false for any other message or shape, and Encode then
@@ -94,6 +94,8 @@ func putInitiating(w *perbits.Writer, code int64, v *ngapType.InitiatingMessageV
 		return code == ngapType.ProcedureCodeUEContextReleaseRequest && putUEContextReleaseRequest(w, v.UEContextReleaseRequest)
 	case ngapType.InitiatingMessagePresentUEContextReleaseCommand:
 		return code == ngapType.ProcedureCodeUEContextRelease && putUEContextReleaseCommand(w, v.UEContextReleaseCommand)
+	case ngapType.InitiatingMessagePresentPDUSessionResourceReleaseCommand:
+		return code == ngapType.ProcedureCodePDUSessionResourceRelease && putPDUSessionResourceReleaseCommand(w, v.PDUSessionResourceReleaseCommand)
 	case ngapType.InitiatingMessagePresentPaging:
 		return code == ngapType.ProcedureCodePaging && putPaging(w, v.Paging)
 	case ngapType.InitiatingMessagePresentUERadioCapabilityInfoIndication:
@@ -106,6 +108,8 @@ func putSuccessful(w *perbits.Writer, code int64, v *ngapType.SuccessfulOutcomeV
 	switch v.Present {
 	case ngapType.SuccessfulOutcomePresentInitialContextSetupResponse:
 		return code == ngapType.ProcedureCodeInitialContextSetup && putInitialContextSetupResponse(w, v.InitialContextSetupResponse)
+	case ngapType.SuccessfulOutcomePresentPDUSessionResourceReleaseResponse:
+		return code == ngapType.ProcedureCodePDUSessionResourceRelease && putPDUSessionResourceReleaseResponse(w, v.PDUSessionResourceReleaseResponse)
 	case ngapType.SuccessfulOutcomePresentUEContextReleaseComplete:
 		return code == ngapType.ProcedureCodeUEContextRelease && putUEContextReleaseComplete(w, v.UEContextReleaseComplete)
 	case ngapType.SuccessfulOutcomePresentPDUSessionResourceSetupResponse:

@@ -54,7 +54,7 @@ func FuzzFastEncode(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
 	f.Add(bytes.Repeat([]byte{0xff}, 64))
 	f.Add(bytes.Repeat([]byte{0x7f, 0x80}, 40))
-	for k := byte(0); k < 13; k++ {
+	for k := byte(0); k < 15; k++ {
 		f.Add(append([]byte{k}, bytes.Repeat([]byte{k * 37}, 48)...))
 	}
 	f.Fuzz(func(t *testing.T, seed []byte) {
@@ -134,7 +134,7 @@ func (s *fuzzSource) message(t *testing.T) *ngapType.NGAPPDU {
 	amf, ran := s.id(40), s.id(32)
 	var b []byte
 	var err error
-	switch s.u8() % 13 {
+	switch s.u8() % 15 {
 	case 0:
 		b, err = BuildDownlinkNASTransport(1, 1, s.octets())
 	case 1:
@@ -149,6 +149,23 @@ func (s *fuzzSource) message(t *testing.T) *ngapType.NGAPPDU {
 		b, err = BuildInitialContextSetupRequest(s.initialContext())
 	case 4:
 		b, err = BuildInitialContextSetupResponse(1, 1)
+	case 12:
+		var sessions []SessionResource
+		for _, id := range s.sessionIDs() {
+			c := s.cause()
+			tr, err := BuildPDUSessionResourceReleaseCommandTransfer(c)
+			if err != nil {
+				return nil
+			}
+			sessions = append(sessions, SessionResource{ID: int64(id), Transfer: tr})
+		}
+		var nas []byte
+		if s.flag() {
+			nas = s.octets()
+		}
+		b, err = BuildPDUSessionResourceReleaseCommand(SessionResourceRequest{AMFUEID: 1, RANUEID: 1, Sessions: sessions, NASPDU: nas})
+	case 13:
+		b, err = BuildRANReleaseResponse(1, 1, s.sessionIDs())
 	case 9:
 		b, err = BuildUEContextReleaseRequestWithSessions(1, 1, s.cause(), s.sessionIDs())
 	case 10:

@@ -99,6 +99,12 @@ func (s *Summary) initiating(v *ngapType.InitiatingMessageValue) bool {
 			s.takeCause(x.Cause)
 			s.takeIDs(x.UENGAPIDs)
 		}
+	case v.Present == ngapType.InitiatingMessagePresentPDUSessionResourceReleaseCommand && v.PDUSessionResourceReleaseCommand != nil:
+		s.Name = "PDUSessionResourceReleaseCommand"
+		for i := range v.PDUSessionResourceReleaseCommand.ProtocolIEs.List {
+			x := &v.PDUSessionResourceReleaseCommand.ProtocolIEs.List[i].Value
+			s.take(x.AMFUENGAPID, x.RANUENGAPID, x.NASPDU)
+		}
 	case v.Present == ngapType.InitiatingMessagePresentPaging && v.Paging != nil:
 		s.Name = "Paging" // names no UE by NGAP ID (TS 38.413 9.2.4.1)
 	case v.Present == ngapType.InitiatingMessagePresentUERadioCapabilityInfoIndication && v.UERadioCapabilityInfoIndication != nil:
@@ -119,6 +125,12 @@ func (s *Summary) successful(v *ngapType.SuccessfulOutcomeValue) bool {
 		s.Name = "InitialContextSetupResponse"
 		for i := range v.InitialContextSetupResponse.ProtocolIEs.List {
 			x := &v.InitialContextSetupResponse.ProtocolIEs.List[i].Value
+			s.take(x.AMFUENGAPID, x.RANUENGAPID, nil)
+		}
+	case v.Present == ngapType.SuccessfulOutcomePresentPDUSessionResourceReleaseResponse && v.PDUSessionResourceReleaseResponse != nil:
+		s.Name = "PDUSessionResourceReleaseResponse"
+		for i := range v.PDUSessionResourceReleaseResponse.ProtocolIEs.List {
+			x := &v.PDUSessionResourceReleaseResponse.ProtocolIEs.List[i].Value
 			s.take(x.AMFUENGAPID, x.RANUENGAPID, nil)
 		}
 	case v.Present == ngapType.SuccessfulOutcomePresentUEContextReleaseComplete && v.UEContextReleaseComplete != nil:

@@ -11,7 +11,7 @@ import (
 // session establishment (TS 23.502 4.3.2.2.1 steps 11 and 15): PDU Session
 // Resource Setup Request Transfer (TS 38.413 9.3.4.1; the SMF writes it,
 // the gNB reads it) and Setup Response Transfer (9.3.4.2; the gNB writes,
-// the SMF reads). marshalTransfer and unmarshalTransfer try these first;
+// the SMF reads), and the release's two (fast_pdu_release.go). marshalTransfer and unmarshalTransfer try these first;
 // other transfers and shapes (extensions, Dynamic 5QI, security
 // indication, …) stay with free5gc/aper. Same contract as fast_encode.go:
 // the library's octets and values exactly (fast_transfer_test.go, fuzzed).
@@ -32,6 +32,10 @@ func marshalTransferFast(v any) ([]byte, bool) {
 		ok = putSetupRequestTransfer(w, &t)
 	case ngapType.PDUSessionResourceSetupResponseTransfer:
 		ok = putSetupResponseTransfer(w, &t)
+	case ngapType.PDUSessionResourceReleaseCommandTransfer:
+		ok = putReleaseCommandTransfer(w, &t)
+	case ngapType.PDUSessionResourceReleaseResponseTransfer:
+		ok = putReleaseResponseTransfer(w, &t)
 	}
 	if !ok {
 		return nil, false
@@ -52,6 +56,18 @@ func unmarshalTransferFast(b []byte, v any) bool {
 		*t = *got
 	case *ngapType.PDUSessionResourceSetupResponseTransfer:
 		got := getSetupResponseTransfer(r)
+		if r.Failed() || !r.Done() {
+			return false
+		}
+		*t = got
+	case *ngapType.PDUSessionResourceReleaseCommandTransfer:
+		got := getReleaseCommandTransfer(r)
+		if r.Failed() || !r.Done() {
+			return false
+		}
+		*t = got
+	case *ngapType.PDUSessionResourceReleaseResponseTransfer:
+		got := getReleaseResponseTransfer(r)
 		if r.Failed() || !r.Done() {
 			return false
 		}

@@ -174,12 +174,16 @@ func FuzzFastTransferDecode(f *testing.F) {
 	if b, err := BuildPDUSessionResourceSetupResponseTransfer(SetupResponse{DL: testTunnel, QFIs: []uint8{1, 5}}); err == nil {
 		f.Add(b)
 	}
+	if b, err := BuildPDUSessionResourceReleaseCommandTransfer(CauseNas(ngapType.CauseNasPresentNormalRelease)); err == nil {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, fresh := range []func() any{newSetupRequestTransfer, newSetupResponseTransfer} {
+		for _, fresh := range []func() any{newSetupRequestTransfer, newSetupResponseTransfer, newReleaseCommandTransfer, newReleaseResponseTransfer} {
 			checkTransferDecodeSame(t, "fuzz", b, fresh, false)
 		}
 		_, _ = DecodeSetupRequestTransfer(b)
 		_, _ = ParsePDUSessionResourceSetupResponseTransfer(b)
+		_ = ranSideReleaseCause(b)
 	})
 }
 
@@ -310,4 +314,45 @@ func BenchmarkTransferCodec(b *testing.B) {
 			}
 		})
 	}
+}
+
+func newReleaseCommandTransfer() any  { return &ngapType.PDUSessionResourceReleaseCommandTransfer{} }
+func newReleaseResponseTransfer() any { return &ngapType.PDUSessionResourceReleaseResponseTransfer{} }
+
+// TestFastReleaseTransfers: the release's transfers (TS 38.413 9.3.4.12,
+// 9.3.4.21) with every root cause; a cause past its root is the library's.
+func TestFastReleaseTransfers(t *testing.T) {
+	for group := ngapType.CausePresentRadioNetwork; group <= ngapType.CausePresentMisc; group++ {
+		for v := aper.Enumerated(0); uint64(v) <= causeRoots[group]; v++ {
+			c := fuzzCause(group, v)
+			checkTransferSame(t, fmt.Sprintf("release command cause %d/%d", group, v),
+				ngapType.PDUSessionResourceReleaseCommandTransfer{Cause: c}, newReleaseCommandTransfer, uint64(v) < causeRoots[group])
+		}
+	}
+	checkTransferSame(t, "release response", ngapType.PDUSessionResourceReleaseResponseTransfer{}, newReleaseResponseTransfer, true)
+	b, err := BuildPDUSessionResourceReleaseCommandTransfer(CauseNas(ngapType.CauseNasPresentNormalRelease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := ranSideReleaseCause(b); c == nil || c.Nas == nil || c.Nas.Value != ngapType.CauseNasPresentNormalRelease {
+		t.Fatalf("gNB read cause %+v", c)
+	}
+}
+
+// fuzzCause is a Cause of the given group and value.
+func fuzzCause(group int, v aper.Enumerated) ngapType.Cause {
+	c := ngapType.Cause{Present: group}
+	switch group {
+	case ngapType.CausePresentRadioNetwork:
+		c.RadioNetwork = &ngapType.CauseRadioNetwork{Value: v}
+	case ngapType.CausePresentTransport:
+		c.Transport = &ngapType.CauseTransport{Value: v}
+	case ngapType.CausePresentNas:
+		c.Nas = &ngapType.CauseNas{Value: v}
+	case ngapType.CausePresentProtocol:
+		c.Protocol = &ngapType.CauseProtocol{Value: v}
+	default:
+		c.Misc = &ngapType.CauseMisc{Value: v}
+	}
+	return c
 }
