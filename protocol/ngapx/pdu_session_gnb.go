@@ -91,8 +91,10 @@ func ranSideUEIDs(pdu *ngapType.NGAPPDU, what string) (amfUEID, ranUEID int64, n
 func DecodeSetupRequestTransfer(b []byte) (out *RANSessionSetup, err error) {
 	defer ranSideRecover(&err, "PDU Session Resource Setup Request Transfer")
 	var t ngapType.PDUSessionResourceSetupRequestTransfer
-	if err := aper.UnmarshalWithParams(b, &t, "valueExt"); err != nil {
-		return nil, fmt.Errorf("PDU Session Resource Setup Request Transfer: %w", err)
+	if !unmarshalTransferFast(b, &t) {
+		if err := aper.UnmarshalWithParams(b, &t, "valueExt"); err != nil {
+			return nil, fmt.Errorf("PDU Session Resource Setup Request Transfer: %w", err)
+		}
 	}
 	out = &RANSessionSetup{}
 	var haveUL, haveType, haveFlows bool

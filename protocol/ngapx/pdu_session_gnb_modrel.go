@@ -164,7 +164,7 @@ func ranSideReleaseCause(b []byte) (c *ngapType.Cause) {
 		}
 	}()
 	var t ngapType.PDUSessionResourceReleaseCommandTransfer
-	if aper.UnmarshalWithParams(b, &t, "valueExt") != nil {
+	if !unmarshalTransferFast(b, &t) && aper.UnmarshalWithParams(b, &t, "valueExt") != nil {
 		return nil
 	}
 	return &t.Cause
@@ -199,5 +199,8 @@ func BuildRANReleaseResponse(amfUEID, ranUEID int64, ids []uint8) ([]byte, error
 
 func ranSideReleaseResponseTransfer() (b []byte, err error) {
 	defer ranSideRecover(&err, "PDU Session Resource Release Response Transfer")
+	if fast, ok := marshalTransferFast(ngapType.PDUSessionResourceReleaseResponseTransfer{}); ok {
+		return fast, nil
+	}
 	return aper.MarshalWithParams(ngapType.PDUSessionResourceReleaseResponseTransfer{}, "valueExt")
 }

@@ -89,6 +89,11 @@ func marshalTransfer(v any, name string) (b []byte, err error) {
 			b, err = nil, fmt.Errorf("encode %s: %v", name, r)
 		}
 	}()
+	// The two transfers of every PDU session setup take the hand-written
+	// encoder (fast_transfer*.go), octet-identical to the library's.
+	if fast, ok := marshalTransferFast(v); ok {
+		return fast, nil
+	}
 	b, err = aper.MarshalWithParams(v, "valueExt")
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", name, err)
@@ -105,6 +110,9 @@ func unmarshalTransfer(b []byte, v any, name string) (err error) {
 	}()
 	if len(b) == 0 {
 		return fmt.Errorf("decode %s: empty", name)
+	}
+	if unmarshalTransferFast(b, v) {
+		return nil
 	}
 	if err := aper.UnmarshalWithParams(b, v, "valueExt"); err != nil {
 		return fmt.Errorf("decode %s: %w", name, err)

@@ -1,0 +1,301 @@
+package ngapx
+
+import (
+	"github.com/free5gc/aper"
+	"github.com/free5gc/ngap/ngapType"
+
+	"github.com/l25gc/l25gc/protocol/perbits"
+)
+
+// The fast path for UE Context Release (TS 38.413 8.3.2-8.3.3): the
+// gNB's request, the AMF's command and the gNB's completion, sent at every
+// AN release (TS 23.502 4.2.6) and deregistration. Same contract as
+// fast_encode.go.
+
+// causeRoots is the number of root values of each Cause group
+// (TS 38.413 9.3.1.2), indexed by Cause.Present.
+var causeRoots = [...]uint64{
+	ngapType.CausePresentRadioNetwork: 47,
+	ngapType.CausePresentTransport:    2,
+	ngapType.CausePresentNas:          4,
+	ngapType.CausePresentProtocol:     7,
+	ngapType.CausePresentMisc:         6,
+}
+
+// causeValue is the enumerated value of the group c.Present names, or
+// false if it is absent.
+func causeValue(c *ngapType.Cause) (aper.Enumerated, bool) {
+	switch {
+	case c.Present == ngapType.CausePresentRadioNetwork && c.RadioNetwork != nil:
+		return c.RadioNetwork.Value, true
+	case c.Present == ngapType.CausePresentTransport && c.Transport != nil:
+		return c.Transport.Value, true
+	case c.Present == ngapType.CausePresentNas && c.Nas != nil:
+		return c.Nas.Value, true
+	case c.Present == ngapType.CausePresentProtocol && c.Protocol != nil:
+		return c.Protocol.Value, true
+	case c.Present == ngapType.CausePresentMisc && c.Misc != nil:
+		return c.Misc.Value, true
+	}
+	return 0, false
+}
+
+// putCause writes Cause (9.3.1.2): the group (a choice of 6 without an
+// extension marker), then its root value.
+func putCause(w *perbits.Writer, c *ngapType.Cause) bool {
+	if c == nil {
+		return false
+	}
+	v, ok := causeValue(c)
+	if !ok {
+		return false
+	}
+	w.Constrained(uint64(c.Present-1), 6)
+	return putRootEnum(w, v, causeRoots[c.Present])
+}
+
+func getCause(r *perbits.Reader) *ngapType.Cause {
+	present := int(r.Constrained(6)) + 1
+	if present < ngapType.CausePresentRadioNetwork || present > ngapType.CausePresentMisc {
+		r.Fail()
+		return nil
+	}
+	v := getRootEnum(r, causeRoots[present])
+	c := &ngapType.Cause{Present: present}
+	switch present {
+	case ngapType.CausePresentRadioNetwork:
+		c.RadioNetwork = &ngapType.CauseRadioNetwork{Value: v}
+	case ngapType.CausePresentTransport:
+		c.Transport = &ngapType.CauseTransport{Value: v}
+	case ngapType.CausePresentNas:
+		c.Nas = &ngapType.CauseNas{Value: v}
+	case ngapType.CausePresentProtocol:
+		c.Protocol = &ngapType.CauseProtocol{Value: v}
+	default:
+		c.Misc = &ngapType.CauseMisc{Value: v}
+	}
+	return c
+}
+
+// putUENGAPIDs writes UE NGAP IDs (9.3.3.x): the pair or the AMF's ID alone.
+func putUENGAPIDs(w *perbits.Writer, u *ngapType.UENGAPIDs) bool {
+	if u == nil {
+		return false
+	}
+	switch {
+	case u.Present == ngapType.UENGAPIDsPresentUENGAPIDPair && u.UENGAPIDPair != nil && u.UENGAPIDPair.IEExtensions == nil:
+		w.Constrained(uint64(u.Present-1), 3)
+		w.Bit(false)
+		w.Bit(false)
+		return putAMFUEID(w, &u.UENGAPIDPair.AMFUENGAPID) && putRANUEID(w, &u.UENGAPIDPair.RANUENGAPID)
+	case u.Present == ngapType.UENGAPIDsPresentAMFUENGAPID:
+		w.Constrained(uint64(u.Present-1), 3)
+		return putAMFUEID(w, u.AMFUENGAPID)
+	}
+	return false
+}
+
+func getUENGAPIDs(r *perbits.Reader) *ngapType.UENGAPIDs {
+	switch present := int(r.Constrained(3)) + 1; present {
+	case ngapType.UENGAPIDsPresentUENGAPIDPair:
+		noExt(r)
+		noExt(r)
+		p := &ngapType.UENGAPIDPair{AMFUENGAPID: *getAMFUEID(r)}
+		p.RANUENGAPID = *getRANUEID(r)
+		return &ngapType.UENGAPIDs{Present: present, UENGAPIDPair: p}
+	case ngapType.UENGAPIDsPresentAMFUENGAPID:
+		return &ngapType.UENGAPIDs{Present: present, AMFUENGAPID: getAMFUEID(r)}
+	}
+	r.Fail()
+	return nil
+}
+
+// putSessionIDs writes a list of 1..256 PDU session IDs, each an
+// extensible item with no extension: the CxtRelReq and CxtRelCpl lists.
+func putSessionIDs(w *perbits.Writer, n int, at func(i int) (id int64, ext bool)) bool {
+	if !putSessionCount(w, n) {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		id, ext := at(i)
+		if ext || id < 0 || id > 255 {
+			return false
+		}
+		w.Bit(false)
+		w.Bit(false)
+		w.Constrained(uint64(id), 256)
+	}
+	return true
+}
+
+func getSessionIDs(r *perbits.Reader) []int64 {
+	ids := make([]int64, getSessionCount(r))
+	for i := range ids {
+		noExt(r)
+		noExt(r)
+		ids[i] = int64(r.Constrained(256))
+	}
+	return ids
+}
+
+// putUEContextReleaseRequest: TS 38.413 9.2.3.4.
+func putUEContextReleaseRequest(w *perbits.Writer, m *ngapType.UEContextReleaseRequest) bool {
+	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
+		return false
+	}
+	for i := range m.ProtocolIEs.List {
+		ie := &m.ProtocolIEs.List[i]
+		v := &ie.Value
+		var want int64
+		var put func() bool
+		switch v.Present {
+		case ngapType.UEContextReleaseRequestIEsPresentAMFUENGAPID:
+			want, put = ngapType.ProtocolIEIDAMFUENGAPID, func() bool { return putAMFUEID(w, v.AMFUENGAPID) }
+		case ngapType.UEContextReleaseRequestIEsPresentRANUENGAPID:
+			want, put = ngapType.ProtocolIEIDRANUENGAPID, func() bool { return putRANUEID(w, v.RANUENGAPID) }
+		case ngapType.UEContextReleaseRequestIEsPresentPDUSessionResourceListCxtRelReq:
+			want, put = ngapType.ProtocolIEIDPDUSessionResourceListCxtRelReq, func() bool {
+				l := v.PDUSessionResourceListCxtRelReq
+				return l != nil && putSessionIDs(w, len(l.List), func(i int) (int64, bool) { return l.List[i].PDUSessionID.Value, l.List[i].IEExtensions != nil })
+			}
+		case ngapType.UEContextReleaseRequestIEsPresentCause:
+			want, put = ngapType.ProtocolIEIDCause, func() bool { return putCause(w, v.Cause) }
+		default:
+			return false
+		}
+		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
+			return false
+		}
+	}
+	return true
+}
+
+func getUEContextReleaseRequest(r *perbits.Reader) *ngapType.UEContextReleaseRequest {
+	m := &ngapType.UEContextReleaseRequest{}
+	l := &m.ProtocolIEs.List
+	getFields(r, func(n int) { *l = make([]ngapType.UEContextReleaseRequestIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
+		ie := &(*l)[i]
+		ie.Id.Value, ie.Criticality.Value = id, crit
+		x := &ie.Value
+		switch id {
+		case ngapType.ProtocolIEIDAMFUENGAPID:
+			x.Present, x.AMFUENGAPID = ngapType.UEContextReleaseRequestIEsPresentAMFUENGAPID, getAMFUEID(v)
+		case ngapType.ProtocolIEIDRANUENGAPID:
+			x.Present, x.RANUENGAPID = ngapType.UEContextReleaseRequestIEsPresentRANUENGAPID, getRANUEID(v)
+		case ngapType.ProtocolIEIDPDUSessionResourceListCxtRelReq:
+			list := &ngapType.PDUSessionResourceListCxtRelReq{}
+			for _, id := range getSessionIDs(v) {
+				list.List = append(list.List, ngapType.PDUSessionResourceItemCxtRelReq{PDUSessionID: ngapType.PDUSessionID{Value: id}})
+			}
+			x.Present, x.PDUSessionResourceListCxtRelReq = ngapType.UEContextReleaseRequestIEsPresentPDUSessionResourceListCxtRelReq, list
+		case ngapType.ProtocolIEIDCause:
+			x.Present, x.Cause = ngapType.UEContextReleaseRequestIEsPresentCause, getCause(v)
+		default:
+			return false
+		}
+		return true
+	})
+	return m
+}
+
+// putUEContextReleaseCommand: TS 38.413 9.2.3.5.
+func putUEContextReleaseCommand(w *perbits.Writer, m *ngapType.UEContextReleaseCommand) bool {
+	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
+		return false
+	}
+	for i := range m.ProtocolIEs.List {
+		ie := &m.ProtocolIEs.List[i]
+		v := &ie.Value
+		var want int64
+		var put func() bool
+		switch v.Present {
+		case ngapType.UEContextReleaseCommandIEsPresentUENGAPIDs:
+			want, put = ngapType.ProtocolIEIDUENGAPIDs, func() bool { return putUENGAPIDs(w, v.UENGAPIDs) }
+		case ngapType.UEContextReleaseCommandIEsPresentCause:
+			want, put = ngapType.ProtocolIEIDCause, func() bool { return putCause(w, v.Cause) }
+		default:
+			return false
+		}
+		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
+			return false
+		}
+	}
+	return true
+}
+
+func getUEContextReleaseCommand(r *perbits.Reader) *ngapType.UEContextReleaseCommand {
+	m := &ngapType.UEContextReleaseCommand{}
+	l := &m.ProtocolIEs.List
+	getFields(r, func(n int) { *l = make([]ngapType.UEContextReleaseCommandIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
+		ie := &(*l)[i]
+		ie.Id.Value, ie.Criticality.Value = id, crit
+		x := &ie.Value
+		switch id {
+		case ngapType.ProtocolIEIDUENGAPIDs:
+			x.Present, x.UENGAPIDs = ngapType.UEContextReleaseCommandIEsPresentUENGAPIDs, getUENGAPIDs(v)
+		case ngapType.ProtocolIEIDCause:
+			x.Present, x.Cause = ngapType.UEContextReleaseCommandIEsPresentCause, getCause(v)
+		default:
+			return false
+		}
+		return true
+	})
+	return m
+}
+
+// putUEContextReleaseComplete: TS 38.413 9.2.3.6, with the sessions
+// released but without location or paging recommendations.
+func putUEContextReleaseComplete(w *perbits.Writer, m *ngapType.UEContextReleaseComplete) bool {
+	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
+		return false
+	}
+	for i := range m.ProtocolIEs.List {
+		ie := &m.ProtocolIEs.List[i]
+		v := &ie.Value
+		var want int64
+		var put func() bool
+		switch v.Present {
+		case ngapType.UEContextReleaseCompleteIEsPresentAMFUENGAPID:
+			want, put = ngapType.ProtocolIEIDAMFUENGAPID, func() bool { return putAMFUEID(w, v.AMFUENGAPID) }
+		case ngapType.UEContextReleaseCompleteIEsPresentRANUENGAPID:
+			want, put = ngapType.ProtocolIEIDRANUENGAPID, func() bool { return putRANUEID(w, v.RANUENGAPID) }
+		case ngapType.UEContextReleaseCompleteIEsPresentPDUSessionResourceListCxtRelCpl:
+			want, put = ngapType.ProtocolIEIDPDUSessionResourceListCxtRelCpl, func() bool {
+				l := v.PDUSessionResourceListCxtRelCpl
+				return l != nil && putSessionIDs(w, len(l.List), func(i int) (int64, bool) { return l.List[i].PDUSessionID.Value, l.List[i].IEExtensions != nil })
+			}
+		default:
+			return false
+		}
+		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
+			return false
+		}
+	}
+	return true
+}
+
+func getUEContextReleaseComplete(r *perbits.Reader) *ngapType.UEContextReleaseComplete {
+	m := &ngapType.UEContextReleaseComplete{}
+	l := &m.ProtocolIEs.List
+	getFields(r, func(n int) { *l = make([]ngapType.UEContextReleaseCompleteIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
+		ie := &(*l)[i]
+		ie.Id.Value, ie.Criticality.Value = id, crit
+		x := &ie.Value
+		switch id {
+		case ngapType.ProtocolIEIDAMFUENGAPID:
+			x.Present, x.AMFUENGAPID = ngapType.UEContextReleaseCompleteIEsPresentAMFUENGAPID, getAMFUEID(v)
+		case ngapType.ProtocolIEIDRANUENGAPID:
+			x.Present, x.RANUENGAPID = ngapType.UEContextReleaseCompleteIEsPresentRANUENGAPID, getRANUEID(v)
+		case ngapType.ProtocolIEIDPDUSessionResourceListCxtRelCpl:
+			list := &ngapType.PDUSessionResourceListCxtRelCpl{}
+			for _, id := range getSessionIDs(v) {
+				list.List = append(list.List, ngapType.PDUSessionResourceItemCxtRelCpl{PDUSessionID: ngapType.PDUSessionID{Value: id}})
+			}
+			x.Present, x.PDUSessionResourceListCxtRelCpl = ngapType.UEContextReleaseCompleteIEsPresentPDUSessionResourceListCxtRelCpl, list
+		default:
+			return false
+		}
+		return true
+	})
+	return m
+}
