@@ -133,7 +133,9 @@ func (r icmpReport) answersUs(local, peer uint32) bool {
 // socket reports an ICMP error as ECONNREFUSED on its next call: when the
 // error queue shows a Port Unreachable answering one of our packets, the
 // association ends (Read returns errPortUnreachable, and pion with it);
-// any other such error is hidden, so SCTP goes on retransmitting.
+// any other such error is hidden, so SCTP goes on retransmitting. Only the
+// reader drains the error queue: a writer would wait for the socket's read
+// lock, which the reader holds while it waits for a packet.
 type refusalConn struct {
 	net.Conn
 	icmp    *errorQueue // nil: ICMP ignored
@@ -149,23 +151,26 @@ func (r *refusalConn) Read(b []byte) (int, error) {
 		n, err := r.Conn.Read(b)
 		var se *os.SyscallError
 		switch {
-		case err != nil && errors.As(err, &se):
+		case err == nil:
+			return n, nil
+		case errors.As(err, &se): // the ICMP error, reported to us
 			r.checkICMP()
-			continue
-		case err != nil && r.refused.Load():
-			return 0, errPortUnreachable // woken by Write's deadline
+		case r.icmp != nil && errors.Is(err, os.ErrDeadlineExceeded): // reported to Write, which woke us
+			_ = r.Conn.SetReadDeadline(time.Time{})
+			r.checkICMP()
+		default:
+			return n, err
 		}
-		return n, err
 	}
 }
 
 // Write sends one packet. The ICMP error may surface here instead of in
-// Read: the packet then counts as lost (SCTP retransmits it), and a
-// refusal of ours wakes the reader to end the association.
+// Read: the packet then counts as lost (SCTP retransmits it), and the
+// reader is woken to look at the error queue.
 func (r *refusalConn) Write(b []byte) (int, error) {
 	n, err := r.Conn.Write(b)
 	if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
-		if r.checkICMP() {
+		if r.icmp != nil {
 			_ = r.Conn.SetReadDeadline(time.Now())
 		}
 		return len(b), nil
@@ -173,10 +178,11 @@ func (r *refusalConn) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// checkICMP drains the error queue and says whether the peer refused us.
-func (r *refusalConn) checkICMP() bool {
+// checkICMP drains the error queue and notes whether the peer refused us;
+// the reader's goroutine only.
+func (r *refusalConn) checkICMP() {
 	if r.icmp == nil {
-		return false
+		return
 	}
 	local, peer := r.neg.tags()
 	for _, rep := range r.icmp.drain() {
@@ -184,7 +190,6 @@ func (r *refusalConn) checkICMP() bool {
 			r.refused.Store(true)
 		}
 	}
-	return r.refused.Load()
 }
 
 // cause is errPortUnreachable once the peer refused us.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -221,4 +222,57 @@ func FuzzICMPReport(f *testing.F) {
 		r := parseICMPReport(data, oob)
 		_ = r.answersUs(7, 7)
 	})
+}
+
+// scriptedConn answers Read from a script and records read deadlines.
+type scriptedConn struct {
+	net.Conn
+	reads     []error // one per Read; nil gives one byte
+	writeErr  error
+	deadlines []time.Time
+}
+
+func (s *scriptedConn) Read(b []byte) (int, error) {
+	if len(s.reads) == 0 {
+		return 0, io.EOF
+	}
+	err := s.reads[0]
+	s.reads = s.reads[1:]
+	if err != nil {
+		return 0, err
+	}
+	return 1, nil
+}
+
+func (s *scriptedConn) Write(b []byte) (int, error) { return 0, s.writeErr }
+
+func (s *scriptedConn) SetReadDeadline(t time.Time) error {
+	s.deadlines = append(s.deadlines, t)
+	return nil
+}
+
+// noQueue is a socket whose error queue is always empty.
+type noQueue struct{ syscall.RawConn }
+
+func (noQueue) Read(f func(uintptr) bool) error { f(^uintptr(0)); return nil }
+
+// An ICMP error reported to a write loses that packet only (SCTP
+// retransmits it) and wakes the reader, which looks at the error queue and,
+// finding no refusal of ours, clears the wake-up and reads on.
+func TestRefusalSeenByWriteWakesTheReader(t *testing.T) {
+	sc := &scriptedConn{writeErr: &net.OpError{Op: "write", Err: os.NewSyscallError("write", syscall.ECONNREFUSED)},
+		reads: []error{os.ErrDeadlineExceeded, nil}}
+	rc := &refusalConn{Conn: sc, icmp: &errorQueue{rc: noQueue{}}, neg: &negotiation{}}
+	if n, err := rc.Write([]byte("data")); n != 4 || err != nil {
+		t.Fatalf("write: %d, %v; want the packet taken as lost", n, err)
+	}
+	if len(sc.deadlines) != 1 || sc.deadlines[0].IsZero() {
+		t.Fatalf("read deadlines %v: the reader was not woken", sc.deadlines)
+	}
+	if n, err := rc.Read(make([]byte, 8)); n != 1 || err != nil {
+		t.Fatalf("read: %d, %v; want the next packet", n, err)
+	}
+	if len(sc.deadlines) != 2 || !sc.deadlines[1].IsZero() {
+		t.Fatalf("read deadlines %v: the wake-up was not cleared", sc.deadlines)
+	}
 }

@@ -130,7 +130,7 @@ func associate(ctx context.Context, addr string, nc net.Conn, sock io.Closer, ic
 			}
 			return nil, fmt.Errorf("n2: SCTP association with %s: %w", addr, r.err)
 		}
-		c := newAssocConn(r.a, nc, neg, o)
+		c := newAssocConn(r.a, rc, neg, o) // heartbeats go through rc too: their refusal counts
 		c.cause = rc.cause
 		return c, nil
 	case <-ctx.Done():
