@@ -172,7 +172,15 @@ func (n *negotiation) tag() uint32 {
 // observedConn is the client side's net.Conn under pion, watched.
 type observedConn struct {
 	*refusalConn
-	neg *negotiation
+	neg   *negotiation
+	sacks *sackHolder
+}
+
+func newObservedConn(rc *refusalConn, neg *negotiation) *observedConn {
+	return &observedConn{refusalConn: rc, neg: neg, sacks: newSACKHolder(func(pkt []byte) error {
+		_, err := rc.Write(pkt)
+		return err
+	})}
 }
 
 func (o *observedConn) Read(b []byte) (int, error) {
@@ -187,7 +195,10 @@ func (o *observedConn) Write(b []byte) (int, error) {
 	if !o.neg.sent(b) {
 		return len(b), nil
 	}
-	return o.refusalConn.Write(b)
+	if err := o.sacks.write(b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // stripInitParams removes from an INIT the RFC 4960 parameters pion
