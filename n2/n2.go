@@ -91,7 +91,8 @@ type Options struct {
 	// within RTOMax of a restart even without ICMP.
 	RTOMax time.Duration
 
-	onRefused func() // tests: a dial attempt was refused by ICMP
+	onRefused func()        // tests: a dial attempt was refused by ICMP
+	sackHold  time.Duration // tests: how long a lone SACK waits (0: sackHold)
 }
 
 func (o Options) maxAssociations() int {
