@@ -130,9 +130,7 @@ func associate(ctx context.Context, addr string, nc net.Conn, sock io.Closer, ic
 			}
 			return nil, fmt.Errorf("n2: SCTP association with %s: %w", addr, r.err)
 		}
-		c := newAssocConn(r.a, rc, neg, o) // heartbeats go through rc too: their refusal counts
-		c.cause = rc.cause
-		return c, nil
+		return newAssocConn(r.a, rc, neg, o, rc.cause), nil // heartbeats go through rc too: their refusal counts
 	case <-ctx.Done():
 		sock.Close()
 		return nil, fmt.Errorf("n2: SCTP association with %s: %w", addr, ctx.Err())
@@ -166,8 +164,10 @@ type message struct {
 	stream uint16
 }
 
-func newAssocConn(a *sctp.Association, nc net.Conn, neg *negotiation, o Options) *assocConn {
-	c := &assocConn{a: a, nc: nc, neg: neg, metrics: o.Metrics, maxMessage: o.maxMessageSize(), msgs: make(chan message, 128), done: make(chan struct{}), streams: map[uint16]*sctp.Stream{}}
+// newAssocConn starts serving association a over nc; cause, when not nil,
+// names why the packet layer ended it (pion reports only that it ended).
+func newAssocConn(a *sctp.Association, nc net.Conn, neg *negotiation, o Options, cause func() error) *assocConn {
+	c := &assocConn{a: a, nc: nc, neg: neg, cause: cause, metrics: o.Metrics, maxMessage: o.maxMessageSize(), msgs: make(chan message, 128), done: make(chan struct{}), streams: map[uint16]*sctp.Stream{}}
 	go c.acceptLoop()
 	if interval, maxRetrans := o.heartbeat(); interval > 0 {
 		go c.heartbeat(interval, maxRetrans)

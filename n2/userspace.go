@@ -230,7 +230,7 @@ func (l *sctpListener) start(from netip.AddrPort, key endpoint, ck cookie) (*pee
 		p.Close()
 		return nil, nil, err
 	}
-	c := newAssocConn(a, p, &p.neg, l.opts)
+	c := newAssocConn(a, p, &p.neg, l.opts, nil)
 	l.mu.Lock()
 	p.assoc = c
 	l.assocs[key] = p
