@@ -91,8 +91,7 @@ type Options struct {
 	// within RTOMax of a restart even without ICMP.
 	RTOMax time.Duration
 
-	onRefused func()        // tests: a dial attempt was refused by ICMP
-	sackHold  time.Duration // tests: how long a lone SACK waits (0: sackHold)
+	onRefused func() // tests: a dial attempt was refused by ICMP
 }
 
 func (o Options) maxAssociations() int {

@@ -24,15 +24,6 @@ import (
 // sackHold is the longest a SACK waits for a DATA packet to ride on.
 const sackHold = 2 * time.Millisecond
 
-// sackWait is how long this association's lone SACKs wait (tests lengthen
-// it to see every SACK ride whatever the machine's speed).
-func (o Options) sackWait() time.Duration {
-	if o.sackHold > 0 {
-		return o.sackHold
-	}
-	return sackHold
-}
-
 // maxBundled keeps a SACK-carrying packet within one IPv6 datagram on an
 // Ethernet path (1500 - 40 - 8); pion's packets stay under 1228 bytes.
 const maxBundled = 1452
@@ -46,15 +37,14 @@ const (
 // sackHolder sits between pion's writer and the wire of one association.
 type sackHolder struct {
 	send func(pkt []byte) error // puts one finished packet on the wire
-	wait time.Duration          // longest a lone SACK is held
 
 	mu    sync.Mutex
 	held  []byte // a SACK-only packet waiting, or nil
 	timer *time.Timer
 }
 
-func newSACKHolder(send func([]byte) error, wait time.Duration) *sackHolder {
-	return &sackHolder{send: send, wait: wait}
+func newSACKHolder(send func([]byte) error) *sackHolder {
+	return &sackHolder{send: send}
 }
 
 // write sends pkt, a finished packet (ports and checksum final), holding
@@ -76,7 +66,7 @@ func (h *sackHolder) write(pkt []byte) error {
 	return h.send(pkt)
 }
 
-// hold keeps sack until DATA leaves or h.wait passes; a SACK while one is
+// hold keeps sack until DATA leaves or sackHold passes; a SACK while one is
 // held goes at once in its place.
 func (h *sackHolder) hold(sack []byte) error {
 	h.mu.Lock()
@@ -88,9 +78,9 @@ func (h *sackHolder) hold(sack []byte) error {
 	}
 	h.held = append([]byte(nil), sack...)
 	if h.timer == nil {
-		h.timer = time.AfterFunc(h.wait, h.flush)
+		h.timer = time.AfterFunc(sackHold, h.flush)
 	} else {
-		h.timer.Reset(h.wait)
+		h.timer.Reset(sackHold)
 	}
 	h.mu.Unlock()
 	return nil

@@ -176,11 +176,11 @@ type observedConn struct {
 	sacks *sackHolder
 }
 
-func newObservedConn(rc *refusalConn, neg *negotiation, o Options) *observedConn {
+func newObservedConn(rc *refusalConn, neg *negotiation) *observedConn {
 	return &observedConn{refusalConn: rc, neg: neg, sacks: newSACKHolder(func(pkt []byte) error {
 		_, err := rc.Write(pkt)
 		return err
-	}, o.sackWait())}
+	})}
 }
 
 func (o *observedConn) Read(b []byte) (int, error) {

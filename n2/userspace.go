@@ -213,7 +213,7 @@ func (l *sctpListener) hasRoom(old *peerConn) bool {
 
 // start runs pion on an established association.
 func (l *sctpListener) start(from netip.AddrPort, key endpoint, ck cookie) (*peerConn, *assocConn, error) {
-	p := newPeerConn(l.pl, from, ck.localPort, ck.peerPort, l.opts)
+	p := newPeerConn(l.pl, from, ck.localPort, ck.peerPort)
 	p.onClose = func() { l.forget(key, p) }
 	local, remote := ck.localInit(), ck.remoteInit()
 	p.neg.ourOS, p.neg.peerMIS = local.outbound, remote.inbound
@@ -324,10 +324,10 @@ type peerConn struct {
 // drops (SCTP retransmits); small, since every association has one.
 const peerQueue = 256
 
-func newPeerConn(pl packetLayer, to netip.AddrPort, localPort, peerPort uint16, o Options) *peerConn {
+func newPeerConn(pl packetLayer, to netip.AddrPort, localPort, peerPort uint16) *peerConn {
 	p := &peerConn{pl: pl, to: to, localPort: localPort, peerPort: peerPort,
 		in: make(chan []byte, peerQueue), closed: make(chan struct{})}
-	p.sacks = newSACKHolder(p.writeWire, o.sackWait())
+	p.sacks = newSACKHolder(p.writeWire)
 	return p
 }
 
