@@ -172,15 +172,7 @@ func (n *negotiation) tag() uint32 {
 // observedConn is the client side's net.Conn under pion, watched.
 type observedConn struct {
 	*refusalConn
-	neg   *negotiation
-	sacks *sackHolder
-}
-
-func newObservedConn(rc *refusalConn, neg *negotiation) *observedConn {
-	return &observedConn{refusalConn: rc, neg: neg, sacks: newSACKHolder(func(pkt []byte) error {
-		_, err := rc.Write(pkt)
-		return err
-	})}
+	neg *negotiation
 }
 
 func (o *observedConn) Read(b []byte) (int, error) {
@@ -195,10 +187,7 @@ func (o *observedConn) Write(b []byte) (int, error) {
 	if !o.neg.sent(b) {
 		return len(b), nil
 	}
-	if err := o.sacks.write(b); err != nil {
-		return 0, err
-	}
-	return len(b), nil
+	return o.refusalConn.Write(b)
 }
 
 // stripInitParams removes from an INIT the RFC 4960 parameters pion

@@ -118,7 +118,7 @@ func associate(ctx context.Context, addr string, nc net.Conn, sock io.Closer, ic
 	neg := &negotiation{}
 	rc := &refusalConn{Conn: nc, icmp: icmp, neg: neg}
 	go func() {
-		a, err := sctp.Client(sctpConfig(newObservedConn(rc, neg), "gnb", o))
+		a, err := sctp.Client(sctpConfig(&observedConn{rc, neg}, "gnb", o))
 		done <- result{a, err}
 	}()
 	select {

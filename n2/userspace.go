@@ -317,7 +317,6 @@ type peerConn struct {
 	onClose             func()
 	neg                 negotiation
 	assoc               *assocConn // set once when started
-	sacks               *sackHolder
 }
 
 // peerQueue is how many packets wait for pion per association before
@@ -325,21 +324,8 @@ type peerConn struct {
 const peerQueue = 256
 
 func newPeerConn(pl packetLayer, to netip.AddrPort, localPort, peerPort uint16) *peerConn {
-	p := &peerConn{pl: pl, to: to, localPort: localPort, peerPort: peerPort,
+	return &peerConn{pl: pl, to: to, localPort: localPort, peerPort: peerPort,
 		in: make(chan []byte, peerQueue), closed: make(chan struct{})}
-	p.sacks = newSACKHolder(p.writeWire)
-	return p
-}
-
-// writeWire puts one finished packet on the shared socket, unless the
-// association is closed (a held SACK may come due after).
-func (p *peerConn) writeWire(pkt []byte) error {
-	select {
-	case <-p.closed:
-		return net.ErrClosed
-	default:
-	}
-	return p.pl.writePacket(pkt, p.to)
 }
 
 // ownsTag applies RFC 4960 8.5: a packet belongs to the association when it
@@ -394,7 +380,7 @@ func (p *peerConn) Write(b []byte) (int, error) {
 	}
 	out := append([]byte(nil), b...)
 	setPorts(out, p.localPort, p.peerPort)
-	if err := p.sacks.write(out); err != nil {
+	if err := p.pl.writePacket(out, p.to); err != nil {
 		return 0, err
 	}
 	return len(b), nil
