@@ -85,6 +85,13 @@ type Options struct {
 	// received is dropped and counted, the association stays
 	// (0: DefaultMaxMessageSize).
 	MaxMessageSize int
+	// RTOMax is RFC 9260 RTO.Max, the bound on the doubling retransmission
+	// timers (T1-init, T1-cookie, T3-rtx) over udp and raw (0: the RFC's
+	// 60 s). A simulated gNB keeps it short, so that it tries its AMF again
+	// within RTOMax of a restart even without ICMP.
+	RTOMax time.Duration
+
+	onRefused func() // tests: a dial attempt was refused by ICMP
 }
 
 func (o Options) maxAssociations() int {
@@ -99,6 +106,27 @@ func (o Options) maxMessageSize() uint32 {
 		return DefaultMaxMessageSize
 	}
 	return uint32(o.MaxMessageSize)
+}
+
+// rtoMaxMillis is RTOMax as pion takes it (0: pion's default, 60 s).
+func (o Options) rtoMaxMillis() float64 {
+	if o.RTOMax <= 0 {
+		return 0
+	}
+	return float64(o.RTOMax.Milliseconds())
+}
+
+// firstRefusalPause is how long a dial refused by ICMP waits before trying
+// again; it doubles up to refusalPauseMax.
+const firstRefusalPause = 50 * time.Millisecond
+
+// refusalPauseMax bounds the pause between refused dial attempts: a second,
+// or RTOMax when shorter, as T1-init's own retransmissions would be.
+func (o Options) refusalPauseMax() time.Duration {
+	if o.RTOMax > 0 {
+		return max(firstRefusalPause, min(time.Second, o.RTOMax))
+	}
+	return time.Second
 }
 
 // receiveBuffer is pion's receive window: room for a few of the largest messages.

@@ -224,5 +224,5 @@ func dialRawIP(ctx context.Context, addr string, o Options) (Conn, error) {
 	local := uint16(49152 + rand.N(16384)) // an ephemeral SCTP port (RFC 6335 6)
 	rc := &rawClientConn{c: c, remote: ip, localPort: local, peerPort: port,
 		remoteAddr: &net.TCPAddr{IP: ip.AsSlice(), Port: int(port)}, selfAddr: &net.TCPAddr{Port: int(local)}}
-	return associate(ctx, addr, rc, c, o)
+	return associate(ctx, addr, rc, c, nil, o) // ICMP over raw IP is not read: T1/T3 and heartbeats find a dead peer
 }

@@ -171,12 +171,12 @@ func (n *negotiation) tag() uint32 {
 
 // observedConn is the client side's net.Conn under pion, watched.
 type observedConn struct {
-	*refusalTolerantConn
+	*refusalConn
 	neg *negotiation
 }
 
 func (o *observedConn) Read(b []byte) (int, error) {
-	n, err := o.refusalTolerantConn.Read(b)
+	n, err := o.refusalConn.Read(b)
 	if err == nil {
 		o.neg.received(b[:n])
 	}
@@ -187,7 +187,7 @@ func (o *observedConn) Write(b []byte) (int, error) {
 	if !o.neg.sent(b) {
 		return len(b), nil
 	}
-	return o.refusalTolerantConn.Write(b)
+	return o.refusalConn.Write(b)
 }
 
 // stripInitParams removes from an INIT the RFC 4960 parameters pion

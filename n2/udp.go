@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"time"
 
@@ -33,7 +32,7 @@ func quietLogs() logging.LoggerFactory {
 }
 
 func sctpConfig(nc net.Conn, name string, o Options) sctp.Config {
-	return sctp.Config{NetConn: nc, LoggerFactory: quietLogs(), Name: name,
+	return sctp.Config{NetConn: nc, LoggerFactory: quietLogs(), Name: name, RTOMax: o.rtoMaxMillis(),
 		MaxReceiveBufferSize: o.receiveBuffer(), MaxMessageSize: o.maxMessageSize()}
 }
 
@@ -68,60 +67,73 @@ func listenUDP(addr string, o Options) (*sctpListener, error) {
 	return newSCTPListener(udpLayer{pc}, 0, o), nil
 }
 
-// dialUDP runs the client side over a connected UDP socket.
+// dialUDP runs the client side over a connected UDP socket. An attempt the
+// AMF's host refuses with ICMP Port Unreachable (no AMF listening yet) is
+// made again shortly on a fresh socket, until ctx ends (RFC 6951 5.5).
 func dialUDP(ctx context.Context, addr string, o Options) (Conn, error) {
+	pause := firstRefusalPause
+	for {
+		uc, err := udpSocket(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		c, err := associate(ctx, addr, uc, uc, watchICMP(uc), o)
+		if !errors.Is(err, errPortUnreachable) {
+			return c, err
+		}
+		if o.onRefused != nil {
+			o.onRefused()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("n2: SCTP association with %s: %w (last attempt: %w)", addr, ctx.Err(), err)
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, o.refusalPauseMax())
+	}
+}
+
+// udpSocket is a UDP socket connected to addr, with room for bursts.
+func udpSocket(ctx context.Context, addr string) (*net.UDPConn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "udp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("n2: dial %s: %w", addr, err)
 	}
-	if uc, ok := nc.(*net.UDPConn); ok {
-		_ = uc.SetReadBuffer(8 << 20)
-		_ = uc.SetWriteBuffer(8 << 20)
-	}
-	return associate(ctx, addr, nc, nc, o)
+	uc := nc.(*net.UDPConn) // "udp" always gives one
+	_ = uc.SetReadBuffer(8 << 20)
+	_ = uc.SetWriteBuffer(8 << 20)
+	return uc, nil
 }
 
 // associate runs the client side of the SCTP handshake over nc (SCTP
 // packets over UDP or raw IP) until ctx ends; on failure it closes sock,
-// the socket under nc.
-func associate(ctx context.Context, addr string, nc net.Conn, sock io.Closer, o Options) (Conn, error) {
+// the socket under nc. icmp is nc's error queue (nil: ICMP ignored).
+func associate(ctx context.Context, addr string, nc net.Conn, sock io.Closer, icmp *errorQueue, o Options) (Conn, error) {
 	type result struct {
 		a   *sctp.Association
 		err error
 	}
 	done := make(chan result, 1)
 	neg := &negotiation{}
+	rc := &refusalConn{Conn: nc, icmp: icmp, neg: neg}
 	go func() {
-		a, err := sctp.Client(sctpConfig(&observedConn{&refusalTolerantConn{Conn: nc}, neg}, "gnb", o))
+		a, err := sctp.Client(sctpConfig(&observedConn{rc, neg}, "gnb", o))
 		done <- result{a, err}
 	}()
 	select {
 	case r := <-done:
 		if r.err != nil {
 			sock.Close()
+			if rc.refused.Load() {
+				r.err = errPortUnreachable
+			}
 			return nil, fmt.Errorf("n2: SCTP association with %s: %w", addr, r.err)
 		}
-		return newAssocConn(r.a, nc, neg, o), nil
+		return newAssocConn(r.a, rc, neg, o, rc.cause), nil // heartbeats go through rc too: their refusal counts
 	case <-ctx.Done():
 		sock.Close()
 		return nil, fmt.Errorf("n2: SCTP association with %s: %w", addr, ctx.Err())
-	}
-}
-
-// refusalTolerantConn hides the ECONNREFUSED a connected UDP socket reports
-// after an ICMP port unreachable, so SCTP keeps retransmitting its INIT
-// until the AMF is up or the caller gives up.
-type refusalTolerantConn struct{ net.Conn }
-
-func (r *refusalTolerantConn) Read(b []byte) (int, error) {
-	for {
-		n, err := r.Conn.Read(b)
-		var se *os.SyscallError
-		if err != nil && errors.As(err, &se) {
-			continue
-		}
-		return n, err
 	}
 }
 
@@ -142,6 +154,9 @@ type assocConn struct {
 	mu      sync.Mutex
 	streams map[uint16]*sctp.Stream
 	err     error
+	// cause, when set, says why the packet layer ended the association
+	// (ICMP Port Unreachable) where pion reports only its end.
+	cause func() error
 }
 
 type message struct {
@@ -149,8 +164,10 @@ type message struct {
 	stream uint16
 }
 
-func newAssocConn(a *sctp.Association, nc net.Conn, neg *negotiation, o Options) *assocConn {
-	c := &assocConn{a: a, nc: nc, neg: neg, metrics: o.Metrics, maxMessage: o.maxMessageSize(), msgs: make(chan message, 128), done: make(chan struct{}), streams: map[uint16]*sctp.Stream{}}
+// newAssocConn starts serving association a over nc; cause, when not nil,
+// names why the packet layer ended it (pion reports only that it ended).
+func newAssocConn(a *sctp.Association, nc net.Conn, neg *negotiation, o Options, cause func() error) *assocConn {
+	c := &assocConn{a: a, nc: nc, neg: neg, cause: cause, metrics: o.Metrics, maxMessage: o.maxMessageSize(), msgs: make(chan message, 128), done: make(chan struct{}), streams: map[uint16]*sctp.Stream{}}
 	go c.acceptLoop()
 	if interval, maxRetrans := o.heartbeat(); interval > 0 {
 		go c.heartbeat(interval, maxRetrans)
@@ -258,6 +275,11 @@ func (c *assocConn) readStream(s *sctp.Stream) {
 
 // fail records why the association ended and wakes the reader.
 func (c *assocConn) fail(err error) {
+	if err == io.EOF && c.cause != nil {
+		if why := c.cause(); why != nil {
+			err = why
+		}
+	}
 	c.mu.Lock()
 	if c.err == nil {
 		c.err = err

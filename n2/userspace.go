@@ -219,14 +219,18 @@ func (l *sctpListener) start(from netip.AddrPort, key endpoint, ck cookie) (*pee
 	p.neg.ourOS, p.neg.peerMIS = local.outbound, remote.inbound
 	p.neg.localTag, p.neg.peerTag = local.tag, remote.tag
 	p.neg.peerSrcPort, p.neg.peerDstPort = ck.peerPort, ck.localPort
-	a, err := sctp.ClientWithOptions(sctp.WithNetConn(p), sctp.WithSNAP(ck.local, ck.remote),
+	opts := []sctp.ClientOption{sctp.WithNetConn(p), sctp.WithSNAP(ck.local, ck.remote),
 		sctp.WithLoggerFactory(quietLogs()), sctp.WithName("amf"),
-		sctp.WithMaxReceiveBufferSize(l.opts.receiveBuffer()), sctp.WithMaxMessageSize(l.opts.maxMessageSize()))
+		sctp.WithMaxReceiveBufferSize(l.opts.receiveBuffer()), sctp.WithMaxMessageSize(l.opts.maxMessageSize())}
+	if ms := l.opts.rtoMaxMillis(); ms > 0 {
+		opts = append(opts, sctp.WithRTOMax(ms))
+	}
+	a, err := sctp.ClientWithOptions(opts...)
 	if err != nil {
 		p.Close()
 		return nil, nil, err
 	}
-	c := newAssocConn(a, p, &p.neg, l.opts)
+	c := newAssocConn(a, p, &p.neg, l.opts, nil)
 	l.mu.Lock()
 	p.assoc = c
 	l.assocs[key] = p

@@ -87,7 +87,7 @@ func Connect(ctx context.Context, cfg GNBConfig) (*GNB, error) {
 	if cfg.ID == 0 {
 		cfg.ID = 1
 	}
-	conn, picked, err := n2.Dial(ctx, cfg.Transport, cfg.AMF)
+	conn, picked, err := simulatorN2().Dial(ctx, cfg.Transport, cfg.AMF)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +98,17 @@ func Connect(ctx context.Context, cfg GNBConfig) (*GNB, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// simulatorN2 is the simulated gNB's SCTP tuning (RFC 9260 16 lets RTO.Max
+// and HB.interval be configured). With the defaults (heartbeat every 30 s,
+// retransmission timers doubling to 60 s) a gNB whose AMF was killed while
+// it had nothing unacknowledged took up to 30 s to notice the restart. Now
+// its next heartbeat, within about a second, draws either the new AMF's
+// ABORT or, while no AMF listens, ICMP Port Unreachable, and either ends
+// the association (n2 takes the ICMP as an ABORT, RFC 6951 5.5).
+func simulatorN2() n2.Options {
+	return n2.Options{RTOMax: time.Second, HeartbeatInterval: time.Second}
 }
 
 // newGNB is a gNB on an open association, before NG Setup.
