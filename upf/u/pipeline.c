@@ -726,12 +726,15 @@ static void prefetch_rest(struct upfu *u, uint32_t sl, enum dir d)
 		rte_prefetch0(&dyn->qer[c->v.qer[i] % UPF_MAX_QER][d]);
 }
 
+#define REST_AHEAD 6 /* packets handled while a packet's rules arrive */
+
 static int hinted(const struct upfu *u, int64_t sl) { return sl >= 0 && sl < u->t->max_sessions; }
 
-/* burst handles at most UPFU_BURST packets in four passes, so that memory
+/* burst handles at most UPFU_BURST packets in three passes, so that memory
  * latency overlaps: parse each (and fetch its lookup entry), find each
- * session (and fetch its seq and cached verdict), fetch what the verdict
- * needs (or the rules), then act on each. */
+ * session (and fetch its seq and cached verdict), then act on each while
+ * fetching what the verdict of a packet a few places on needs (or its
+ * rules). */
 static void burst(struct upfu *u, int port, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct upfu_pkt ks[UPFU_BURST];
@@ -767,10 +770,15 @@ static void burst(struct upfu *u, int port, struct rte_mbuf **pkts, uint16_t n)
 				prefetch_verdict(u, (uint32_t)hints[i], d);
 		}
 	}
-	for (uint16_t i = 0; i < n; i++)
+	/* The rest is asked for REST_AHEAD packets ahead of the one handled, not
+	 * for the whole burst at once: a shaped packet needs some ten lines,
+	 * and a burst's worth would queue behind the core's few fill buffers. */
+	for (uint16_t i = 0; i < n && i < REST_AHEAD; i++)
 		if (hinted(u, hints[i]))
 			prefetch_rest(u, (uint32_t)hints[i], d);
 	for (uint16_t i = 0; i < n; i++) {
+		if (i + REST_AHEAD < n && hinted(u, hints[i + REST_AHEAD]))
+			prefetch_rest(u, (uint32_t)hints[i + REST_AHEAD], d);
 		if (rs[i])
 			upfu_drop(u, pkts[i], rs[i]);
 		else if (port == UPF_N3)
