@@ -209,7 +209,9 @@ struct upf_count {
 	uint64_t dl_pkts;
 };
 
-/* A token bucket for a QER's MBR in one direction (bytes, TSC cycles). */
+/* A token bucket for a QER's MBR in one direction: credit (a byte is 8 ×
+ * the TSC rate, a tick adds the MBR in bit/s, as qos/ counts) and the TSC
+ * of its last fill. Only UPF-U reads or writes it. */
 struct upf_bucket {
 	int64_t tokens;
 	uint64_t last;

@@ -7,7 +7,9 @@
  * The rules are read in place under each session's seqlock (upf_shm.h):
  * decide() computes a verdict from the slot, and the verdict is kept only
  * if the slot did not change meanwhile. Side effects (counters, buckets,
- * the packet) happen after, from the verdict alone.
+ * the packet) happen after, from the verdict alone. A verdict that depends
+ * on the key alone is cached per slot and direction until the slot's seq
+ * moves (verdict.h), so most packets read two lines of rules, not nine.
  */
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
@@ -25,26 +27,7 @@
 
 enum dir { UL = 0, DL = 1 };
 
-/* verdict is what a packet's session says to do, read whole. */
-struct verdict {
-	uint16_t action;
-	uint8_t dest;
-	uint8_t ohr;
-	uint8_t has_oh;
-	uint8_t qfi; /* QFI to mark on N3 (first QER with one) */
-	uint8_t gate_closed;
-	uint8_t nqer, nurr;
-	uint8_t flow_qer; /* the PDR's flow QER (QFI != 0), UPF_NONE: the default flow */
-	uint8_t sess_qer; /* its session-level QER (QFI 0, an AMBR): shaped (shape.c) */
-	uint8_t qer[UPF_PDR_QERS];
-	uint8_t urr[UPF_PDR_URRS];
-	uint32_t oh_teid, oh_addr;
-	uint16_t pdr_id;  /* the PDR that matched (a Downlink Data note names it) */
-	uint64_t up_seid; /* the session read (buffered packets belong to it) */
-	uint32_t seq;     /* the seqlock value it was read at: a shaper's rules are current */
-	uint64_t mbr[UPF_PDR_QERS];
-	uint32_t epoch[UPF_PDR_URRS];
-};
+/* struct verdict and its per-slot cache: verdict.h */
 
 void upfu_drop(struct upfu *u, struct rte_mbuf *m, int reason)
 {
@@ -121,7 +104,20 @@ static int keyed(const struct upf_pdr *p, enum dir d, const struct upfu_pkt *k)
 	       p->ue_addr == k->fdst;
 }
 
-static void take_qers(const struct upf_sess *s, const struct upf_pdr *p, enum dir d, struct verdict *v)
+/* mbr_depth is the size of an MBR bucket in credit (unit per byte, police):
+ * MBR_BURST_MS of the rate, at least two full frames, at most what credit
+ * holds. Computed when the rules are read, not per packet. */
+static uint64_t mbr_depth(uint64_t mbr, uint64_t unit)
+{
+	uint64_t bytes = qos_window_bytes(mbr, MBR_BURST_MS * 1000000ull);
+	if (bytes < 2 * RTE_ETHER_MAX_LEN)
+		bytes = 2 * RTE_ETHER_MAX_LEN;
+	if (bytes > (QOS_MAX_CREDIT - 1) / unit)
+		bytes = (QOS_MAX_CREDIT - 1) / unit;
+	return bytes * unit;
+}
+
+static void take_qers(const struct upf_sess *s, const struct upf_pdr *p, enum dir d, uint64_t unit, struct verdict *v)
 {
 	for (int i = 0; i < UPF_PDR_QERS; i++) {
 		uint8_t q = p->qer[i];
@@ -138,7 +134,9 @@ static void take_qers(const struct upf_sess *s, const struct upf_pdr *p, enum di
 		else if (r->qfi == 0 && (d == UL ? r->mbr_ul : r->mbr_dl) != 0)
 			v->sess_qer = q;
 		v->qer[v->nqer] = q;
-		v->mbr[v->nqer++] = d == UL ? r->mbr_ul : r->mbr_dl;
+		v->mbr[v->nqer] = d == UL ? r->mbr_ul : r->mbr_dl;
+		v->depth[v->nqer] = mbr_depth(v->mbr[v->nqer], unit);
+		v->nqer++;
 	}
 }
 
@@ -163,18 +161,18 @@ static uint32_t ue_of_uplink(const struct upf_sess *s, const struct upf_pdr *p, 
 	return k->fsrc;
 }
 
-/* decide picks the PDR with the lowest precedence value that matches and
- * reads its FAR, QERs and URRs into v. */
-static int decide(const struct upf_sess *s, enum dir d, const struct upfu_pkt *k, struct verdict *v)
+/* pick is the PDR with the lowest precedence value that matches, or NULL;
+ * *keyed_n counts the PDRs the packet's key finds at all. */
+static const struct upf_pdr *pick(const struct upf_sess *s, enum dir d, const struct upfu_pkt *k, uint32_t *keyed_n)
 {
 	const struct upf_pdr *best = NULL;
-	int keyed_any = 0;
 	uint8_t n = s->npdr < UPF_MAX_PDR ? s->npdr : UPF_MAX_PDR;
+	*keyed_n = 0;
 	for (uint8_t i = 0; i < n; i++) {
 		const struct upf_pdr *p = &s->pdr[i];
 		if (!keyed(p, d, k))
 			continue;
-		keyed_any = 1;
+		(*keyed_n)++;
 		if (d == UL && p->qfi != 0 && p->qfi != k->qfi)
 			continue;
 		/* TS 29.244 5.2.1: a PDI's UE IP address is the source of uplink
@@ -184,7 +182,37 @@ static int decide(const struct upf_sess *s, enum dir d, const struct upfu_pkt *k
 		if (sdfs_match(p, d, k) && (best == NULL || p->precedence < best->precedence))
 			best = p;
 	}
-	if (!keyed_any)
+	return best;
+}
+
+/* cacheable says whether best's verdict holds for every packet of this key
+ * that passes w (verdict.h: the only PDR of the key, no SDF filter). */
+static int cacheable(const struct upf_sess *s, const struct upf_pdr *best, enum dir d, uint32_t keyed_n,
+		     struct vc_cond *w)
+{
+	if (keyed_n != 1 || best->nsdf != 0)
+		return 0;
+	w->qfi = d == UL ? best->qfi : 0;
+	w->ue_at = VC_UE_ANY;
+	w->ue = 0;
+	if (d == UL && (best->flags & UPF_PDR_UEIP)) {
+		int fwd = best->far < UPF_MAX_FAR && best->far < s->nfar && s->far[best->far].dest == UPF_ACCESS;
+		w->ue_at = fwd ? VC_UE_DST : VC_UE_SRC; /* as ue_of_uplink */
+		w->ue = best->ue_addr;
+	}
+	return 1;
+}
+
+/* decide picks the PDR with the lowest precedence value that matches and
+ * reads its FAR, QERs and URRs into v; *w says whether (1) and on what
+ * condition the verdict may be cached. */
+static int decide(const struct upf_sess *s, enum dir d, const struct upfu_pkt *k, uint64_t unit, struct verdict *v,
+		  struct vc_cond *w, int *cache)
+{
+	uint32_t keyed_n;
+	const struct upf_pdr *best = pick(s, d, k, &keyed_n);
+	*cache = 0;
+	if (keyed_n == 0)
 		return d == UL ? UPF_DROP_UNKNOWN_TEID : UPF_DROP_NOT_OURS;
 	if (best == NULL)
 		return UPF_DROP_NO_PDR;
@@ -201,29 +229,32 @@ static int decide(const struct upf_sess *s, enum dir d, const struct upfu_pkt *k
 	v->pdr_id = best->id;
 	v->up_seid = s->up_seid;
 	v->flow_qer = v->sess_qer = UPF_NONE;
-	take_qers(s, best, d, v);
+	take_qers(s, best, d, unit, v);
 	take_urrs(s, best, v);
+	*cache = cacheable(s, best, d, keyed_n, w);
 	return 0;
 }
 
-/* lookup decides under the seqlock of slot sl, the lookup table's hint
- * for the packet's key (found ahead for the whole burst). */
-static int lookup(struct upfu *u, enum dir d, const struct upfu_pkt *k, int64_t sl, uint32_t *slot, struct verdict *v)
+static uint32_t key_of(enum dir d, const struct upfu_pkt *k) { return d == UL ? k->teid : k->fdst; }
+
+/* read_rules decides under the seqlock of slot s (the slow path: the
+ * verdict cache had nothing for this packet) and caches what it may. */
+static int read_rules(struct upfu *u, enum dir d, const struct upfu_pkt *k, const struct upf_sess *s,
+		      struct vcache *c, struct verdict *v)
 {
-	struct upf_shm *t = u->t;
 	int none = d == UL ? UPF_DROP_UNKNOWN_TEID : UPF_DROP_NOT_OURS;
-	if (sl < 0 || sl >= t->max_sessions)
-		return none;
-	const struct upf_sess *s = upf_sess_at(t, (uint32_t)sl);
-	*slot = (uint32_t)sl;
 	/* UPF-C holds a slot odd for the ~100 ns of a copy; one descheduled
 	 * mid-write (or killed) costs this session's packets, not the burst. */
 	for (uint64_t deadline = 0;;) {
 		uint32_t seq = upf_read_begin(s);
 		if (!(seq & 1)) {
-			int r = s->state == UPF_SESS_USED ? decide(s, d, k, v) : none;
+			struct vc_cond w;
+			int cache = 0;
+			int r = s->state == UPF_SESS_USED ? decide(s, d, k, u->unit, v, &w, &cache) : none;
 			if (upf_read_valid(s, seq)) {
 				v->seq = seq;
+				if (r == 0 && cache)
+					vcache_fill(c, seq, key_of(d, k), &w, v);
 				return r;
 			}
 		}
@@ -236,29 +267,45 @@ static int lookup(struct upfu *u, enum dir d, const struct upfu_pkt *k, int64_t 
 	}
 }
 
-/* police applies each QER's MBR as a token bucket (bytes; the full trTCM
- * of qos/ is a later issue). A bucket holds MBR_BURST_MS of its rate. */
+/* lookup finds the packet's verdict in slot sl, the lookup table's hint
+ * for its key (found ahead for the whole burst): from the verdict cache
+ * when the slot is unchanged since, else from the rules. */
+static int lookup(struct upfu *u, enum dir d, const struct upfu_pkt *k, int64_t sl, uint32_t *slot, struct verdict *v)
+{
+	struct upf_shm *t = u->t;
+	if (sl < 0 || sl >= t->max_sessions)
+		return d == UL ? UPF_DROP_UNKNOWN_TEID : UPF_DROP_NOT_OURS;
+	const struct upf_sess *s = upf_sess_at(t, (uint32_t)sl);
+	struct vcache *c = upfu_vcache_at(u, (uint32_t)sl, d);
+	*slot = (uint32_t)sl;
+	uint32_t seq = upf_read_begin(s);
+	if (vcache_hit(c, seq, key_of(d, k), k->qfi, k->fsrc, k->fdst)) {
+		*v = c->v;
+		return 0;
+	}
+	return read_rules(u, d, k, s, c, v);
+}
+
+/* police applies each QER's MBR as a token bucket (the full trTCM of
+ * qos/ runs when a shaper serves the session). Integer credit as in qos/:
+ * a byte is unit (8 × hz) credit and a tick adds MBR (bit/s) credit, so
+ * the refill is one multiplication, exact, with no division per packet. */
 static int police(struct upfu *u, uint32_t slot, const struct verdict *v, enum dir d, uint32_t bytes)
 {
 	struct upf_dyn *dyn = upf_dyn_at(u->t, slot);
-	uint64_t now = rte_rdtsc();
+	uint64_t now = rte_rdtsc(), need = (uint64_t)bytes * u->unit;
 	for (int i = 0; i < v->nqer; i++) {
 		if (v->mbr[i] == 0)
 			continue;
 		struct upf_bucket *b = &dyn->qer[v->qer[i]][d];
-		double rate = (double)v->mbr[i] / 8; /* bytes per second */
-		double depth = rate * MBR_BURST_MS / 1000;
-		if (depth < 2 * RTE_ETHER_MAX_LEN)
-			depth = 2 * RTE_ETHER_MAX_LEN;
-		double tokens = b->last == 0 ? depth : (double)b->tokens + (double)(now - b->last) * rate / (double)u->hz;
-		if (tokens > depth)
-			tokens = depth;
+		uint64_t had = b->tokens > 0 ? (uint64_t)b->tokens : 0;
+		uint64_t tokens = b->last == 0 ? v->depth[i] : qos_fill(had, v->depth[i], v->mbr[i], now > b->last ? now - b->last : 0);
 		b->last = now;
-		if (tokens < bytes) {
+		if (tokens < need) {
 			b->tokens = (int64_t)tokens;
 			return UPF_DROP_MBR;
 		}
-		b->tokens = (int64_t)(tokens - bytes);
+		b->tokens = (int64_t)(tokens - need);
 	}
 	return 0;
 }
@@ -359,6 +406,21 @@ static void put_gtpu(uint8_t *g, uint32_t teid, uint16_t ip_len, uint8_t qfi)
 	g[15] = 0; /* no next extension header */
 }
 
+/* outer_cksum is the checksum (RFC 791, RFC 1071) of the outer header
+ * to_n3 writes: options none, fragment offset 0, so five of its ten words
+ * vary and the sum is a few additions, not a loop over the header. */
+static uint16_t outer_cksum(const struct rte_ipv4_hdr *ip)
+{
+	uint32_t src = rte_be_to_cpu_32(ip->src_addr), dst = rte_be_to_cpu_32(ip->dst_addr);
+	uint32_t sum = ((uint32_t)ip->version_ihl << 8 | ip->type_of_service) + rte_be_to_cpu_16(ip->total_length) +
+		       rte_be_to_cpu_16(ip->packet_id) + rte_be_to_cpu_16(ip->fragment_offset) +
+		       ((uint32_t)ip->time_to_live << 8 | ip->next_proto_id) + (src >> 16) + (src & 0xffff) + (dst >> 16) +
+		       (dst & 0xffff);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return rte_cpu_to_be_16((uint16_t)~sum);
+}
+
 /* to_n3 encapsulates the IPv4 packet at ip_off in GTP-U with a PDU Session
  * Container toward the FAR's peer (the gNB's F-TEID) and sends it on N3. */
 static int to_n3(struct upfu *u, struct rte_mbuf *m, uint32_t ip_off, uint32_t ip_len, const struct verdict *v,
@@ -386,8 +448,7 @@ static int to_n3(struct upfu *u, struct rte_mbuf *m, uint32_t ip_off, uint32_t i
 	ip->next_proto_id = IPPROTO_UDP;
 	ip->src_addr = rte_cpu_to_be_32(p->ip);
 	ip->dst_addr = rte_cpu_to_be_32(v->oh_addr);
-	ip->hdr_checksum = 0;
-	ip->hdr_checksum = upfu_ip_cksum(ip, sizeof(*ip));
+	ip->hdr_checksum = outer_cksum(ip);
 	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
 	udp->src_port = rte_cpu_to_be_16(UPFU_GTPU_PORT);
 	udp->dst_port = rte_cpu_to_be_16(UPFU_GTPU_PORT);
@@ -619,25 +680,61 @@ static int user_key(struct upfu *u, int port, const struct upfu_pkt *k, const ui
 
 /* prefetch_session asks for the cache lines decide() and the counters
  * read: with thousands of sessions they are rarely cached. */
-static void prefetch_session(struct upfu *u, int64_t sl)
+static void prefetch_session(struct upfu *u, uint32_t sl)
 {
-	if (sl < 0 || sl >= u->t->max_sessions)
-		return;
-	const char *s = (const char *)upf_sess_at(u->t, (uint32_t)sl);
-	rte_prefetch0(s);
+	const char *s = (const char *)upf_sess_at(u->t, sl);
 	for (size_t off = offsetof(struct upf_sess, pdr); off < offsetof(struct upf_sess, pdr[2]); off += 64)
 		rte_prefetch0(s + off);
 	rte_prefetch0(s + offsetof(struct upf_sess, far));
 	rte_prefetch0(s + offsetof(struct upf_sess, qer));
 	rte_prefetch0(s + offsetof(struct upf_sess, urr));
-	const char *dyn = (const char *)upf_dyn_at(u->t, (uint32_t)sl);
+	const char *dyn = (const char *)upf_dyn_at(u->t, sl);
 	rte_prefetch0(dyn);
 	rte_prefetch0(dyn + offsetof(struct upf_dyn, qer));
 }
 
+/* prefetch_verdict asks for what every packet of slot sl reads first: the
+ * slot's seq and its verdict cache entry (verdict.h). */
+static void prefetch_verdict(struct upfu *u, uint32_t sl, enum dir d)
+{
+	const struct vcache *c = upfu_vcache_at(u, sl, d);
+	rte_prefetch0(upf_sess_at(u->t, sl));
+	rte_prefetch0(c);
+	rte_prefetch0((const char *)c + 64);
+	upfu_qos_prefetch_map(u, sl, d);
+}
+
+/* prefetch_rest asks, once the lines of prefetch_verdict are near, for what
+ * the packet reads next: with a cached verdict only its counters (and MBR
+ * buckets when no shaper serves it), else the rules themselves. */
+static void prefetch_rest(struct upfu *u, uint32_t sl, enum dir d)
+{
+	const struct vcache *c = upfu_vcache_at(u, sl, d);
+	if (c->seq != upf_read_begin(upf_sess_at(u->t, sl))) {
+		prefetch_session(u, sl);
+		upfu_qos_prefetch(u, sl, d);
+		return;
+	}
+	struct upf_dyn *dyn = upf_dyn_at(u->t, sl);
+	for (uint8_t i = 0; i < c->v.nurr && i < UPF_PDR_URRS; i++)
+		rte_prefetch0(&dyn->urr[c->v.urr[i] % UPF_MAX_URR]);
+	if (c->v.sess_qer != UPF_NONE && u->qos.max) {
+		upfu_qos_prefetch(u, sl, d);
+		return;
+	}
+	for (uint8_t i = 0; i < c->v.nqer && i < UPF_PDR_QERS; i++)
+		rte_prefetch0(&dyn->qer[c->v.qer[i] % UPF_MAX_QER][d]);
+}
+
+#define REST_AHEAD 6 /* packets handled while a packet's rules arrive */
+
+static int hinted(const struct upfu *u, int64_t sl) { return sl >= 0 && sl < u->t->max_sessions; }
+
 /* burst handles at most UPFU_BURST packets in three passes, so that memory
  * latency overlaps: parse each (and fetch its lookup entry), find each
- * session (and fetch its rules), then act on each. */
+ * session (and fetch its seq and cached verdict), then act on each while
+ * fetching what the verdict of a packet a few places on needs (or its
+ * rules). */
 static void burst(struct upfu *u, int port, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct upfu_pkt ks[UPFU_BURST];
@@ -645,6 +742,7 @@ static void burst(struct upfu *u, int port, struct rte_mbuf **pkts, uint16_t n)
 	int64_t hints[UPFU_BURST];
 	const uint64_t *tabs[UPFU_BURST];
 	uint32_t ns[UPFU_BURST], keys[UPFU_BURST];
+	enum dir d = port == UPF_N3 ? UL : DL;
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		if (i + 1 < n)
@@ -655,9 +753,11 @@ static void burst(struct upfu *u, int port, struct rte_mbuf **pkts, uint16_t n)
 			rs[i] = UPF_DROP_UNSUPPORTED;
 			continue;
 		}
-		const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
-		rs[i] = port == UPF_N3 ? upfu_parse_n3(d, rte_pktmbuf_data_len(m), &ks[i])
-				       : upfu_parse_n6(d, rte_pktmbuf_data_len(m), &ks[i]);
+		const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+		if (port == UPF_N6) /* downlink: to_n3 writes the tunnel's headers in front of it */
+			__builtin_prefetch(p + RTE_ETHER_HDR_LEN - ENCAP_LEN, 1, 3);
+		rs[i] = port == UPF_N3 ? upfu_parse_n3(p, rte_pktmbuf_data_len(m), &ks[i])
+				       : upfu_parse_n6(p, rte_pktmbuf_data_len(m), &ks[i]);
 		if (rs[i] == 0 && user_key(u, port, &ks[i], &tabs[i], &ns[i], &keys[i]))
 			rte_prefetch0(&tabs[i][upf_hash(keys[i], ns[i])]);
 		else
@@ -666,15 +766,19 @@ static void burst(struct upfu *u, int port, struct rte_mbuf **pkts, uint16_t n)
 	for (uint16_t i = 0; i < n; i++) {
 		if (tabs[i] != NULL) {
 			hints[i] = upf_hash_find(tabs[i], ns[i], keys[i]);
-			prefetch_session(u, hints[i]);
-			if (hints[i] >= 0 && hints[i] < u->t->max_sessions)
-				upfu_qos_prefetch_map(u, (uint32_t)hints[i], port == UPF_N3 ? UL : DL);
+			if (hinted(u, hints[i]))
+				prefetch_verdict(u, (uint32_t)hints[i], d);
 		}
 	}
-	for (uint16_t i = 0; i < n && u->qos.max; i++)
-		if (hints[i] >= 0 && hints[i] < u->t->max_sessions)
-			upfu_qos_prefetch(u, (uint32_t)hints[i], port == UPF_N3 ? UL : DL);
+	/* The rest is asked for REST_AHEAD packets ahead of the one handled, not
+	 * for the whole burst at once: a shaped packet needs some ten lines,
+	 * and a burst's worth would queue behind the core's few fill buffers. */
+	for (uint16_t i = 0; i < n && i < REST_AHEAD; i++)
+		if (hinted(u, hints[i]))
+			prefetch_rest(u, (uint32_t)hints[i], d);
 	for (uint16_t i = 0; i < n; i++) {
+		if (i + REST_AHEAD < n && hinted(u, hints[i + REST_AHEAD]))
+			prefetch_rest(u, (uint32_t)hints[i + REST_AHEAD], d);
 		if (rs[i])
 			upfu_drop(u, pkts[i], rs[i]);
 		else if (port == UPF_N3)

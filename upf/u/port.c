@@ -179,6 +179,9 @@ int upfu_start(const struct upfu_conf *c, char *err, size_t n)
 		return -1;
 	if (upfu_qos_init(u, c, err, n) < 0)
 		return -1;
+	if (upfu_vcache_init(u, err, n) < 0)
+		return -1;
+	u->unit = qos_unit(u->hz);
 	wake_open(u, c->tables);
 	for (int i = 0; i < UPF_PORTS; i++) {
 		u->port[i].st = &u->t->stats.port[i];

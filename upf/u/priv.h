@@ -10,6 +10,7 @@
 #include "qos.h"
 #include "upf_shm_ops.h"
 #include "upfu.h"
+#include "verdict.h"
 
 /* UPF-U is the only writer of its counters: a relaxed load-add-store keeps
  * each 64-bit value whole for UPF-C's readers without a locked add. */
@@ -117,7 +118,8 @@ struct buf_info {
 /* A session's shaper in one direction (shape.c): the qos/ shaper and how
  * the session's QERs map to its flows. */
 struct shaped {
-	struct qos_shaper sh;
+	/* What every packet checks first (upfu_shaper), in the same cache
+	 * line as the shaper's own head, not 19 KB away behind its queues. */
 	uint64_t up_seid; /* the session incarnation it shapes */
 	uint32_t slot;
 	uint32_t seq;     /* the session's seqlock value its flows were read at */
@@ -126,6 +128,7 @@ struct shaped {
 	uint8_t busy;     /* listed in upfu_qos.busy: has a backlog */
 	int8_t def_flow;  /* the flow of PDRs without a flow QER, -1 none */
 	int8_t flow_of_qer[UPF_MAX_QER]; /* -1: not a flow QER of this direction */
+	struct qos_shaper sh;
 };
 
 /* The shaper pool (upf.qos.max_shaped_sessions × 2 directions). */
@@ -158,6 +161,9 @@ struct upfu {
 	struct upfu_buf buf;
 	struct upfu_holds holds;
 	struct upfu_qos qos;
+	uint64_t unit;          /* credit of one byte in the MBR buckets: 8 × hz (police) */
+	struct vcache *vcache;  /* [max_sessions * 2]: verdict.h */
+	size_t vcache_len;      /* bytes mapped for vcache */
 	int wake_fd; /* UPF_WAKE_SUFFIX: UPF-C's commands end a nap; -1 = none */
 	char wake_path[560];
 };
@@ -190,6 +196,16 @@ static inline int upfu_has_buffered(const struct upfu *u, uint32_t slot)
 }
 
 static inline uint64_t upfu_buf_owner(const struct upfu *u, uint32_t slot) { return u->buf.q[slot].up_seid; }
+
+/* verdict_cache.c */
+/* upfu_vcache_init maps an empty verdict cache for every slot and
+ * direction (verdict.h). */
+int upfu_vcache_init(struct upfu *u, char *err, size_t n);
+
+static inline struct vcache *upfu_vcache_at(const struct upfu *u, uint32_t slot, int dir)
+{
+	return &u->vcache[(size_t)slot * 2 + dir];
+}
 
 /* shape.c */
 /* upfu_hop is where a prepared frame goes: its port and next-hop target. */
@@ -233,7 +249,7 @@ static inline void upfu_qos_prefetch(const struct upfu *u, uint32_t slot, int di
 	if (i < 0)
 		return;
 	const char *p = (const char *)&u->qos.pool[i];
-	for (size_t off = 0; off < offsetof(struct qos_shaper, flow[0].q); off += 64)
+	for (size_t off = 0; off < offsetof(struct shaped, sh.flow[0].q); off += 64)
 		rte_prefetch0(p + off);
 }
 
