@@ -35,6 +35,12 @@ type Config struct {
 	// while recent idle gaps show it pays (spin.go). 0 takes the default,
 	// 50µs or $L25GC_XIO_SPIN_US; negative never spins.
 	Spin time.Duration
+	// ReplySpin is how long a goroutine waiting for a reply to its
+	// request (Conn.ReadReply) may poll the rx ring itself while the
+	// poller sleeps, spent only on conns whose recent replies came
+	// within it (reply.go). 0 takes the default, 200µs or
+	// $L25GC_XIO_REPLY_SPIN_US; negative never polls.
+	ReplySpin time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -48,17 +54,31 @@ func (c Config) withDefaults() Config {
 		c.HugeDir = "/dev/hugepages"
 	}
 	if c.Spin == 0 {
-		c.Spin = spinFromEnv()
+		c.Spin = usFromEnv("L25GC_XIO_SPIN_US", 50*time.Microsecond)
+	}
+	if c.ReplySpin == 0 {
+		c.ReplySpin = usFromEnv("L25GC_XIO_REPLY_SPIN_US", DefaultReplySpin)
 	}
 	return c
 }
 
-// spinFromEnv reads $L25GC_XIO_SPIN_US (a tuning knob), default 50µs.
-func spinFromEnv() time.Duration {
-	if us, err := strconv.Atoi(os.Getenv("L25GC_XIO_SPIN_US")); err == nil && us > 0 {
+// DefaultReplySpin is Config.ReplySpin's default: most replies inside a
+// procedure (a peer answering from its store or with one call of its own)
+// come within it; a peer that takes longer costs at most this much CPU per
+// call until the conn's policy stops polling for it.
+const DefaultReplySpin = 200 * time.Microsecond
+
+// usFromEnv reads a budget in µs from the environment variable name (a
+// tuning knob): a positive number, or -1 to turn it off; else def.
+func usFromEnv(name string, def time.Duration) time.Duration {
+	us, err := strconv.Atoi(os.Getenv(name))
+	switch {
+	case err == nil && us > 0:
 		return time.Duration(us) * time.Microsecond
+	case err == nil && us < 0:
+		return -1
 	}
-	return 50 * time.Microsecond
+	return def
 }
 
 func (c Config) ealArgs() []string {
