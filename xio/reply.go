@@ -137,16 +137,25 @@ func (s *stack) pollForReply(c *Conn, until time.Time) bool {
 }
 
 // pollRing polls (token held) until c is readable, until passes, or a
-// batch held messages for others; true in that last case.
+// batch held messages for others; true in that last case. Like the
+// poller, it stops early when its yields take long: other threads want
+// this core, and with the doorbell quiet a reply that came meanwhile would
+// wait for our turn in the run queue.
 func (s *stack) pollRing(c *Conn, until time.Time) bool {
+	last := time.Now()
 	for empty := 1; ; {
 		if n := s.takeBatch(true); n > 0 {
 			s.drainBatch(n)
 			return !c.readable()
 		}
-		if empty++; empty%clockEvery == 0 && time.Now().After(until) {
+		if empty++; empty%clockEvery != 0 {
+			continue
+		}
+		now := time.Now()
+		if now.After(until) || now.Sub(last) >= clockEvery*contendedYield {
 			return false
 		}
+		last = now
 	}
 }
 

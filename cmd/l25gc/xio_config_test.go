@@ -17,4 +17,11 @@ func TestXIOConfigSpin(t *testing.T) {
 			t.Errorf("%s: spin %v, want %v", nf, got, want)
 		}
 	}
+	if got := xioConfig(cfg, "amf").ReplySpin; got != 200*time.Microsecond {
+		t.Errorf("reply poll %v, want the default 200µs", got)
+	}
+	cfg.SBI.XIOSpin.Reply = 0
+	if got := xioConfig(cfg, "amf").ReplySpin; got != -1 {
+		t.Errorf("reply 0 reaches xio as %v, want -1 (never poll)", got)
+	}
 }
