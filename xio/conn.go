@@ -163,6 +163,9 @@ func (c *Conn) readWith(ctx context.Context, b []byte, reply bool) (int, error) 
 		ended = ctx.Done()
 	}
 	var w replyWait
+	if reply {
+		defer c.leaveWait(&w)
+	}
 	for {
 		n, err, done := c.tryRead(b)
 		if done {

@@ -150,3 +150,69 @@ func TestRepliesPolledByManyReadersArriveWhole(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestReplyPollingLeftToThePollerWhenManyWait: with more goroutines
+// waiting for replies than a procedure's few parallel calls, a new waiter
+// parks and leaves the ring to the poller (waiters taking turns at it cost
+// more wake-ups than they save); with one other waiter it polls.
+func TestReplyPollingLeftToThePollerWhenManyWait(t *testing.T) {
+	for _, c := range []struct {
+		others int
+		polls  bool
+	}{{1, true}, {5, false}} {
+		t.Run(fmt.Sprintf("%d others waiting", c.others), func(t *testing.T) {
+			if got := pollsWithOthersWaiting(t, c.others); got != c.polls {
+				t.Fatalf("with %d others waiting for replies a waiter polled: %v, want %v", c.others, got, c.polls)
+			}
+		})
+	}
+}
+
+// pollsWithOthersWaiting says whether a wait for a reply polled the ring
+// while others goroutines waited for theirs and the poller slept.
+func pollsWithOthersWaiting(t *testing.T, others int) bool {
+	t.Helper()
+	var servers []net.Conn
+	done := make(chan error, others)
+	for i := 0; i < others; i++ {
+		_, c, s := connectedPair(t)
+		servers = append(servers, s)
+		go func() { done <- readReplyFull(c, make([]byte, 1)) }()
+	}
+	defer func() {
+		for _, s := range servers {
+			s.Write([]byte("x"))
+		}
+		for i := 0; i < others; i++ {
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	waitAwaiting(t, others)
+	_, c, s := connectedPair(t)
+	if !xio.ReplyPollingForTest(c) {
+		t.Fatal("a fresh conn does not poll for its replies")
+	}
+	waitPollerAsleep(t)
+	polls := xio.ReplyPollsForTest()
+	got := make(chan error, 1)
+	go func() { got <- readReplyFull(c, make([]byte, 1)) }()
+	waitAwaiting(t, others+1)
+	s.Write([]byte("y"))
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	return xio.ReplyPollsForTest() > polls
+}
+
+// waitAwaiting waits until n goroutines wait for replies.
+func waitAwaiting(t *testing.T, n int) {
+	t.Helper()
+	for waited := 0; xio.AwaitingForTest() != n; waited++ {
+		if waited == 10000 {
+			t.Fatalf("%d goroutines wait for replies, want %d", xio.AwaitingForTest(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

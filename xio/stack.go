@@ -50,6 +50,10 @@ type stack struct {
 	// dispatching and freeing the batch happen only under it, so messages
 	// of one conn are dispatched in ring order whoever takes them.
 	ring consumerToken
+	// awaiting counts the goroutines waiting for a reply (reply.go).
+	awaiting atomic.Int32
+	// replyPolls counts the waits for a reply that polled the ring.
+	replyPolls atomic.Uint64
 	// The doorbell sleep's bound (ms) and the spin policy's last
 	// verdict: tests set and read them.
 	sleepMS   atomic.Int32

@@ -287,3 +287,9 @@ func ReplyPollingForTest(c net.Conn) bool {
 	defer xc.rmu.Unlock()
 	return xc.reply.polls()
 }
+
+// AwaitingForTest is how many goroutines wait for a reply (ReadReply).
+func AwaitingForTest() int { return int(attached.awaiting.Load()) }
+
+// ReplyPollsForTest is how many waits for a reply have polled the ring.
+func ReplyPollsForTest() uint64 { return attached.replyPolls.Load() }
