@@ -17,8 +17,8 @@ func TestXIOConfigSpin(t *testing.T) {
 			t.Errorf("%s: spin %v, want %v", nf, got, want)
 		}
 	}
-	if got := xioConfig(cfg, "amf").ReplySpin; got != 200*time.Microsecond {
-		t.Errorf("reply poll %v, want the default 200µs", got)
+	if got := xioConfig(cfg, "amf").ReplySpin; got != 100*time.Microsecond {
+		t.Errorf("reply poll %v, want the default 100µs", got)
 	}
 	cfg.SBI.XIOSpin.Reply = 0
 	if got := xioConfig(cfg, "amf").ReplySpin; got != -1 {
