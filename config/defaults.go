@@ -39,7 +39,7 @@ func defaultSections() *Config {
 		DataDir:  "run/data",
 		LogDir:   "run/log",
 		LogLevel: "info",
-		SBI:      SBI{Transport: "xio", BindIP: "127.0.0.1", OAuth2: "on", TLS: "off", XIOSpin: XIOSpin{Budget: 50 * time.Microsecond, Reply: 100 * time.Microsecond}},
+		SBI:      SBI{Transport: "xio", BindIP: "127.0.0.1", OAuth2: "on", TLS: "off", XIOSpin: XIOSpin{Budget: 50 * time.Microsecond}},
 		NRF:      NRF{ValidityPeriod: time.Hour, HeartbeatTimer: 10 * time.Second, AccessTokenTTL: time.Hour},
 
 		LogMaxSizeMB: 100,

@@ -17,8 +17,8 @@ func TestXIOSpinDefaultsOverridesAndBounds(t *testing.T) {
 	if got := d.XIOSpinFor("amf"); got != 50*time.Microsecond {
 		t.Fatalf("default AMF spin %v, want 50µs", got)
 	}
-	if got := d.SBI.XIOSpin.Reply; got != 100*time.Microsecond {
-		t.Fatalf("default reply poll %v, want 100µs", got)
+	if got := d.SBI.XIOSpin.Reply; got != 0 {
+		t.Fatalf("default reply poll %v, want 0 (never)", got)
 	}
 	c, err := Parse("node.yaml", []byte("sbi:\n  xio_spin:\n    budget: 0s\n    nf:\n      amf: 200us\n"))
 	if err != nil {

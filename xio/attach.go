@@ -38,8 +38,8 @@ type Config struct {
 	// ReplySpin is how long a goroutine waiting for a reply to its
 	// request (Conn.ReadReply) may poll the rx ring itself while the
 	// poller sleeps, spent only on conns whose recent replies came
-	// within it (reply.go). 0 takes the default, 100µs or
-	// $L25GC_XIO_REPLY_SPIN_US; negative never polls.
+	// within it (reply.go). 0 takes $L25GC_XIO_REPLY_SPIN_US, else
+	// never (see defaultReplySpin); negative never polls.
 	ReplySpin time.Duration
 }
 
@@ -57,18 +57,20 @@ func (c Config) withDefaults() Config {
 		c.Spin = usFromEnv("L25GC_XIO_SPIN_US", 50*time.Microsecond)
 	}
 	if c.ReplySpin == 0 {
-		c.ReplySpin = usFromEnv("L25GC_XIO_REPLY_SPIN_US", DefaultReplySpin)
+		c.ReplySpin = usFromEnv("L25GC_XIO_REPLY_SPIN_US", defaultReplySpin)
 	}
 	return c
 }
 
-// DefaultReplySpin is Config.ReplySpin's default: a peer that answers
-// from its store or a cache (UDR, NSSF, an AUSF confirmation) answers
-// within it; one that calls others costs at most this much CPU per call
-// until the conn's policy stops polling for it. On the loaded 2-core VM,
-// bench sbi --gap 2ms gave p50 120-139 µs with 100 µs, 132-150 with
-// 200 µs and 142-184 without polling, with less CPU than 200 µs.
-const DefaultReplySpin = 100 * time.Microsecond
+// defaultReplySpin is Config.ReplySpin's default: off. Measured on the
+// 2-core VM, polling for replies lowered bench sbi --gap 2ms's p50 only
+// while other load kept the cores awake (120-139 µs with 100 µs of
+// polling against 142-184 without); on a quiet machine it did not (p50
+// 198-239 against 193-203 µs, CPU 526-584 against 324-338 µs per
+// request), nor a lone registration's (4.4-5.1 against 3.8-4.9 ms): there
+// the answer comes late because waking the peer's idle vCPU is slow, which
+// a caller's polling cannot hide.
+const defaultReplySpin = -1
 
 // usFromEnv reads a budget in µs from the environment variable name (a
 // tuning knob): a positive number, or -1 to turn it off; else def.

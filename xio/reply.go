@@ -24,7 +24,8 @@ import (
 // way are dispatched as the poller would. The budget is spent only on conns
 // whose recent replies came within it (replyPolicy), so a conn to a slow
 // peer parks at once; while the poller is awake (it holds the token) the
-// goroutine parks as before and the poller hands it the reply.
+// goroutine parks as before and the poller hands it the reply. It is off
+// by default (defaultReplySpin, attach.go says why).
 
 // consumerToken serializes the rx ring's consumers (the poller and
 // goroutines polling for their reply): one takes, dispatches and frees a
