@@ -18,6 +18,13 @@ type XIOSpin struct {
 	Budget time.Duration `yaml:"budget"`
 	// NF overrides the budget per NF name (e.g. amf: 100us).
 	NF map[string]time.Duration `yaml:"nf,omitempty"`
+	// Reply is how long a handler that called a peer may poll for the
+	// peer's answer itself while its NF's poller sleeps, instead of
+	// waiting for the poller to be woken (xio/reply.go); spent per conn
+	// only while its recent answers came within it. 0 (the default)
+	// never polls: on a quiet 2-core VM it did not pay (xio/attach.go,
+	// defaultReplySpin).
+	Reply time.Duration `yaml:"reply"`
 }
 
 // maxXIOSpin bounds a budget: longer spins are a busy core, not a policy.
@@ -37,6 +44,9 @@ func (v *validator) xioSpin(cat Catalog, s XIOSpin) {
 	bad := func(d time.Duration) bool { return d < 0 || d > maxXIOSpin }
 	if bad(s.Budget) {
 		v.fail("sbi.xio_spin.budget", "must be a duration from 0s to %v, got %v", maxXIOSpin, s.Budget)
+	}
+	if bad(s.Reply) {
+		v.fail("sbi.xio_spin.reply", "must be a duration from 0s to %v, got %v", maxXIOSpin, s.Reply)
 	}
 	names := cat.Names()
 	for _, nf := range slices.Sorted(maps.Keys(s.NF)) {

@@ -17,6 +17,9 @@ func TestXIOSpinDefaultsOverridesAndBounds(t *testing.T) {
 	if got := d.XIOSpinFor("amf"); got != 50*time.Microsecond {
 		t.Fatalf("default AMF spin %v, want 50µs", got)
 	}
+	if got := d.SBI.XIOSpin.Reply; got != 0 {
+		t.Fatalf("default reply poll %v, want 0 (never)", got)
+	}
 	c, err := Parse("node.yaml", []byte("sbi:\n  xio_spin:\n    budget: 0s\n    nf:\n      amf: 200us\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -27,6 +30,7 @@ func TestXIOSpinDefaultsOverridesAndBounds(t *testing.T) {
 	for _, c := range []struct{ yaml, want string }{
 		{"sbi:\n  xio_spin:\n    budget: -1us\n", "node.yaml:3: sbi.xio_spin.budget: must be a duration from 0s to 10ms"},
 		{"sbi:\n  xio_spin:\n    budget: 1s\n", "node.yaml:3: sbi.xio_spin.budget: must be a duration from 0s to 10ms"},
+		{"sbi:\n  xio_spin:\n    reply: 20ms\n", "node.yaml:3: sbi.xio_spin.reply: must be a duration from 0s to 10ms"},
 		{"sbi:\n  xio_spin:\n    nf:\n      amff: 10us\n", `sbi.xio_spin.nf.amff: no NF named "amff"`},
 		{"sbi:\n  xio_spin:\n    nf:\n      smf: 11ms\n", "sbi.xio_spin.nf.smf: must be a duration from 0s to 10ms"},
 	} {

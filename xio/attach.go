@@ -35,6 +35,12 @@ type Config struct {
 	// while recent idle gaps show it pays (spin.go). 0 takes the default,
 	// 50µs or $L25GC_XIO_SPIN_US; negative never spins.
 	Spin time.Duration
+	// ReplySpin is how long a goroutine waiting for a reply to its
+	// request (Conn.ReadReply) may poll the rx ring itself while the
+	// poller sleeps, spent only on conns whose recent replies came
+	// within it (reply.go). 0 takes $L25GC_XIO_REPLY_SPIN_US, else
+	// never (see defaultReplySpin); negative never polls.
+	ReplySpin time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -48,17 +54,35 @@ func (c Config) withDefaults() Config {
 		c.HugeDir = "/dev/hugepages"
 	}
 	if c.Spin == 0 {
-		c.Spin = spinFromEnv()
+		c.Spin = usFromEnv("L25GC_XIO_SPIN_US", 50*time.Microsecond)
+	}
+	if c.ReplySpin == 0 {
+		c.ReplySpin = usFromEnv("L25GC_XIO_REPLY_SPIN_US", defaultReplySpin)
 	}
 	return c
 }
 
-// spinFromEnv reads $L25GC_XIO_SPIN_US (a tuning knob), default 50µs.
-func spinFromEnv() time.Duration {
-	if us, err := strconv.Atoi(os.Getenv("L25GC_XIO_SPIN_US")); err == nil && us > 0 {
+// defaultReplySpin is Config.ReplySpin's default: off. Measured on the
+// 2-core VM, polling for replies lowered bench sbi --gap 2ms's p50 only
+// while other load kept the cores awake (120-139 µs with 100 µs of
+// polling against 142-184 without); on a quiet machine it did not (p50
+// 198-239 against 193-203 µs, CPU 526-584 against 324-338 µs per
+// request), nor a lone registration's (4.4-5.1 against 3.8-4.9 ms): there
+// the answer comes late because waking the peer's idle vCPU is slow, which
+// a caller's polling cannot hide.
+const defaultReplySpin = -1
+
+// usFromEnv reads a budget in µs from the environment variable name (a
+// tuning knob): a positive number, or -1 to turn it off; else def.
+func usFromEnv(name string, def time.Duration) time.Duration {
+	us, err := strconv.Atoi(os.Getenv(name))
+	switch {
+	case err == nil && us > 0:
 		return time.Duration(us) * time.Microsecond
+	case err == nil && us < 0:
+		return -1
 	}
-	return 50 * time.Microsecond
+	return def
 }
 
 func (c Config) ealArgs() []string {

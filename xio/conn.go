@@ -35,7 +35,8 @@ type Conn struct {
 	closed bool
 	notify chan struct{} // cap 1: "q or state changed"
 
-	rmu, wmu  sync.Mutex // one reader, one writer at a time
+	rmu, wmu  sync.Mutex  // one reader, one writer at a time
+	reply     replyPolicy // whether waiting for a reply polls (reply.go; under rmu)
 	rdl, wdl  *deadline
 	closedCh  chan struct{}
 	closeOnce sync.Once
@@ -46,7 +47,7 @@ var _ net.Conn = (*Conn)(nil)
 
 func newConn(st *stack, idx, gen, side uint32, local, remote Addr) *Conn {
 	return &Conn{st: st, idx: idx, gen: gen, side: side, local: local, remote: remote,
-		notify: make(chan struct{}, 1), rdl: newDeadline(), wdl: newDeadline(),
+		notify: make(chan struct{}, 1), rdl: newDeadline(), wdl: newDeadline(), reply: newReplyPolicy(),
 		closedCh: make(chan struct{}), gone: make(chan struct{})}
 }
 
@@ -142,29 +143,43 @@ func (c *Conn) signal() {
 }
 
 // Read reads received bytes, parking the goroutine while there are none.
-func (c *Conn) Read(b []byte) (int, error) { return c.read(nil, b) }
+func (c *Conn) Read(b []byte) (int, error) { return c.readWith(nil, b, false) }
 
 // ReadContext is Read that gives up with ctx's error once ctx ends, as if
 // a deadline had passed: a client waiting for its answer watches its
 // request's context so, where arming the conn's deadline from the context
 // (context.AfterFunc) costs a registration with the context per request.
-func (c *Conn) ReadContext(ctx context.Context, b []byte) (int, error) { return c.read(ctx, b) }
+func (c *Conn) ReadContext(ctx context.Context, b []byte) (int, error) {
+	return c.readWith(ctx, b, false)
+}
 
-func (c *Conn) read(ctx context.Context, b []byte) (int, error) {
+// readWith reads; reply says b is to take a reply to a request just
+// written, which the goroutine may poll for (reply.go).
+func (c *Conn) readWith(ctx context.Context, b []byte, reply bool) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
 	var ended <-chan struct{} // nil (never ready) without a context
 	if ctx != nil {
 		ended = ctx.Done()
 	}
+	var w replyWait
+	if reply {
+		defer c.leaveWait(&w)
+	}
 	for {
 		n, err, done := c.tryRead(b)
 		if done {
+			if reply && n > 0 {
+				c.endWait(&w)
+			}
 			return n, err
 		}
 		ch, expired := c.rdl.state()
 		if expired {
 			return 0, timeoutError("read", c.local, c.remote)
+		}
+		if reply && c.beginWait(&w) {
+			continue // polled: look again before parking
 		}
 		select {
 		case <-c.notify:

@@ -8,7 +8,8 @@
  * and have a window per socket (ONVM_DGRAM_WINDOW). Every destination NF has
  * a quota of queued buffers, so one that stalls cannot take the whole pool.
  * One Go poller per process drains this NF's rx ring (xio_poll_nb while
- * traffic flows, then xio_sleep on the doorbell futex).
+ * traffic flows, then xio_sleep on the doorbell futex); a goroutine waiting
+ * for a reply may drain it instead while the poller sleeps (xio/reply.go).
  *
  * Everything read from shared memory was written by another process, which
  * may have been buggy, killed half-way, or hostile: ring entries are checked
@@ -554,29 +555,6 @@ static unsigned take(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max)
 	return k;
 }
 
-/* sleep_on_bell sleeps until a sender rings or sleep_ms pass. 'sleeping' is
- * published and the bell read before the last ring check (see onvm_ring_bell):
- * a sender that enqueued after that check has changed the bell, so the futex
- * wait returns at once instead of missing it. */
-static unsigned sleep_on_bell(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max,
-			      int sleep_ms)
-{
-	struct onvm_nf *me = &nf.shm->nf[nf.self];
-	__atomic_store_n(&me->sleeping, 1, __ATOMIC_SEQ_CST);
-	uint32_t v = __atomic_load_n(&me->bell, __ATOMIC_SEQ_CST);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	unsigned n = take(out, hdr, max);
-	if (n == 0) {
-		XIO_SLEEP_HOOK();
-		struct timespec ts = {.tv_sec = sleep_ms / 1000, .tv_nsec = (sleep_ms % 1000) * 1000000L};
-		if (syscall(SYS_futex, &me->bell, FUTEX_WAIT, v, &ts, NULL, 0) < 0 && errno == ETIMEDOUT)
-			__atomic_add_fetch(&sleep_timeouts, 1, __ATOMIC_RELAXED);
-		n = take(out, hdr, max);
-	}
-	__atomic_store_n(&me->sleeping, 0, __ATOMIC_RELEASE);
-	return n;
-}
-
 /* xio_poll_nb returns what is in the rx ring without blocking. With
  * nothing there and yield set it gives up the core once (sched_yield): a
  * poller that never yields can starve, on two shared cores, the very thread
@@ -590,12 +568,55 @@ int xio_poll_nb(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max, int y
 	return n;
 }
 
-/* xio_sleep waits on the doorbell for at most sleep_ms and returns what
- * arrived. The Go poller calls it once its spin budget is spent. */
-int xio_sleep(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max, int sleep_ms)
+/* ring_waiting says whether our rx ring holds something to take (while a
+ * test pauses taking, nothing counts: the poller then waits as if empty). */
+static int ring_waiting(void)
 {
-	return sleep_on_bell(out, hdr, max, sleep_ms);
+	return !XIO_TAKE_PAUSED() && rte_ring_count(nf.rx[nf.self]) > 0;
 }
+
+/* xio_sleep waits on the doorbell until a sender rings or sleep_ms pass. It
+ * takes nothing: the Go side takes only under its consumer token, which the
+ * poller gives up to sleep, so that a goroutine waiting for a reply can take
+ * meanwhile. 'sleeping' is published and the bell read before the last ring
+ * check (see onvm_ring_bell): a sender that enqueued after that check has
+ * changed the bell, so the futex wait returns at once instead of missing it.
+ * Returns 1 if the ring was found non-empty before waiting, else 0. */
+int xio_sleep(int sleep_ms)
+{
+	struct onvm_nf *me = &nf.shm->nf[nf.self];
+	__atomic_store_n(&me->sleeping, 1, __ATOMIC_SEQ_CST);
+	uint32_t v = __atomic_load_n(&me->bell, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	int ready = ring_waiting();
+	if (!ready) {
+		XIO_SLEEP_HOOK();
+		struct timespec ts = {.tv_sec = sleep_ms / 1000, .tv_nsec = (sleep_ms % 1000) * 1000000L};
+		if (syscall(SYS_futex, &me->bell, FUTEX_WAIT, v, &ts, NULL, 0) < 0 && errno == ETIMEDOUT)
+			__atomic_add_fetch(&sleep_timeouts, 1, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&me->sleeping, 0, __ATOMIC_RELEASE);
+	return ready;
+}
+
+/* xio_bell_quiet tells senders not to ring: a goroutine waiting for a reply
+ * polls the ring itself, so a sender's futex wake (a syscall for it, a
+ * thread wake-up here) would be wasted. The caller holds the consumer token
+ * and calls xio_bell_arm before it gives the token up. */
+void xio_bell_quiet(void) { __atomic_store_n(&nf.shm->nf[nf.self].sleeping, 0, __ATOMIC_RELEASE); }
+
+/* xio_bell_arm tells senders to ring again (the poller may be waiting on the
+ * doorbell). The fence orders the store before the caller's last look at the
+ * ring, as in xio_sleep: a message enqueued after that look rings. */
+void xio_bell_arm(void)
+{
+	__atomic_store_n(&nf.shm->nf[nf.self].sleeping, 1, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* xio_bell_self rings our own doorbell: a consumer that gives the token up
+ * with messages still in the ring wakes the poller for them. */
+void xio_bell_self(void) { onvm_ring_bell(&nf.shm->nf[nf.self]); }
 
 /* xio_sleep_timeouts is how many doorbell sleeps ran out their time: a
  * message served only after one would be a lost wake-up. */

@@ -46,6 +46,14 @@ type stack struct {
 	packets   map[uint32]*PacketConn
 
 	spin spinPolicy // the poller's alone
+	// ring is the rx ring's consumer token: taking from the ring,
+	// dispatching and freeing the batch happen only under it, so messages
+	// of one conn are dispatched in ring order whoever takes them.
+	ring consumerToken
+	// awaiting counts the goroutines waiting for a reply (reply.go).
+	awaiting atomic.Int32
+	// replyPolls counts the waits for a reply that polled the ring.
+	replyPolls atomic.Uint64
 	// The doorbell sleep's bound (ms) and the spin policy's last
 	// verdict: tests set and read them.
 	sleepMS   atomic.Int32
@@ -63,6 +71,7 @@ func newStack(cfg Config) *stack {
 		listeners: map[uint32]*Listener{},
 		packets:   map[uint32]*PacketConn{},
 		spin:      newSpinPolicy(cfg.Spin),
+		ring:      newConsumerToken(),
 		batch:     (**C.struct_onvm_msg)(C.malloc(C.size_t(batchMax) * C.size_t(unsafe.Sizeof((*C.struct_onvm_msg)(nil))))),
 		hdrs:      (*C.struct_onvm_msg)(C.malloc(C.size_t(batchMax) * C.size_t(unsafe.Sizeof(C.struct_onvm_msg{})))),
 	}
@@ -70,34 +79,54 @@ func newStack(cfg Config) *stack {
 	return s
 }
 
-// poll is the process's single poller: it drains the rx ring and hands
-// every message to its Go owner, copying the payload so buffers go back to
-// the pool at once. While traffic flows it spins in Go, yielding to the
+// poll is the process's poller: it drains the rx ring and hands every
+// message to its Go owner, copying the payload so buffers go back to the
+// pool at once. While traffic flows it spins in Go, yielding to the
 // goroutines it just woke so they run on this P without a thread wake-up
 // (~30 µs each on this VM); once the ring is empty it spins for as long as
 // s.spin says that pays (spin.go), then sleeps in C on the doorbell futex,
-// which a sender rings only when it sees us asleep.
+// which a sender rings only when it sees us asleep. It holds the ring's
+// consumer token except while it sleeps: meanwhile a goroutine waiting for
+// a reply may take the token and drain the ring itself (reply.go).
 func (s *stack) poll() {
-	batch := unsafe.Slice(s.batch, batchMax)
-	hdrs := unsafe.Slice(s.hdrs, batchMax)
+	s.ring.acquire()
 	for {
 		n := s.pollIdle()
-		for i := 0; i < n; i++ {
-			s.dispatch(batch[i], &hdrs[i])
-		}
-		C.xio_free_batch(s.batch, C.uint(n))
+		s.drainBatch(n)
 	}
 }
 
+// drainBatch dispatches the n messages just taken into s.batch and frees
+// their buffers (consumer token held).
+func (s *stack) drainBatch(n int) {
+	batch := unsafe.Slice(s.batch, batchMax)
+	hdrs := unsafe.Slice(s.hdrs, batchMax)
+	for i := 0; i < n; i++ {
+		s.dispatch(batch[i], &hdrs[i])
+	}
+	C.xio_free_batch(s.batch, C.uint(n))
+}
+
+// takeBatch takes up to batchMax messages into s.batch without blocking
+// (consumer token held); yield gives up the core once if there are none.
+func (s *stack) takeBatch(yield bool) int {
+	y := C.int(0)
+	if yield {
+		y = 1
+	}
+	return int(C.xio_poll_nb(s.batch, s.hdrs, batchMax, y))
+}
+
 // pollIdle returns the next messages of the rx ring (at least one),
-// spinning and then sleeping while there are none.
+// spinning and then sleeping while there are none. It is called and
+// returns with the consumer token held.
 //
 // The clock is read once when the ring runs empty and then every
 // clockEvery empty polls, not per poll or per message: a read costs ~45 ns
 // here (vdso), more than an empty poll, and was 5 % of all CPU of an SBI
 // benchmark.
 func (s *stack) pollIdle() int {
-	if n := int(C.xio_poll_nb(s.batch, s.hdrs, batchMax, 0)); n > 0 {
+	if n := s.takeBatch(false); n > 0 {
 		return n
 	}
 	idleSince := time.Now()
@@ -105,7 +134,7 @@ func (s *stack) pollIdle() int {
 	s.spinLimit.Store(int64(limit))
 	lastCheck := idleSince
 	for idle := 1; ; idle++ {
-		if n := int(C.xio_poll_nb(s.batch, s.hdrs, batchMax, 0)); n > 0 {
+		if n := s.takeBatch(false); n > 0 {
 			s.spin.spun()
 			return n
 		}
@@ -127,16 +156,28 @@ func (s *stack) pollIdle() int {
 }
 
 // sleep waits on the doorbell until a message comes, recording in the
-// spin policy how long the ring stayed empty (once per idle period).
+// spin policy how long the ring stayed empty (once per idle period). It
+// gives the consumer token up meanwhile, and first lets the goroutines the
+// last batch woke run on this thread (a handler's request, a client's
+// reply): left queued on this P while its thread blocks in the futex, they
+// would wait for another thread to be woken to steal them, a second
+// wake-up (~30 µs here) per message.
 func (s *stack) sleep(idleSince time.Time) int {
+	s.ring.release()
+	runtime.Gosched()
 	for {
 		ms := s.sleepMS.Load()
-		if n := int(C.xio_sleep(s.batch, s.hdrs, batchMax, C.int(ms))); n > 0 {
+		ready := C.xio_sleep(C.int(ms)) != 0
+		s.ring.acquire()
+		if n := s.takeBatch(false); n > 0 {
 			s.spin.slept(time.Since(idleSince))
 			return n
 		}
-		// Timed out idle: the gap is longer than any budget.
-		s.spin.slept(time.Duration(ms) * time.Millisecond)
+		if !ready && time.Since(idleSince) >= time.Duration(ms)*time.Millisecond {
+			// Timed out idle: the gap is longer than any budget.
+			s.spin.slept(time.Duration(ms) * time.Millisecond)
+		}
+		s.ring.release()
 	}
 }
 

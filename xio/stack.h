@@ -28,7 +28,10 @@ long xio_sendto(uint32_t svc, uint32_t gen, const char *src, const void *p, size
 void xio_dgram_ack(uint32_t svc, uint32_t gen, uint32_t len);
 
 int xio_poll_nb(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max, int yield);
-int xio_sleep(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max, int sleep_ms);
+int xio_sleep(int sleep_ms);
+void xio_bell_quiet(void);
+void xio_bell_arm(void);
+void xio_bell_self(void);
 uint64_t xio_sleep_timeouts(void);
 void xio_free_batch(struct onvm_msg **bufs, unsigned n);
 

@@ -13,6 +13,7 @@ import "C"
 import (
 	"fmt"
 	"net"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -241,3 +242,54 @@ func SetSleepForTest(d time.Duration) { attached.sleepMS.Store(int32(d / time.Mi
 // SpinLimitForTest is how long the poller would spin if its ring ran
 // empty now (its spin policy's verdict from the idle gaps so far).
 func SpinLimitForTest() time.Duration { return time.Duration(attached.spinLimit.Load()) }
+
+// handBackPark holds the next goroutine that ends its polling for a reply
+// (ArmHandBackParkForTest): 0 idle, 1 armed, 2 parked, 3 released.
+var handBackPark atomic.Int32
+
+// handBackHook holds a goroutine that polled for its reply where its last
+// look found the ring empty and senders ring again, before it gives the
+// consumer token back: a message that arrives now must wake the poller.
+// At most 2 s, so a test that never releases it does not hang.
+func handBackHook() {
+	if !handBackPark.CompareAndSwap(1, 2) {
+		return
+	}
+	for i := 0; i < 20000 && handBackPark.Load() != 3; i++ {
+		time.Sleep(100 * time.Microsecond)
+	}
+	handBackPark.Store(0)
+}
+
+// ArmHandBackParkForTest holds the next goroutine that stops polling for
+// its reply there (handBackHook), until ReleaseHandBackForTest.
+func ArmHandBackParkForTest() { handBackPark.Store(1) }
+
+// HandBackParkedForTest says whether a goroutine is held there.
+func HandBackParkedForTest() bool { return handBackPark.Load() == 2 }
+
+// ReleaseHandBackForTest lets the held goroutine give the token back.
+func ReleaseHandBackForTest() { handBackPark.CompareAndSwap(2, 3) }
+
+// PollerAsleepForTest says whether no consumer holds the rx ring's token:
+// the poller sleeps on its doorbell (or is about to), so a goroutine
+// waiting for a reply would poll.
+func PollerAsleepForTest() bool { return !attached.ring.held.Load() }
+
+// ReplyPollingForTest says whether a ReadReply on c would poll for its
+// reply (its conn's policy), false for a conn that is not X-IO's.
+func ReplyPollingForTest(c net.Conn) bool {
+	xc, ok := c.(*Conn)
+	if !ok {
+		return false
+	}
+	xc.rmu.Lock()
+	defer xc.rmu.Unlock()
+	return xc.reply.polls()
+}
+
+// AwaitingForTest is how many goroutines wait for a reply (ReadReply).
+func AwaitingForTest() int { return int(attached.awaiting.Load()) }
+
+// ReplyPollsForTest is how many waits for a reply have polled the ring.
+func ReplyPollsForTest() uint64 { return attached.replyPolls.Load() }

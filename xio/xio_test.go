@@ -49,7 +49,8 @@ func run(m *testing.M) int {
 	}
 	defer mgr.Close()
 	testManager = mgr
-	if err := xio.Init(xio.Config{FilePrefix: mgr.Prefix}); err != nil {
+	// Callers poll for replies (off by default) so the tests cover it.
+	if err := xio.Init(xio.Config{FilePrefix: mgr.Prefix, ReplySpin: 100 * time.Microsecond}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

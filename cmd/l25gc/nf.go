@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/free5gc/openapi/models"
 	"github.com/spf13/cobra"
@@ -126,14 +127,16 @@ func runNF(cfg *config.Config, entry registry.Entry) error {
 // TCP at the same address for peers on other nodes and for tools; which
 // peer is where comes from the NRF profiles (their locality, see
 // sbi.NodeTransport), so a core can span nodes.
-// xioConfig is NF name's X-IO attachment: its spin budget from
-// sbi.xio_spin, where 0 means never spin (xio's 0 is its default).
+// xioConfig is NF name's X-IO attachment: its spin budget and reply poll
+// from sbi.xio_spin, where 0 means never (xio's 0 is its default).
 func xioConfig(cfg *config.Config, name string) xio.Config {
-	spin := cfg.XIOSpinFor(name)
-	if spin == 0 {
-		spin = -1
+	never := func(d time.Duration) time.Duration {
+		if d == 0 {
+			return -1
+		}
+		return d
 	}
-	return xio.Config{Spin: spin}
+	return xio.Config{Spin: never(cfg.XIOSpinFor(name)), ReplySpin: never(cfg.SBI.XIOSpin.Reply)}
 }
 
 func newTransport(cfg *config.Config, name string) (sbi.Transport, error) {

@@ -17,4 +17,11 @@ func TestXIOConfigSpin(t *testing.T) {
 			t.Errorf("%s: spin %v, want %v", nf, got, want)
 		}
 	}
+	if got := xioConfig(cfg, "amf").ReplySpin; got != -1 {
+		t.Errorf("the default reply poll 0 reaches xio as %v, want -1 (never poll)", got)
+	}
+	cfg.SBI.XIOSpin.Reply = 100 * time.Microsecond
+	if got := xioConfig(cfg, "amf").ReplySpin; got != 100*time.Microsecond {
+		t.Errorf("reply poll %v, want the configured 100µs", got)
+	}
 }

@@ -57,6 +57,8 @@ type Result struct {
 	// server process together (all their threads).
 	CPUMicrosPerReq float64 `json:"cpu_us_per_req"`
 	SwitchesPerReq  float64 `json:"ctx_switches_per_req"`
+	// GapMS is the pause before each request (Options.Gap), if any.
+	GapMS float64 `json:"gap_ms,omitempty"`
 }
 
 // Options tune a run; zero values take defaults.
@@ -65,6 +67,12 @@ type Options struct {
 	Concurrency []int    // default 1, 32
 	Requests    int      // measured requests per point; default 5000
 	Warmup      int      // unmeasured requests first; default 500
+	// Gap is a pause each worker takes before every request, not
+	// counted in its latency. Calls inside a procedure come milliseconds
+	// apart, so both sides' pollers are asleep when one comes: with a gap
+	// of a millisecond or more the benchmark measures that cost, where
+	// back-to-back requests find the pollers spinning.
+	Gap time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -170,8 +178,8 @@ func runTransport(name string, o Options) ([]Result, error) {
 	url := "http://" + addr + benchPath
 	var out []Result
 	for _, c := range o.Concurrency {
-		load(client, url, c, o.Warmup)
-		out = append(out, measure(client, url, name, c, o.Requests, srv.Cmd.Process.Pid))
+		load(client, url, c, o.Warmup, o.Gap)
+		out = append(out, measure(client, url, name, c, o.Requests, o.Gap, srv.Cmd.Process.Pid))
 	}
 	return out, nil
 }
@@ -240,9 +248,10 @@ func do(c *http.Client, url string) error {
 	return nil
 }
 
-// load runs n requests over conc workers and returns per-request latencies
-// (failed ones excluded), the failure count and the wall time.
-func load(c *http.Client, url string, conc, n int) ([]time.Duration, int, time.Duration) {
+// load runs n requests over conc workers, each pausing gap before every
+// request, and returns per-request latencies (failed ones excluded), the
+// failure count and the wall time.
+func load(c *http.Client, url string, conc, n int, gap time.Duration) ([]time.Duration, int, time.Duration) {
 	var mu sync.Mutex
 	lat := make([]time.Duration, 0, n)
 	failed := 0
@@ -258,6 +267,9 @@ func load(c *http.Client, url string, conc, n int) ([]time.Duration, int, time.D
 		go func() {
 			defer wg.Done()
 			for range next {
+				if gap > 0 {
+					time.Sleep(gap)
+				}
 				t0 := time.Now()
 				err := do(c, url)
 				d := time.Since(t0)
@@ -278,13 +290,14 @@ func load(c *http.Client, url string, conc, n int) ([]time.Duration, int, time.D
 	return lat, failed, time.Since(start)
 }
 
-func measure(c *http.Client, url, name string, conc, n, server int) Result {
+func measure(c *http.Client, url, name string, conc, n int, gap time.Duration, server int) Result {
 	both := func() procCost { return costOf(os.Getpid()).add(costOf(server)) }
 	before := both()
-	lat, failed, wall := load(c, url, conc, n)
+	lat, failed, wall := load(c, url, conc, n, gap)
 	cost := both().sub(before)
 	r := Result{Procedure: "sbi", SBI: name, Concurrency: conc, Succeeded: len(lat), Failed: failed,
-		LatencyMS: summarize(lat), Throughput: float64(len(lat)) / wall.Seconds()}
+		LatencyMS: summarize(lat), Throughput: float64(len(lat)) / wall.Seconds(),
+		GapMS: float64(gap.Microseconds()) / 1e3}
 	if n > 0 {
 		r.CPUMicrosPerReq = float64(cost.cpuNS) / 1e3 / float64(n)
 		r.SwitchesPerReq = float64(cost.switches) / float64(n)

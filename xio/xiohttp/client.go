@@ -34,6 +34,7 @@ type clientConn struct {
 	// does): an exchange then waits on its request's context, and ctx is
 	// the context of the exchange in progress (Background between them).
 	cc  ctxConn
+	rc  replyConn // the conn if it is one; the client reads only replies
 	ctx context.Context
 }
 
@@ -42,15 +43,25 @@ type ctxConn interface {
 	WriteContext(ctx context.Context, b []byte) (int, error)
 }
 
+// replyConn is a conn whose reader may poll for the reply to the request
+// it just wrote instead of waiting to be woken (X-IO's, xio/reply.go).
+type replyConn interface {
+	ReadReply(ctx context.Context, b []byte) (int, error)
+}
+
 func newClientConn(nc net.Conn) *clientConn {
 	c := &clientConn{Conn: nc, ctx: context.Background()}
 	c.cc, _ = nc.(ctxConn)
+	c.rc, _ = nc.(replyConn)
 	c.r = bufio.NewReaderSize(c, 16<<10)
 	return c
 }
 
 // Read reads for the exchange in progress (through c.r).
 func (c *clientConn) Read(b []byte) (int, error) {
+	if c.rc != nil {
+		return c.rc.ReadReply(c.ctx, b)
+	}
 	if c.cc != nil {
 		return c.cc.ReadContext(c.ctx, b)
 	}
