@@ -20,11 +20,7 @@ const (
 
 // putPaging: TS 38.413 9.2.4.1.
 func putPaging(w *perbits.Writer, m *ngapType.Paging) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.PagingIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -40,11 +36,8 @@ func putPaging(w *perbits.Writer, m *ngapType.Paging) bool {
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 func getPaging(r *perbits.Reader) *ngapType.Paging {

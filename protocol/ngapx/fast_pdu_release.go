@@ -46,11 +46,7 @@ func getSessionTransfers(r *perbits.Reader, add func(id int64, transfer aper.Oct
 
 // putPDUSessionResourceReleaseCommand: TS 38.413 9.2.1.3.
 func putPDUSessionResourceReleaseCommand(w *perbits.Writer, m *ngapType.PDUSessionResourceReleaseCommand) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.PDUSessionResourceReleaseCommandIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -71,11 +67,8 @@ func putPDUSessionResourceReleaseCommand(w *perbits.Writer, m *ngapType.PDUSessi
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 func getPDUSessionResourceReleaseCommand(r *perbits.Reader) *ngapType.PDUSessionResourceReleaseCommand {
@@ -109,11 +102,7 @@ func getPDUSessionResourceReleaseCommand(r *perbits.Reader) *ngapType.PDUSession
 
 // putPDUSessionResourceReleaseResponse: TS 38.413 9.2.1.4.
 func putPDUSessionResourceReleaseResponse(w *perbits.Writer, m *ngapType.PDUSessionResourceReleaseResponse) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.PDUSessionResourceReleaseResponseIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -134,11 +123,8 @@ func putPDUSessionResourceReleaseResponse(w *perbits.Writer, m *ngapType.PDUSess
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 func getPDUSessionResourceReleaseResponse(r *perbits.Reader) *ngapType.PDUSessionResourceReleaseResponse {

@@ -140,11 +140,7 @@ func getSessionIDs(r *perbits.Reader) []int64 {
 
 // putUEContextReleaseRequest: TS 38.413 9.2.3.4.
 func putUEContextReleaseRequest(w *perbits.Writer, m *ngapType.UEContextReleaseRequest) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.UEContextReleaseRequestIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -163,11 +159,8 @@ func putUEContextReleaseRequest(w *perbits.Writer, m *ngapType.UEContextReleaseR
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 func getUEContextReleaseRequest(r *perbits.Reader) *ngapType.UEContextReleaseRequest {
@@ -200,11 +193,7 @@ func getUEContextReleaseRequest(r *perbits.Reader) *ngapType.UEContextReleaseReq
 
 // putUEContextReleaseCommand: TS 38.413 9.2.3.5.
 func putUEContextReleaseCommand(w *perbits.Writer, m *ngapType.UEContextReleaseCommand) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.UEContextReleaseCommandIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -216,11 +205,8 @@ func putUEContextReleaseCommand(w *perbits.Writer, m *ngapType.UEContextReleaseC
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 func getUEContextReleaseCommand(r *perbits.Reader) *ngapType.UEContextReleaseCommand {
@@ -246,11 +232,7 @@ func getUEContextReleaseCommand(r *perbits.Reader) *ngapType.UEContextReleaseCom
 // putUEContextReleaseComplete: TS 38.413 9.2.3.6, with the sessions
 // released but without location or paging recommendations.
 func putUEContextReleaseComplete(w *perbits.Writer, m *ngapType.UEContextReleaseComplete) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.UEContextReleaseCompleteIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -267,11 +249,8 @@ func putUEContextReleaseComplete(w *perbits.Writer, m *ngapType.UEContextRelease
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 func getUEContextReleaseComplete(r *perbits.Reader) *ngapType.UEContextReleaseComplete {

@@ -12,11 +12,7 @@ import (
 // non-dynamic 5QI, ARP and, for GBR flows, the four bit rates.
 
 func putSetupRequestTransfer(w *perbits.Writer, t *ngapType.PDUSessionResourceSetupRequestTransfer) bool {
-	if !putContainer(w, len(t.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range t.ProtocolIEs.List {
-		ie := &t.ProtocolIEs.List[i]
+	return putIEs(w, t.ProtocolIEs.List, func(ie *ngapType.PDUSessionResourceSetupRequestTransferIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -32,11 +28,8 @@ func putSetupRequestTransfer(w *perbits.Writer, t *ngapType.PDUSessionResourceSe
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 func getSetupRequestTransfer(r *perbits.Reader) *ngapType.PDUSessionResourceSetupRequestTransfer {
