@@ -42,9 +42,7 @@ func putPaging(w *perbits.Writer, m *ngapType.Paging) bool {
 
 func getPaging(r *perbits.Reader) *ngapType.Paging {
 	m := &ngapType.Paging{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.PagingIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.PagingIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {

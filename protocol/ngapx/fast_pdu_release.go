@@ -73,9 +73,7 @@ func putPDUSessionResourceReleaseCommand(w *perbits.Writer, m *ngapType.PDUSessi
 
 func getPDUSessionResourceReleaseCommand(r *perbits.Reader) *ngapType.PDUSessionResourceReleaseCommand {
 	m := &ngapType.PDUSessionResourceReleaseCommand{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.PDUSessionResourceReleaseCommandIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.PDUSessionResourceReleaseCommandIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
@@ -129,9 +127,7 @@ func putPDUSessionResourceReleaseResponse(w *perbits.Writer, m *ngapType.PDUSess
 
 func getPDUSessionResourceReleaseResponse(r *perbits.Reader) *ngapType.PDUSessionResourceReleaseResponse {
 	m := &ngapType.PDUSessionResourceReleaseResponse{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.PDUSessionResourceReleaseResponseIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.PDUSessionResourceReleaseResponseIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {

@@ -165,9 +165,7 @@ func putUEContextReleaseRequest(w *perbits.Writer, m *ngapType.UEContextReleaseR
 
 func getUEContextReleaseRequest(r *perbits.Reader) *ngapType.UEContextReleaseRequest {
 	m := &ngapType.UEContextReleaseRequest{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.UEContextReleaseRequestIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.UEContextReleaseRequestIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
@@ -211,9 +209,7 @@ func putUEContextReleaseCommand(w *perbits.Writer, m *ngapType.UEContextReleaseC
 
 func getUEContextReleaseCommand(r *perbits.Reader) *ngapType.UEContextReleaseCommand {
 	m := &ngapType.UEContextReleaseCommand{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.UEContextReleaseCommandIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.UEContextReleaseCommandIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
@@ -255,9 +251,7 @@ func putUEContextReleaseComplete(w *perbits.Writer, m *ngapType.UEContextRelease
 
 func getUEContextReleaseComplete(r *perbits.Reader) *ngapType.UEContextReleaseComplete {
 	m := &ngapType.UEContextReleaseComplete{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.UEContextReleaseCompleteIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.UEContextReleaseCompleteIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {

@@ -34,9 +34,7 @@ func putSetupRequestTransfer(w *perbits.Writer, t *ngapType.PDUSessionResourceSe
 
 func getSetupRequestTransfer(r *perbits.Reader) *ngapType.PDUSessionResourceSetupRequestTransfer {
 	t := &ngapType.PDUSessionResourceSetupRequestTransfer{}
-	l := &t.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.PDUSessionResourceSetupRequestTransferIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &t.ProtocolIEs.List, func(ie *ngapType.PDUSessionResourceSetupRequestTransferIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
