@@ -215,49 +215,48 @@ func putSessionCount(w *perbits.Writer, n int) bool {
 	return true
 }
 
-func putSetupListSUReq(w *perbits.Writer, l *ngapType.PDUSessionResourceSetupListSUReq) bool {
-	if l == nil || !putSessionCount(w, len(l.List)) {
+// putSessionList writes a list of 1..256 PDU session items, each by put.
+func putSessionList[Item any](w *perbits.Writer, list []Item, put func(it *Item) bool) bool {
+	if !putSessionCount(w, len(list)) {
 		return false
 	}
-	for i := range l.List {
-		it := &l.List[i]
-		if it.IEExtensions != nil || !putSessionItem(w, it.PDUSessionID.Value, it.PDUSessionNASPDU, &it.SNSSAI, it.PDUSessionResourceSetupRequestTransfer) {
+	for i := range list {
+		if !put(&list[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// putSessionResponse writes the common shape of a PDU Session Resource
+// Setup Item SURes / CxtRes (9.2.1.2, 9.2.2.2): ID and the gNB's response
+// transfer, without extensions.
+func putSessionResponse(w *perbits.Writer, id int64, transfer []byte) bool {
+	if id < 0 || id > 255 {
+		return false
+	}
+	w.Bit(false)
+	w.Bit(false)
+	w.Constrained(uint64(id), 256)
+	return putOctets(w, transfer)
+}
+
+func putSetupListSUReq(w *perbits.Writer, l *ngapType.PDUSessionResourceSetupListSUReq) bool {
+	return l != nil && putSessionList(w, l.List, func(it *ngapType.PDUSessionResourceSetupItemSUReq) bool {
+		return it.IEExtensions == nil && putSessionItem(w, it.PDUSessionID.Value, it.PDUSessionNASPDU, &it.SNSSAI, it.PDUSessionResourceSetupRequestTransfer)
+	})
 }
 
 func putSetupListCxtReq(w *perbits.Writer, l *ngapType.PDUSessionResourceSetupListCxtReq) bool {
-	if l == nil || !putSessionCount(w, len(l.List)) {
-		return false
-	}
-	for i := range l.List {
-		it := &l.List[i]
-		if it.IEExtensions != nil || !putSessionItem(w, it.PDUSessionID.Value, it.NASPDU, &it.SNSSAI, it.PDUSessionResourceSetupRequestTransfer) {
-			return false
-		}
-	}
-	return true
+	return l != nil && putSessionList(w, l.List, func(it *ngapType.PDUSessionResourceSetupItemCxtReq) bool {
+		return it.IEExtensions == nil && putSessionItem(w, it.PDUSessionID.Value, it.NASPDU, &it.SNSSAI, it.PDUSessionResourceSetupRequestTransfer)
+	})
 }
 
 func putSetupListSURes(w *perbits.Writer, l *ngapType.PDUSessionResourceSetupListSURes) bool {
-	if l == nil || !putSessionCount(w, len(l.List)) {
-		return false
-	}
-	for i := range l.List {
-		it := &l.List[i]
-		if it.IEExtensions != nil || it.PDUSessionID.Value < 0 || it.PDUSessionID.Value > 255 {
-			return false
-		}
-		w.Bit(false)
-		w.Bit(false)
-		w.Constrained(uint64(it.PDUSessionID.Value), 256)
-		if !putOctets(w, it.PDUSessionResourceSetupResponseTransfer) {
-			return false
-		}
-	}
-	return true
+	return l != nil && putSessionList(w, l.List, func(it *ngapType.PDUSessionResourceSetupItemSURes) bool {
+		return it.IEExtensions == nil && putSessionResponse(w, it.PDUSessionID.Value, it.PDUSessionResourceSetupResponseTransfer)
+	})
 }
 
 // putUserLocation writes User Location Information (9.3.1.16), NR only.

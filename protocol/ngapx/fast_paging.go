@@ -135,32 +135,13 @@ func getPagingTAIs(r *perbits.Reader) *ngapType.TAIListForPaging {
 // putSetupListCxtRes writes PDU Session Resource Setup List Cxt Res
 // (9.2.2.2): per session its ID and the gNB's response transfer.
 func putSetupListCxtRes(w *perbits.Writer, l *ngapType.PDUSessionResourceSetupListCxtRes) bool {
-	if l == nil || !putSessionCount(w, len(l.List)) {
-		return false
-	}
-	for i := range l.List {
-		it := &l.List[i]
-		if it.IEExtensions != nil || it.PDUSessionID.Value < 0 || it.PDUSessionID.Value > 255 {
-			return false
-		}
-		w.Bit(false)
-		w.Bit(false)
-		w.Constrained(uint64(it.PDUSessionID.Value), 256)
-		if !putOctets(w, it.PDUSessionResourceSetupResponseTransfer) {
-			return false
-		}
-	}
-	return true
+	return l != nil && putSessionList(w, l.List, func(it *ngapType.PDUSessionResourceSetupItemCxtRes) bool {
+		return it.IEExtensions == nil && putSessionResponse(w, it.PDUSessionID.Value, it.PDUSessionResourceSetupResponseTransfer)
+	})
 }
 
 func getSetupListCxtRes(r *perbits.Reader) *ngapType.PDUSessionResourceSetupListCxtRes {
-	l := &ngapType.PDUSessionResourceSetupListCxtRes{List: make([]ngapType.PDUSessionResourceSetupItemCxtRes, getSessionCount(r))}
-	for i := range l.List {
-		it := &l.List[i]
-		noExt(r)
-		noExt(r)
-		it.PDUSessionID.Value = int64(r.Constrained(256))
-		it.PDUSessionResourceSetupResponseTransfer = getOctets(r)
-	}
-	return l
+	return &ngapType.PDUSessionResourceSetupListCxtRes{List: getSessionList(r, func(it *ngapType.PDUSessionResourceSetupItemCxtRes) {
+		it.PDUSessionID.Value, it.PDUSessionResourceSetupResponseTransfer = getSessionResponse(r)
+	})}
 }
