@@ -167,12 +167,16 @@ func getSessionList[Item any](r *perbits.Reader, get func(it *Item)) []Item {
 	return list
 }
 
-// getSessionResponse reads what putSessionResponse writes: ID and
-// response transfer.
-func getSessionResponse(r *perbits.Reader) (int64, aper.OctetString) {
+// getSessionID reads what putSessionID writes.
+func getSessionID(r *perbits.Reader) int64 {
 	noExt(r)
 	noExt(r)
-	id := int64(r.Constrained(256))
+	return int64(r.Constrained(256))
+}
+
+// getSessionTransfer reads what putSessionTransfer writes.
+func getSessionTransfer(r *perbits.Reader) (int64, aper.OctetString) {
+	id := getSessionID(r)
 	return id, getOctets(r)
 }
 
@@ -190,7 +194,7 @@ func getSetupListCxtReq(r *perbits.Reader) *ngapType.PDUSessionResourceSetupList
 
 func getSetupListSURes(r *perbits.Reader) *ngapType.PDUSessionResourceSetupListSURes {
 	return &ngapType.PDUSessionResourceSetupListSURes{List: getSessionList(r, func(it *ngapType.PDUSessionResourceSetupItemSURes) {
-		it.PDUSessionID.Value, it.PDUSessionResourceSetupResponseTransfer = getSessionResponse(r)
+		it.PDUSessionID.Value, it.PDUSessionResourceSetupResponseTransfer = getSessionTransfer(r)
 	})}
 }
 

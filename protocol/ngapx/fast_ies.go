@@ -228,17 +228,24 @@ func putSessionList[Item any](w *perbits.Writer, list []Item, put func(it *Item)
 	return true
 }
 
-// putSessionResponse writes the common shape of a PDU Session Resource
-// Setup Item SURes / CxtRes (9.2.1.2, 9.2.2.2): ID and the gNB's response
-// transfer, without extensions.
-func putSessionResponse(w *perbits.Writer, id int64, transfer []byte) bool {
+// putSessionID writes an extensible list item with no extension that
+// holds a PDU session ID first: the CxtRelReq and CxtRelCpl items alone
+// (9.2.3.4, 9.2.3.6), and the start of putSessionTransfer's.
+func putSessionID(w *perbits.Writer, id int64) bool {
 	if id < 0 || id > 255 {
 		return false
 	}
 	w.Bit(false)
 	w.Bit(false)
 	w.Constrained(uint64(id), 256)
-	return putOctets(w, transfer)
+	return true
+}
+
+// putSessionTransfer writes the item shape of PDU Session Resource Setup
+// SURes / CxtRes (9.2.1.2, 9.2.2.2) and of Release RelCmd / RelRes
+// (9.2.1.3, 9.2.1.4): ID and a transfer, without extensions.
+func putSessionTransfer(w *perbits.Writer, id int64, transfer []byte) bool {
+	return putSessionID(w, id) && putOctets(w, transfer)
 }
 
 func putSetupListSUReq(w *perbits.Writer, l *ngapType.PDUSessionResourceSetupListSUReq) bool {
@@ -255,7 +262,7 @@ func putSetupListCxtReq(w *perbits.Writer, l *ngapType.PDUSessionResourceSetupLi
 
 func putSetupListSURes(w *perbits.Writer, l *ngapType.PDUSessionResourceSetupListSURes) bool {
 	return l != nil && putSessionList(w, l.List, func(it *ngapType.PDUSessionResourceSetupItemSURes) bool {
-		return it.IEExtensions == nil && putSessionResponse(w, it.PDUSessionID.Value, it.PDUSessionResourceSetupResponseTransfer)
+		return it.IEExtensions == nil && putSessionTransfer(w, it.PDUSessionID.Value, it.PDUSessionResourceSetupResponseTransfer)
 	})
 }
 

@@ -136,12 +136,12 @@ func getPagingTAIs(r *perbits.Reader) *ngapType.TAIListForPaging {
 // (9.2.2.2): per session its ID and the gNB's response transfer.
 func putSetupListCxtRes(w *perbits.Writer, l *ngapType.PDUSessionResourceSetupListCxtRes) bool {
 	return l != nil && putSessionList(w, l.List, func(it *ngapType.PDUSessionResourceSetupItemCxtRes) bool {
-		return it.IEExtensions == nil && putSessionResponse(w, it.PDUSessionID.Value, it.PDUSessionResourceSetupResponseTransfer)
+		return it.IEExtensions == nil && putSessionTransfer(w, it.PDUSessionID.Value, it.PDUSessionResourceSetupResponseTransfer)
 	})
 }
 
 func getSetupListCxtRes(r *perbits.Reader) *ngapType.PDUSessionResourceSetupListCxtRes {
 	return &ngapType.PDUSessionResourceSetupListCxtRes{List: getSessionList(r, func(it *ngapType.PDUSessionResourceSetupItemCxtRes) {
-		it.PDUSessionID.Value, it.PDUSessionResourceSetupResponseTransfer = getSessionResponse(r)
+		it.PDUSessionID.Value, it.PDUSessionResourceSetupResponseTransfer = getSessionTransfer(r)
 	})}
 }

@@ -110,34 +110,6 @@ func getUENGAPIDs(r *perbits.Reader) *ngapType.UENGAPIDs {
 	return nil
 }
 
-// putSessionIDs writes a list of 1..256 PDU session IDs, each an
-// extensible item with no extension: the CxtRelReq and CxtRelCpl lists.
-func putSessionIDs(w *perbits.Writer, n int, at func(i int) (id int64, ext bool)) bool {
-	if !putSessionCount(w, n) {
-		return false
-	}
-	for i := 0; i < n; i++ {
-		id, ext := at(i)
-		if ext || id < 0 || id > 255 {
-			return false
-		}
-		w.Bit(false)
-		w.Bit(false)
-		w.Constrained(uint64(id), 256)
-	}
-	return true
-}
-
-func getSessionIDs(r *perbits.Reader) []int64 {
-	ids := make([]int64, getSessionCount(r))
-	for i := range ids {
-		noExt(r)
-		noExt(r)
-		ids[i] = int64(r.Constrained(256))
-	}
-	return ids
-}
-
 // putUEContextReleaseRequest: TS 38.413 9.2.3.4.
 func putUEContextReleaseRequest(w *perbits.Writer, m *ngapType.UEContextReleaseRequest) bool {
 	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.UEContextReleaseRequestIEs) bool {
@@ -152,7 +124,9 @@ func putUEContextReleaseRequest(w *perbits.Writer, m *ngapType.UEContextReleaseR
 		case ngapType.UEContextReleaseRequestIEsPresentPDUSessionResourceListCxtRelReq:
 			want, put = ngapType.ProtocolIEIDPDUSessionResourceListCxtRelReq, func() bool {
 				l := v.PDUSessionResourceListCxtRelReq
-				return l != nil && putSessionIDs(w, len(l.List), func(i int) (int64, bool) { return l.List[i].PDUSessionID.Value, l.List[i].IEExtensions != nil })
+				return l != nil && putSessionList(w, l.List, func(it *ngapType.PDUSessionResourceItemCxtRelReq) bool {
+					return it.IEExtensions == nil && putSessionID(w, it.PDUSessionID.Value)
+				})
 			}
 		case ngapType.UEContextReleaseRequestIEsPresentCause:
 			want, put = ngapType.ProtocolIEIDCause, func() bool { return putCause(w, v.Cause) }
@@ -174,10 +148,9 @@ func getUEContextReleaseRequest(r *perbits.Reader) *ngapType.UEContextReleaseReq
 		case ngapType.ProtocolIEIDRANUENGAPID:
 			x.Present, x.RANUENGAPID = ngapType.UEContextReleaseRequestIEsPresentRANUENGAPID, getRANUEID(v)
 		case ngapType.ProtocolIEIDPDUSessionResourceListCxtRelReq:
-			list := &ngapType.PDUSessionResourceListCxtRelReq{}
-			for _, id := range getSessionIDs(v) {
-				list.List = append(list.List, ngapType.PDUSessionResourceItemCxtRelReq{PDUSessionID: ngapType.PDUSessionID{Value: id}})
-			}
+			list := &ngapType.PDUSessionResourceListCxtRelReq{List: getSessionList(v, func(it *ngapType.PDUSessionResourceItemCxtRelReq) {
+				it.PDUSessionID.Value = getSessionID(v)
+			})}
 			x.Present, x.PDUSessionResourceListCxtRelReq = ngapType.UEContextReleaseRequestIEsPresentPDUSessionResourceListCxtRelReq, list
 		case ngapType.ProtocolIEIDCause:
 			x.Present, x.Cause = ngapType.UEContextReleaseRequestIEsPresentCause, getCause(v)
@@ -240,7 +213,9 @@ func putUEContextReleaseComplete(w *perbits.Writer, m *ngapType.UEContextRelease
 		case ngapType.UEContextReleaseCompleteIEsPresentPDUSessionResourceListCxtRelCpl:
 			want, put = ngapType.ProtocolIEIDPDUSessionResourceListCxtRelCpl, func() bool {
 				l := v.PDUSessionResourceListCxtRelCpl
-				return l != nil && putSessionIDs(w, len(l.List), func(i int) (int64, bool) { return l.List[i].PDUSessionID.Value, l.List[i].IEExtensions != nil })
+				return l != nil && putSessionList(w, l.List, func(it *ngapType.PDUSessionResourceItemCxtRelCpl) bool {
+					return it.IEExtensions == nil && putSessionID(w, it.PDUSessionID.Value)
+				})
 			}
 		default:
 			return false
@@ -260,10 +235,9 @@ func getUEContextReleaseComplete(r *perbits.Reader) *ngapType.UEContextReleaseCo
 		case ngapType.ProtocolIEIDRANUENGAPID:
 			x.Present, x.RANUENGAPID = ngapType.UEContextReleaseCompleteIEsPresentRANUENGAPID, getRANUEID(v)
 		case ngapType.ProtocolIEIDPDUSessionResourceListCxtRelCpl:
-			list := &ngapType.PDUSessionResourceListCxtRelCpl{}
-			for _, id := range getSessionIDs(v) {
-				list.List = append(list.List, ngapType.PDUSessionResourceItemCxtRelCpl{PDUSessionID: ngapType.PDUSessionID{Value: id}})
-			}
+			list := &ngapType.PDUSessionResourceListCxtRelCpl{List: getSessionList(v, func(it *ngapType.PDUSessionResourceItemCxtRelCpl) {
+				it.PDUSessionID.Value = getSessionID(v)
+			})}
 			x.Present, x.PDUSessionResourceListCxtRelCpl = ngapType.UEContextReleaseCompleteIEsPresentPDUSessionResourceListCxtRelCpl, list
 		default:
 			return false
