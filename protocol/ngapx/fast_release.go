@@ -60,9 +60,15 @@ func getCause(r *perbits.Reader) *ngapType.Cause {
 		r.Fail()
 		return nil
 	}
-	v := getRootEnum(r, causeRoots[present])
-	c := &ngapType.Cause{Present: present}
-	switch present {
+	c := causeOf(present, getRootEnum(r, causeRoots[present]))
+	return &c
+}
+
+// causeOf is the Cause of group (a CausePresent value; anything past
+// Protocol is Misc) with value v: the inverse of causeValue.
+func causeOf(group int, v aper.Enumerated) ngapType.Cause {
+	c := ngapType.Cause{Present: group}
+	switch group {
 	case ngapType.CausePresentRadioNetwork:
 		c.RadioNetwork = &ngapType.CauseRadioNetwork{Value: v}
 	case ngapType.CausePresentTransport:
