@@ -223,12 +223,7 @@ func getUserLocation(r *perbits.Reader) *ngapType.UserLocationInformation {
 }
 
 func getRRCCause(r *perbits.Reader) *ngapType.RRCEstablishmentCause {
-	noExt(r)
-	v := r.Constrained(rrcCauses)
-	if v >= rrcCauses {
-		r.Fail()
-	}
-	return &ngapType.RRCEstablishmentCause{Value: aper.Enumerated(v)}
+	return &ngapType.RRCEstablishmentCause{Value: getRootEnum(r, rrcCauses)}
 }
 
 func getFiveGSTMSI(r *perbits.Reader) *ngapType.FiveGSTMSI {

@@ -294,12 +294,7 @@ func putUserLocation(w *perbits.Writer, u *ngapType.UserLocationInformation) boo
 
 // putRRCCause writes RRC Establishment Cause (9.3.1.111), root values only.
 func putRRCCause(w *perbits.Writer, c *ngapType.RRCEstablishmentCause) bool {
-	if c == nil || c.Value >= rrcCauses {
-		return false
-	}
-	w.Bit(false)
-	w.Constrained(uint64(c.Value), rrcCauses)
-	return true
+	return c != nil && putRootEnum(w, c.Value, rrcCauses)
 }
 
 // putFiveGSTMSI writes 5G-S-TMSI (9.3.3.20).

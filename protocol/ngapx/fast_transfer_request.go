@@ -74,21 +74,11 @@ func getSessionAMBR(r *perbits.Reader) *ngapType.PDUSessionAggregateMaximumBitRa
 
 // putPDUSessionType writes PDU Session Type (9.3.1.52), root values only.
 func putPDUSessionType(w *perbits.Writer, p *ngapType.PDUSessionType) bool {
-	if p == nil || p.Value >= pduTypes {
-		return false
-	}
-	w.Bit(false)
-	w.Constrained(uint64(p.Value), pduTypes)
-	return true
+	return p != nil && putRootEnum(w, p.Value, pduTypes)
 }
 
 func getPDUSessionType(r *perbits.Reader) *ngapType.PDUSessionType {
-	noExt(r)
-	v := r.Constrained(pduTypes)
-	if v >= pduTypes {
-		r.Fail()
-	}
-	return &ngapType.PDUSessionType{Value: aper.Enumerated(v)}
+	return &ngapType.PDUSessionType{Value: getRootEnum(r, pduTypes)}
 }
 
 // putFlowSetupList writes QoS Flow Setup Request List (9.3.1.12 items).
