@@ -94,26 +94,24 @@ func getSuccessful(r *perbits.Reader, code int64, v *ngapType.SuccessfulOutcomeV
 	return !r.Failed()
 }
 
-// fieldFunc decodes the i-th ProtocolIE-Field's value from v; it reports
-// false for an id it does not cover.
-type fieldFunc func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool
-
-// getFields reads a message's extension bit and ProtocolIE-Container
-// (TS 38.413 9.4.3): alloc makes room for n fields, field fills each. Any
-// failure fails r.
-func getFields(r *perbits.Reader, alloc func(n int), field fieldFunc) {
+// getIEs reads a message's extension bit and ProtocolIE-Container
+// (TS 38.413 9.4.3) into list, one IE for each field, which fills the IE
+// from its id, criticality and value; it reports false for an id it does
+// not cover. Any failure fails r. Every hot message shares this loop; only
+// its switch on id is its own.
+func getIEs[IE any](r *perbits.Reader, list *[]IE, field func(ie *IE, id int64, crit aper.Enumerated, v *perbits.Reader) bool) {
 	noExt(r)
 	n := int(r.Constrained(maxIEs + 1))
 	if r.Failed() || n*minFieldOctets > r.Remaining() {
 		r.Fail()
 		return
 	}
-	alloc(n)
-	for i := 0; i < n; i++ {
+	*list = make([]IE, n)
+	for i := range *list {
 		id := int64(r.Constrained(maxIEs + 1))
 		crit := getCriticality(r)
 		v := r.Open()
-		if r.Failed() || !field(i, id, crit, &v) || v.Failed() || !v.Done() {
+		if r.Failed() || !field(&(*list)[i], id, crit, &v) || v.Failed() || !v.Done() {
 			r.Fail()
 			return
 		}

@@ -158,38 +158,44 @@ func getSessionItem(r *perbits.Reader) (id int64, nas *ngapType.NASPDU, s ngapTy
 
 func getSessionCount(r *perbits.Reader) int { return int(r.Constrained(maxSessions)) + 1 }
 
-func getSetupListSUReq(r *perbits.Reader) *ngapType.PDUSessionResourceSetupListSUReq {
-	l := &ngapType.PDUSessionResourceSetupListSUReq{List: make([]ngapType.PDUSessionResourceSetupItemSUReq, getSessionCount(r))}
-	for i := range l.List {
-		it := &l.List[i]
-		var id int64
-		id, it.PDUSessionNASPDU, it.SNSSAI, it.PDUSessionResourceSetupRequestTransfer = getSessionItem(r)
-		it.PDUSessionID.Value = id
+// getSessionList reads a list of 1..256 PDU session items, each by get.
+func getSessionList[Item any](r *perbits.Reader, get func(it *Item)) []Item {
+	list := make([]Item, getSessionCount(r))
+	for i := range list {
+		get(&list[i])
 	}
-	return l
+	return list
+}
+
+// getSessionID reads what putSessionID writes.
+func getSessionID(r *perbits.Reader) int64 {
+	noExt(r)
+	noExt(r)
+	return int64(r.Constrained(256))
+}
+
+// getSessionTransfer reads what putSessionTransfer writes.
+func getSessionTransfer(r *perbits.Reader) (int64, aper.OctetString) {
+	id := getSessionID(r)
+	return id, getOctets(r)
+}
+
+func getSetupListSUReq(r *perbits.Reader) *ngapType.PDUSessionResourceSetupListSUReq {
+	return &ngapType.PDUSessionResourceSetupListSUReq{List: getSessionList(r, func(it *ngapType.PDUSessionResourceSetupItemSUReq) {
+		it.PDUSessionID.Value, it.PDUSessionNASPDU, it.SNSSAI, it.PDUSessionResourceSetupRequestTransfer = getSessionItem(r)
+	})}
 }
 
 func getSetupListCxtReq(r *perbits.Reader) *ngapType.PDUSessionResourceSetupListCxtReq {
-	l := &ngapType.PDUSessionResourceSetupListCxtReq{List: make([]ngapType.PDUSessionResourceSetupItemCxtReq, getSessionCount(r))}
-	for i := range l.List {
-		it := &l.List[i]
-		var id int64
-		id, it.NASPDU, it.SNSSAI, it.PDUSessionResourceSetupRequestTransfer = getSessionItem(r)
-		it.PDUSessionID.Value = id
-	}
-	return l
+	return &ngapType.PDUSessionResourceSetupListCxtReq{List: getSessionList(r, func(it *ngapType.PDUSessionResourceSetupItemCxtReq) {
+		it.PDUSessionID.Value, it.NASPDU, it.SNSSAI, it.PDUSessionResourceSetupRequestTransfer = getSessionItem(r)
+	})}
 }
 
 func getSetupListSURes(r *perbits.Reader) *ngapType.PDUSessionResourceSetupListSURes {
-	l := &ngapType.PDUSessionResourceSetupListSURes{List: make([]ngapType.PDUSessionResourceSetupItemSURes, getSessionCount(r))}
-	for i := range l.List {
-		it := &l.List[i]
-		noExt(r)
-		noExt(r)
-		it.PDUSessionID.Value = int64(r.Constrained(256))
-		it.PDUSessionResourceSetupResponseTransfer = getOctets(r)
-	}
-	return l
+	return &ngapType.PDUSessionResourceSetupListSURes{List: getSessionList(r, func(it *ngapType.PDUSessionResourceSetupItemSURes) {
+		it.PDUSessionID.Value, it.PDUSessionResourceSetupResponseTransfer = getSessionTransfer(r)
+	})}
 }
 
 func getUserLocation(r *perbits.Reader) *ngapType.UserLocationInformation {
@@ -217,12 +223,7 @@ func getUserLocation(r *perbits.Reader) *ngapType.UserLocationInformation {
 }
 
 func getRRCCause(r *perbits.Reader) *ngapType.RRCEstablishmentCause {
-	noExt(r)
-	v := r.Constrained(rrcCauses)
-	if v >= rrcCauses {
-		r.Fail()
-	}
-	return &ngapType.RRCEstablishmentCause{Value: aper.Enumerated(v)}
+	return &ngapType.RRCEstablishmentCause{Value: getRootEnum(r, rrcCauses)}
 }
 
 func getFiveGSTMSI(r *perbits.Reader) *ngapType.FiveGSTMSI {

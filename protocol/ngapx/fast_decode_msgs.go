@@ -13,9 +13,7 @@ import (
 // getInitialUEMessage: TS 38.413 9.2.5.1.
 func getInitialUEMessage(r *perbits.Reader) *ngapType.InitialUEMessage {
 	m := &ngapType.InitialUEMessage{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.InitialUEMessageIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.InitialUEMessageIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
@@ -44,9 +42,7 @@ func getInitialUEMessage(r *perbits.Reader) *ngapType.InitialUEMessage {
 // getUplinkNASTransport: TS 38.413 9.2.5.3.
 func getUplinkNASTransport(r *perbits.Reader) *ngapType.UplinkNASTransport {
 	m := &ngapType.UplinkNASTransport{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.UplinkNASTransportIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.UplinkNASTransportIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
@@ -69,9 +65,7 @@ func getUplinkNASTransport(r *perbits.Reader) *ngapType.UplinkNASTransport {
 // getDownlinkNASTransport: TS 38.413 9.2.5.2.
 func getDownlinkNASTransport(r *perbits.Reader) *ngapType.DownlinkNASTransport {
 	m := &ngapType.DownlinkNASTransport{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.DownlinkNASTransportIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.DownlinkNASTransportIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
@@ -96,9 +90,7 @@ func getDownlinkNASTransport(r *perbits.Reader) *ngapType.DownlinkNASTransport {
 // getInitialContextSetupRequest: TS 38.413 9.2.2.1.
 func getInitialContextSetupRequest(r *perbits.Reader) *ngapType.InitialContextSetupRequest {
 	m := &ngapType.InitialContextSetupRequest{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.InitialContextSetupRequestIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.InitialContextSetupRequestIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
@@ -132,9 +124,7 @@ func getInitialContextSetupRequest(r *perbits.Reader) *ngapType.InitialContextSe
 // set up but no failed ones.
 func getInitialContextSetupResponse(r *perbits.Reader) *ngapType.InitialContextSetupResponse {
 	m := &ngapType.InitialContextSetupResponse{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.InitialContextSetupResponseIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.InitialContextSetupResponseIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
@@ -155,9 +145,7 @@ func getInitialContextSetupResponse(r *perbits.Reader) *ngapType.InitialContextS
 // getPDUSessionResourceSetupRequest: TS 38.413 9.2.1.1.
 func getPDUSessionResourceSetupRequest(r *perbits.Reader) *ngapType.PDUSessionResourceSetupRequest {
 	m := &ngapType.PDUSessionResourceSetupRequest{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.PDUSessionResourceSetupRequestIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.PDUSessionResourceSetupRequestIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
@@ -182,9 +170,7 @@ func getPDUSessionResourceSetupRequest(r *perbits.Reader) *ngapType.PDUSessionRe
 // getPDUSessionResourceSetupResponse: TS 38.413 9.2.1.2, the sessions set up.
 func getPDUSessionResourceSetupResponse(r *perbits.Reader) *ngapType.PDUSessionResourceSetupResponse {
 	m := &ngapType.PDUSessionResourceSetupResponse{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.PDUSessionResourceSetupResponseIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.PDUSessionResourceSetupResponseIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
@@ -206,9 +192,7 @@ func getPDUSessionResourceSetupResponse(r *perbits.Reader) *ngapType.PDUSessionR
 // capability for paging.
 func getUERadioCapabilityInfoIndication(r *perbits.Reader) *ngapType.UERadioCapabilityInfoIndication {
 	m := &ngapType.UERadioCapabilityInfoIndication{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.UERadioCapabilityInfoIndicationIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.UERadioCapabilityInfoIndicationIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {

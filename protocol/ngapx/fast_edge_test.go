@@ -299,19 +299,7 @@ func TestFastPathInitialContextSetupResponseWithSessions(t *testing.T) {
 func TestFastPathUEContextRelease(t *testing.T) {
 	for group := ngapType.CausePresentRadioNetwork; group <= ngapType.CausePresentMisc; group++ {
 		for v := aper.Enumerated(0); uint64(v) <= causeRoots[group]; v++ {
-			cause := ngapType.Cause{Present: group}
-			switch group {
-			case ngapType.CausePresentRadioNetwork:
-				cause.RadioNetwork = &ngapType.CauseRadioNetwork{Value: v}
-			case ngapType.CausePresentTransport:
-				cause.Transport = &ngapType.CauseTransport{Value: v}
-			case ngapType.CausePresentNas:
-				cause.Nas = &ngapType.CauseNas{Value: v}
-			case ngapType.CausePresentProtocol:
-				cause.Protocol = &ngapType.CauseProtocol{Value: v}
-			default:
-				cause.Misc = &ngapType.CauseMisc{Value: v}
-			}
+			cause := causeOf(group, v)
 			root := uint64(v) < causeRoots[group]
 			name := fmt.Sprintf("cause %d/%d", group, v)
 			checkSameAsLibrary(t, name+" request", decoded(t)(BuildUEContextReleaseRequest(1, 2, cause)), root)

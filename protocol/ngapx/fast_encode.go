@@ -67,6 +67,22 @@ func putContainer(w *perbits.Writer, n int) bool {
 	return true
 }
 
+// putIEs writes a message's ProtocolIE-Container (TS 38.413 9.4.3): its
+// size, then each IE in the order given, by field, which picks the IE's
+// value writer from its Present and writes it with putField. Every hot
+// message shares this loop; only its switch on Present is its own.
+func putIEs[IE any](w *perbits.Writer, list []IE, field func(ie *IE) bool) bool {
+	if !putContainer(w, len(list)) {
+		return false
+	}
+	for i := range list {
+		if !field(&list[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // putField writes one ProtocolIE-Field: its id, criticality and value as
 // an open type. want is the id the value's type belongs to: the library
 // refuses a mismatch, so the fast path leaves it to the library.

@@ -12,11 +12,7 @@ import (
 
 // putDownlinkNASTransport: TS 38.413 9.2.5.2.
 func putDownlinkNASTransport(w *perbits.Writer, m *ngapType.DownlinkNASTransport) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.DownlinkNASTransportIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -34,20 +30,13 @@ func putDownlinkNASTransport(w *perbits.Writer, m *ngapType.DownlinkNASTransport
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 // putUplinkNASTransport: TS 38.413 9.2.5.3.
 func putUplinkNASTransport(w *perbits.Writer, m *ngapType.UplinkNASTransport) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.UplinkNASTransportIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -63,20 +52,13 @@ func putUplinkNASTransport(w *perbits.Writer, m *ngapType.UplinkNASTransport) bo
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 // putInitialUEMessage: TS 38.413 9.2.5.1.
 func putInitialUEMessage(w *perbits.Writer, m *ngapType.InitialUEMessage) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.InitialUEMessageIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -98,20 +80,13 @@ func putInitialUEMessage(w *perbits.Writer, m *ngapType.InitialUEMessage) bool {
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 // putInitialContextSetupRequest: TS 38.413 9.2.2.1.
 func putInitialContextSetupRequest(w *perbits.Writer, m *ngapType.InitialContextSetupRequest) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.InitialContextSetupRequestIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -137,21 +112,14 @@ func putInitialContextSetupRequest(w *perbits.Writer, m *ngapType.InitialContext
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 // putInitialContextSetupResponse: TS 38.413 9.2.2.2, with the sessions
 // set up (a Service Request's, fast_paging.go) but no failed ones.
 func putInitialContextSetupResponse(w *perbits.Writer, m *ngapType.InitialContextSetupResponse) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.InitialContextSetupResponseIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -165,20 +133,13 @@ func putInitialContextSetupResponse(w *perbits.Writer, m *ngapType.InitialContex
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 // putPDUSessionResourceSetupRequest: TS 38.413 9.2.1.1.
 func putPDUSessionResourceSetupRequest(w *perbits.Writer, m *ngapType.PDUSessionResourceSetupRequest) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.PDUSessionResourceSetupRequestIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -196,20 +157,13 @@ func putPDUSessionResourceSetupRequest(w *perbits.Writer, m *ngapType.PDUSession
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 // putPDUSessionResourceSetupResponse: TS 38.413 9.2.1.2, the sessions set up.
 func putPDUSessionResourceSetupResponse(w *perbits.Writer, m *ngapType.PDUSessionResourceSetupResponse) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.PDUSessionResourceSetupResponseIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -223,21 +177,14 @@ func putPDUSessionResourceSetupResponse(w *perbits.Writer, m *ngapType.PDUSessio
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 // putUERadioCapabilityInfoIndication: TS 38.413 9.2.13.1, without the
 // capability for paging.
 func putUERadioCapabilityInfoIndication(w *perbits.Writer, m *ngapType.UERadioCapabilityInfoIndication) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.UERadioCapabilityInfoIndicationIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -251,9 +198,6 @@ func putUERadioCapabilityInfoIndication(w *perbits.Writer, m *ngapType.UERadioCa
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }

@@ -209,21 +209,8 @@ func (s *fuzzSource) message(t *testing.T) *ngapType.NGAPPDU {
 
 // cause is any group with a value up to two past its root values.
 func (s *fuzzSource) cause() ngapType.Cause {
-	c := ngapType.Cause{Present: 1 + int(s.u8()%5)}
-	v := aper.Enumerated(uint64(s.u8()) % (causeRoots[c.Present] + 2))
-	switch c.Present {
-	case ngapType.CausePresentRadioNetwork:
-		c.RadioNetwork = &ngapType.CauseRadioNetwork{Value: v}
-	case ngapType.CausePresentTransport:
-		c.Transport = &ngapType.CauseTransport{Value: v}
-	case ngapType.CausePresentNas:
-		c.Nas = &ngapType.CauseNas{Value: v}
-	case ngapType.CausePresentProtocol:
-		c.Protocol = &ngapType.CauseProtocol{Value: v}
-	default:
-		c.Misc = &ngapType.CauseMisc{Value: v}
-	}
-	return c
+	group := 1 + int(s.u8()%5)
+	return causeOf(group, aper.Enumerated(uint64(s.u8())%(causeRoots[group]+2)))
 }
 
 func (s *fuzzSource) sessionIDs() []uint8 {

@@ -215,49 +215,55 @@ func putSessionCount(w *perbits.Writer, n int) bool {
 	return true
 }
 
-func putSetupListSUReq(w *perbits.Writer, l *ngapType.PDUSessionResourceSetupListSUReq) bool {
-	if l == nil || !putSessionCount(w, len(l.List)) {
+// putSessionList writes a list of 1..256 PDU session items, each by put.
+func putSessionList[Item any](w *perbits.Writer, list []Item, put func(it *Item) bool) bool {
+	if !putSessionCount(w, len(list)) {
 		return false
 	}
-	for i := range l.List {
-		it := &l.List[i]
-		if it.IEExtensions != nil || !putSessionItem(w, it.PDUSessionID.Value, it.PDUSessionNASPDU, &it.SNSSAI, it.PDUSessionResourceSetupRequestTransfer) {
+	for i := range list {
+		if !put(&list[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// putSessionID writes an extensible list item with no extension that
+// holds a PDU session ID first: the CxtRelReq and CxtRelCpl items alone
+// (9.2.3.4, 9.2.3.6), and the start of putSessionTransfer's.
+func putSessionID(w *perbits.Writer, id int64) bool {
+	if id < 0 || id > 255 {
+		return false
+	}
+	w.Bit(false)
+	w.Bit(false)
+	w.Constrained(uint64(id), 256)
+	return true
+}
+
+// putSessionTransfer writes the item shape of PDU Session Resource Setup
+// SURes / CxtRes (9.2.1.2, 9.2.2.2) and of Release RelCmd / RelRes
+// (9.2.1.3, 9.2.1.4): ID and a transfer, without extensions.
+func putSessionTransfer(w *perbits.Writer, id int64, transfer []byte) bool {
+	return putSessionID(w, id) && putOctets(w, transfer)
+}
+
+func putSetupListSUReq(w *perbits.Writer, l *ngapType.PDUSessionResourceSetupListSUReq) bool {
+	return l != nil && putSessionList(w, l.List, func(it *ngapType.PDUSessionResourceSetupItemSUReq) bool {
+		return it.IEExtensions == nil && putSessionItem(w, it.PDUSessionID.Value, it.PDUSessionNASPDU, &it.SNSSAI, it.PDUSessionResourceSetupRequestTransfer)
+	})
 }
 
 func putSetupListCxtReq(w *perbits.Writer, l *ngapType.PDUSessionResourceSetupListCxtReq) bool {
-	if l == nil || !putSessionCount(w, len(l.List)) {
-		return false
-	}
-	for i := range l.List {
-		it := &l.List[i]
-		if it.IEExtensions != nil || !putSessionItem(w, it.PDUSessionID.Value, it.NASPDU, &it.SNSSAI, it.PDUSessionResourceSetupRequestTransfer) {
-			return false
-		}
-	}
-	return true
+	return l != nil && putSessionList(w, l.List, func(it *ngapType.PDUSessionResourceSetupItemCxtReq) bool {
+		return it.IEExtensions == nil && putSessionItem(w, it.PDUSessionID.Value, it.NASPDU, &it.SNSSAI, it.PDUSessionResourceSetupRequestTransfer)
+	})
 }
 
 func putSetupListSURes(w *perbits.Writer, l *ngapType.PDUSessionResourceSetupListSURes) bool {
-	if l == nil || !putSessionCount(w, len(l.List)) {
-		return false
-	}
-	for i := range l.List {
-		it := &l.List[i]
-		if it.IEExtensions != nil || it.PDUSessionID.Value < 0 || it.PDUSessionID.Value > 255 {
-			return false
-		}
-		w.Bit(false)
-		w.Bit(false)
-		w.Constrained(uint64(it.PDUSessionID.Value), 256)
-		if !putOctets(w, it.PDUSessionResourceSetupResponseTransfer) {
-			return false
-		}
-	}
-	return true
+	return l != nil && putSessionList(w, l.List, func(it *ngapType.PDUSessionResourceSetupItemSURes) bool {
+		return it.IEExtensions == nil && putSessionTransfer(w, it.PDUSessionID.Value, it.PDUSessionResourceSetupResponseTransfer)
+	})
 }
 
 // putUserLocation writes User Location Information (9.3.1.16), NR only.
@@ -288,12 +294,7 @@ func putUserLocation(w *perbits.Writer, u *ngapType.UserLocationInformation) boo
 
 // putRRCCause writes RRC Establishment Cause (9.3.1.111), root values only.
 func putRRCCause(w *perbits.Writer, c *ngapType.RRCEstablishmentCause) bool {
-	if c == nil || c.Value >= rrcCauses {
-		return false
-	}
-	w.Bit(false)
-	w.Constrained(uint64(c.Value), rrcCauses)
-	return true
+	return c != nil && putRootEnum(w, c.Value, rrcCauses)
 }
 
 // putFiveGSTMSI writes 5G-S-TMSI (9.3.3.20).

@@ -20,11 +20,7 @@ const (
 
 // putPaging: TS 38.413 9.2.4.1.
 func putPaging(w *perbits.Writer, m *ngapType.Paging) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.PagingIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -40,18 +36,13 @@ func putPaging(w *perbits.Writer, m *ngapType.Paging) bool {
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 func getPaging(r *perbits.Reader) *ngapType.Paging {
 	m := &ngapType.Paging{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.PagingIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.PagingIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
@@ -144,32 +135,13 @@ func getPagingTAIs(r *perbits.Reader) *ngapType.TAIListForPaging {
 // putSetupListCxtRes writes PDU Session Resource Setup List Cxt Res
 // (9.2.2.2): per session its ID and the gNB's response transfer.
 func putSetupListCxtRes(w *perbits.Writer, l *ngapType.PDUSessionResourceSetupListCxtRes) bool {
-	if l == nil || !putSessionCount(w, len(l.List)) {
-		return false
-	}
-	for i := range l.List {
-		it := &l.List[i]
-		if it.IEExtensions != nil || it.PDUSessionID.Value < 0 || it.PDUSessionID.Value > 255 {
-			return false
-		}
-		w.Bit(false)
-		w.Bit(false)
-		w.Constrained(uint64(it.PDUSessionID.Value), 256)
-		if !putOctets(w, it.PDUSessionResourceSetupResponseTransfer) {
-			return false
-		}
-	}
-	return true
+	return l != nil && putSessionList(w, l.List, func(it *ngapType.PDUSessionResourceSetupItemCxtRes) bool {
+		return it.IEExtensions == nil && putSessionTransfer(w, it.PDUSessionID.Value, it.PDUSessionResourceSetupResponseTransfer)
+	})
 }
 
 func getSetupListCxtRes(r *perbits.Reader) *ngapType.PDUSessionResourceSetupListCxtRes {
-	l := &ngapType.PDUSessionResourceSetupListCxtRes{List: make([]ngapType.PDUSessionResourceSetupItemCxtRes, getSessionCount(r))}
-	for i := range l.List {
-		it := &l.List[i]
-		noExt(r)
-		noExt(r)
-		it.PDUSessionID.Value = int64(r.Constrained(256))
-		it.PDUSessionResourceSetupResponseTransfer = getOctets(r)
-	}
-	return l
+	return &ngapType.PDUSessionResourceSetupListCxtRes{List: getSessionList(r, func(it *ngapType.PDUSessionResourceSetupItemCxtRes) {
+		it.PDUSessionID.Value, it.PDUSessionResourceSetupResponseTransfer = getSessionTransfer(r)
+	})}
 }

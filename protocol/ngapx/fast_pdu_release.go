@@ -12,45 +12,9 @@ import (
 // and the two transfers inside them (9.3.4.12, 9.3.4.21). Same contract as
 // fast_encode.go.
 
-// putSessionTransfers writes the list shape both messages share: per
-// session its ID and a transfer (RelCmd 9.2.1.3, RelRes 9.2.1.4).
-func putSessionTransfers(w *perbits.Writer, n int, at func(i int) (id int64, transfer []byte, ext bool)) bool {
-	if !putSessionCount(w, n) {
-		return false
-	}
-	for i := 0; i < n; i++ {
-		id, transfer, ext := at(i)
-		if ext || id < 0 || id > 255 {
-			return false
-		}
-		w.Bit(false)
-		w.Bit(false)
-		w.Constrained(uint64(id), 256)
-		if !putOctets(w, transfer) {
-			return false
-		}
-	}
-	return true
-}
-
-// getSessionTransfers reads that shape, calling add for each session.
-func getSessionTransfers(r *perbits.Reader, add func(id int64, transfer aper.OctetString)) {
-	n := getSessionCount(r)
-	for i := 0; i < n && !r.Failed(); i++ {
-		noExt(r)
-		noExt(r)
-		id := int64(r.Constrained(256))
-		add(id, getOctets(r))
-	}
-}
-
 // putPDUSessionResourceReleaseCommand: TS 38.413 9.2.1.3.
 func putPDUSessionResourceReleaseCommand(w *perbits.Writer, m *ngapType.PDUSessionResourceReleaseCommand) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.PDUSessionResourceReleaseCommandIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -64,25 +28,20 @@ func putPDUSessionResourceReleaseCommand(w *perbits.Writer, m *ngapType.PDUSessi
 		case ngapType.PDUSessionResourceReleaseCommandIEsPresentPDUSessionResourceToReleaseListRelCmd:
 			want, put = ngapType.ProtocolIEIDPDUSessionResourceToReleaseListRelCmd, func() bool {
 				l := v.PDUSessionResourceToReleaseListRelCmd
-				return l != nil && putSessionTransfers(w, len(l.List), func(i int) (int64, []byte, bool) {
-					return l.List[i].PDUSessionID.Value, l.List[i].PDUSessionResourceReleaseCommandTransfer, l.List[i].IEExtensions != nil
+				return l != nil && putSessionList(w, l.List, func(it *ngapType.PDUSessionResourceToReleaseItemRelCmd) bool {
+					return it.IEExtensions == nil && putSessionTransfer(w, it.PDUSessionID.Value, it.PDUSessionResourceReleaseCommandTransfer)
 				})
 			}
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 func getPDUSessionResourceReleaseCommand(r *perbits.Reader) *ngapType.PDUSessionResourceReleaseCommand {
 	m := &ngapType.PDUSessionResourceReleaseCommand{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.PDUSessionResourceReleaseCommandIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.PDUSessionResourceReleaseCommandIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
@@ -93,11 +52,9 @@ func getPDUSessionResourceReleaseCommand(r *perbits.Reader) *ngapType.PDUSession
 		case ngapType.ProtocolIEIDNASPDU:
 			x.Present, x.NASPDU = ngapType.PDUSessionResourceReleaseCommandIEsPresentNASPDU, getNASPDU(v)
 		case ngapType.ProtocolIEIDPDUSessionResourceToReleaseListRelCmd:
-			list := &ngapType.PDUSessionResourceToReleaseListRelCmd{}
-			getSessionTransfers(v, func(id int64, t aper.OctetString) {
-				list.List = append(list.List, ngapType.PDUSessionResourceToReleaseItemRelCmd{PDUSessionID: ngapType.PDUSessionID{Value: id},
-					PDUSessionResourceReleaseCommandTransfer: t})
-			})
+			list := &ngapType.PDUSessionResourceToReleaseListRelCmd{List: getSessionList(v, func(it *ngapType.PDUSessionResourceToReleaseItemRelCmd) {
+				it.PDUSessionID.Value, it.PDUSessionResourceReleaseCommandTransfer = getSessionTransfer(v)
+			})}
 			x.Present, x.PDUSessionResourceToReleaseListRelCmd = ngapType.PDUSessionResourceReleaseCommandIEsPresentPDUSessionResourceToReleaseListRelCmd, list
 		default:
 			return false
@@ -109,11 +66,7 @@ func getPDUSessionResourceReleaseCommand(r *perbits.Reader) *ngapType.PDUSession
 
 // putPDUSessionResourceReleaseResponse: TS 38.413 9.2.1.4.
 func putPDUSessionResourceReleaseResponse(w *perbits.Writer, m *ngapType.PDUSessionResourceReleaseResponse) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.PDUSessionResourceReleaseResponseIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -125,8 +78,8 @@ func putPDUSessionResourceReleaseResponse(w *perbits.Writer, m *ngapType.PDUSess
 		case ngapType.PDUSessionResourceReleaseResponseIEsPresentPDUSessionResourceReleasedListRelRes:
 			want, put = ngapType.ProtocolIEIDPDUSessionResourceReleasedListRelRes, func() bool {
 				l := v.PDUSessionResourceReleasedListRelRes
-				return l != nil && putSessionTransfers(w, len(l.List), func(i int) (int64, []byte, bool) {
-					return l.List[i].PDUSessionID.Value, l.List[i].PDUSessionResourceReleaseResponseTransfer, l.List[i].IEExtensions != nil
+				return l != nil && putSessionList(w, l.List, func(it *ngapType.PDUSessionResourceReleasedItemRelRes) bool {
+					return it.IEExtensions == nil && putSessionTransfer(w, it.PDUSessionID.Value, it.PDUSessionResourceReleaseResponseTransfer)
 				})
 			}
 		case ngapType.PDUSessionResourceReleaseResponseIEsPresentUserLocationInformation:
@@ -134,18 +87,13 @@ func putPDUSessionResourceReleaseResponse(w *perbits.Writer, m *ngapType.PDUSess
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 func getPDUSessionResourceReleaseResponse(r *perbits.Reader) *ngapType.PDUSessionResourceReleaseResponse {
 	m := &ngapType.PDUSessionResourceReleaseResponse{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.PDUSessionResourceReleaseResponseIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.PDUSessionResourceReleaseResponseIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
@@ -154,11 +102,9 @@ func getPDUSessionResourceReleaseResponse(r *perbits.Reader) *ngapType.PDUSessio
 		case ngapType.ProtocolIEIDRANUENGAPID:
 			x.Present, x.RANUENGAPID = ngapType.PDUSessionResourceReleaseResponseIEsPresentRANUENGAPID, getRANUEID(v)
 		case ngapType.ProtocolIEIDPDUSessionResourceReleasedListRelRes:
-			list := &ngapType.PDUSessionResourceReleasedListRelRes{}
-			getSessionTransfers(v, func(id int64, t aper.OctetString) {
-				list.List = append(list.List, ngapType.PDUSessionResourceReleasedItemRelRes{PDUSessionID: ngapType.PDUSessionID{Value: id},
-					PDUSessionResourceReleaseResponseTransfer: t})
-			})
+			list := &ngapType.PDUSessionResourceReleasedListRelRes{List: getSessionList(v, func(it *ngapType.PDUSessionResourceReleasedItemRelRes) {
+				it.PDUSessionID.Value, it.PDUSessionResourceReleaseResponseTransfer = getSessionTransfer(v)
+			})}
 			x.Present, x.PDUSessionResourceReleasedListRelRes = ngapType.PDUSessionResourceReleaseResponseIEsPresentPDUSessionResourceReleasedListRelRes, list
 		case ngapType.ProtocolIEIDUserLocationInformation:
 			x.Present, x.UserLocationInformation = ngapType.PDUSessionResourceReleaseResponseIEsPresentUserLocationInformation, getUserLocation(v)

@@ -60,9 +60,15 @@ func getCause(r *perbits.Reader) *ngapType.Cause {
 		r.Fail()
 		return nil
 	}
-	v := getRootEnum(r, causeRoots[present])
-	c := &ngapType.Cause{Present: present}
-	switch present {
+	c := causeOf(present, getRootEnum(r, causeRoots[present]))
+	return &c
+}
+
+// causeOf is the Cause of group (a CausePresent value; anything past
+// Protocol is Misc) with value v: the inverse of causeValue.
+func causeOf(group int, v aper.Enumerated) ngapType.Cause {
+	c := ngapType.Cause{Present: group}
+	switch group {
 	case ngapType.CausePresentRadioNetwork:
 		c.RadioNetwork = &ngapType.CauseRadioNetwork{Value: v}
 	case ngapType.CausePresentTransport:
@@ -110,41 +116,9 @@ func getUENGAPIDs(r *perbits.Reader) *ngapType.UENGAPIDs {
 	return nil
 }
 
-// putSessionIDs writes a list of 1..256 PDU session IDs, each an
-// extensible item with no extension: the CxtRelReq and CxtRelCpl lists.
-func putSessionIDs(w *perbits.Writer, n int, at func(i int) (id int64, ext bool)) bool {
-	if !putSessionCount(w, n) {
-		return false
-	}
-	for i := 0; i < n; i++ {
-		id, ext := at(i)
-		if ext || id < 0 || id > 255 {
-			return false
-		}
-		w.Bit(false)
-		w.Bit(false)
-		w.Constrained(uint64(id), 256)
-	}
-	return true
-}
-
-func getSessionIDs(r *perbits.Reader) []int64 {
-	ids := make([]int64, getSessionCount(r))
-	for i := range ids {
-		noExt(r)
-		noExt(r)
-		ids[i] = int64(r.Constrained(256))
-	}
-	return ids
-}
-
 // putUEContextReleaseRequest: TS 38.413 9.2.3.4.
 func putUEContextReleaseRequest(w *perbits.Writer, m *ngapType.UEContextReleaseRequest) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.UEContextReleaseRequestIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -156,25 +130,22 @@ func putUEContextReleaseRequest(w *perbits.Writer, m *ngapType.UEContextReleaseR
 		case ngapType.UEContextReleaseRequestIEsPresentPDUSessionResourceListCxtRelReq:
 			want, put = ngapType.ProtocolIEIDPDUSessionResourceListCxtRelReq, func() bool {
 				l := v.PDUSessionResourceListCxtRelReq
-				return l != nil && putSessionIDs(w, len(l.List), func(i int) (int64, bool) { return l.List[i].PDUSessionID.Value, l.List[i].IEExtensions != nil })
+				return l != nil && putSessionList(w, l.List, func(it *ngapType.PDUSessionResourceItemCxtRelReq) bool {
+					return it.IEExtensions == nil && putSessionID(w, it.PDUSessionID.Value)
+				})
 			}
 		case ngapType.UEContextReleaseRequestIEsPresentCause:
 			want, put = ngapType.ProtocolIEIDCause, func() bool { return putCause(w, v.Cause) }
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 func getUEContextReleaseRequest(r *perbits.Reader) *ngapType.UEContextReleaseRequest {
 	m := &ngapType.UEContextReleaseRequest{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.UEContextReleaseRequestIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.UEContextReleaseRequestIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
@@ -183,10 +154,9 @@ func getUEContextReleaseRequest(r *perbits.Reader) *ngapType.UEContextReleaseReq
 		case ngapType.ProtocolIEIDRANUENGAPID:
 			x.Present, x.RANUENGAPID = ngapType.UEContextReleaseRequestIEsPresentRANUENGAPID, getRANUEID(v)
 		case ngapType.ProtocolIEIDPDUSessionResourceListCxtRelReq:
-			list := &ngapType.PDUSessionResourceListCxtRelReq{}
-			for _, id := range getSessionIDs(v) {
-				list.List = append(list.List, ngapType.PDUSessionResourceItemCxtRelReq{PDUSessionID: ngapType.PDUSessionID{Value: id}})
-			}
+			list := &ngapType.PDUSessionResourceListCxtRelReq{List: getSessionList(v, func(it *ngapType.PDUSessionResourceItemCxtRelReq) {
+				it.PDUSessionID.Value = getSessionID(v)
+			})}
 			x.Present, x.PDUSessionResourceListCxtRelReq = ngapType.UEContextReleaseRequestIEsPresentPDUSessionResourceListCxtRelReq, list
 		case ngapType.ProtocolIEIDCause:
 			x.Present, x.Cause = ngapType.UEContextReleaseRequestIEsPresentCause, getCause(v)
@@ -200,11 +170,7 @@ func getUEContextReleaseRequest(r *perbits.Reader) *ngapType.UEContextReleaseReq
 
 // putUEContextReleaseCommand: TS 38.413 9.2.3.5.
 func putUEContextReleaseCommand(w *perbits.Writer, m *ngapType.UEContextReleaseCommand) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.UEContextReleaseCommandIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -216,18 +182,13 @@ func putUEContextReleaseCommand(w *perbits.Writer, m *ngapType.UEContextReleaseC
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 func getUEContextReleaseCommand(r *perbits.Reader) *ngapType.UEContextReleaseCommand {
 	m := &ngapType.UEContextReleaseCommand{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.UEContextReleaseCommandIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.UEContextReleaseCommandIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
@@ -246,11 +207,7 @@ func getUEContextReleaseCommand(r *perbits.Reader) *ngapType.UEContextReleaseCom
 // putUEContextReleaseComplete: TS 38.413 9.2.3.6, with the sessions
 // released but without location or paging recommendations.
 func putUEContextReleaseComplete(w *perbits.Writer, m *ngapType.UEContextReleaseComplete) bool {
-	if m == nil || !putContainer(w, len(m.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range m.ProtocolIEs.List {
-		ie := &m.ProtocolIEs.List[i]
+	return m != nil && putIEs(w, m.ProtocolIEs.List, func(ie *ngapType.UEContextReleaseCompleteIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -262,23 +219,20 @@ func putUEContextReleaseComplete(w *perbits.Writer, m *ngapType.UEContextRelease
 		case ngapType.UEContextReleaseCompleteIEsPresentPDUSessionResourceListCxtRelCpl:
 			want, put = ngapType.ProtocolIEIDPDUSessionResourceListCxtRelCpl, func() bool {
 				l := v.PDUSessionResourceListCxtRelCpl
-				return l != nil && putSessionIDs(w, len(l.List), func(i int) (int64, bool) { return l.List[i].PDUSessionID.Value, l.List[i].IEExtensions != nil })
+				return l != nil && putSessionList(w, l.List, func(it *ngapType.PDUSessionResourceItemCxtRelCpl) bool {
+					return it.IEExtensions == nil && putSessionID(w, it.PDUSessionID.Value)
+				})
 			}
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 func getUEContextReleaseComplete(r *perbits.Reader) *ngapType.UEContextReleaseComplete {
 	m := &ngapType.UEContextReleaseComplete{}
-	l := &m.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.UEContextReleaseCompleteIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &m.ProtocolIEs.List, func(ie *ngapType.UEContextReleaseCompleteIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
@@ -287,10 +241,9 @@ func getUEContextReleaseComplete(r *perbits.Reader) *ngapType.UEContextReleaseCo
 		case ngapType.ProtocolIEIDRANUENGAPID:
 			x.Present, x.RANUENGAPID = ngapType.UEContextReleaseCompleteIEsPresentRANUENGAPID, getRANUEID(v)
 		case ngapType.ProtocolIEIDPDUSessionResourceListCxtRelCpl:
-			list := &ngapType.PDUSessionResourceListCxtRelCpl{}
-			for _, id := range getSessionIDs(v) {
-				list.List = append(list.List, ngapType.PDUSessionResourceItemCxtRelCpl{PDUSessionID: ngapType.PDUSessionID{Value: id}})
-			}
+			list := &ngapType.PDUSessionResourceListCxtRelCpl{List: getSessionList(v, func(it *ngapType.PDUSessionResourceItemCxtRelCpl) {
+				it.PDUSessionID.Value = getSessionID(v)
+			})}
 			x.Present, x.PDUSessionResourceListCxtRelCpl = ngapType.UEContextReleaseCompleteIEsPresentPDUSessionResourceListCxtRelCpl, list
 		default:
 			return false

@@ -49,32 +49,27 @@ func unmarshalTransferFast(b []byte, v any) bool {
 	r := perbits.NewReader(append([]byte(nil), b...)) // the library's values never share the caller's buffer
 	switch t := v.(type) {
 	case *ngapType.PDUSessionResourceSetupRequestTransfer:
-		got := getSetupRequestTransfer(r)
-		if r.Failed() || !r.Done() {
-			return false
-		}
-		*t = *got
+		return getWhole(r, t, func(r *perbits.Reader) ngapType.PDUSessionResourceSetupRequestTransfer {
+			return *getSetupRequestTransfer(r)
+		})
 	case *ngapType.PDUSessionResourceSetupResponseTransfer:
-		got := getSetupResponseTransfer(r)
-		if r.Failed() || !r.Done() {
-			return false
-		}
-		*t = got
+		return getWhole(r, t, getSetupResponseTransfer)
 	case *ngapType.PDUSessionResourceReleaseCommandTransfer:
-		got := getReleaseCommandTransfer(r)
-		if r.Failed() || !r.Done() {
-			return false
-		}
-		*t = got
+		return getWhole(r, t, getReleaseCommandTransfer)
 	case *ngapType.PDUSessionResourceReleaseResponseTransfer:
-		got := getReleaseResponseTransfer(r)
-		if r.Failed() || !r.Done() {
-			return false
-		}
-		*t = got
-	default:
+		return getWhole(r, t, getReleaseResponseTransfer)
+	}
+	return false
+}
+
+// getWhole stores in *t what get reads from r, only if get read all of r
+// without a failure: a partly read transfer leaves *t untouched.
+func getWhole[T any](r *perbits.Reader, t *T, get func(r *perbits.Reader) T) bool {
+	got := get(r)
+	if r.Failed() || !r.Done() {
 		return false
 	}
+	*t = got
 	return true
 }
 

@@ -12,11 +12,7 @@ import (
 // non-dynamic 5QI, ARP and, for GBR flows, the four bit rates.
 
 func putSetupRequestTransfer(w *perbits.Writer, t *ngapType.PDUSessionResourceSetupRequestTransfer) bool {
-	if !putContainer(w, len(t.ProtocolIEs.List)) {
-		return false
-	}
-	for i := range t.ProtocolIEs.List {
-		ie := &t.ProtocolIEs.List[i]
+	return putIEs(w, t.ProtocolIEs.List, func(ie *ngapType.PDUSessionResourceSetupRequestTransferIEs) bool {
 		v := &ie.Value
 		var want int64
 		var put func() bool
@@ -32,18 +28,13 @@ func putSetupRequestTransfer(w *perbits.Writer, t *ngapType.PDUSessionResourceSe
 		default:
 			return false
 		}
-		if !putField(w, ie.Id.Value, want, ie.Criticality.Value, put) {
-			return false
-		}
-	}
-	return true
+		return putField(w, ie.Id.Value, want, ie.Criticality.Value, put)
+	})
 }
 
 func getSetupRequestTransfer(r *perbits.Reader) *ngapType.PDUSessionResourceSetupRequestTransfer {
 	t := &ngapType.PDUSessionResourceSetupRequestTransfer{}
-	l := &t.ProtocolIEs.List
-	getFields(r, func(n int) { *l = make([]ngapType.PDUSessionResourceSetupRequestTransferIEs, n) }, func(i int, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
-		ie := &(*l)[i]
+	getIEs(r, &t.ProtocolIEs.List, func(ie *ngapType.PDUSessionResourceSetupRequestTransferIEs, id int64, crit aper.Enumerated, v *perbits.Reader) bool {
 		ie.Id.Value, ie.Criticality.Value = id, crit
 		x := &ie.Value
 		switch id {
@@ -83,21 +74,11 @@ func getSessionAMBR(r *perbits.Reader) *ngapType.PDUSessionAggregateMaximumBitRa
 
 // putPDUSessionType writes PDU Session Type (9.3.1.52), root values only.
 func putPDUSessionType(w *perbits.Writer, p *ngapType.PDUSessionType) bool {
-	if p == nil || p.Value >= pduTypes {
-		return false
-	}
-	w.Bit(false)
-	w.Constrained(uint64(p.Value), pduTypes)
-	return true
+	return p != nil && putRootEnum(w, p.Value, pduTypes)
 }
 
 func getPDUSessionType(r *perbits.Reader) *ngapType.PDUSessionType {
-	noExt(r)
-	v := r.Constrained(pduTypes)
-	if v >= pduTypes {
-		r.Fail()
-	}
-	return &ngapType.PDUSessionType{Value: aper.Enumerated(v)}
+	return &ngapType.PDUSessionType{Value: getRootEnum(r, pduTypes)}
 }
 
 // putFlowSetupList writes QoS Flow Setup Request List (9.3.1.12 items).

@@ -324,7 +324,7 @@ func newReleaseResponseTransfer() any { return &ngapType.PDUSessionResourceRelea
 func TestFastReleaseTransfers(t *testing.T) {
 	for group := ngapType.CausePresentRadioNetwork; group <= ngapType.CausePresentMisc; group++ {
 		for v := aper.Enumerated(0); uint64(v) <= causeRoots[group]; v++ {
-			c := fuzzCause(group, v)
+			c := causeOf(group, v)
 			checkTransferSame(t, fmt.Sprintf("release command cause %d/%d", group, v),
 				ngapType.PDUSessionResourceReleaseCommandTransfer{Cause: c}, newReleaseCommandTransfer, uint64(v) < causeRoots[group])
 		}
@@ -337,22 +337,4 @@ func TestFastReleaseTransfers(t *testing.T) {
 	if c := ranSideReleaseCause(b); c == nil || c.Nas == nil || c.Nas.Value != ngapType.CauseNasPresentNormalRelease {
 		t.Fatalf("gNB read cause %+v", c)
 	}
-}
-
-// fuzzCause is a Cause of the given group and value.
-func fuzzCause(group int, v aper.Enumerated) ngapType.Cause {
-	c := ngapType.Cause{Present: group}
-	switch group {
-	case ngapType.CausePresentRadioNetwork:
-		c.RadioNetwork = &ngapType.CauseRadioNetwork{Value: v}
-	case ngapType.CausePresentTransport:
-		c.Transport = &ngapType.CauseTransport{Value: v}
-	case ngapType.CausePresentNas:
-		c.Nas = &ngapType.CauseNas{Value: v}
-	case ngapType.CausePresentProtocol:
-		c.Protocol = &ngapType.CauseProtocol{Value: v}
-	default:
-		c.Misc = &ngapType.CauseMisc{Value: v}
-	}
-	return c
 }
