@@ -181,6 +181,7 @@ func StartFreshCore(ctx context.Context, f FreshCore) (*RunningCore, error) {
 	}
 	r.Count = max(f.Subscribers, 1)
 	cfg.Subscribers = []config.SubscriberRange{r}
+	admitOneGNBFleet(cfg, r.Count)
 	path := filepath.Join(dir, "l25gc.yaml")
 	if err := cfg.Save(path); err != nil {
 		os.RemoveAll(dir)
@@ -403,4 +404,14 @@ func ProgressLine(w io.Writer, label string) func(done, failed, total int) {
 		}
 		fmt.Fprintf(w, "  %s: %d/%d done, %d failed%s", label, done, total, failed, end)
 	}
+}
+
+// admitOneGNBFleet lets the benchmark's own core take every subscriber of
+// the run on one N2 association: the simulator drives a whole fleet
+// through one gNB, so the default amf.ngap.max_ues_per_gnb (16384) would
+// refuse the rest of a 20,000-UE burst with #22 whatever the limiter
+// does. A larger cap from the user's config stays.
+func admitOneGNBFleet(cfg *config.Config, ues int) {
+	cfg.AMF.NGAP.MaxUEsPerGNB = max(cfg.AMF.NGAP.MaxUEsPerGNB, ues)
+	cfg.AMF.NGAP.MaxUEs = max(cfg.AMF.NGAP.MaxUEs, ues)
 }
