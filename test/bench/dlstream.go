@@ -123,6 +123,13 @@ func (s *DownlinkStream) Sink(i int) func(pkt []byte) {
 		if u.first < 0 {
 			u.first = seq
 		}
+		if seq < u.first {
+			// Sent before the path came up and held on the way (UPF-U
+			// resolving the gNB's address): outside what is counted,
+			// like the ones that died then, not a reordering of it.
+			u.mu.Unlock()
+			return
+		}
 		u.received++
 		u.mark(seq)
 		if seq < u.highest {

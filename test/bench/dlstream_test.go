@@ -28,13 +28,13 @@ func TestStreamCountsLostAndReorderedFromTheFirstPacket(t *testing.T) {
 	defer s.Stop(0)
 	s.ues[0].sent.Store(10)
 	sink := s.Sink(0)
-	sink([]byte{0x45, 0, 0}) // not the stream's
-	for _, seq := range []uint64{2, 3, 5, 4, 7, 8, 9} {
+	sink([]byte{0x45, 0, 0})                               // not the stream's
+	for _, seq := range []uint64{2, 3, 1, 5, 4, 7, 8, 9} { // 1: before the first, late
 		sink(streamPacket(seq))
 	}
 	want := StreamCounts{Sent: 8, Received: 7, Lost: 1, Reordered: 1}
 	if got := s.PerUE(0); got != want {
-		t.Fatalf("counts %+v, want %+v (seq 6 lost, 4 late)", got, want)
+		t.Fatalf("counts %+v, want %+v (seq 6 lost, 4 late, 1 before the first not counted)", got, want)
 	}
 	// Windows of the stream: seq 6 is in the first, not in the second;
 	// what preceded the first packet received is not counted.
