@@ -8,7 +8,7 @@ BIN     := bin/l25gc
 CONFIG  ?=
 SBI     ?=
 # Fuzz each decoder briefly in `make test`; raise for a real campaign.
-FUZZTIME ?= 10s
+FUZZTIME ?= 8s
 # Test-only code (X-IO's test hooks: xio/testhooks.go, testhooks.c and the
 # hooks in xio/stack.c) is built only with this tag. Tests set it; `make
 # build` never does, so bin/l25gc carries none of it.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every Go fuzz target of the module for a short time (default 10s each):
+# Runs every Go fuzz target of the module for a short time (8s each from make test):
 # decoders of network input must never panic.
 #
 # Go's fuzz coordinator up to 1.26 can end a duration-bounded run with a bare
