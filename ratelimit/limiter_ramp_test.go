@@ -153,15 +153,7 @@ func TestConcurrentRampStepAndEvents(t *testing.T) {
 	for range n {
 		go func() {
 			run := func(s *Slot) { ran.Add(1); s.Finish(ResultSuccess); wg.Done() }
-			s, err := l.Acquire("p", run)
-			if err != nil {
-				t.Error(err)
-				wg.Done()
-				return
-			}
-			if s != nil {
-				run(s)
-			}
+			acquireOrQueue(t, l, run, &wg)
 		}()
 	}
 	wg.Wait()

@@ -276,15 +276,7 @@ func TestConcurrentEventsAndTicks(t *testing.T) {
 				run(l.Force("forced"))
 				return
 			}
-			s, err := l.Acquire("p", run)
-			if err != nil {
-				t.Error(err)
-				wg.Done()
-				return
-			}
-			if s != nil {
-				run(s)
-			}
+			acquireOrQueue(t, l, run, &wg)
 		}()
 	}
 	wg.Wait()
@@ -327,3 +319,18 @@ func TestMonitorStepsPerTick(t *testing.T) {
 type constSource float64
 
 func (c constSource) IntervalLatency() float64 { return float64(c) }
+
+// acquireOrQueue starts an event of kind "p" as the AMF does: run at once
+// if l grants a slot, else l runs it when one frees. A refusal ends the
+// event (wg.Done) and fails the test.
+func acquireOrQueue(t *testing.T, l *Limiter, run func(*Slot), wg *sync.WaitGroup) {
+	s, err := l.Acquire("p", run)
+	if err != nil {
+		t.Error(err)
+		wg.Done()
+		return
+	}
+	if s != nil {
+		run(s)
+	}
+}

@@ -20,12 +20,7 @@ import (
 // UDR again.
 func TestStep14bGetsShareOneUDRRead(t *testing.T) {
 	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
-		u, peer := newRestartableUDR(t, tr)
-		env := nrftest.Env(t, tr, nil, models.NrfNfManagementNfType_UDM, peer)
-		n, err := New(env)
-		if err != nil {
-			t.Fatal(err)
-		}
+		u, n, env := udmOnRestartableUDR(t, tr)
 		clock := time.Now()
 		var clockMu sync.Mutex
 		n.pairs.now = func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return clock }

@@ -12,6 +12,7 @@ import (
 	"github.com/free5gc/openapi/models"
 
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/nf"
 	"github.com/l25gc/l25gc/nf/nrf/nrftest"
 	"github.com/l25gc/l25gc/nf/udr"
 	"github.com/l25gc/l25gc/nf/udr/store"
@@ -45,6 +46,19 @@ func newRestartableUDR(t *testing.T, tr sbi.Transport) (*restartableUDR, models.
 	u.start()
 	t.Cleanup(func() { u.nf.Load().Stop(context.Background()) })
 	return u, nrftest.Peer(t, models.NrfNfManagementNfType_UDR, nrftest.Serve(t, tr, u), models.ServiceName_NUDR_DR)
+}
+
+// udmOnRestartableUDR is a UDM whose only UDR is a restartable one: the
+// UDR (to count, restart and look into), the UDM and its environment.
+func udmOnRestartableUDR(t *testing.T, tr sbi.Transport) (*restartableUDR, *NF, *nf.Env) {
+	t.Helper()
+	u, peer := newRestartableUDR(t, tr)
+	env := nrftest.Env(t, tr, nil, models.NrfNfManagementNfType_UDM, peer)
+	n, err := New(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u, n, env
 }
 
 func (u *restartableUDR) start() {
@@ -95,12 +109,7 @@ func (u *restartableUDR) total() int {
 // across UDR restarts: every SQN the UE sees is fresher than the last.
 func TestReservedSQNNeverReusedAcrossUDRRestarts(t *testing.T) {
 	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
-		u, peer := newRestartableUDR(t, tr)
-		env := nrftest.Env(t, tr, nil, models.NrfNfManagementNfType_UDM, peer)
-		n, err := New(env)
-		if err != nil {
-			t.Fatal(err)
-		}
+		u, n, env := udmOnRestartableUDR(t, tr)
 		base, c := nrftest.Serve(t, tr, n.Handler()), env.Client
 		const supi = "imsi-" + config.DefaultFirstIMSI
 
@@ -228,12 +237,7 @@ func TestUDRWithoutReservationIsAskedTheStandardWay(t *testing.T) {
 // standard way; the reservations after it go on from there.
 func TestReservationAfterResynchronisation(t *testing.T) {
 	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
-		u, peer := newRestartableUDR(t, tr)
-		env := nrftest.Env(t, tr, nil, models.NrfNfManagementNfType_UDM, peer)
-		n, err := New(env)
-		if err != nil {
-			t.Fatal(err)
-		}
+		u, n, env := udmOnRestartableUDR(t, tr)
 		base, c := nrftest.Serve(t, tr, n.Handler()), env.Client
 		const supi = "imsi-" + config.DefaultFirstIMSI
 		const sqnMS = 0x5000 // the USIM saw this SQN elsewhere
