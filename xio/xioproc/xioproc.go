@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -124,16 +125,82 @@ func Start(role string, env ...string) (*Proc, error) {
 // until it says Ready. The caller sets Path, Env and Stderr; what the child
 // prints after Ready goes to cmd.Stdout if set, else to this process's
 // stdout.
+//
+// A child that exits before Ready because EAL found too few free hugepages
+// (another DPDK process, or a hugetlbfs file's reservation, took them
+// between the check and the start) is started again, up to three times,
+// after asking the kernel for more; any other early exit is reported at
+// once with the last lines the child wrote to stderr.
 func StartCmd(cmd *exec.Cmd, role string) (*Proc, error) {
+	for attempt := 1; ; attempt++ {
+		p, err := startOnce(cmd, role)
+		var early *EarlyExitError
+		if err == nil || attempt == startAttempts || !errors.As(err, &early) || !early.lacksHugepages() {
+			return p, err
+		}
+		time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
+		if err := EnsureHugepages(retryHugepages); err != nil {
+			return nil, fmt.Errorf("%w (then: %v)", early, err)
+		}
+		cmd = rebuild(cmd)
+	}
+}
+
+const (
+	startAttempts = 3
+	// retryHugepages is what a retried start asks to have free: a
+	// manager's default reservation (onvm.Config.MemMB 160 MiB) and room.
+	retryHugepages = 128
+)
+
+// EarlyExitError is a child that exited before it said Ready.
+type EarlyExitError struct {
+	Role   string
+	Status error  // its exit status
+	Stderr string // the last lines it wrote to stderr
+}
+
+func (e *EarlyExitError) Error() string {
+	msg := fmt.Sprintf("xioproc: %s exited before it was ready (%v)", e.Role, e.Status)
+	if e.Stderr != "" {
+		msg += "; its last words:\n" + e.Stderr
+	}
+	return msg
+}
+
+// lacksHugepages tells EAL's "not enough memory" (rte_eal_init ENOMEM,
+// which onvm reports as "Cannot allocate memory") from other failures.
+func (e *EarlyExitError) lacksHugepages() bool {
+	return strings.Contains(e.Stderr, "Cannot init memory") || strings.Contains(e.Stderr, "Cannot allocate memory")
+}
+
+// rebuild is a fresh, unstarted copy of cmd (an exec.Cmd runs once). Env
+// already carries the role from the first start.
+func rebuild(cmd *exec.Cmd) *exec.Cmd {
+	next := exec.Command(cmd.Path, cmd.Args[1:]...)
+	next.Env, next.Dir = cmd.Env, cmd.Dir
+	next.Stdout, next.Stderr = cmd.Stdout, cmd.Stderr
+	return next
+}
+
+func startOnce(cmd *exec.Cmd, role string) (*Proc, error) {
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
-	cmd.Env = append(cmd.Env, EnvRole+"="+role)
+	if !hasEnv(cmd.Env, EnvRole+"="+role) {
+		cmd.Env = append(cmd.Env, EnvRole+"="+role)
+	}
 	after := cmd.Stdout
 	if after == nil {
 		after = os.Stdout
 	}
 	cmd.Stdout = nil
+	tail := &stderrTail{}
+	if cmd.Stderr == nil {
+		cmd.Stderr = tail
+	} else {
+		cmd.Stderr = io.MultiWriter(cmd.Stderr, tail)
+	}
 	// Safety net besides stdin EOF: a child never outlives this process.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()
@@ -148,14 +215,59 @@ func StartCmd(cmd *exec.Cmd, role string) (*Proc, error) {
 		return nil, err
 	}
 	p := &Proc{Cmd: cmd, stdin: stdin, exited: make(chan struct{})}
-	if err := p.awaitReady(role, stdout, after); err != nil {
+	if err := p.awaitReady(role, stdout, after, tail); err != nil {
 		p.Kill()
 		return nil, err
 	}
+	tail.stop()
 	return p, nil
 }
 
-func (p *Proc) awaitReady(role string, stdout io.Reader, after io.Writer) error {
+func hasEnv(env []string, kv string) bool {
+	for _, e := range env {
+		if e == kv {
+			return true
+		}
+	}
+	return false
+}
+
+// stderrTail keeps the last stderrTailBytes a child writes to stderr
+// until it is ready, for EarlyExitError; after that it only passes
+// writes by.
+type stderrTail struct {
+	mu      sync.Mutex
+	buf     []byte
+	stopped bool
+}
+
+const stderrTailBytes = 2048
+
+func (t *stderrTail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.stopped {
+		t.buf = append(t.buf, b...)
+		if over := len(t.buf) - stderrTailBytes; over > 0 {
+			t.buf = append(t.buf[:0], t.buf[over:]...)
+		}
+	}
+	return len(b), nil
+}
+
+func (t *stderrTail) stop() {
+	t.mu.Lock()
+	t.stopped, t.buf = true, nil
+	t.mu.Unlock()
+}
+
+func (t *stderrTail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}
+
+func (p *Proc) awaitReady(role string, stdout io.Reader, after io.Writer, tail *stderrTail) error {
 	ready := make(chan bool, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -179,7 +291,8 @@ func (p *Proc) awaitReady(role string, stdout io.Reader, after io.Writer) error 
 	select {
 	case ok := <-ready:
 		if !ok {
-			return fmt.Errorf("xioproc: %s exited before it was ready", role)
+			<-p.exited // its stderr is copied in full by then
+			return &EarlyExitError{Role: role, Status: p.err, Stderr: tail.String()}
 		}
 		return nil
 	case <-time.After(20 * time.Second):
@@ -309,7 +422,8 @@ func RemoveProcessLeftovers(prefix string, pid int) {
 }
 
 // EnsureHugepages makes sure hugetlbfs is mounted on /dev/hugepages and at
-// least free 2 MiB pages are free, raising nr_hugepages if needed (root).
+// least free 2 MiB pages are free and unreserved, raising nr_hugepages if
+// needed (root).
 func EnsureHugepages(free int) error {
 	if err := mountHugetlbfs(); err != nil {
 		return err
@@ -351,11 +465,17 @@ func mountHugetlbfs() error {
 	return nil
 }
 
-func hugepageCounts() (total, free int, err error) {
+// hugepageCounts reads the 2 MiB hugepages the kernel has and how many a
+// new process can still take: free ones minus those reserved. A shared
+// hugetlbfs mapping (a DPDK process's, UPF tables a process mapped) reserves
+// all its pages when mapped and keeps them reserved, untouched yet still
+// counted free, for as long as its file exists.
+func hugepageCounts() (total, available int, err error) {
 	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
 		return 0, 0, err
 	}
+	var free, reserved int
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 2 {
@@ -366,7 +486,9 @@ func hugepageCounts() (total, free int, err error) {
 			total, _ = strconv.Atoi(f[1])
 		case "HugePages_Free:":
 			free, _ = strconv.Atoi(f[1])
+		case "HugePages_Rsvd:":
+			reserved, _ = strconv.Atoi(f[1])
 		}
 	}
-	return total, free, nil
+	return total, free - reserved, nil
 }
