@@ -137,7 +137,6 @@ func TestPagingBreakdownFollowsThePacketFromTheDataNetworkToTheUE(t *testing.T) 
 	}
 }
 
-
 func isPart(b Breakdown, row string) bool {
 	for _, h := range b.Hops {
 		if h.Name == row {
