@@ -11,8 +11,10 @@ import (
 
 // A Breakdown cuts the end-to-end time of each procedure the simulator
 // recorded into hops. Every instant of a procedure is given to the
-// deepest span active then (ties: the one that started last), so the
-// "part" hops of one procedure add up exactly to its end-to-end time;
+// deepest span active then (ties: the one that started last; in a
+// procedure a downlink packet started, the trace that started last comes
+// first, breakdown_paging.go), so the "part" hops of one procedure add up
+// exactly to its end-to-end time;
 // what no span covers is the NotAccounted row. Part hops are exclusive
 // time (an SBI call's transport is its client span minus its server span);
 // "detail" hops are inclusive (an SBI call as its client saw it and as its
