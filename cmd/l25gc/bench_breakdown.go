@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/test/bench"
 	"github.com/l25gc/l25gc/test/ransim"
@@ -30,6 +32,21 @@ func (t *traceFlags) add(f *pflag.FlagSet) {
 // start starts the run's tracing; nil when neither flag is set.
 func (t *traceFlags) start() (*bench.Tracing, error) {
 	return bench.StartTracing(t.breakdown, splitList(t.otlp))
+}
+
+// startFor starts the run's tracing for a running core at amf (--amf)
+// or fresh ones (amf ""): a running core exports where its config's
+// tracing.otlp says, so --breakdown has its collector listen at the first
+// of those addresses (start that core with it set, e.g. 127.0.0.1:4318).
+func (t *traceFlags) startFor(amf string, cfg *config.Config) (*bench.Tracing, error) {
+	if !t.breakdown || amf == "" {
+		return t.start()
+	}
+	if len(cfg.Tracing.OTLP) == 0 {
+		return nil, errors.New("--breakdown with --amf: the running core must export its spans to the benchmark; " +
+			"start it with tracing.otlp naming a local address (e.g. [\"127.0.0.1:4318\"]) and pass the same --config here")
+	}
+	return bench.StartTracingAt(cfg.Tracing.OTLP[0], true, splitList(t.otlp))
 }
 
 // reportTraced is reportWithCharts followed by the breakdown tables.

@@ -53,7 +53,7 @@ func (b *idleBench) run(cmd *cobra.Command, measure func(context.Context, bench.
 	}
 	defer stop()
 	out := cmd.OutOrStdout()
-	tr, err := b.trace.start()
+	tr, err := b.trace.startFor(b.amf, cfg)
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,10 @@ import (
 
 // A Breakdown cuts the end-to-end time of each procedure the simulator
 // recorded into hops. Every instant of a procedure is given to the
-// deepest span active then (ties: the one that started last), so the
-// "part" hops of one procedure add up exactly to its end-to-end time;
+// deepest span active then (ties: the one that started last; in a
+// procedure a downlink packet started, the trace that started last comes
+// first, breakdown_paging.go), so the "part" hops of one procedure add up
+// exactly to its end-to-end time;
 // what no span covers is the NotAccounted row. Part hops are exclusive
 // time (an SBI call's transport is its client span minus its server span);
 // "detail" hops are inclusive (an SBI call as its client saw it and as its
@@ -57,6 +59,10 @@ type segment struct {
 	start, end time.Time
 	depth      int
 	row        string
+	// rank orders segments of independent work before depth: the later
+	// rank wins (breakdown_paging.go). Zero for every segment of a
+	// procedure the simulator started.
+	rank time.Time
 }
 
 // Compute builds the breakdown of every procedure name among spans.
@@ -88,6 +94,7 @@ type spanIndex struct {
 	depth   []int
 	traceUE map[string]int64 // trace → RAN UE NGAP ID of its N2 spans
 	byUE    map[int64][]int  // RAN UE NGAP ID → spans of the AMF's traces and N2 instants
+	paging  pagingIndex      // breakdown_paging.go: the join by SUPI and SEID
 }
 
 func index(spans []Span) *spanIndex {
@@ -115,15 +122,18 @@ func index(spans []Span) *spanIndex {
 			ix.byUE[ue] = append(ix.byUE[ue], i)
 		}
 	}
+	ix.paging = indexPaging(spans)
 	return ix
 }
 
 // procedure attributes the time of procedure span p to rows.
 func (ix *spanIndex) procedure(p *Span) map[string]time.Duration {
-	ue, _ := p.Int(KeyRANUE)
+	cands := ix.candidates(p)
+	offset := ix.crossDepth(p, cands)
+	rank := ix.traceRanks(p, cands)
 	var segs []segment
 	var ranSend, ranRecv, amfRecv, amfSend []*Span
-	for _, i := range ix.byUE[ue] {
+	for _, i := range cands {
 		s := &ix.spans[i]
 		if s.End.Before(p.Start) || s.Start.After(p.End) {
 			continue
@@ -143,13 +153,15 @@ func (ix *spanIndex) procedure(p *Span) map[string]time.Duration {
 				amfRecv = append(amfRecv, s)
 			}
 		}
-		segs = append(segs, segment{s.Start, s.End, 1 + ix.depth[i], rowOf(s)})
+		segs = append(segs, segment{start: s.Start, end: s.End, depth: 1 + ix.depth[i] + offset[s.TraceID], row: rowOf(s), rank: rank[s.TraceID]})
 	}
 	segs = append(segs, transit(ranSend, amfRecv, RowN2Uplink)...)
 	segs = append(segs, transit(amfSend, ranRecv, RowN2Downlink)...)
 	segs = append(segs, ranSide(p, ranSend, ranRecv)...)
+	segs = append(segs, ix.userPlane(p, cands)...)
+	rankSynthetic(p, segs)
 	rows := sweep(p.Start, p.End, segs)
-	for _, i := range ix.byUE[ue] {
+	for _, i := range cands {
 		s := &ix.spans[i]
 		if s.Start.Before(p.Start) || s.End.After(p.End) {
 			continue
@@ -179,7 +191,7 @@ func transit(sends, recvs []*Span, row string) []segment {
 				continue
 			}
 			used[j] = true
-			out = append(out, segment{s.Start, r.Start, 1, row})
+			out = append(out, segment{start: s.Start, end: r.Start, depth: 1, row: row})
 			break
 		}
 	}
@@ -193,7 +205,12 @@ func ranSide(p *Span, sends, recvs []*Span) []segment {
 		at   time.Time
 		send bool
 	}
-	evs := []ev{{p.Start, false}}
+	var evs []ev
+	if p.Str(KeyTrigger) != TriggerDownlink {
+		// The simulator starts the procedure; a downlink packet's is the
+		// user plane's (userPlane).
+		evs = append(evs, ev{p.Start, false})
+	}
 	for _, s := range sends {
 		evs = append(evs, ev{s.Start, true})
 	}
@@ -208,12 +225,12 @@ func ranSide(p *Span, sends, recvs []*Span) []segment {
 		case !e.send && busy.IsZero():
 			busy = e.at
 		case e.send && !busy.IsZero():
-			out = append(out, segment{busy, e.at, 1, RowRAN})
+			out = append(out, segment{start: busy, end: e.at, depth: 1, row: RowRAN})
 			busy = time.Time{}
 		}
 	}
 	if !busy.IsZero() {
-		out = append(out, segment{busy, p.End, 1, RowRAN})
+		out = append(out, segment{start: busy, end: p.End, depth: 1, row: RowRAN})
 	}
 	return out
 }
@@ -237,7 +254,7 @@ func sweep(start, end time.Time, segs []segment) map[string]time.Duration {
 			if s.start.After(a) || !s.end.After(a) {
 				continue
 			}
-			if best < 0 || s.depth > segs[best].depth || (s.depth == segs[best].depth && s.start.After(segs[best].start)) {
+			if best < 0 || wins(s, segs[best]) {
 				best = j
 			}
 		}
@@ -248,6 +265,18 @@ func sweep(start, end time.Time, segs []segment) map[string]time.Duration {
 		rows[row] += b.Sub(a)
 	}
 	return rows
+}
+
+// wins says whether s takes an instant from b: the later rank, then the
+// deeper, then the later started.
+func wins(s, b segment) bool {
+	if c := s.rank.Compare(b.rank); c != 0 {
+		return c > 0
+	}
+	if s.depth != b.depth {
+		return s.depth > b.depth
+	}
+	return s.start.After(b.start)
 }
 
 func clamp(t, lo, hi time.Time) time.Time {
@@ -285,6 +314,10 @@ func rowOf(s *Span) string {
 		return nf + " store: " + s.Name
 	case HopPFCP:
 		return nf + " PFCP: " + s.Name
+	case HopUPFC:
+		return "UPF-C: " + s.Name
+	case HopSMFNF:
+		return "SMF paging: " + s.Name
 	}
 	return nf + ": " + s.Name
 }
@@ -359,6 +392,12 @@ func classOf(row string) string {
 		return "store (all NFs)"
 	case strings.Contains(row, " PFCP: "):
 		return "PFCP N4 round trips"
+	case strings.HasPrefix(row, "UPF-C: "):
+		return "UPF-C processing (notes, PFCP requests)"
+	case strings.HasPrefix(row, "SMF paging: "):
+		return "SMF paging (Session Report → N1N2MessageTransfer answered)"
+	case row == RowDownlinkToUPFC || row == RowUPFUToUE:
+		return "user plane, not traced (kernel, UPF-U, N3)"
 	}
 	return "other spans"
 }

@@ -14,13 +14,16 @@ import (
 	"github.com/l25gc/l25gc/protocol/ngapx"
 )
 
-// sendPaging writes one Paging to each gNB serving the UE's registration
-// area; it counts the gNBs reached.
-func (n *NF) sendPaging(s nasx.STMSI) int {
+// sendPaging writes one Paging to each gNB serving the registration area
+// of the UE supi; it counts the gNBs reached.
+func (n *NF) sendPaging(s nasx.STMSI, supi string) int {
 	b := n.built("Paging")(ngapx.BuildPaging(ngapx.Paging{STMSI: s, TAIs: n.pagingArea()}))
 	if b == nil {
 		return 0
 	}
+	// No RAN UE NGAP ID to join on: the paging breakdown pairs it with the
+	// simulator's receive by SUPI (internal/tracing paging.go).
+	n.trace.SentPaging(supi)
 	sent := 0
 	for _, g := range n.pagingGNBs() {
 		n.metrics.pagingMessages.Inc()

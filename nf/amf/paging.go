@@ -63,7 +63,7 @@ func (n *NF) pageFor(supi string, t transfer) (v transferVerdict, parked bool) {
 		v, page = n.keepTransfer(ue, t)
 	})
 	if page != nil {
-		n.sendPaging(page.guti.STMSI())
+		n.sendPaging(page.guti.STMSI(), supi)
 	}
 	return v, parked
 }
@@ -129,7 +129,7 @@ func (n *NF) onT3513(ue *ueContext, tmsi uint32, pg *paging) {
 	switch {
 	case again:
 		n.metrics.pagingRetransmissions.Inc()
-		n.sendPaging(ue.guti.STMSI())
+		n.sendPaging(ue.guti.STMSI(), ue.supi)
 	case failed != nil:
 		n.log.Info("paging failed: no answer", "supi", ue.supi, "pagings", pg.sent)
 		n.failTransfers(ue.supi, failed, models.N1N2MessageTransferCause_UE_NOT_RESPONDING)

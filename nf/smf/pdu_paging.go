@@ -19,6 +19,7 @@ import (
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/upf/rules"
@@ -57,13 +58,19 @@ func (n *NF) handleReport(_ context.Context, upf string, r *rules.Report) uint8 
 	if r.DownlinkData == nil {
 		return pfcpCauseAccepted // usage reports: the SMF sets no thresholds, nothing to do
 	}
+	span := n.traceReport(c)
 	switch start, gone := n.startPaging(c); {
 	case gone:
+		span.End()
 		return pfcpCauseSessionNotFound
 	case start:
 		n.m.paging("reported")
-		n.background(func(ctx context.Context) { n.page(ctx, c, 0) })
+		n.background(func(ctx context.Context) {
+			defer span.End()
+			n.page(tracing.WithSpan(ctx, span), c, 0)
+		})
 	default:
+		span.End()
 		n.m.paging("suppressed")
 	}
 	return pfcpCauseAccepted

@@ -24,12 +24,19 @@ type Tracing struct {
 // StartTracing starts the collector (breakdown) and the simulator's span
 // export; nil when neither is asked for.
 func StartTracing(breakdown bool, otlp []string) (*Tracing, error) {
+	return StartTracingAt("127.0.0.1:0", breakdown, otlp)
+}
+
+// StartTracingAt is StartTracing with the collector listening at addr: a
+// running core (--amf) exports to the address its config names
+// (tracing.otlp), so the breakdown's collector must listen there.
+func StartTracingAt(addr string, breakdown bool, otlp []string) (*Tracing, error) {
 	if !breakdown && len(otlp) == 0 {
 		return nil, nil
 	}
 	t := &Tracing{otlp: otlp}
 	if breakdown {
-		c, err := tracing.StartCollector("127.0.0.1:0")
+		c, err := tracing.StartCollector(addr)
 		if err != nil {
 			return nil, err
 		}
@@ -50,7 +57,12 @@ func (t *Tracing) Endpoints() []string {
 	if t.collector != nil {
 		eps = append(eps, t.collector.Addr())
 	}
-	return append(eps, t.otlp...)
+	for _, ep := range t.otlp {
+		if t.collector == nil || ep != t.collector.Addr() {
+			eps = append(eps, ep)
+		}
+	}
+	return eps
 }
 
 // Close flushes the simulator's spans and stops the collector.

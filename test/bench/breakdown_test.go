@@ -39,3 +39,22 @@ func TestTracingAttachesEachProcedureBreakdownToItsResult(t *testing.T) {
 		t.Errorf("printed:\n%s", out.String())
 	}
 }
+
+// Against a running core (--amf) the collector listens where the core's
+// tracing.otlp sends, and that address is not also a second endpoint.
+func TestTracingAtTheCoresAddressListensThereOnce(t *testing.T) {
+	tr, err := StartTracingAt("127.0.0.1:0", true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := tr.Endpoints()[0]
+	tr.Close()
+	tr, err = StartTracingAt(addr, true, []string{addr, "127.0.0.1:4318"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if eps := tr.Endpoints(); len(eps) != 2 || eps[0] != addr || eps[1] != "127.0.0.1:4318" {
+		t.Errorf("endpoints %v, want the collector at %s once, then the user's", eps, addr)
+	}
+}

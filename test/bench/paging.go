@@ -309,7 +309,11 @@ func pagingPhase(ctx context.Context, f ransim.Fleet, dn *net.UDPConn, probes ma
 			return 0, got.err
 		}
 		pg.add(got.at.Sub(sent))
+		ue.TraceDownlink(ProcedurePaging, sent, got.at, false)
 		at, err := p.awaitArrival(ctx)
+		if err == nil {
+			ue.TraceDownlink(ProcedurePagingFirstPacket, sent, at, true)
+		}
 		return at.Sub(sent), err
 	})
 	cancel()

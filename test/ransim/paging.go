@@ -43,6 +43,7 @@ func (g *GNB) onPaging(pdu *ngapType.NGAPPDU) {
 		g.log.Debug("Paging for a UE not camping here", "stmsi", p.STMSI)
 		return
 	}
+	g.tracer().PagingReceived(at, ue.supi)
 	ue.page(at)
 }
 

@@ -32,3 +32,20 @@ func (u *UE) traced(procedure string, start time.Time) time.Duration {
 	u.g.tracer().Procedure(procedure, u.ranID.Load(), start, end)
 	return end.Sub(start)
 }
+
+// TraceDownlink records a procedure of u that a downlink packet sent at
+// start began and that ended at end (`bench paging`: the Paging at the
+// gNB, the packet at the UE), named by the UE's SUPI since a CM-IDLE UE
+// has no RAN UE NGAP ID; with ran, also by the one it has now (its
+// Service Request's), so that the answering procedure joins too.
+func (u *UE) TraceDownlink(procedure string, start, end time.Time, ran bool) {
+	t := u.g.tracer()
+	if t == nil {
+		return
+	}
+	var id int64
+	if ran {
+		id = u.ranID.Load()
+	}
+	t.DownlinkProcedure(procedure, u.supi, id, start, end)
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/free5gc/pfcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/l25gc/l25gc/protocol/pfcpx"
 	"github.com/l25gc/l25gc/upf/rules"
@@ -134,12 +135,14 @@ func (n *NF) watchDownlinkData(ctx context.Context, up UserPlane) {
 		if ctx.Err() != nil {
 			return // stopping: this note is lost (UPF-U notes the session again once its FAR is rewritten)
 		}
+		rctx, span := n.traceReport(ctx, note.UPSEID)
 		peer, msg, ok := n.server.downlinkReport(note)
 		if !ok {
+			span.End()
 			return
 		}
 		n.wg.Add(1)
-		go n.report(ctx, up, note.UPSEID, peer, msg)
+		go n.report(rctx, span, up, note.UPSEID, peer, msg)
 	}
 	n.server.mu.Lock()
 	n.server.onRoutable = reportNote
@@ -150,9 +153,11 @@ func (n *NF) watchDownlinkData(ctx context.Context, up UserPlane) {
 	}
 }
 
-// report sends one Session Report Request and acts on the answer.
-func (n *NF) report(ctx context.Context, up UserPlane, upSEID uint64, peer net.Addr, msg *pfcpx.Message) {
+// report sends one Session Report Request and acts on the answer; span
+// (tracing.go) ends with it.
+func (n *NF) report(ctx context.Context, span trace.Span, up UserPlane, upSEID uint64, peer net.Addr, msg *pfcpx.Message) {
 	defer n.wg.Done()
+	defer span.End()
 	node := n.nodeFor(peer)
 	if node == nil {
 		n.env.Log.Warn("session report: no N4 socket over the SMF's network", "network", peer.Network())
@@ -161,7 +166,7 @@ func (n *NF) report(ctx context.Context, up UserPlane, upSEID uint64, peer net.A
 	// T1 x (N1+1) bounds it; ctx ends it at Stop.
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	rsp, err := node.Request(ctx, peer, msg)
+	rsp, err := requestTraced(ctx, node, peer, msg)
 	if err != nil {
 		var te *pfcpx.TimeoutError
 		if errors.As(err, &te) {

@@ -12,6 +12,7 @@ import (
 	"github.com/free5gc/pfcp"
 	"github.com/free5gc/pfcp/pfcpType"
 
+	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/protocol/pfcpx"
 	"github.com/l25gc/l25gc/upf/rules"
 	"github.com/l25gc/l25gc/upf/shm"
@@ -28,6 +29,8 @@ type ServerConfig struct {
 	Recovery    time.Time
 	Log         *slog.Logger
 	Metrics     *Metrics
+	// Tracing records UPF-C's spans (tracing.go); nil: off.
+	Tracing *tracing.Provider
 }
 
 // Server answers N4 requests (a pfcpx.Handler): it keeps a copy of every
@@ -121,6 +124,7 @@ func (s *Server) ServePFCP(peer net.Addr, req *pfcpx.Message) *pfcpx.Message {
 	case *pfcpx.SessionEstablishmentRequest:
 		return s.establish(h, b, peer)
 	case *pfcpx.SessionModificationRequest:
+		defer s.traceModification(h.SEID).End()
 		return s.modify(h, b, peer)
 	case *pfcpx.SessionDeletionRequest:
 		return s.delete(h)

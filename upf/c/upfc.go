@@ -90,7 +90,7 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 		return nil, err
 	}
 	srv, err := NewServer(ServerConfig{Table: o.Table, N3: n3.Addr(), NodeID: nodeID, MaxSessions: cfg.UPF.MaxSessions,
-		Log: env.Log, Metrics: NewMetrics(env.Registry)})
+		Log: env.Log, Metrics: NewMetrics(env.Registry), Tracing: env.Tracing})
 	if err != nil {
 		return nil, err
 	}
