@@ -111,7 +111,7 @@ func capturing(stderr interface{ Read([]byte) (int, error) }) bool {
 
 // Stop ends the capture and waits until the file is complete.
 func (c *Capture) Stop() {
-	time.Sleep(300 * time.Millisecond) // let the last packets reach the capture
+	time.Sleep(300 * time.Millisecond)                   // let the last packets reach the capture
 	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGINT) // tshark and its dumpcap
 	_ = c.cmd.Wait()
 }
