@@ -56,6 +56,9 @@ type LimiterSample struct {
 	// scheduler latency, the two figures E_max is steered by.
 	EWMAMS    float64 `json:"ewma_ms"`
 	LatencyMS float64 `json:"interval_latency_ms"`
+	// HoldRatio is the hold-time rule's last round at low load (mean
+	// hold over the shortest recent hold; 0 before its first round).
+	HoldRatio float64 `json:"hold_ratio,omitempty"`
 }
 
 // EventTime is one establishment (Fig. 9b): its place among all events by
@@ -322,6 +325,8 @@ func parseLimiterMetrics(r io.Reader) (LimiterSample, error) {
 			s.EWMAMS = v * 1000
 		case "l25gc_amf_limiter_interval_latency_seconds":
 			s.LatencyMS = v * 1000
+		case "l25gc_amf_limiter_hold_ratio":
+			s.HoldRatio = v
 		}
 	}
 	if err := sc.Err(); err != nil {
