@@ -185,7 +185,7 @@ func NewLimiter(cfg LimiterConfig, now func() time.Time) *Limiter {
 	}
 	cfg.Min = max(cfg.Min, 1)
 	cfg.Max = max(cfg.Max, cfg.Min)
-	return &Limiter{cfg: cfg, now: now, emax: min(max(cfg.Initial, cfg.Min), cfg.Max), open: map[*Slot]struct{}{},
+	return &Limiter{cfg: cfg, now: now, emax: holdStart(cfg, min(max(cfg.Initial, cfg.Min), cfg.Max)), open: map[*Slot]struct{}{},
 		ramping: cfg.Growth > 1, rampWake: make(chan struct{}, 1)}
 }
 

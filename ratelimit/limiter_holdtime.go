@@ -22,20 +22,27 @@ package ratelimit
 // shortest hold seen for the procedure's kind recently (a procedure that
 // did not wait). E_max·(1 − 1/r) estimates how many procedures only
 // queue; above Beta E_max falls towards E_max/r + Alpha (at most halved
-// per round), under Alpha it rises by one. Like Algorithm 1 it moves E_max
-// only when the limit was reached in the round (E_current ≥ E_max).
-// Alpha and Beta are counts of procedures waiting for a CPU (config: 2 and
-// 4 per GOMAXPROCS), the few that keep every CPU busy.
+// per round, never under Beta), under Alpha it rises by one. Like
+// Algorithm 1 it moves E_max only when the limit was reached in the round
+// (E_current ≥ E_max). Alpha and Beta are counts of procedures waiting
+// for a CPU (config: 2 and 4 per GOMAXPROCS), the few that keep every CPU
+// busy. With no more than Beta in progress the estimate cannot pass Beta,
+// so the rule never cuts there by itself; the floor keeps its halving
+// from overshooting into that range (fixed limits of 2 and 4 gave 1.6-1.8
+// times the batch time of 8 in stop 11's Fig. 3). E_max also starts at
+// Beta rather than the initial value: one round at 32 is a whole batch
+// of Fig. 3, which would otherwise run as if the limiter were off.
 //
-// Low load is a demand (E_current plus the queue) of at most the initial
-// E_max (16 per CPU by default): there the latency rule has no signal and
-// the hold-time rule owns E_max (the latency rule's raises, its slow start
-// and the ramp stand aside; an EWMA above the threshold still cuts). Above
-// it, the hold-time rule stands aside and the slow start, the ramp and the
-// cut guard (limiter_ramp.go, limiter_guard.go) work as before; a demand
-// of twice the initial E_max (a burst, not a procedure overlapping the
-// next batch) also puts E_max back to at least its initial value at once,
-// so a burst starts where it would have without this rule: in a
+// Low load is a demand (E_current plus the queue) of at most twice the
+// initial E_max (16 per CPU by default; twice, so that a batch of that
+// size whose last procedures overlap the next ones' start stays low
+// load): there the latency rule has no signal and the hold-time rule owns
+// E_max (the latency rule's raises, its slow start and the ramp stand
+// aside; an EWMA above the threshold still cuts). Above it (a burst), the
+// hold-time rule stands aside, E_max goes back to at least its initial
+// value at once and the slow start, the ramp and the cut guard
+// (limiter_ramp.go, limiter_guard.go) work as before, so a burst starts
+// where it would have without this rule: in a
 // registration burst the hold time grows by an order of magnitude while
 // the goodput still rises with E_max up to hundreds (README, limiter), so
 // a hold-time cut there would starve the burst.
@@ -83,16 +90,28 @@ func (l *Limiter) holdRuleOn() bool {
 	return l.cfg.Mode == ModeAdaptive && l.cfg.Growth > 1 && l.cfg.HoldRule
 }
 
-// lowLoadLocked: the rule is on and the demand fits in the initial E_max.
+// lowLoadLocked: the rule is on and the demand is at most lowLoadCap.
 func (l *Limiter) lowLoadLocked() bool {
 	return l.holdRuleOn() && l.current+len(l.waiting) <= l.lowLoadCap()
 }
 
-// lowLoadCap is the demand up to which the load counts as low: the
-// initial E_max, the limit the operator sized for this machine.
-func (l *Limiter) lowLoadCap() int {
+// holdStart is E_max's start with the rule on: Beta, within the bounds
+// and not above the initial value (above). Otherwise the initial value.
+func holdStart(cfg LimiterConfig, initial int) int {
+	if cfg.Mode != ModeAdaptive || cfg.Growth <= 1 || !cfg.HoldRule || cfg.HoldBeta <= 0 {
+		return initial
+	}
+	return min(max(cfg.HoldBeta, cfg.Min), initial)
+}
+
+// initialLimit is the configured initial E_max within the bounds: the
+// limit the operator sized for this machine.
+func (l *Limiter) initialLimit() int {
 	return min(max(l.cfg.Initial, l.cfg.Min), l.cfg.Max)
 }
+
+// lowLoadCap is the demand up to which the load counts as low.
+func (l *Limiter) lowLoadCap() int { return 2 * l.initialLimit() }
 
 // holdRuleOwnsLocked says whether the latency rule should leave E_max to
 // the hold-time rule this interval: low load and a fast scheduler.
@@ -101,11 +120,11 @@ func (l *Limiter) holdRuleOwnsLocked(slow bool) bool {
 }
 
 // liftForBurstLocked puts E_max back to at least the initial value when
-// the demand (with one more request) passes twice that, so a burst starts
+// the demand (with one more request) leaves low load, so a burst starts
 // where it would have without the hold-time rule.
 func (l *Limiter) liftForBurstLocked() {
-	if l.holdRuleOn() && l.current+len(l.waiting)+1 > 2*l.lowLoadCap() && l.emax < l.lowLoadCap() {
-		l.emax = l.lowLoadCap()
+	if l.holdRuleOn() && l.current+len(l.waiting)+1 > l.lowLoadCap() && l.emax < l.initialLimit() {
+		l.emax = l.initialLimit()
 	}
 }
 
@@ -174,7 +193,7 @@ func (l *Limiter) endHoldRoundLocked() {
 	switch {
 	case queued > float64(l.cfg.HoldBeta):
 		target := int(math.Ceil(float64(l.emax)/r)) + l.cfg.HoldAlpha
-		l.emax = max(min(l.emax-1, max(target, (l.emax+1)/2)), l.cfg.Min)
+		l.emax = max(min(l.emax-1, max(target, (l.emax+1)/2)), l.cfg.HoldBeta, l.cfg.Min)
 		l.counts.HoldCuts++
 	case queued < float64(l.cfg.HoldAlpha) && l.emax < min(l.lowLoadCap(), l.cfg.Max):
 		l.emax++

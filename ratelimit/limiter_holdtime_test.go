@@ -9,7 +9,8 @@ import (
 )
 
 // holdRule is an adaptive limiter with growth 2 and the hold-time rule
-// (α 4, β 8) on a fake clock; low load is a demand of at most initial.
+// (α 4, β 8) on a fake clock; low load is a demand of at most twice
+// initial.
 func holdRule(initial int) (*Limiter, *fakeClock) {
 	cfg := adaptive(initial, 1, 1024)
 	cfg.Growth, cfg.HoldRule, cfg.HoldAlpha, cfg.HoldBeta = 2, true, 4, 8
@@ -51,32 +52,59 @@ func finishEvery(l *Limiter, clk *fakeClock, slots *[]*Slot, step time.Duration)
 // bring it to where few wait inside (E_max/r + α) and it stays there.
 func TestHoldRuleCutsWhenProceduresOnlyQueue(t *testing.T) {
 	l, clk := holdRule(32)
+	setEMax(l, 32)
 	finishEvery(l, clk, batch(t, l, 32), 4*time.Millisecond)
 	st := l.State()
 	if st.EMax != 16 || st.HoldCuts != 1 {
 		t.Fatalf("after a round with r %.1f: E_max %d cuts %d, want halved to 16 once", st.HoldRatio, st.EMax, st.HoldCuts)
 	}
 	finishEvery(l, clk, batch(t, l, 32), 4*time.Millisecond)
-	if st := l.State(); st.EMax >= 16 || st.EMax < 5 || st.ECurrent != 0 || st.Queue != 0 {
-		t.Fatalf("second batch: E_max %d E_current %d queue %d, want lower than 16 and at least α+1, nothing left", st.EMax, st.ECurrent, st.Queue)
+	if st := l.State(); st.EMax >= 16 || st.EMax < 8 || st.ECurrent != 0 || st.Queue != 0 {
+		t.Fatalf("second batch: E_max %d E_current %d queue %d, want lower than 16, not under β 8, nothing left", st.EMax, st.ECurrent, st.Queue)
+	}
+	setEMax(l, 14)
+	for range 3 { // far more queueing from 14: halved, but never under β
+		finishEvery(l, clk, batch(t, l, 32), 40*time.Millisecond)
+	}
+	if st := l.State(); st.EMax != 8 {
+		t.Fatalf("after long holds: E_max %d, want the floor β 8", st.EMax)
+	}
+}
+
+// setEMax puts E_max where a test's story starts.
+func setEMax(l *Limiter, e int) {
+	l.mu.Lock()
+	l.emax = e
+	l.mu.Unlock()
+}
+
+// With the rule on E_max starts at β (a first round at the initial 32
+// would be a whole Fig. 3 batch run as if off), never above the initial
+// value; without it, at the initial value.
+func TestHoldRuleStartsAtBeta(t *testing.T) {
+	on, _ := holdRule(32)
+	small, _ := holdRule(4)
+	cfg := on.cfg
+	cfg.HoldRule = false
+	off := NewLimiter(cfg, nil)
+	if a, b, c := on.State().EMax, small.State().EMax, off.State().EMax; a != 8 || b != 4 || c != 32 {
+		t.Fatalf("start E_max %d, %d, %d; want β 8, the initial 4, the initial 32 without the rule", a, b, c)
 	}
 }
 
 // Holds near the base say nothing waits inside: with the limit reached,
-// E_max rises by one per round, never past the initial E_max (the demand
-// of low load is at most that).
+// E_max rises by one per round, never past twice the initial E_max (the
+// most a demand at low load can use).
 func TestHoldRuleRaisesWhenNothingQueues(t *testing.T) {
 	l, clk := holdRule(8)
-	l.mu.Lock()
-	l.emax = 6
-	l.mu.Unlock()
-	for round := range 4 {
+	setEMax(l, 6)
+	for round := range 12 {
 		slots := batch(t, l, l.State().EMax)
 		clk.advance(4 * time.Millisecond)
 		for _, s := range *slots {
 			s.Finish(ResultSuccess) // every hold equals the base: r = 1
 		}
-		want := min(7+round, 8)
+		want := min(7+round, 16)
 		if st := l.State(); st.EMax != want {
 			t.Fatalf("round %d: E_max %d ratio %.2f, want %d", round+1, st.EMax, st.HoldRatio, want)
 		}
@@ -87,6 +115,7 @@ func TestHoldRuleRaisesWhenNothingQueues(t *testing.T) {
 // a round that never filled the limit keeps it, however long the holds.
 func TestHoldRuleNeedsTheLimitReached(t *testing.T) {
 	l, clk := holdRule(32)
+	setEMax(l, 32)
 	for range 4 {
 		finishEvery(l, clk, batch(t, l, 20), 4*time.Millisecond)
 	}
@@ -114,12 +143,13 @@ func TestHoldRuleCountsOnlySuccess(t *testing.T) {
 // value at once.
 func TestHoldRuleStandsAsideInABurst(t *testing.T) {
 	l, clk := holdRule(16)
-	burst := batch(t, l, 40) // demand 40 > 16
+	setEMax(l, 16)
+	burst := batch(t, l, 60) // demand 60 > 2·16
 	for i := 0; i < len(*burst); i++ {
 		clk.advance(4 * time.Millisecond)
 		(*burst)[i].Finish(ResultSuccess)
-		if st := l.State(); st.Queue > 0 && (st.HoldCuts != 0 || st.EMax != 16) {
-			t.Fatalf("burst of 40, %d done: E_max %d cuts %d, want 16 and no cut", i+1, st.EMax, st.HoldCuts)
+		if st := l.State(); st.ECurrent+st.Queue > 32 && (st.HoldCuts != 0 || st.EMax != 16) {
+			t.Fatalf("burst of 60, %d done: E_max %d cuts %d, want 16 and no cut", i+1, st.EMax, st.HoldCuts)
 		}
 	}
 	finishEvery(l, clk, batch(t, l, 16), 4*time.Millisecond) // low load: cut
@@ -138,6 +168,7 @@ func TestHoldRuleStandsAsideInABurst(t *testing.T) {
 // still cuts (the paper's rule for a crowded scheduler).
 func TestLatencyRuleStandsAsideAtLowLoad(t *testing.T) {
 	l, clk := holdRule(16)
+	setEMax(l, 16)
 	finishEvery(l, clk, batch(t, l, 16), 4*time.Millisecond)
 	lowered := l.State().EMax
 	slots := batch(t, l, 12) // E_current = E_max with a queue, demand 12 ≤ 16
@@ -161,6 +192,7 @@ func TestLatencyRuleStandsAsideAtLowLoad(t *testing.T) {
 func TestHoldRuleOffInThePaperVariant(t *testing.T) {
 	l, clk := holdRule(32)
 	l.cfg.Growth = 1
+	setEMax(l, 32)
 	finishEvery(l, clk, batch(t, l, 32), 4*time.Millisecond)
 	if st := l.State(); st.EMax != 32 || st.HoldCuts != 0 {
 		t.Fatalf("growth 1: E_max %d cuts %d, want 32 untouched", st.EMax, st.HoldCuts)
