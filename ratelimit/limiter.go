@@ -196,8 +196,16 @@ func NewLimiter(cfg LimiterConfig, now func() time.Time) *Limiter {
 // it returns ErrQueueFull.
 func (l *Limiter) Acquire(kind string, start func(*Slot)) (*Slot, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.liftForBurstLocked()
+	lifted := l.liftForBurstLocked() // earlier waiters, started below
+	s, err := l.acquireLocked(kind, start)
+	l.mu.Unlock()
+	startAll(lifted)
+	return s, err
+}
+
+// acquireLocked is Acquire under the lock: a slot, a place in the queue
+// (nil, nil) or ErrQueueFull.
+func (l *Limiter) acquireLocked(kind string, start func(*Slot)) (*Slot, error) {
 	if l.roomLocked() && len(l.waiting) == 0 {
 		return l.takeLocked(kind), nil
 	}
@@ -265,7 +273,7 @@ func (s *Slot) Finish(result string) bool {
 	l.noteHoldLocked(s, result)
 	ready := l.admitLocked()
 	l.mu.Unlock()
-	start(ready)
+	startAll(ready)
 	return true
 }
 
@@ -287,8 +295,8 @@ func (l *Limiter) admitLocked() []admitted {
 	return out
 }
 
-// start runs the admitted requests' callbacks, outside the limiter's lock.
-func start(list []admitted) {
+// startAll runs the admitted requests' callbacks, outside the limiter's lock.
+func startAll(list []admitted) {
 	for _, a := range list {
 		a.w.start(a.slot)
 	}
@@ -337,7 +345,7 @@ func (l *Limiter) Step(latency float64) Decision {
 	stale := l.staleLocked()
 	ready := l.admitLocked()
 	l.mu.Unlock()
-	start(ready)
+	startAll(ready)
 	for _, s := range stale {
 		if s.Finish(ResultTimeout) {
 			d.Expired++

@@ -121,11 +121,15 @@ func (l *Limiter) holdRuleOwnsLocked(slow bool) bool {
 
 // liftForBurstLocked puts E_max back to at least the initial value when
 // the demand (with one more request) leaves low load, so a burst starts
-// where it would have without the hold-time rule.
-func (l *Limiter) liftForBurstLocked() {
-	if l.holdRuleOn() && l.current+len(l.waiting)+1 > l.lowLoadCap() && l.emax < l.initialLimit() {
-		l.emax = l.initialLimit()
+// where it would have without the hold-time rule, and hands the freed
+// slots to the requests already waiting (for the caller to start outside
+// the lock, before the new request queues behind them).
+func (l *Limiter) liftForBurstLocked() []admitted {
+	if !l.holdRuleOn() || l.current+len(l.waiting)+1 <= l.lowLoadCap() || l.emax >= l.initialLimit() {
+		return nil
 	}
+	l.emax = l.initialLimit()
+	return l.admitLocked()
 }
 
 // markBoundLocked notes that the limit was reached in this round.
@@ -194,6 +198,7 @@ func (l *Limiter) endHoldRoundLocked() {
 	case queued > float64(l.cfg.HoldBeta):
 		target := int(math.Ceil(float64(l.emax)/r)) + l.cfg.HoldAlpha
 		l.emax = max(min(l.emax-1, max(target, (l.emax+1)/2)), l.cfg.HoldBeta, l.cfg.Min)
+		l.rampFrom = 0 // a slow interval must not put back a slow start's older, higher limit
 		l.counts.HoldCuts++
 	case queued < float64(l.cfg.HoldAlpha) && l.emax < min(l.lowLoadCap(), l.cfg.Max):
 		l.emax++

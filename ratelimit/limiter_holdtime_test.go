@@ -157,8 +157,9 @@ func TestHoldRuleStandsAsideInABurst(t *testing.T) {
 		t.Fatalf("set-up: E_max %d, want a low-load cut", st.EMax)
 	}
 	slots := batch(t, l, 33) // demand 33 > 2·16
-	if st := l.State(); st.EMax != 16 {
-		t.Fatalf("burst of 33: E_max %d, want lifted to the initial 16", st.EMax)
+	if st := l.State(); st.EMax != 16 || st.ECurrent != 16 || len(*slots) != 16 {
+		t.Fatalf("burst of 33: E_max %d E_current %d started %d, want lifted to the initial 16 and the waiters started",
+			st.EMax, st.ECurrent, len(*slots))
 	}
 	finishEvery(l, clk, slots, time.Millisecond)
 }
@@ -264,4 +265,25 @@ func TestConcurrentHoldRuleAndEvents(t *testing.T) {
 	if st := l.State(); ran.Load() != n || st.ECurrent != 0 || st.Queue != 0 || st.Started != n {
 		t.Fatalf("%d of %d ran; leak: %+v", ran.Load(), n, st)
 	}
+}
+
+// A cut of the rule clears the slow start's memory: a later slow interval
+// cuts from there (the paper's −1) instead of putting back the limit of
+// before the slow start's last doubling, far above.
+func TestSlowIntervalAfterAHoldCutDoesNotRaise(t *testing.T) {
+	l, clk := holdRule(16)
+	burst := batch(t, l, 100) // a burst: lifted to 16, then the slow start doubles
+	l.Step(fast)
+	l.Step(fast)
+	if st := l.State(); st.EMax != 64 {
+		t.Fatalf("set-up: E_max %d after two fast intervals, want 16·2·2", st.EMax)
+	}
+	finishEvery(l, clk, burst, time.Millisecond)
+	finishEvery(l, clk, batch(t, l, 64), 4*time.Millisecond) // low load: cut
+	cut := l.State().EMax
+	slots := batch(t, l, cut+4) // the limit reached, with a queue
+	if d := l.Step(slow * 10); d.EMax >= cut {
+		t.Fatalf("slow interval after a hold cut to %d: E_max %d, want lower", cut, d.EMax)
+	}
+	finishEvery(l, clk, slots, time.Millisecond)
 }

@@ -38,7 +38,7 @@ func (l *Limiter) Ramp(latency float64) Decision {
 	d.EMax = l.emax
 	ready := l.admitLocked()
 	l.mu.Unlock()
-	start(ready)
+	startAll(ready)
 	return d
 }
 
