@@ -51,7 +51,22 @@ type Limiter struct {
 	// shorter than Interval: only once per Interval. It never lowers
 	// E_max: that stays with the interval.
 	RampInterval time.Duration `yaml:"ramp_interval"`
+	// HoldRule (with Growth > 1): at low load, a demand within Initial,
+	// E_max follows the procedures' hold times (a Vegas-like rule,
+	// ratelimit/limiter_holdtime.go) instead of the scheduler latency,
+	// which stays far under the threshold there.
+	HoldRule bool `yaml:"hold_rule"`
 }
+
+// HoldAlphaPerCPU and HoldBetaPerCPU bound, per GOMAXPROCS, how many
+// procedures the hold-time rule lets wait inside the AMF at low load:
+// under Alpha E_max rises, over Beta it falls. A few per CPU keep every
+// CPU busy, which is all that more procedures at once can buy (TCP
+// Vegas's α and β, counted in procedures instead of packets).
+const (
+	HoldAlphaPerCPU = 2
+	HoldBetaPerCPU  = 4
+)
 
 // InitialPerCPU is E_max's start per GOMAXPROCS when amf.limiter.initial
 // is 0: on this 2-core machine under a registration burst, 32 procedures
@@ -75,7 +90,7 @@ func DefaultLimiter() Limiter {
 	return Limiter{Mode: "adaptive", Interval: 500 * time.Millisecond, EWMAWeight: 0.3,
 		Threshold: 10 * time.Millisecond, Statistic: "mean", Initial: 0, Min: 1, Max: 1024,
 		Queue: 4096, ProcedureTimeout: time.Minute, OverloadHigh: 1024, OverloadLow: 256, Growth: 2,
-		RampInterval: DefaultRampInterval}
+		RampInterval: DefaultRampInterval, HoldRule: true}
 }
 
 // DefaultRampInterval lets a slow start double E_max five times per
@@ -103,6 +118,8 @@ func (l Limiter) Settings() (ratelimit.LimiterConfig, ratelimit.Statistic) {
 		c.Initial, c.Min, c.Max = n, n, n
 	}
 	c.Growth = l.Growth
+	c.HoldRule = l.HoldRule
+	c.HoldAlpha, c.HoldBeta = HoldAlphaPerCPU*runtime.GOMAXPROCS(0), HoldBetaPerCPU*runtime.GOMAXPROCS(0)
 	return c, stat
 }
 

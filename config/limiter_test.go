@@ -75,3 +75,21 @@ func TestLimiterRamps(t *testing.T) {
 		}
 	}
 }
+
+// The hold-time rule is on by default with Vegas's bounds per CPU, and
+// hold_rule: false turns it off (the A/B switch of bench --limiter).
+func TestLimiterHoldRule(t *testing.T) {
+	d, _ := Default().AMF.Limiter.Settings()
+	cpus := runtime.GOMAXPROCS(0)
+	if !d.HoldRule || d.HoldAlpha != HoldAlphaPerCPU*cpus || d.HoldBeta != HoldBetaPerCPU*cpus {
+		t.Fatalf("default: hold rule %v α %d β %d, want on with %d and %d", d.HoldRule, d.HoldAlpha, d.HoldBeta,
+			HoldAlphaPerCPU*cpus, HoldBetaPerCPU*cpus)
+	}
+	cfg, err := Parse("node.yaml", []byte("amf:\n  limiter:\n    hold_rule: false\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off, _ := cfg.AMF.Limiter.Settings(); off.HoldRule {
+		t.Fatal("hold_rule: false left the rule on")
+	}
+}

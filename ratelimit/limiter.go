@@ -40,6 +40,9 @@ package ratelimit
 // and a slow interval lowers E_max again only when the last cut brought
 // the EWMA down (limiter_guard.go: on a shared machine the latency is
 // often not the AMF's doing, and cutting then only starves procedures).
+// With HoldRule too, at low load (a demand within the initial E_max)
+// E_max follows the procedures' hold times instead of the scheduler
+// latency, which says nothing there (limiter_holdtime.go).
 
 import (
 	"errors"
@@ -102,6 +105,11 @@ type LimiterConfig struct {
 	// Growth > 1: E_max's factor per interval in the slow start (above);
 	// 0 or 1: the paper's +1 only.
 	Growth float64
+	// HoldRule (with Growth > 1): at low load E_max follows the hold
+	// time of procedures (limiter_holdtime.go); HoldAlpha and HoldBeta
+	// bound the procedures it lets queue inside the AMF.
+	HoldRule            bool
+	HoldAlpha, HoldBeta int
 }
 
 // Results a Slot ends with (metric labels of the caller).
@@ -140,6 +148,8 @@ type Limiter struct {
 	// rampWake tells RampMonitor that a slow start has a queue
 	// (limiter_ramp.go); buffered, never blocks Acquire.
 	rampWake chan struct{}
+	// hold is the hold-time rule's memory (limiter_holdtime.go).
+	hold holdState
 }
 
 // LimiterCounts are cumulative counters of the limiter.
@@ -147,6 +157,8 @@ type LimiterCounts struct {
 	Started, Queued, Refused, Expired uint64
 	// Held counts slow intervals that kept E_max (limiter_guard.go).
 	Held uint64
+	// HoldCuts and HoldRaises count the hold-time rule's moves.
+	HoldCuts, HoldRaises uint64
 }
 
 type waiter struct {
@@ -173,7 +185,7 @@ func NewLimiter(cfg LimiterConfig, now func() time.Time) *Limiter {
 	}
 	cfg.Min = max(cfg.Min, 1)
 	cfg.Max = max(cfg.Max, cfg.Min)
-	return &Limiter{cfg: cfg, now: now, emax: min(max(cfg.Initial, cfg.Min), cfg.Max), open: map[*Slot]struct{}{},
+	return &Limiter{cfg: cfg, now: now, emax: holdStart(cfg, min(max(cfg.Initial, cfg.Min), cfg.Max)), open: map[*Slot]struct{}{},
 		ramping: cfg.Growth > 1, rampWake: make(chan struct{}, 1)}
 }
 
@@ -184,7 +196,16 @@ func NewLimiter(cfg LimiterConfig, now func() time.Time) *Limiter {
 // it returns ErrQueueFull.
 func (l *Limiter) Acquire(kind string, start func(*Slot)) (*Slot, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	lifted := l.liftForBurstLocked() // earlier waiters, started below
+	s, err := l.acquireLocked(kind, start)
+	l.mu.Unlock()
+	startAll(lifted)
+	return s, err
+}
+
+// acquireLocked is Acquire under the lock: a slot, a place in the queue
+// (nil, nil) or ErrQueueFull.
+func (l *Limiter) acquireLocked(kind string, start func(*Slot)) (*Slot, error) {
 	if l.roomLocked() && len(l.waiting) == 0 {
 		return l.takeLocked(kind), nil
 	}
@@ -194,6 +215,7 @@ func (l *Limiter) Acquire(kind string, start func(*Slot)) (*Slot, error) {
 	}
 	l.counts.Queued++
 	l.waiting = append(l.waiting, waiter{kind: kind, start: start})
+	l.markBoundLocked()
 	l.wakeRampLocked()
 	return nil, nil
 }
@@ -216,6 +238,7 @@ func (l *Limiter) takeLocked(kind string) *Slot {
 	l.current++
 	l.counts.Started++
 	l.open[s] = struct{}{}
+	l.markBoundLocked()
 	return s
 }
 
@@ -247,9 +270,10 @@ func (s *Slot) Finish(result string) bool {
 	l.mu.Lock()
 	l.current--
 	delete(l.open, s)
+	l.noteHoldLocked(s, result)
 	ready := l.admitLocked()
 	l.mu.Unlock()
-	start(ready)
+	startAll(ready)
 	return true
 }
 
@@ -271,8 +295,8 @@ func (l *Limiter) admitLocked() []admitted {
 	return out
 }
 
-// start runs the admitted requests' callbacks, outside the limiter's lock.
-func start(list []admitted) {
+// startAll runs the admitted requests' callbacks, outside the limiter's lock.
+func startAll(list []admitted) {
 	for _, a := range list {
 		a.w.start(a.slot)
 	}
@@ -302,8 +326,8 @@ func (l *Limiter) Step(latency float64) Decision {
 	l.last = latency
 	d := Decision{Latency: latency, EWMA: l.ewma, ECurrent: l.current}
 	l.forgetCutWhenIdleLocked()
-	if l.cfg.Mode == ModeAdaptive && l.current >= l.emax {
-		slow := l.ewma > l.cfg.Threshold.Seconds()
+	slow := l.ewma > l.cfg.Threshold.Seconds()
+	if l.cfg.Mode == ModeAdaptive && l.current >= l.emax && !l.holdRuleOwnsLocked(slow) {
 		old := l.emax
 		switch {
 		case l.slowStartLocked(slow):
@@ -321,7 +345,7 @@ func (l *Limiter) Step(latency float64) Decision {
 	stale := l.staleLocked()
 	ready := l.admitLocked()
 	l.mu.Unlock()
-	start(ready)
+	startAll(ready)
 	for _, s := range stale {
 		if s.Finish(ResultTimeout) {
 			d.Expired++
@@ -399,6 +423,8 @@ type LimiterState struct {
 	EMax, ECurrent int
 	Queue          int
 	EWMA, Latency  float64 // seconds
+	// HoldRatio is the hold-time rule's last round: mean hold / base.
+	HoldRatio float64
 	LimiterCounts
 }
 
@@ -407,5 +433,5 @@ func (l *Limiter) State() LimiterState {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return LimiterState{Mode: l.cfg.Mode, EMax: l.emax, ECurrent: l.current, Queue: len(l.waiting),
-		EWMA: l.ewma, Latency: l.last, LimiterCounts: l.counts}
+		EWMA: l.ewma, Latency: l.last, HoldRatio: l.hold.lastRatio, LimiterCounts: l.counts}
 }

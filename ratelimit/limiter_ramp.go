@@ -38,16 +38,17 @@ func (l *Limiter) Ramp(latency float64) Decision {
 	d.EMax = l.emax
 	ready := l.admitLocked()
 	l.mu.Unlock()
-	start(ready)
+	startAll(ready)
 	return d
 }
 
-// rampAllowedLocked: adaptive, the limit reached, and the scheduler fast
-// both over the short interval and on average (slowStartLocked checks
+// rampAllowedLocked: adaptive, the limit reached, the scheduler fast both
+// over the short interval and on average, and not low load, where the
+// hold-time rule owns E_max (limiter_holdtime.go; slowStartLocked checks
 // that a slow start is on and that messages wait).
 func (l *Limiter) rampAllowedLocked(latency float64) bool {
 	th := l.cfg.Threshold.Seconds()
-	return l.cfg.Mode == ModeAdaptive && l.current >= l.emax && latency <= th && l.ewma <= th
+	return l.cfg.Mode == ModeAdaptive && l.current >= l.emax && latency <= th && l.ewma <= th && !l.lowLoadLocked()
 }
 
 // RampMonitor calls Ramp at every tick with the source's latency since

@@ -62,6 +62,9 @@ func publishLimiter(reg prometheus.Registerer, l *ratelimit.Limiter) {
 		counter("started_total", "Procedures counted in.", func(s ratelimit.LimiterState) uint64 { return s.Started }),
 		counter("queued_total", "Event-initiating messages that waited for a slot.", func(s ratelimit.LimiterState) uint64 { return s.Queued }),
 		counter("held_total", "Slow intervals that kept E_max because the last cut had not brought the scheduler latency down (the cut guard).", func(s ratelimit.LimiterState) uint64 { return s.Held }),
+		gauge("hold_ratio", "The hold-time rule's last round at low load: mean procedure hold time over the shortest recent one of its kind.", func(s ratelimit.LimiterState) float64 { return s.HoldRatio }),
+		counter("hold_cuts_total", "Rounds at low load whose hold times lowered E_max (procedures only queued inside the AMF).", func(s ratelimit.LimiterState) uint64 { return s.HoldCuts }),
+		counter("hold_raises_total", "Rounds at low load whose hold times raised E_max by one.", func(s ratelimit.LimiterState) uint64 { return s.HoldRaises }),
 		counter("expired_total", "Procedures still counted after amf.limiter.procedure_timeout, ended by the limiter.", func(s ratelimit.LimiterState) uint64 { return s.Expired }),
 	)
 }

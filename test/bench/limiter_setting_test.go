@@ -52,3 +52,20 @@ func TestLimiterFileName(t *testing.T) {
 		t.Error("isAdaptive")
 	}
 }
+
+// The batch experiment applies a whole setting to its core's config, not
+// just its mode (it used to write "adaptive/hold_rule=false" into
+// amf.limiter.mode, which the core refused at start).
+func TestBatchConfigAppliesTheWholeSetting(t *testing.T) {
+	o := BatchOptions{RegistrationOptions: RegistrationOptions{Config: config.Default()}}
+	cfg, err := batchConfig(o, "adaptive/hold_rule=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := cfg.AMF.Limiter; l.Mode != "adaptive" || l.HoldRule || l.Growth != 2 {
+		t.Fatalf("limiter %+v, want adaptive without the hold-time rule, the rest default", l)
+	}
+	if !o.Config.AMF.Limiter.HoldRule {
+		t.Fatal("the run's own config was changed")
+	}
+}

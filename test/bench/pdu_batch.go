@@ -56,6 +56,9 @@ type LimiterSample struct {
 	// scheduler latency, the two figures E_max is steered by.
 	EWMAMS    float64 `json:"ewma_ms"`
 	LatencyMS float64 `json:"interval_latency_ms"`
+	// HoldRatio is the hold-time rule's last round at low load (mean
+	// hold over the shortest recent hold; 0 before its first round).
+	HoldRatio float64 `json:"hold_ratio,omitempty"`
 }
 
 // EventTime is one establishment (Fig. 9b): its place among all events by
@@ -91,10 +94,13 @@ func PDUBatches(ctx context.Context, o BatchOptions, limiters []string) ([]Batch
 	return runs, nil
 }
 
-// pduBatchesOn is one limiter setting on its own fresh core.
+// pduBatchesOn is one limiter setting (a mode, maybe with other
+// amf.limiter fields: limiter_setting.go) on its own fresh core.
 func pduBatchesOn(ctx context.Context, o BatchOptions, limiter string) (BatchRun, error) {
-	cfg := o.Config.Clone()
-	cfg.AMF.Limiter.Mode = limiter
+	cfg, err := batchConfig(o, limiter)
+	if err != nil {
+		return BatchRun{}, err
+	}
 	if o.Transport != "" {
 		cfg.AMF.NGAP.Transport = o.Transport
 	}
@@ -144,6 +150,17 @@ func pduBatchesOn(ctx context.Context, o BatchOptions, limiter string) (BatchRun
 	run.Trace = sampler.stop(start)
 	summarizeBatches(&run, makespans, elapsed)
 	return run, nil
+}
+
+// batchConfig is the run's config with amf.limiter set from the whole
+// setting: "adaptive/hold_rule=false" is adaptive without the hold-time
+// rule, not a mode of that name.
+func batchConfig(o BatchOptions, limiter string) (*config.Config, error) {
+	cfg := o.Config.Clone()
+	if err := applyLimiterSetting(&cfg.AMF.Limiter, limiter); err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }
 
 func (o BatchOptions) dnn() string {
@@ -322,6 +339,8 @@ func parseLimiterMetrics(r io.Reader) (LimiterSample, error) {
 			s.EWMAMS = v * 1000
 		case "l25gc_amf_limiter_interval_latency_seconds":
 			s.LatencyMS = v * 1000
+		case "l25gc_amf_limiter_hold_ratio":
+			s.HoldRatio = v
 		}
 	}
 	if err := sc.Err(); err != nil {

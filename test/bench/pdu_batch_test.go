@@ -18,6 +18,7 @@ l25gc_amf_limiter_ecurrent 7
 l25gc_amf_limiter_queue_length 3
 l25gc_amf_limiter_ewma_seconds 0.0025
 l25gc_amf_limiter_interval_latency_seconds 0.004
+l25gc_amf_limiter_hold_ratio 2.5
 l25gc_amf_limiter_dropped_total{reason="queue"} 5
 go_goroutines 40
 `
@@ -25,8 +26,8 @@ go_goroutines 40
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.EMax != 12 || s.ECurrent != 7 || s.Queue != 3 || s.EWMAMS != 2.5 || s.LatencyMS != 4 {
-		t.Fatalf("parsed %+v, want E_max 12, E_current 7, queue 3, EWMA 2.5 ms, interval 4 ms", s)
+	if s.EMax != 12 || s.ECurrent != 7 || s.Queue != 3 || s.EWMAMS != 2.5 || s.LatencyMS != 4 || s.HoldRatio != 2.5 {
+		t.Fatalf("parsed %+v, want E_max 12, E_current 7, queue 3, EWMA 2.5 ms, interval 4 ms, hold ratio 2.5", s)
 	}
 	if _, err := parseLimiterMetrics(strings.NewReader("go_goroutines 40\n")); err == nil {
 		t.Fatal("a page without the limiter parsed")
