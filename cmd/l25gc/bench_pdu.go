@@ -59,7 +59,7 @@ func newBenchPDUCmd() *cobra.Command {
 			if limiters != "" {
 				return benchPDUByLimiter(ctx, out, o, limiters, jsonPath)
 			}
-			if o.Tracing, err = trace.start(); err != nil {
+			if o.Tracing, err = trace.startFor(amf, cfg); err != nil {
 				return err
 			}
 			defer o.Tracing.Close()

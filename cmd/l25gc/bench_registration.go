@@ -51,7 +51,7 @@ func newBenchRegistrationCmd() *cobra.Command {
 			if err := prof.apply(&o, out); err != nil {
 				return err
 			}
-			if o.Tracing, err = trace.start(); err != nil {
+			if o.Tracing, err = trace.startFor(amf, cfg); err != nil {
 				return err
 			}
 			defer o.Tracing.Close()
