@@ -74,40 +74,65 @@ struct qos_slot {
 	uint8_t pad[3];
 };
 
+/* Counters. Their order puts green's four per-packet counters (in and out,
+ * packets and bytes) in the first 64 bytes, one cache line of the flow's
+ * hot part (struct qos_flow); Go reads them by name. */
 struct qos_flow_stats {
-	uint64_t in_pkts[QOS_COLOURS], in_bytes[QOS_COLOURS]; /* metered; red ones dropped */
-	uint64_t out_pkts[2], out_bytes[2];                   /* sent, green and yellow */
-	uint64_t full_pkts[2], full_bytes[2];                 /* tail drops, green and yellow */
-	uint64_t borrowed_bytes;                              /* sent beyond the share */
+	uint64_t in_pkts[QOS_COLOURS];   /* metered; red ones dropped */
+	uint64_t out_pkts[2];            /* sent, green and yellow */
+	uint64_t out_bytes[2];
+	uint64_t in_bytes[QOS_COLOURS];
+	uint64_t full_pkts[2], full_bytes[2]; /* tail drops, green and yellow */
+	uint64_t borrowed_bytes;              /* sent beyond the share */
 };
 
+/* A flow, hot part first (issue 13: with thousands of sessions every line a
+ * packet touches misses): what qos_submit reads and writes per packet sits
+ * in the first three cache lines — line 0 the meter, share bucket and
+ * arrival time, line 1 the meter's profile and the flow's flags, line 2
+ * green's counters — and the queue's state and configuration after them.
+ * The sizes are pinned below so that a 64-byte aligned shaper keeps each
+ * flow's hot lines whole. */
 struct qos_flow {
-	struct qos_trtcm_profile prof;
+	/* line 0: changes per packet */
 	struct qos_trtcm meter;
 	struct qos_bucket share;
+	uint64_t last_arrival;
+	/* line 1: read per packet */
+	struct qos_trtcm_profile prof;
+	uint32_t weight, in_use;
+	int64_t deficit;                /* deficit round robin, bytes */
+	/* lines 2-3: counters, green's per-packet ones in line 2 */
 	struct qos_flow_stats st;
+	/* the queue: only a backlogged flow touches it */
+	uint64_t qlimit, qbytes;        /* bound and content of the queue */
+	uint32_t head, count;
 	uint64_t gbr, mbr;
 	uint64_t queue_bytes, queue_ns; /* as configured */
-	uint64_t qlimit, qbytes;        /* bound and content of the queue */
-	uint64_t last_arrival;
-	int64_t deficit;                /* deficit round robin, bytes */
-	uint32_t head, count;
-	uint32_t weight, in_use;
+	uint64_t pad[2];
 	struct qos_slot q[QOS_QUEUE_SLOTS];
 };
 
+/* A shaper: line 0 is what qos_submit reads of the session per packet
+ * (the AMBR bucket, the byte's credit, the flow sets), the rest is read
+ * when rules change or a backlog is served. */
 struct qos_shaper {
-	uint64_t hz, unit;
-	uint64_t ambr_bps, burst_ns, idle_ticks;
+	/* line 0: per packet */
 	struct qos_bucket ambr;
-	uint32_t nflows, rr;
-	uint32_t brr, brr_granted; /* deficit round robin: whose turn, quantum given */
+	uint64_t unit;
+	uint64_t expire_at;   /* qos_submit: when to look for idle flows next */
+	uint64_t idle_ticks;
 	uint32_t backlog;     /* bit i: flow i has queued packets */
 	uint32_t active;      /* bit i: flow i takes part in the fair share */
-	uint32_t flags;       /* the last fair share's enum qos_fair_flags */
-	uint32_t pad;
+	/* line 1: configuration and the dequeue's turns */
+	uint64_t hz;
+	uint64_t ambr_bps, burst_ns;
 	uint64_t rebalances;  /* how often the shares were recomputed */
-	uint64_t expire_at;   /* qos_submit: when to look for idle flows next */
+	uint32_t nflows;
+	uint32_t flags;       /* the last fair share's enum qos_fair_flags */
+	uint32_t rr;
+	uint32_t brr, brr_granted; /* deficit round robin: whose turn, quantum given */
+	uint32_t pad[3];
 	struct qos_flow flow[QOS_MAX_FLOWS];
 };
 
@@ -138,6 +163,14 @@ _Static_assert(sizeof(struct qos_slot) == 16, "qos_slot is 16 bytes");
 _Static_assert(sizeof(struct qos_out) == 16, "qos_out is 16 bytes");
 _Static_assert((QOS_QUEUE_SLOTS & (QOS_QUEUE_SLOTS - 1)) == 0, "QOS_QUEUE_SLOTS is a power of 2");
 _Static_assert(QOS_MAX_FLOWS <= 32, "flow sets are 32-bit masks");
+/* The hot lines described at struct qos_flow and struct qos_shaper. */
+_Static_assert(sizeof(struct qos_trtcm) + sizeof(struct qos_bucket) + 8 == 64, "a flow's line 0 is its meter, share and arrival");
+_Static_assert(__builtin_offsetof(struct qos_flow, prof) == 64, "a flow's profile starts line 1");
+_Static_assert(__builtin_offsetof(struct qos_flow, st) == 128, "a flow's counters start line 2");
+_Static_assert(__builtin_offsetof(struct qos_flow_stats, in_bytes[QOS_GREEN]) < 64, "green's counters share line 2");
+_Static_assert(sizeof(struct qos_flow) % 64 == 0, "flows stay line aligned");
+_Static_assert(__builtin_offsetof(struct qos_shaper, hz) == 64, "a shaper's per-packet fields fill line 0");
+_Static_assert(__builtin_offsetof(struct qos_shaper, flow) % 64 == 0, "flows start on a line");
 
 #define QOS_BIT(i) (1u << (i))
 
@@ -340,7 +373,9 @@ static inline int qos_shaper_init(struct qos_shaper *s, const struct qos_shaper_
  * Its colour, or a QOS_DROP_* verdict + QOS_COLOURS. */
 static inline int qos_admit(struct qos_shaper *s, uint32_t i, uint64_t now, uint32_t len, enum qos_colour in)
 {
-	if (i >= s->nflows || !s->flow[i].in_use)
+	/* Flows from nflows on are zeroed (qos_shaper_configure), so in_use
+	 * alone says it, without reading nflows from the shaper's cold line. */
+	if (i >= QOS_MAX_FLOWS || !s->flow[i].in_use)
 		return QOS_COLOURS + QOS_DROP_NO_FLOW;
 	if (len == 0 || len > QOS_MAX_PKT_BYTES)
 		return QOS_COLOURS + QOS_DROP_LEN;
@@ -534,7 +569,8 @@ static inline unsigned qos_dequeue(struct qos_shaper *s, uint64_t now, struct qo
  * if called right after queueing it, charged the same; with a backlog the
  * packet queues behind it (order within a flow, green before yellow across
  * flows, DRR among borrowers). A packet that cannot pay queues, and the
- * caller lists the session for qos_dequeue. Idle flows are expired here
+ * caller lists the session for qos_dequeue; on QOS_DROP_FULL o->colour
+ * is the colour the meter gave. Idle flows are expired here
  * too, at most 8 times per idle time, since a session that never queues
  * is never dequeued. */
 static inline enum qos_verdict qos_submit(struct qos_shaper *s, uint32_t i, uint64_t now, uint64_t handle, uint32_t len,
@@ -543,6 +579,7 @@ static inline enum qos_verdict qos_submit(struct qos_shaper *s, uint32_t i, uint
 	int c = qos_admit(s, i, now, len, in);
 	if (c >= QOS_COLOURS)
 		return (enum qos_verdict)(c - QOS_COLOURS);
+	o->colour = (uint8_t)c; /* a tail drop's colour, without reading the counters' cold line */
 	if (s->backlog)
 		return qos_queue(s, i, handle, len, (enum qos_colour)c);
 	if (now >= s->expire_at) {

@@ -153,13 +153,17 @@ func (s *Shaper) Enqueue(flow int, now, handle uint64, bytes uint32, in Colour) 
 // Submit is Enqueue with the fast path of qos_submit: when the session
 // has nothing queued and the flow's share or the AMBR's spare pays for the
 // packet, it is not queued: the verdict is SentGreen or SentYellow and the
-// Packet is what Dequeue would have handed back for it.
+// Packet is what Dequeue would have handed back for it. On DropFull the
+// Packet says only the colour the meter gave (which guarantee was lost).
 func (s *Shaper) Submit(flow int, now, handle uint64, bytes uint32, in Colour) (Verdict, Packet) {
 	if flow < 0 || flow >= MaxFlows {
 		return DropNoFlow, Packet{}
 	}
 	var o C.struct_qos_out
 	v := Verdict(C.qos_submit(s.s, C.uint32_t(flow), C.uint64_t(now), C.uint64_t(handle), C.uint32_t(bytes), C.enum_qos_colour(in), &o))
+	if v == DropFull {
+		return v, Packet{Colour: Colour(o.colour)}
+	}
 	if !v.Sent() {
 		return v, Packet{}
 	}

@@ -72,3 +72,36 @@ func TestSubmitKeepsTheFairShares(t *testing.T) {
 		within(t, fmt.Sprintf("flow %d of 8", i), r.mbps[i], float64(want[i])/1e6, 0.01)
 	}
 }
+
+// A tail drop says which colour it cost: UPF-U counts full queues by the
+// guarantee lost (green within the GBR, yellow above it) from this alone.
+func TestSubmitTailDropSaysItsColour(t *testing.T) {
+	// GBR 1 Mbit/s: the C bucket (50 ms, floor 2048 bytes) holds 6250
+	// bytes, so of 1000-byte packets the first six are green, the rest
+	// yellow; an AMBR of 8 kbit/s passes almost nothing, and a queue of
+	// 3000 bytes takes three.
+	s, err := NewShaper(ShaperConfig{AMBR: 8000, Hz: nsHz, Flows: []FlowConfig{{GBR: 1 * mbit, MBR: 100 * mbit, QueueBytes: 3000}}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var colours []Colour
+	for h := uint64(0); h < 12; h++ {
+		v, p := s.Submit(0, 0, h, 1000, Green)
+		if v == DropFull {
+			colours = append(colours, p.Colour)
+		}
+	}
+	green, yellow := 0, 0
+	for _, c := range colours {
+		if c == Green {
+			green++
+		} else if c == Yellow {
+			yellow++
+		}
+	}
+	st := s.Stats(0)
+	if uint64(green) != st.FullPackets[Green] || uint64(yellow) != st.FullPackets[Yellow] || green == 0 || yellow == 0 {
+		t.Fatalf("tail drops said %d green, %d yellow; counters say %d green, %d yellow (want both > 0)",
+			green, yellow, st.FullPackets[Green], st.FullPackets[Yellow])
+	}
+}

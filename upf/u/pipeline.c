@@ -293,7 +293,7 @@ static int lookup(struct upfu *u, enum dir d, const struct upfu_pkt *k, int64_t 
 static int police(struct upfu *u, uint32_t slot, const struct verdict *v, enum dir d, uint32_t bytes)
 {
 	struct upf_dyn *dyn = upf_dyn_at(u->t, slot);
-	uint64_t now = rte_rdtsc(), need = (uint64_t)bytes * u->unit;
+	uint64_t now = u->now, need = (uint64_t)bytes * u->unit;
 	for (int i = 0; i < v->nqer; i++) {
 		if (v->mbr[i] == 0)
 			continue;
@@ -544,6 +544,7 @@ static void user_packet(struct upfu *u, struct rte_mbuf *m, const struct upfu_pk
 void upfu_flush_slot(struct upfu *u, uint32_t slot)
 {
 	struct rte_mbuf *m;
+	u->now = rte_rdtsc(); /* also called between bursts (buffer.c) */
 	while ((m = upfu_buf_head(u, slot)) != NULL) {
 		struct upfu_pkt k;
 		struct verdict v;
@@ -792,6 +793,9 @@ void upfu_burst(struct upfu *u, int port, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct uport *p = &u->port[port];
 	uint64_t bytes = 0;
+	/* A burst arrived at once: one clock reading serves its packets'
+	 * meters and buckets (an rdtsc costs tens of cycles in a VM). */
+	u->now = rte_rdtsc();
 	for (uint16_t i = 0; i < n; i++)
 		bytes += rte_pktmbuf_pkt_len(pkts[i]);
 	CNT_ADD(p->st->rx_pkts, n);

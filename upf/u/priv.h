@@ -118,8 +118,11 @@ struct buf_info {
 /* A session's shaper in one direction (shape.c): the qos/ shaper and how
  * the session's QERs map to its flows. */
 struct shaped {
-	/* What every packet checks first (upfu_shaper), in the same cache
-	 * line as the shaper's own head, not 19 KB away behind its queues. */
+	/* What every packet checks first (upfu_shaper): line 0. The shaper
+	 * starts on line 1 and keeps what a packet needs in its first line
+	 * and each flow's first three (qos_shaper.h), so a packet of a
+	 * session with nothing queued touches five lines, all prefetched
+	 * (upfu_qos_prefetch), not 19 KB of queues. */
 	uint64_t up_seid; /* the session incarnation it shapes */
 	uint32_t slot;
 	uint32_t seq;     /* the session's seqlock value its flows were read at */
@@ -128,8 +131,11 @@ struct shaped {
 	uint8_t busy;     /* listed in upfu_qos.busy: has a backlog */
 	int8_t def_flow;  /* the flow of PDRs without a flow QER, -1 none */
 	int8_t flow_of_qer[UPF_MAX_QER]; /* -1: not a flow QER of this direction */
-	struct qos_shaper sh;
+	struct qos_shaper sh __attribute__((aligned(64)));
 };
+
+_Static_assert(offsetof(struct shaped, sh) == 64, "a shaped session's header is one cache line");
+_Static_assert(sizeof(struct shaped) % 64 == 0, "pool entries stay line aligned");
 
 /* The shaper pool (upf.qos.max_shaped_sessions × 2 directions). */
 struct upfu_qos {
@@ -162,6 +168,8 @@ struct upfu {
 	struct upfu_holds holds;
 	struct upfu_qos qos;
 	uint64_t unit;          /* credit of one byte in the MBR buckets: 8 × hz (police) */
+	uint64_t now;           /* TSC read once per burst (upfu_burst, upfu_flush_slot): the
+				 * meters' and buckets' clock, not an rdtsc per packet */
 	struct vcache *vcache;  /* [max_sessions * 2]: verdict.h */
 	size_t vcache_len;      /* bytes mapped for vcache */
 	int wake_fd; /* UPF_WAKE_SUFFIX: UPF-C's commands end a nap; -1 = none */
@@ -233,8 +241,11 @@ void upfu_qos_stats_copy(const struct upfu *u, struct upfu_qos_stats *o);
 static inline int upfu_qos_backlog(const struct upfu *u) { return u->qos.nbusy != 0; }
 
 /* upfu_qos_prefetch_map / upfu_qos_prefetch ask for the lines a shaped
- * packet of slot touches (its map entry; then the shaper's head and its
- * first flow's meter, buckets and queue ends), a burst pass ahead. */
+ * packet of slot touches (its map entry; then the session's header, the
+ * shaper's per-packet line and its first flow's three hot lines: meter
+ * and share, profile, green counters), a burst pass ahead. A packet of
+ * another flow misses on its own flow's lines; flow 0 is the first PDR's,
+ * the one most traffic of a session takes. */
 static inline void upfu_qos_prefetch_map(const struct upfu *u, uint32_t slot, int dir)
 {
 	if (u->qos.max)
@@ -248,9 +259,13 @@ static inline void upfu_qos_prefetch(const struct upfu *u, uint32_t slot, int di
 	int32_t i = u->qos.map[(size_t)slot * 2 + dir];
 	if (i < 0)
 		return;
-	const char *p = (const char *)&u->qos.pool[i];
-	for (size_t off = 0; off < offsetof(struct shaped, sh.flow[0].q); off += 64)
-		rte_prefetch0(p + off);
+	const struct shaped *sh = &u->qos.pool[i];
+	const char *f = (const char *)&sh->sh.flow[0];
+	rte_prefetch0(sh);
+	rte_prefetch0(&sh->sh);
+	rte_prefetch0(f);
+	rte_prefetch0(f + 64);
+	rte_prefetch0(f + 128);
 }
 
 /* reply.c */
