@@ -1,3 +1,5 @@
+//go:build l25gc_testhooks
+
 package xio_test
 
 import (
@@ -101,6 +103,13 @@ func TestManagerStartsBesideReservedHugepages(t *testing.T) {
 	if got := meminfo(t, "HugePages_Rsvd:"); got < reserved+hold {
 		t.Fatalf("mapping %d hugepages reserved %d", hold, got-reserved)
 	}
+	// EnsureHugepages raises nr_hugepages for the manager; put it back
+	// after, or every run would leave the machine more pages reserved.
+	pages, err := os.ReadFile("/proc/sys/vm/nr_hugepages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.WriteFile("/proc/sys/vm/nr_hugepages", pages, 0o644) })
 	m := startPrivateManager(t)
 	if m.exited() {
 		t.Fatalf("manager exited: %v", m.Err())
