@@ -47,7 +47,11 @@ type Config struct {
 	MaxSessions int
 	// Spin is how long it keeps polling after the last packet (default
 	// 200µs); then it sleeps between polls, each sleep twice the last, up
-	// to Sleep (default 1ms: an idle UPF-U wakes 1000 times a second).
+	// to Sleep (default 250µs: an idle UPF-U wakes 4000 times a second).
+	// The first packet after a pause waits for the nap to end: with 1ms,
+	// paging's downlink packet (TS 23.502 4.2.3.3 step 1) waited ~1ms of
+	// a lone paging's 2.25ms (bench paging --breakdown); 250µs brought it
+	// to 0.93ms for 1.5 points more of one core while idle.
 	Spin, Sleep time.Duration
 	// Buffer bounds downlink buffering (upf.buffer; 0: its defaults).
 	// UPF-U holds at most half its mbuf pool whatever Total says.
@@ -101,7 +105,7 @@ func (c Config) withDefaults() Config {
 		c.Spin = 200 * time.Microsecond
 	}
 	if c.Sleep == 0 {
-		c.Sleep = time.Millisecond
+		c.Sleep = 250 * time.Microsecond
 	}
 	return c
 }
