@@ -36,11 +36,17 @@ for line in "${lines[@]}"; do
 	fi
 done
 
+# go test's default bound is 10 minutes per package. test/vm boots
+# TCG VMs (up to 5 minutes each, test/vm Timeout) and took 4.5 minutes on
+# one shared core here; a slower CI machine running a second package
+# beside it comes near the default, which would fail a passing package.
+timeout=25m
+
 status=0
 echo "unit: ${#other[@]} packages"
-$go test -race -count=1 -tags "$tags" "$@" "${other[@]}" || status=1
+$go test -race -count=1 -timeout $timeout -tags "$tags" "$@" "${other[@]}" || status=1
 echo "unit: ${#dpdk[@]} packages that start DPDK processes, one at a time"
-$go test -p 1 -race -count=1 -tags "$tags" "$@" "${dpdk[@]}" || status=1
+$go test -p 1 -race -count=1 -timeout $timeout -tags "$tags" "$@" "${dpdk[@]}" || status=1
 if [ $status -ne 0 ]; then
 	echo "unit: FAILED (see the FAIL lines above)"
 fi
