@@ -1,26 +1,30 @@
 #!/usr/bin/env bash
 # Runs the unit and integration tests of every package except the
-# end-to-end suite (make unit), in two groups:
+# end-to-end suite (make unit) in two lanes side by side, one package at a
+# time in each (two at once in all, as `go test -p 2` on CI's 2 cores):
 #
-#   - packages whose tests start DPDK processes (an onvm manager, UPF-U):
-#     their tests import xio/xioproc, onvm or upf/u. They run one package
-#     at a time (-p 1). Each takes 2 MiB hugepages from one machine-wide
-#     pool and checks what is free before its EAL starts; two such
-#     packages side by side race between the check and the start, and
-#     xio's TestManagerStartsBesideReservedHugepages holds all but 40 free
-#     pages on purpose while it runs. CI (512 pages, 2 cores, `go test`
-#     running two packages at once) saw stop 11's managers find too few
-#     pages beside another package's DPDK process.
-#   - every other package, as `go test` schedules them (-p = cores).
+#   - the packages whose tests start DPDK processes (an onvm manager,
+#     UPF-U): their tests import xio/xioproc, onvm or upf/u. Each takes 2 MiB
+#     hugepages from one machine-wide pool and checks what is free before
+#     its EAL starts; two such packages side by side race between the check
+#     and the start, and xio's TestManagerStartsBesideReservedHugepages holds
+#     all but 40 free pages on purpose while it runs. CI (512 pages, `go
+#     test` running any two packages at once) saw stop 11's managers find
+#     too few pages beside another package's DPDK process. In this lane they
+#     never overlap. test/vm (TCG VMs, the longest package) runs here too, so
+#     that both lanes take about as long.
+#   - every other package.
 #
-# Both groups always run; the script fails if either did, so a red run
-# names every failing package. Extra arguments go to both `go test`s.
+# The second lane's output is kept until it ends (so two packages' output
+# never interleaves), then every FAIL line of both is repeated last: a CI
+# log that keeps only its tail still names them. Extra arguments go to both
+# `go test`s.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 go=${GO:-go}
 tags=${TESTTAGS:-l25gc_testhooks}
 
-# A package is in the DPDK group when its tests import one of these.
+# A package is in the DPDK lane when its tests import one of these.
 dpdk_imports='github.com/l25gc/l25gc/(xio/xioproc|onvm|upf/u)$'
 
 mapfile -t lines < <($go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./...)
@@ -29,7 +33,7 @@ other=()
 for line in "${lines[@]}"; do
 	read -r pkg imports <<<"$line"
 	case $pkg in */test/e2e | */test/e2e/*) continue ;; esac
-	if tr ' ' '\n' <<<"$imports" | grep -qE "$dpdk_imports"; then
+	if [[ $pkg == */test/vm ]] || tr ' ' '\n' <<<"$imports" | grep -qE "$dpdk_imports"; then
 		dpdk+=("$pkg")
 	else
 		other+=("$pkg")
@@ -43,11 +47,19 @@ done
 timeout=25m
 
 status=0
-echo "unit: ${#other[@]} packages"
-$go test -race -count=1 -timeout $timeout -tags "$tags" "$@" "${other[@]}" || status=1
-echo "unit: ${#dpdk[@]} packages that start DPDK processes, one at a time"
-$go test -p 1 -race -count=1 -timeout $timeout -tags "$tags" "$@" "${dpdk[@]}" || status=1
+other_pid=
+other_log=$(mktemp)
+dpdk_log=$(mktemp)
+trap '[ -n "$other_pid" ] && kill "$other_pid" 2>/dev/null; rm -f "$other_log" "$dpdk_log"' EXIT
+echo "unit: ${#dpdk[@]} packages that start DPDK processes (or VMs) one at a time, beside ${#other[@]} others"
+$go test -p 1 -race -count=1 -timeout $timeout -tags "$tags" "$@" "${other[@]}" >"$other_log" 2>&1 &
+other_pid=$!
+$go test -p 1 -race -count=1 -timeout $timeout -tags "$tags" "$@" "${dpdk[@]}" 2>&1 | tee "$dpdk_log" || status=1
+wait "$other_pid" || status=1
+other_pid=
+cat "$other_log"
 if [ $status -ne 0 ]; then
-	echo "unit: FAILED (see the FAIL lines above)"
+	echo "unit: FAILED:"
+	grep -hE '^(FAIL|--- FAIL|panic:)' "$dpdk_log" "$other_log"
 fi
 exit $status
