@@ -4,16 +4,17 @@
 # time in each (two at once in all, as `go test -p 2` on CI's 2 cores):
 #
 #   - the packages whose tests start DPDK processes (an onvm manager,
-#     UPF-U): their tests import xio/xioproc, onvm or upf/u. Each takes 2 MiB
+#     UPF-U): their tests import xio/xioproc, onvm, upf/u or sbi/sbitest
+#     (whose Main starts a manager for every NF package). Each takes 2 MiB
 #     hugepages from one machine-wide pool and checks what is free before
 #     its EAL starts; two such packages side by side race between the check
 #     and the start, and xio's TestManagerStartsBesideReservedHugepages holds
 #     all but 40 free pages on purpose while it runs. CI (512 pages, `go
 #     test` running any two packages at once) saw stop 11's managers find
 #     too few pages beside another package's DPDK process. In this lane they
-#     never overlap. test/vm (TCG VMs, the longest package) runs here too, so
-#     that both lanes take about as long.
-#   - every other package.
+#     never overlap.
+#   - every other package (test/vm, the longest, among them: the lanes took
+#     ~270 s and ~345 s of tests here).
 #
 # The second lane's output is kept until it ends (so two packages' output
 # never interleaves), then every FAIL line of both is repeated last: a CI
@@ -25,7 +26,7 @@ go=${GO:-go}
 tags=${TESTTAGS:-l25gc_testhooks}
 
 # A package is in the DPDK lane when its tests import one of these.
-dpdk_imports='github.com/l25gc/l25gc/(xio/xioproc|onvm|upf/u)$'
+dpdk_imports='github.com/l25gc/l25gc/(xio/xioproc|onvm|upf/u|sbi/sbitest)$'
 
 mapfile -t lines < <($go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./...)
 dpdk=()
@@ -33,7 +34,7 @@ other=()
 for line in "${lines[@]}"; do
 	read -r pkg imports <<<"$line"
 	case $pkg in */test/e2e | */test/e2e/*) continue ;; esac
-	if [[ $pkg == */test/vm ]] || tr ' ' '\n' <<<"$imports" | grep -qE "$dpdk_imports"; then
+	if tr ' ' '\n' <<<"$pkg $imports" | grep -qE "$dpdk_imports"; then
 		dpdk+=("$pkg")
 	else
 		other+=("$pkg")
@@ -51,7 +52,7 @@ other_pid=
 other_log=$(mktemp)
 dpdk_log=$(mktemp)
 trap '[ -n "$other_pid" ] && kill "$other_pid" 2>/dev/null; rm -f "$other_log" "$dpdk_log"' EXIT
-echo "unit: ${#dpdk[@]} packages that start DPDK processes (or VMs) one at a time, beside ${#other[@]} others"
+echo "unit: ${#dpdk[@]} packages that start DPDK processes one at a time, beside ${#other[@]} others"
 $go test -p 1 -race -count=1 -timeout $timeout -tags "$tags" "$@" "${other[@]}" >"$other_log" 2>&1 &
 other_pid=$!
 $go test -p 1 -race -count=1 -timeout $timeout -tags "$tags" "$@" "${dpdk[@]}" 2>&1 | tee "$dpdk_log" || status=1
