@@ -43,9 +43,11 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags $(TESTTAGS) ./...
 
-# Unit and integration tests of every package except the end-to-end suite.
+# Unit and integration tests of every package except the end-to-end suite;
+# the packages that start DPDK processes run one at a time (scripts/unit.sh
+# says why).
 unit:
-	$(GO) test -race -count=1 -tags $(TESTTAGS) $$($(GO) list ./... | grep -v /test/e2e)
+	@GO=$(GO) TESTTAGS=$(TESTTAGS) scripts/unit.sh
 
 # Only the tests that boot a VM whose kernel has SCTP (make unit runs them too).
 vm: deps

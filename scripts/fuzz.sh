@@ -8,11 +8,40 @@
 # context; seen here under load). Such a run counts as passed only when it
 # wrote no crasher into testdata/fuzz/<target> and a replay of the target's
 # seeds and corpus passes; any other failure fails the run.
+#
+# Each package's fuzz-instrumented test binary is built once (go test -c
+# -fuzz) and run for each of its targets from the package's directory, as
+# go test would: `go test -fuzz` per target spent ~5-10 s of a loaded
+# 2-core machine building and linking again before every 8 s of fuzzing
+# (53 targets in 17 packages).
 set -euo pipefail
 fuzztime=${1:-10s}
 cd "$(dirname "$0")/.."
 found=0
 flaked=0
+bindir=$(mktemp -d)
+trap 'rm -rf "$bindir"' EXIT
+cache=$(go env GOCACHE)/fuzz
+
+# fuzz_binary builds (once) and prints the fuzz-instrumented test binary of
+# package dir $1.
+fuzz_binary() {
+	local bin="$bindir/$(echo "$1" | tr -c 'A-Za-z0-9\n' _).test"
+	if [ ! -x "$bin" ]; then
+		go test -c -fuzz=. -o "$bin" "$1" >&2
+	fi
+	echo "$bin"
+}
+
+# fuzz runs target $2 of package dir $1 for $fuzztime with go test's
+# corpus cache, from the package's directory (testdata/fuzz is relative).
+fuzz() {
+	local bin pkg
+	bin=$(fuzz_binary "$1") || return 1
+	pkg=$(go list "$1")
+	(cd "$1" && "$bin" -test.run='^$' -test.fuzz="^$2\$" -test.fuzztime="$fuzztime" \
+		-test.fuzzcachedir="$cache/$pkg" -test.timeout=10m)
+}
 
 # corpus_files lists what the fuzzer keeps for a target (nothing yet: none).
 corpus_files() {
@@ -27,7 +56,7 @@ while IFS= read -r file; do
 		echo "fuzz: $dir $target ($fuzztime)"
 		before=$(corpus_files "$dir" "$target")
 		log=$(mktemp)
-		if go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "$dir" 2>&1 | tee "$log"; then
+		if fuzz "$dir" "$target" 2>&1 | tee "$log"; then
 			rm -f "$log"
 			continue
 		fi

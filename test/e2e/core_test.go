@@ -84,6 +84,7 @@ func coreConfig(t *testing.T, dir string, edit func(*config.Config)) (*config.Co
 	// UPF-U (DPDK, the lab veths and netns) only where a test sends user
 	// traffic (withUserPlane): the control plane's tests need UPF-C alone.
 	cfg.NFs = slices.DeleteFunc(cfg.NFs, func(n string) bool { return n == "upf-u" })
+	cfg.UPF.MaxSessions = e2eMaxSessions
 	usePortsNobodyUses(t, cfg)
 	if edit != nil {
 		edit(cfg)
@@ -94,6 +95,14 @@ func coreConfig(t *testing.T, dir string, edit func(*config.Config)) (*config.Co
 	}
 	return cfg, path
 }
+
+// e2eMaxSessions sizes each test core's UPF rule tables. The default
+// (65536) maps 105 hugepages (210 MiB) per core for tables no test fills:
+// the most sessions a test opens is 256 (nfKillUEs). On a CI machine whose
+// hugepages are few, or shared with an onvm manager starting beside them,
+// the default's reservation is what makes a DPDK start fail; 1024 maps 2
+// pages and still leaves each test four times the sessions it opens.
+const e2eMaxSessions = 1024
 
 // startCore starts every NF and stops them when the test ends; on failure it
 // prints the NF logs, which is what a user would read.
