@@ -1,9 +1,7 @@
 package ratelimit
 
 import (
-	"context"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -229,42 +227,11 @@ func TestConcurrentHoldRuleAndEvents(t *testing.T) {
 	l, _ := holdRule(16)
 	l.cfg.Queue = 10000
 	l.now = time.Now
-	ctx, cancel := context.WithCancel(context.Background())
-	var monitors sync.WaitGroup
-	for _, run := range []func(context.Context, LatencySource, <-chan time.Time, func(Decision)){l.Monitor, l.RampMonitor} {
-		ticks := make(chan time.Time)
-		monitors.Add(2)
-		go func() { defer monitors.Done(); run(ctx, &flipSource{}, ticks, nil) }()
-		go func() {
-			defer monitors.Done()
-			for {
-				select {
-				case ticks <- time.Time{}:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}()
-	}
-	const n = 2000
-	var wg sync.WaitGroup
-	var ran atomic.Int64
-	wg.Add(n)
-	for i := range n {
-		go func() {
-			run := func(s *Slot) { ran.Add(1); s.Finish(ResultSuccess); wg.Done() }
-			if i%100 == 0 {
-				time.Sleep(time.Millisecond) // let demand fall under the low-load bound now and then
-			}
-			acquireOrQueue(t, l, run, &wg)
-		}()
-	}
-	wg.Wait()
-	cancel()
-	monitors.Wait()
-	if st := l.State(); ran.Load() != n || st.ECurrent != 0 || st.Queue != 0 || st.Started != n {
-		t.Fatalf("%d of %d ran; leak: %+v", ran.Load(), n, st)
-	}
+	stormWithMonitors(t, l, 2000, func(i int) {
+		if i%100 == 0 {
+			time.Sleep(time.Millisecond) // let demand fall under the low-load bound now and then
+		}
+	})
 }
 
 // A cut of the rule clears the slow start's memory: a later slow interval

@@ -128,7 +128,15 @@ func TestRampMonitorLooksPerTick(t *testing.T) {
 func TestConcurrentRampStepAndEvents(t *testing.T) {
 	cfg := adaptive(2, 1, 64)
 	cfg.Growth, cfg.Queue = 2, 10000
-	l := NewLimiter(cfg, nil)
+	stormWithMonitors(t, NewLimiter(cfg, nil), 2000, nil)
+}
+
+// stormWithMonitors runs n requests at once against l while its interval
+// and ramp monitors tick as fast as they can (before, if set, runs first
+// in request i's goroutine), and fails unless every request ran once and
+// nothing is left counted or queued.
+func stormWithMonitors(t *testing.T, l *Limiter, n int, before func(i int)) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var monitors sync.WaitGroup
 	for _, run := range []func(context.Context, LatencySource, <-chan time.Time, func(Decision)){l.Monitor, l.RampMonitor} {
@@ -146,12 +154,14 @@ func TestConcurrentRampStepAndEvents(t *testing.T) {
 			}
 		}()
 	}
-	const n = 2000
 	var wg sync.WaitGroup
 	var ran atomic.Int64
 	wg.Add(n)
-	for range n {
+	for i := range n {
 		go func() {
+			if before != nil {
+				before(i)
+			}
 			run := func(s *Slot) { ran.Add(1); s.Finish(ResultSuccess); wg.Done() }
 			acquireOrQueue(t, l, run, &wg)
 		}()
@@ -159,11 +169,8 @@ func TestConcurrentRampStepAndEvents(t *testing.T) {
 	wg.Wait()
 	cancel()
 	monitors.Wait()
-	if ran.Load() != n {
-		t.Fatalf("%d of %d ran", ran.Load(), n)
-	}
-	if st := l.State(); st.ECurrent != 0 || st.Queue != 0 || st.Started != n {
-		t.Fatalf("leak: %+v", st)
+	if st := l.State(); ran.Load() != int64(n) || st.ECurrent != 0 || st.Queue != 0 || st.Started != uint64(n) {
+		t.Fatalf("%d of %d ran; leak: %+v", ran.Load(), n, st)
 	}
 }
 
