@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/l25gc/l25gc/upf/rules"
 	"github.com/l25gc/l25gc/upf/shm"
 )
 
@@ -84,9 +85,17 @@ func equal(a, b []string) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 // talked to (TS 23.502 4.2.3.3 step 17): what waited for its address goes
 // first, in order, then what came after it was learnt.
 func TestHeldPacketsLeaveInOrderBeforeLaterOnes(t *testing.T) {
+	heldPacketsLeaveInOrder(t, session(1, ueIP, upTEID, gnbTEID, qfi))
+}
+
+// heldPacketsLeaveInOrder installs s, sends five downlink packets while
+// the gNB's address is unknown, answers UPF-U's ARP request, sends five
+// more, and checks the gNB got all ten in order.
+func heldPacketsLeaveInOrder(t *testing.T, s *rules.Session) {
+	t.Helper()
 	l := newLab(t)
 	n6 := resolveUPF(t, l.dn, dnIP, upfN6.Addr()) // the gNB stays silent
-	if err := l.table.Install(session(1, ueIP, upTEID, gnbTEID, qfi)); err != nil {
+	if err := l.table.Install(s); err != nil {
 		t.Fatal(err)
 	}
 	want := numbered(1, 10)
