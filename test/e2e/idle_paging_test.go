@@ -187,20 +187,7 @@ func TestHundredIdleUEsArePagedAtOnce(t *testing.T) {
 		c.Subscribers[0].Count = 100
 	})
 	startCore(t, cfg, path)
-	out := filepath.Join(t.TempDir(), "paging.json")
-	b, err := exec.Command(binary, "bench", "paging", "--config", path, "--amf", cfg.AMF.NGAP.Addr, "--ues", "100",
-		"--concurrency", "100", "--warmup", "0", "--json", out).CombinedOutput()
-	if err != nil {
-		t.Fatalf("l25gc bench paging: %v\n%s", err, b)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var results []bench.Result
-	if err := json.Unmarshal(data, &results); err != nil {
-		t.Fatal(err)
-	}
+	results, printed := benchPaging(t, path, cfg.AMF.NGAP.Addr, "--ues", "100", "--concurrency", "100", "--warmup", "0")
 	seen := map[string]bool{}
 	for _, r := range results {
 		seen[r.Procedure] = true
@@ -212,7 +199,7 @@ func TestHundredIdleUEsArePagedAtOnce(t *testing.T) {
 		t.Errorf("results name %v, want %s and %s", seen, bench.ProcedurePaging, bench.ProcedurePagingFirstPacket)
 	}
 	if t.Failed() {
-		t.Logf("bench paging printed:\n%s", b)
+		t.Logf("bench paging printed:\n%s", printed)
 	}
 }
 
@@ -290,4 +277,25 @@ func upfMetric(t *testing.T, cfg *config.Config, sample string) float64 {
 func bufferEvents(t *testing.T, cfg *config.Config, event string) float64 {
 	t.Helper()
 	return upfMetric(t, cfg, `l25gc_upf_buffer_packets_total{event="`+event+`"}`)
+}
+
+// benchPaging runs `l25gc bench paging` against the running core at amf
+// (config path) with args and returns its JSON results and what it printed.
+func benchPaging(t *testing.T, path, amf string, args ...string) ([]bench.Result, []byte) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "paging.json")
+	args = append([]string{"bench", "paging", "--config", path, "--amf", amf, "--json", out}, args...)
+	b, err := exec.Command(binary, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("l25gc %s: %v\n%s", strings.Join(args[:2], " "), err, b)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []bench.Result
+	if err := json.Unmarshal(data, &results); err != nil {
+		t.Fatal(err)
+	}
+	return results, b
 }

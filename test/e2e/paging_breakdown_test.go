@@ -7,11 +7,7 @@ package e2e
 // share the lab's veths.
 
 import (
-	"encoding/json"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/l25gc/l25gc/config"
@@ -38,20 +34,7 @@ func TestPagingBreakdownFollowsThePacketThroughTheCore(t *testing.T) {
 		c.Tracing.OTLP = []string{collector}
 	})
 	startCore(t, cfg, path)
-	out := filepath.Join(t.TempDir(), "paging.json")
-	b, err := exec.Command(binary, "bench", "paging", "--config", path, "--amf", cfg.AMF.NGAP.Addr, "--ues", "4",
-		"--concurrency", "1", "--warmup", "0", "--breakdown", "--json", out).CombinedOutput()
-	if err != nil {
-		t.Fatalf("l25gc bench paging --breakdown: %v\n%s", err, b)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var results []bench.Result
-	if err := json.Unmarshal(data, &results); err != nil {
-		t.Fatal(err)
-	}
+	results, printed := benchPaging(t, path, cfg.AMF.NGAP.Addr, "--ues", "4", "--concurrency", "1", "--warmup", "0", "--breakdown")
 	report := "UPF-C: " + tracing.UPFCReport
 	smf := "SMF paging: Session Report → N1N2MessageTransfer answered"
 	want := map[string][]string{
@@ -70,7 +53,7 @@ func TestPagingBreakdownFollowsThePacketThroughTheCore(t *testing.T) {
 		t.Errorf("no result for %s", p)
 	}
 	if t.Failed() {
-		t.Logf("bench paging printed:\n%s", b)
+		t.Logf("bench paging printed:\n%s", printed)
 	}
 }
 
