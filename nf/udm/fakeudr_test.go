@@ -3,7 +3,9 @@ package udm
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/free5gc/openapi/models"
@@ -155,7 +157,13 @@ func (f *fakeUDR) setSQN(supi string, seq models.SequenceNumber) {
 // the NRF.
 func newUDM(t *testing.T, tr sbi.Transport, udr *fakeUDR) (*NF, string, *sbi.Client) {
 	t.Helper()
-	udrURL := nrftest.Serve(t, tr, udr.handler())
+	return newUDMOn(t, tr, udr.handler())
+}
+
+// newUDMOn is newUDM with the UDR served by udr.
+func newUDMOn(t *testing.T, tr sbi.Transport, udr http.Handler) (*NF, string, *sbi.Client) {
+	t.Helper()
+	udrURL := nrftest.Serve(t, tr, udr)
 	env := nrftest.Env(t, tr, nil, models.NrfNfManagementNfType_UDM,
 		nrftest.Peer(t, models.NrfNfManagementNfType_UDR, udrURL, models.ServiceName_NUDR_DR))
 	n, err := New(env)
@@ -163,4 +171,16 @@ func newUDM(t *testing.T, tr sbi.Transport, udr *fakeUDR) (*NF, string, *sbi.Cli
 		t.Fatal(err)
 	}
 	return n, nrftest.Serve(t, tr, n.Handler()), env.Client
+}
+
+// countRequests passes requests to h and counts those whose path ends in
+// suffix.
+func countRequests(h http.Handler, suffix string) (http.Handler, *atomic.Int32) {
+	var n atomic.Int32
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, suffix) {
+			n.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}), &n
 }

@@ -2,15 +2,11 @@ package udm
 
 import (
 	"context"
-	"net/http"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/free5gc/openapi/models"
 
-	"github.com/l25gc/l25gc/nf/nrf/nrftest"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/sbi/sbitest"
 )
@@ -25,23 +21,10 @@ func TestSubscribeAfterAReadAsksTheUDRNoMore(t *testing.T) {
 		const supi = "imsi-208930000000001"
 		f := newFakeUDR()
 		f.add(t, supi, subscriber("000000000020"))
-		var amReads atomic.Int32
-		h := f.handler()
-		counted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if strings.HasSuffix(r.URL.Path, "/am-data") {
-				amReads.Add(1)
-			}
-			h.ServeHTTP(w, r)
-		})
-		env := nrftest.Env(t, tr, nil, models.NrfNfManagementNfType_UDM,
-			nrftest.Peer(t, models.NrfNfManagementNfType_UDR, nrftest.Serve(t, tr, counted), models.ServiceName_NUDR_DR))
-		n, err := New(env)
-		if err != nil {
-			t.Fatal(err)
-		}
+		counted, amReads := countRequests(f.handler(), "/am-data")
+		n, base, c := newUDMOn(t, tr, counted)
 		clock := time.Now()
 		n.seen.now = func() time.Time { return clock }
-		base, c := nrftest.Serve(t, tr, n.Handler()), env.Client
 		subscribe := func() error {
 			sub := models.SdmSubscription{NfInstanceId: "amf-1", CallbackReference: "http://amf/sdm", MonitoredResourceUris: []string{supi + "/am-data"}}
 			_, err := c.Do(ctx, "POST", base+"/nudm-sdm/v2/"+supi+"/sdm-subscriptions", sub, nil)

@@ -201,21 +201,8 @@ func TestUDRWithoutReservationIsAskedTheStandardWay(t *testing.T) {
 	sbitest.Run(t, func(t *testing.T, tr sbi.Transport) {
 		f := newFakeUDR()
 		f.add(t, "imsi-208930000000001", subscriber("000000000020"))
-		var reservations atomic.Int32
-		h := f.handler()
-		counted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if strings.HasSuffix(r.URL.Path, sqnReservationPath) {
-				reservations.Add(1)
-			}
-			h.ServeHTTP(w, r)
-		})
-		env := nrftest.Env(t, tr, nil, models.NrfNfManagementNfType_UDM,
-			nrftest.Peer(t, models.NrfNfManagementNfType_UDR, nrftest.Serve(t, tr, counted), models.ServiceName_NUDR_DR))
-		n, err := New(env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		base, c := nrftest.Serve(t, tr, n.Handler()), env.Client
+		counted, reservations := countRequests(f.handler(), sqnReservationPath)
+		_, base, c := newUDMOn(t, tr, counted)
 		sqnMS := uint64(0x20)
 		for range 4 {
 			res, err := generate(c, base, "imsi-208930000000001", nil)
