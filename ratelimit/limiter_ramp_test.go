@@ -110,11 +110,7 @@ func TestRampOnlyInAnAdaptiveSlowStart(t *testing.T) {
 // The ramp monitor takes one look per tick of its (fake) clock.
 func TestRampMonitorLooksPerTick(t *testing.T) {
 	l := slowStart(t, 2, 1024, 100)
-	ticks := make(chan time.Time)
-	decisions := make(chan Decision)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go l.RampMonitor(ctx, constSource(0), ticks, func(d Decision) { decisions <- d })
+	ticks, decisions := runMonitor(t, l.RampMonitor)
 	for _, want := range []int{4, 8, 16} {
 		ticks <- time.Time{}
 		if d := <-decisions; d.EMax != want {
@@ -179,11 +175,7 @@ func stormWithMonitors(t *testing.T, l *Limiter, n int, before func(i int)) {
 // of an idle AMF), and the next queue gets its looks.
 func TestRampMonitorWakesForTheNextQueue(t *testing.T) {
 	l := slowStart(t, 2, 1024, 2)
-	ticks := make(chan time.Time)
-	decisions := make(chan Decision)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go l.RampMonitor(ctx, constSource(0), ticks, func(d Decision) { decisions <- d })
+	ticks, decisions := runMonitor(t, l.RampMonitor)
 	ticks <- time.Time{}
 	if d := <-decisions; d.EMax != 4 || l.State().Queue != 0 {
 		t.Fatalf("first burst: E_max %d queue %d, want 4 and served", d.EMax, l.State().Queue)

@@ -303,11 +303,7 @@ func (f *flipSource) IntervalLatency() float64 {
 func TestMonitorStepsPerTick(t *testing.T) {
 	l := NewLimiter(adaptive(1, 1, 10), nil)
 	fill(t, l, 10)
-	ticks := make(chan time.Time)
-	decisions := make(chan Decision)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go l.Monitor(ctx, constSource(0), ticks, func(d Decision) { decisions <- d })
+	ticks, decisions := runMonitor(t, l.Monitor)
 	for want := 2; want <= 4; want++ {
 		ticks <- time.Time{}
 		if d := <-decisions; d.EMax != want {
@@ -333,4 +329,21 @@ func acquireOrQueue(t *testing.T, l *Limiter, run func(*Slot), wg *sync.WaitGrou
 	if s != nil {
 		run(s)
 	}
+}
+
+// runMonitor runs monitor (l.Monitor or l.RampMonitor) on a fake clock at
+// a scheduler latency of 0 until the test ends: each send on ticks is one
+// tick, and each decision it reports comes out of decisions.
+func runMonitor(t *testing.T, monitor func(context.Context, LatencySource, <-chan time.Time, func(Decision))) (chan<- time.Time, <-chan Decision) {
+	ticks := make(chan time.Time)
+	decisions := make(chan Decision)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go monitor(ctx, constSource(0), ticks, func(d Decision) {
+		select {
+		case decisions <- d:
+		case <-ctx.Done():
+		}
+	})
+	return ticks, decisions
 }
