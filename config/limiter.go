@@ -114,9 +114,9 @@ func (l Limiter) Settings() (ratelimit.LimiterConfig, ratelimit.Statistic) {
 	}
 	c := ratelimit.LimiterConfig{Mode: mode, Initial: l.Initial, Min: l.Min, Max: l.Max, Queue: l.Queue,
 		EWMAWeight: l.EWMAWeight, Threshold: l.Threshold, MaxAge: l.ProcedureTimeout}
-	if mode == ratelimit.ModeFixed {
-		c.Initial, c.Min, c.Max = n, n, n
-	}
+	// fixed:N's limit stays apart from the adaptive bounds, which a switch
+	// to adaptive at run time needs (ratelimit.Limiter.SetMode).
+	c.Fixed = n
 	c.Growth = l.Growth
 	c.HoldRule = l.HoldRule
 	c.HoldAlpha, c.HoldBeta = HoldAlphaPerCPU*runtime.GOMAXPROCS(0), HoldBetaPerCPU*runtime.GOMAXPROCS(0)

@@ -44,7 +44,7 @@ func TestLimiterSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	lc, stat := cfg.AMF.Limiter.Settings()
-	if lc.Mode != ratelimit.ModeFixed || lc.Initial != 12 || lc.Min != 12 || lc.Max != 12 ||
+	if lc.Mode != ratelimit.ModeFixed || lc.Fixed != 12 || lc.Min != 1 || lc.Max != 1024 ||
 		lc.Threshold != 2*time.Millisecond || stat.Percentile != 99 || lc.EWMAWeight != 0.3 || lc.Queue != 4096 {
 		t.Fatalf("settings %+v %+v", lc, stat)
 	}

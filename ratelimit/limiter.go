@@ -110,6 +110,10 @@ type LimiterConfig struct {
 	// bound the procedures it lets queue inside the AMF.
 	HoldRule            bool
 	HoldAlpha, HoldBeta int
+	// Fixed is the limit of mode fixed; 0 takes Initial (clamped). Kept
+	// apart from Initial, Min and Max so that a switch to adaptive at run
+	// time (SetMode) finds the adaptive bounds.
+	Fixed int
 }
 
 // Results a Slot ends with (metric labels of the caller).
@@ -150,6 +154,9 @@ type Limiter struct {
 	rampWake chan struct{}
 	// hold is the hold-time rule's memory (limiter_holdtime.go).
 	hold holdState
+	// adaptiveEMax is adaptive's E_max while another mode runs, 0 if
+	// adaptive has not run yet (limiter_mode.go).
+	adaptiveEMax int
 }
 
 // LimiterCounts are cumulative counters of the limiter.
@@ -185,8 +192,9 @@ func NewLimiter(cfg LimiterConfig, now func() time.Time) *Limiter {
 	}
 	cfg.Min = max(cfg.Min, 1)
 	cfg.Max = max(cfg.Max, cfg.Min)
-	return &Limiter{cfg: cfg, now: now, emax: holdStart(cfg, min(max(cfg.Initial, cfg.Min), cfg.Max)), open: map[*Slot]struct{}{},
-		ramping: cfg.Growth > 1, rampWake: make(chan struct{}, 1)}
+	l := &Limiter{cfg: cfg, now: now, open: map[*Slot]struct{}{}, ramping: cfg.Growth > 1, rampWake: make(chan struct{}, 1)}
+	l.emax = l.startLimit()
+	return l
 }
 
 // Acquire asks for a slot for a procedure of kind. With room (or mode off)
@@ -419,7 +427,9 @@ func (l *Limiter) staleLocked() []*Slot {
 
 // LimiterState is a consistent snapshot for metrics and tests.
 type LimiterState struct {
-	Mode           Mode
+	Mode Mode
+	// Setting is the mode as amf.limiter.mode spells it ("fixed:8").
+	Setting        string
 	EMax, ECurrent int
 	Queue          int
 	EWMA, Latency  float64 // seconds
@@ -432,6 +442,6 @@ type LimiterState struct {
 func (l *Limiter) State() LimiterState {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return LimiterState{Mode: l.cfg.Mode, EMax: l.emax, ECurrent: l.current, Queue: len(l.waiting),
+	return LimiterState{Mode: l.cfg.Mode, Setting: l.settingLocked(), EMax: l.emax, ECurrent: l.current, Queue: len(l.waiting),
 		EWMA: l.ewma, Latency: l.last, HoldRatio: l.hold.lastRatio, LimiterCounts: l.counts}
 }
