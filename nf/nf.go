@@ -104,7 +104,7 @@ func Run(ctx context.Context, env *Env, f Function, sbiAddr, metricsAddr string)
 	}
 	var metrics *http.Server
 	if metricsAddr != "" {
-		if metrics, err = serveMetrics(metricsAddr, env.Registry); err != nil {
+		if metrics, err = serveMetrics(metricsAddr, env.Registry, f); err != nil {
 			if srv != nil {
 				_ = srv.Shutdown(context.Background())
 			}
@@ -244,7 +244,13 @@ func shutdown(env *Env, srv sbi.Server, metrics *http.Server) {
 	_ = env.Tracing.Shutdown(ctx) // exports the spans still batched
 }
 
-func serveMetrics(addr string, reg *prometheus.Registry) (*http.Server, error) {
+// MetricsRouter is a Function with routes of its own on the metrics port,
+// beside /metrics (the AMF's limiter mode switch, nf/amf/limiter_mode.go).
+type MetricsRouter interface {
+	RouteMetrics(mux *http.ServeMux)
+}
+
+func serveMetrics(addr string, reg *prometheus.Registry, f Function) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics listen %s: %w", addr, err)
@@ -252,6 +258,9 @@ func serveMetrics(addr string, reg *prometheus.Registry) (*http.Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	if r, ok := f.(MetricsRouter); ok {
+		r.RouteMetrics(mux)
+	}
 	// L25GC_PPROF=1 (in the environment of `l25gc up`) adds Go's profiler,
 	// so a benchmark run can be profiled per NF: go tool pprof
 	// http://127.0.0.1:9518/debug/pprof/profile?seconds=10
