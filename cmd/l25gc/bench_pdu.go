@@ -18,7 +18,7 @@ func newBenchPDUCmd() *cobra.Command {
 	var (
 		ues, sbiModes, jsonPath, amf, transport, dnn, n3 string
 		limiters                                         string
-		concurrency, warmup, batch, batches              int
+		concurrency, warmup, batch, batches, rounds      int
 		prof                                             profileFlags
 		trace                                            traceFlags
 	)
@@ -32,7 +32,8 @@ func newBenchPDUCmd() *cobra.Command {
 			"UEs, one colour per SBI mode, go next to the JSON file. With --amf it uses a\n" +
 			"running core instead.",
 		Example: "  l25gc bench pdu --ues 1,64,1000,10000 --concurrency 64 --sbi xio,tcp --json pdu.json\n" +
-			"  l25gc bench pdu --batch 32 --batches 10 --limiter fixed:2,fixed:8,fixed:16,off,adaptive --json fig3.json",
+			"  l25gc bench pdu --batch 32 --batches 10 --limiter fixed:2,fixed:8,fixed:16,off,adaptive --json fig3.json\n" +
+			"  l25gc bench pdu --batch 32 --batches 2 --rounds 5 --limiter fixed:4,fixed:8,fixed:16,off,adaptive --json fig3.json",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			counts, err := parseCounts(ues)
 			if err != nil {
@@ -54,7 +55,7 @@ func newBenchPDUCmd() *cobra.Command {
 				return err
 			}
 			if batch > 0 {
-				return benchPDUBatches(ctx, out, bench.BatchOptions{RegistrationOptions: o, Batch: batch, Batches: batches}, limiters, jsonPath)
+				return benchPDUBatches(ctx, out, bench.BatchOptions{RegistrationOptions: o, Batch: batch, Batches: batches, Rounds: rounds}, limiters, jsonPath)
 			}
 			if limiters != "" {
 				return benchPDUByLimiter(ctx, out, o, limiters, jsonPath)
@@ -81,7 +82,8 @@ func newBenchPDUCmd() *cobra.Command {
 	f.StringVar(&limiters, "limiter", "", "comma-separated amf.limiter.mode values (fixed:N, off, adaptive), each optionally with other amf.limiter fields after slashes (adaptive/threshold=25ms/growth=1), one fresh core each: the results carry \"limiter\"")
 	prof.add(f)
 	f.IntVar(&batch, "batch", 0, "the paper's limiter experiment: this many UEs register, then all request a PDU session at once, --batches times, on a fresh core per --limiter setting (--ues, --concurrency and --warmup do not apply)")
-	f.IntVar(&batches, "batches", 10, "batches per --limiter setting (with --batch)")
+	f.IntVar(&batches, "batches", 10, "batches per --limiter setting (with --batch; with --rounds, per visit)")
+	f.IntVar(&rounds, "rounds", 0, "with --batch: ONE core whose amf.limiter.mode is switched at run time, each round visiting every --limiter setting (plain modes) in a rotated order for --batches batches; per setting the median over rounds and its spread, and the limiter goals judged on per-round ratios (0: a fresh core per setting)")
 	return cmd
 }
 
@@ -95,8 +97,12 @@ func benchPDUBatches(ctx context.Context, out io.Writer, o bench.BatchOptions, l
 	if err != nil {
 		return err
 	}
-	runs, err := bench.PDUBatches(ctx, o, list)
-	err = report(out, runs, err, jsonPath, bench.PrintBatchTable)
+	run, print := bench.PDUBatches, bench.PrintBatchTable
+	if o.Rounds > 0 {
+		run, print = bench.PDURounds, bench.PrintRoundsTable
+	}
+	runs, err := run(ctx, o, list)
+	err = report(out, runs, err, jsonPath, print)
 	return withCharts(out, err, jsonPath, len(runs), func() ([]string, error) { return bench.WriteBatchCharts(jsonPath, runs) })
 }
 

@@ -32,7 +32,10 @@ const ProcedurePDUSessionBatch = "pdu_session_batch"
 // BatchOptions configure `bench pdu --batch`.
 type BatchOptions struct {
 	RegistrationOptions               // Config, Binary, SBIModes[0], Transport, Out, DNN, N3
-	Batch, Batches      int           // UEs per batch, batches per limiter setting
+	Batch, Batches      int           // UEs per batch, batches per limiter setting (per visit with Rounds)
+	// Rounds > 0: one core whose limiter mode is switched, each round
+	// visiting every setting in a rotated order (pdu_rounds.go).
+	Rounds int
 	SampleEvery         time.Duration // /metrics sampling period; 0: 50 ms
 }
 
@@ -44,6 +47,12 @@ type BatchRun struct {
 	// BatchMS summarises the batches' makespans (first request to last Accept).
 	BatchMS Latency     `json:"batch_ms"`
 	Events  []EventTime `json:"events,omitempty"`
+	// Rounds (bench pdu --rounds): the setting's figures per round and
+	// their median and spread (rounds_stats.go).
+	Rounds *RoundStats `json:"rounds,omitempty"`
+	// Goals (on adaptive's run, with --rounds): the issue's goals judged
+	// on per-round ratios against the best fixed limit and off.
+	Goals []GoalCheck `json:"goals,omitempty"`
 }
 
 // LimiterSample is the AMF's limiter at a moment of the run (Fig. 9a).
@@ -101,47 +110,21 @@ func pduBatchesOn(ctx context.Context, o BatchOptions, limiter string) (BatchRun
 	if err != nil {
 		return BatchRun{}, err
 	}
-	if o.Transport != "" {
-		cfg.AMF.NGAP.Transport = o.Transport
-	}
-	mode := cfg.SBI.Transport
-	if len(o.SBIModes) > 0 {
-		mode = o.SBIModes[0]
-	}
 	fmt.Fprintf(o.Out, "limiter %s: %d batches of %d PDU session establishments\n", limiter, o.Batches, o.Batch)
-	core, err := StartFreshCore(ctx, FreshCore{Config: cfg, Binary: o.Binary, SBI: mode, FirstIMSI: o.FirstIMSI,
-		Subscribers: o.Batch, Out: o.Out})
+	bc, err := startBatchCore(ctx, o, cfg)
 	if err != nil {
 		return BatchRun{}, err
 	}
-	defer core.Stop()
-	gcfg := GNBConfig(core.Config, core.Config.AMF.NGAP.Addr, core.Config.AMF.NGAP.Transport)
-	if o.N3.IsValid() {
-		gcfg.N3 = o.N3
-	}
-	g, err := ransim.Connect(ctx, gcfg)
-	if err != nil {
-		return BatchRun{}, fmt.Errorf("gNB: %w", err)
-	}
-	defer g.Close()
-	ues, err := registeredBatch(ctx, g, core.Config, o)
-	if err != nil {
-		return BatchRun{}, err
-	}
-	run := BatchRun{Result: Result{Procedure: ProcedurePDUSessionBatch, SBI: mode, UEs: o.Batch, Concurrency: o.Batch, Limiter: limiter}}
-	sampler := startLimiterSampler(AMFMetricsURL(core.Config), o.SampleEvery)
+	defer bc.close()
+	run := BatchRun{Result: Result{Procedure: ProcedurePDUSessionBatch, SBI: bc.mode, UEs: o.Batch, Concurrency: o.Batch, Limiter: limiter}}
+	sampler := startLimiterSampler(AMFMetricsURL(bc.core.Config), o.SampleEvery)
 	start := time.Now()
 	var makespans []time.Duration
 	for b := range o.Batches {
-		// A new PDU session identity per batch: reusing the one just released
-		// met 5GMM #90 (not forwarded) while the core still finished that
-		// release, which would measure the release, not the limiter.
-		psi := uint8(b%15 + 1)
-		events, span := establishBatch(ctx, ues, ransim.SessionRequest{ID: psi, DNN: o.dnn()}, start)
+		events, span, err := bc.batch(ctx, o, b, start)
 		run.Events = append(run.Events, events...)
 		makespans = append(makespans, span)
-		fmt.Fprintf(o.Out, "  batch %d: %v\n", b+1, span.Round(time.Millisecond))
-		if err := releaseBatch(ctx, ues, psi); err != nil {
+		if err != nil {
 			run.Trace = sampler.stop(start)
 			return run, err
 		}
@@ -150,6 +133,62 @@ func pduBatchesOn(ctx context.Context, o BatchOptions, limiter string) (BatchRun
 	run.Trace = sampler.stop(start)
 	summarizeBatches(&run, makespans, elapsed)
 	return run, nil
+}
+
+// batchCore is a fresh core with a gNB and the batch's UEs registered.
+type batchCore struct {
+	core *RunningCore
+	gnb  *ransim.GNB
+	ues  []*ransim.UE
+	mode string // the SBI transport
+}
+
+// startBatchCore starts cfg's core, connects a gNB and registers the
+// batch's UEs (unmeasured).
+func startBatchCore(ctx context.Context, o BatchOptions, cfg *config.Config) (*batchCore, error) {
+	if o.Transport != "" {
+		cfg.AMF.NGAP.Transport = o.Transport
+	}
+	bc := &batchCore{mode: cfg.SBI.Transport}
+	if len(o.SBIModes) > 0 {
+		bc.mode = o.SBIModes[0]
+	}
+	core, err := StartFreshCore(ctx, FreshCore{Config: cfg, Binary: o.Binary, SBI: bc.mode, FirstIMSI: o.FirstIMSI,
+		Subscribers: o.Batch, Out: o.Out})
+	if err != nil {
+		return nil, err
+	}
+	bc.core = core
+	gcfg := GNBConfig(core.Config, core.Config.AMF.NGAP.Addr, core.Config.AMF.NGAP.Transport)
+	if o.N3.IsValid() {
+		gcfg.N3 = o.N3
+	}
+	if bc.gnb, err = ransim.Connect(ctx, gcfg); err != nil {
+		core.Stop()
+		return nil, fmt.Errorf("gNB: %w", err)
+	}
+	if bc.ues, err = registeredBatch(ctx, bc.gnb, core.Config, o); err != nil {
+		bc.close()
+		return nil, err
+	}
+	return bc, nil
+}
+
+func (bc *batchCore) close() {
+	bc.gnb.Close()
+	bc.core.Stop()
+}
+
+// batch is the b-th batch (0-based): every UE requests a session at once,
+// then all are released (unmeasured). A new PDU session identity per
+// batch: reusing the one just released met 5GMM #90 (not forwarded) while
+// the core still finished that release, which would measure the release,
+// not the limiter.
+func (bc *batchCore) batch(ctx context.Context, o BatchOptions, b int, t0 time.Time) ([]EventTime, time.Duration, error) {
+	psi := uint8(b%15 + 1)
+	events, span := establishBatch(ctx, bc.ues, ransim.SessionRequest{ID: psi, DNN: o.dnn()}, t0)
+	fmt.Fprintf(o.Out, "  batch %d: %v\n", b+1, span.Round(time.Millisecond))
+	return events, span, releaseBatch(ctx, bc.ues, psi)
 }
 
 // batchConfig is the run's config with amf.limiter set from the whole
