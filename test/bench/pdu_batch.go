@@ -33,10 +33,10 @@ const ProcedurePDUSessionBatch = "pdu_session_batch"
 type BatchOptions struct {
 	RegistrationOptions               // Config, Binary, SBIModes[0], Transport, Out, DNN, N3
 	Batch, Batches      int           // UEs per batch, batches per limiter setting (per visit with Rounds)
+	SampleEvery         time.Duration // /metrics sampling period; 0: 50 ms
 	// Rounds > 0: one core whose limiter mode is switched, each round
 	// visiting every setting in a rotated order (pdu_rounds.go).
 	Rounds int
-	SampleEvery         time.Duration // /metrics sampling period; 0: 50 ms
 }
 
 // BatchRun is one limiter setting's outcome: the usual result fields
