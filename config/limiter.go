@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"runtime"
 	"time"
 
@@ -56,6 +57,13 @@ type Limiter struct {
 	// ratelimit/limiter_holdtime.go) instead of the scheduler latency,
 	// which stays far under the threshold there.
 	HoldRule bool `yaml:"hold_rule"`
+	// HoldAlphaPerCPU and HoldBetaPerCPU are the hold-time rule's bounds
+	// per GOMAXPROCS (the consts below are the defaults; 0 takes them).
+	HoldAlphaPerCPU int `yaml:"hold_alpha_per_cpu"`
+	HoldBetaPerCPU  int `yaml:"hold_beta_per_cpu"`
+	// HoldLoad is how far the hold-time rule reaches: while procedures in
+	// progress plus the queue stay within HoldLoad × initial E_max (0: 2).
+	HoldLoad int `yaml:"hold_load"`
 }
 
 // HoldAlphaPerCPU and HoldBetaPerCPU bound, per GOMAXPROCS, how many
@@ -119,7 +127,9 @@ func (l Limiter) Settings() (ratelimit.LimiterConfig, ratelimit.Statistic) {
 	c.Fixed = n
 	c.Growth = l.Growth
 	c.HoldRule = l.HoldRule
-	c.HoldAlpha, c.HoldBeta = HoldAlphaPerCPU*runtime.GOMAXPROCS(0), HoldBetaPerCPU*runtime.GOMAXPROCS(0)
+	alpha, beta := cmp.Or(l.HoldAlphaPerCPU, HoldAlphaPerCPU), cmp.Or(l.HoldBetaPerCPU, HoldBetaPerCPU)
+	c.HoldAlpha, c.HoldBeta = alpha*runtime.GOMAXPROCS(0), beta*runtime.GOMAXPROCS(0)
+	c.HoldLoad = l.HoldLoad
 	return c, stat
 }
 
@@ -154,6 +164,12 @@ func (v *validator) limiter(l *Limiter) {
 	if l.RampInterval != 0 && (l.RampInterval < 10*time.Millisecond || l.RampInterval > time.Minute) {
 		v.fail("amf.limiter.ramp_interval", "must be 0 (off) or a duration from 10ms to 1m such as 100ms, got %v", l.RampInterval)
 	}
+	v.rangeInt("amf.limiter.hold_alpha_per_cpu", l.HoldAlphaPerCPU, 0, 1024)
+	v.rangeInt("amf.limiter.hold_beta_per_cpu", l.HoldBetaPerCPU, 0, 1024)
+	if a, b := cmp.Or(l.HoldAlphaPerCPU, HoldAlphaPerCPU), cmp.Or(l.HoldBetaPerCPU, HoldBetaPerCPU); a > b {
+		v.fail("amf.limiter.hold_beta_per_cpu", "must not be below hold_alpha_per_cpu (%d), got %d", a, b)
+	}
+	v.rangeInt("amf.limiter.hold_load", l.HoldLoad, 0, 1<<16)
 	if l.ProcedureTimeout <= 0 || l.ProcedureTimeout > time.Hour {
 		v.fail("amf.limiter.procedure_timeout", "must be a positive duration up to 1h such as 1m, got %v", l.ProcedureTimeout)
 	}

@@ -110,6 +110,9 @@ type LimiterConfig struct {
 	// bound the procedures it lets queue inside the AMF.
 	HoldRule            bool
 	HoldAlpha, HoldBeta int
+	// HoldLoad: the rule holds while E_current plus the queue stay within
+	// HoldLoad × the initial E_max (0: 2).
+	HoldLoad int
 	// Fixed is the limit of mode fixed; 0 takes Initial (clamped). Kept
 	// apart from Initial, Min and Max so that a switch to adaptive at run
 	// time (SetMode) finds the adaptive bounds.

@@ -48,6 +48,7 @@ package ratelimit
 // a hold-time cut there would starve the burst.
 
 import (
+	"cmp"
 	"math"
 	"time"
 )
@@ -111,7 +112,7 @@ func (l *Limiter) initialLimit() int {
 }
 
 // lowLoadCap is the demand up to which the load counts as low.
-func (l *Limiter) lowLoadCap() int { return 2 * l.initialLimit() }
+func (l *Limiter) lowLoadCap() int { return cmp.Or(l.cfg.HoldLoad, 2) * l.initialLimit() }
 
 // holdRuleOwnsLocked says whether the latency rule should leave E_max to
 // the hold-time rule this interval: low load and a fast scheduler.

@@ -19,6 +19,7 @@ func newBenchPDUCmd() *cobra.Command {
 		ues, sbiModes, jsonPath, amf, transport, dnn, n3 string
 		limiters                                         string
 		concurrency, warmup, batch, batches, rounds      int
+		warmupBatches                                    int
 		prof                                             profileFlags
 		trace                                            traceFlags
 	)
@@ -55,7 +56,7 @@ func newBenchPDUCmd() *cobra.Command {
 				return err
 			}
 			if batch > 0 {
-				return benchPDUBatches(ctx, out, bench.BatchOptions{RegistrationOptions: o, Batch: batch, Batches: batches, Rounds: rounds}, limiters, jsonPath)
+				return benchPDUBatches(ctx, out, bench.BatchOptions{RegistrationOptions: o, Batch: batch, Batches: batches, Rounds: rounds, WarmupBatches: warmupBatches}, limiters, jsonPath)
 			}
 			if limiters != "" {
 				return benchPDUByLimiter(ctx, out, o, limiters, jsonPath)
@@ -83,6 +84,7 @@ func newBenchPDUCmd() *cobra.Command {
 	prof.add(f)
 	f.IntVar(&batch, "batch", 0, "the paper's limiter experiment: this many UEs register, then all request a PDU session at once, --batches times, on a fresh core per --limiter setting (--ues, --concurrency and --warmup do not apply)")
 	f.IntVar(&batches, "batches", 10, "batches per --limiter setting (with --batch; with --rounds, per visit)")
+	f.IntVar(&warmupBatches, "warmup-batches", 5, "with --rounds: batches under off before the first round, not measured")
 	f.IntVar(&rounds, "rounds", 0, "with --batch: ONE core whose amf.limiter.mode is switched at run time, each round visiting every --limiter setting (plain modes) in a rotated order for --batches batches; per setting the median over rounds and its spread, and the limiter goals judged on per-round ratios (0: a fresh core per setting)")
 	return cmd
 }

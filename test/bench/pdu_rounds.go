@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/nf/amf"
 	"github.com/l25gc/l25gc/nf/udr/prov"
 )
@@ -47,10 +48,12 @@ func RotatedOrder(list []string, r int) []string {
 	return out
 }
 
-// PDURounds runs the experiment on one fresh core: an unmeasured warm-up
-// batch under off, then Rounds rounds, each visiting every setting (a
-// plain amf.limiter.mode: overrides need a fresh core) for o.Batches
-// batches. One BatchRun per setting, in the list's order, with Rounds.
+// PDURounds runs the experiment on one fresh core: WarmupBatches
+// unmeasured batches under off (a fresh core's first batches were twice
+// as slow as its tenth, stop 12's fig3-q*.txt), then Rounds rounds, each
+// visiting every setting (a mode; adaptive's overrides are the core's
+// config) for o.Batches batches. One BatchRun per setting, in the list's
+// order, with Rounds.
 func PDURounds(ctx context.Context, o BatchOptions, limiters []string) ([]BatchRun, error) {
 	if err := checkRoundsOptions(o, limiters); err != nil {
 		return nil, err
@@ -58,7 +61,10 @@ func PDURounds(ctx context.Context, o BatchOptions, limiters []string) ([]BatchR
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
-	cfg := o.Config.Clone()
+	cfg, err := roundsConfig(o, limiters)
+	if err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(o.Out, "one core, %d rounds of %s, %d batches of %d PDU session establishments per visit\n",
 		o.Rounds, strings.Join(limiters, ","), o.Batches, o.Batch)
 	bc, err := startBatchCore(ctx, o, cfg)
@@ -82,15 +88,40 @@ func checkRoundsOptions(o BatchOptions, limiters []string) error {
 	if o.AMF != "" {
 		return errors.New("bench: --rounds needs a fresh core (its limiter mode is switched), not --amf")
 	}
-	if o.Batch < 1 || o.Batches < 1 || o.Rounds < 1 {
-		return fmt.Errorf("bench: --batch %d --batches %d --rounds %d: want all positive", o.Batch, o.Batches, o.Rounds)
+	if o.Batch < 1 || o.Batches < 1 || o.Rounds < 1 || o.WarmupBatches < 0 {
+		return fmt.Errorf("bench: --batch %d --batches %d --rounds %d --warmup-batches %d: want the first three positive, the last not negative",
+			o.Batch, o.Batches, o.Rounds, o.WarmupBatches)
 	}
+	adaptives := 0
 	for _, l := range limiters {
-		if strings.Contains(l, "/") {
-			return fmt.Errorf("bench: --rounds switches only amf.limiter.mode on one core; %q has overrides: put them in --config (they shape adaptive only) or drop --rounds", l)
+		if isAdaptive(l) {
+			adaptives++
+		}
+		if strings.Contains(l, "/") && !isAdaptive(l) {
+			return fmt.Errorf("bench: --rounds switches only amf.limiter.mode on one core; %q has overrides, which shape adaptive only: drop them or --rounds", l)
 		}
 	}
+	if adaptives > 1 {
+		return fmt.Errorf("bench: --rounds has one core, so one adaptive setting (its overrides are the core's config); got %d", adaptives)
+	}
 	return nil
+}
+
+// roundsConfig is the core's config: an adaptive setting's overrides
+// (adaptive/hold_load=8) are its amf.limiter, which only adaptive reads.
+func roundsConfig(o BatchOptions, limiters []string) (*config.Config, error) {
+	for _, l := range limiters {
+		if isAdaptive(l) {
+			return batchConfig(o, l)
+		}
+	}
+	return o.Config.Clone(), nil
+}
+
+// modeOf is a setting's amf.limiter.mode ("adaptive/hold_load=8" → "adaptive").
+func modeOf(setting string) string {
+	mode, _, _ := strings.Cut(setting, "/")
+	return mode
 }
 
 // runRounds is the warm-up and the rounds; the visits so far on error.
@@ -99,15 +130,16 @@ func runRounds(ctx context.Context, o BatchOptions, bc *batchCore, sw *modeSwitc
 	if err := sw.set(ctx, "off"); err != nil {
 		return nil, err
 	}
-	fmt.Fprintln(o.Out, "warm-up (off, not measured)")
-	if _, _, err := bc.batch(ctx, o, b, t0); err != nil {
-		return nil, err
+	fmt.Fprintf(o.Out, "warm-up: %d batches under off, not measured\n", o.WarmupBatches)
+	for ; b < o.WarmupBatches; b++ {
+		if _, _, err := bc.batch(ctx, o, b, t0); err != nil {
+			return nil, err
+		}
 	}
-	b++
 	var visits []visit
 	for r := range o.Rounds {
 		for _, setting := range RotatedOrder(limiters, r) {
-			if err := sw.set(ctx, setting); err != nil {
+			if err := sw.set(ctx, modeOf(setting)); err != nil {
 				return visits, err
 			}
 			fmt.Fprintf(o.Out, "round %d, limiter %s\n", r+1, setting)

@@ -111,7 +111,7 @@ func median(sorted []float64) float64 {
 // judgeGoals puts the goals on adaptive's run: against the fixed limit
 // with the lowest median, and against off, for both metrics.
 func judgeGoals(runs []BatchRun) {
-	ai := slices.IndexFunc(runs, func(r BatchRun) bool { return r.Limiter == "adaptive" })
+	ai := slices.IndexFunc(runs, func(r BatchRun) bool { return isAdaptive(r.Limiter) })
 	if ai < 0 {
 		return
 	}

@@ -152,8 +152,14 @@ func TestRoundsRefuseOverridesAndZeroes(t *testing.T) {
 	if err := checkRoundsOptions(ok, []string{"fixed:8", "adaptive"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkRoundsOptions(ok, []string{"adaptive/threshold=25ms"}); err == nil || !strings.Contains(err.Error(), "switches only amf.limiter.mode") {
-		t.Fatalf("override: %v", err)
+	if err := checkRoundsOptions(ok, []string{"fixed:8", "adaptive/threshold=25ms"}); err != nil {
+		t.Fatalf("adaptive's override refused: %v", err)
+	}
+	if err := checkRoundsOptions(ok, []string{"off/threshold=25ms"}); err == nil || !strings.Contains(err.Error(), "switches only amf.limiter.mode") {
+		t.Fatalf("override on off: %v", err)
+	}
+	if err := checkRoundsOptions(ok, []string{"adaptive", "adaptive/hold_rule=false"}); err == nil || !strings.Contains(err.Error(), "one adaptive setting") {
+		t.Fatalf("two adaptives: %v", err)
 	}
 	bad := ok
 	bad.Rounds = 0
