@@ -85,7 +85,7 @@ func newBenchPDUCmd() *cobra.Command {
 	f.IntVar(&batch, "batch", 0, "the paper's limiter experiment: this many UEs register, then all request a PDU session at once, --batches times, on a fresh core per --limiter setting (--ues, --concurrency and --warmup do not apply)")
 	f.IntVar(&batches, "batches", 10, "batches per --limiter setting (with --batch; with --rounds, per visit)")
 	f.IntVar(&warmupBatches, "warmup-batches", 5, "with --rounds: batches under off before the first round, not measured")
-	f.IntVar(&rounds, "rounds", 0, "with --batch: ONE core whose amf.limiter.mode is switched at run time, each round visiting every --limiter setting (plain modes) in a rotated order for --batches batches; per setting the median over rounds and its spread, and the limiter goals judged on per-round ratios (0: a fresh core per setting)")
+	f.IntVar(&rounds, "rounds", 0, "with --batch: ONE core whose amf.limiter.mode is switched at run time, each round visiting every --limiter setting (modes; adaptive's overrides become the core's config) in a balanced order (a Latin square: every place and every predecessor once per cycle) for --batches batches; per setting the median over rounds and its spread, and the limiter goals judged on per-round ratios (0: a fresh core per setting)")
 	return cmd
 }
 

@@ -35,7 +35,7 @@ type BatchOptions struct {
 	Batch, Batches      int           // UEs per batch, batches per limiter setting (per visit with Rounds)
 	SampleEvery         time.Duration // /metrics sampling period; 0: 50 ms
 	// Rounds > 0: one core whose limiter mode is switched, each round
-	// visiting every setting in a rotated order (pdu_rounds.go), after
+	// visiting every setting in a balanced order (pdu_rounds.go), after
 	// WarmupBatches unmeasured ones.
 	Rounds, WarmupBatches int
 }

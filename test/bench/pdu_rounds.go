@@ -5,9 +5,9 @@ package bench
 // loads: the spread between runs was as large as the spread between
 // settings (stop 12). Here one core serves every setting: its AMF's
 // amf.limiter.mode is switched at run time (PUT /amf-admin/v1/limiter on
-// the metrics port) and each round visits every setting, in an order
-// rotated by one per round, so each setting meets the same conditions
-// and no setting always follows the same neighbour. Per setting and
+// the metrics port) and each round visits every setting, in the order
+// of a row of a balanced Latin square (RoundOrder), so each setting meets
+// the same conditions and no setting always follows the same neighbour. Per setting and
 // round, the visit's average completion time; across rounds, the median
 // and a spread (rounds_stats.go).
 
@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,15 +38,38 @@ type visit struct {
 	from, till float64 // ms since the run's start
 }
 
-// RotatedOrder is round r's order of the settings: the list rotated left
-// by r, so each setting takes each place once every len(list) rounds.
-func RotatedOrder(list []string, r int) []string {
+// RoundOrder is round r's order of the settings: a row of a Williams
+// design (a balanced Latin square). Over len(list) rounds (2·len(list)
+// for an odd count) each setting takes each place once and follows each
+// other setting once, so neither a slow place in the round nor what the
+// setting before left behind (a burst under off) falls on one setting.
+// A plain rotation would keep every setting behind the same neighbour.
+func RoundOrder(list []string, r int) []string {
 	k := len(list)
+	base := williamsRow(k)
+	if k%2 == 1 && (r/k)%2 == 1 {
+		slices.Reverse(base)
+	}
 	out := make([]string, k)
-	for i := range k {
-		out[i] = list[(r+i)%k]
+	for i, b := range base {
+		out[i] = list[(b+r)%k]
 	}
 	return out
+}
+
+// williamsRow is the first row of a Williams design, 0, k−1, 1, k−2, 2,
+// ...: the steps between neighbours are all different modulo k.
+func williamsRow(k int) []int {
+	row := make([]int, 0, k)
+	lo, hi := 0, k-1
+	for i := range k {
+		if i%2 == 0 {
+			row, lo = append(row, lo), lo+1
+		} else {
+			row, hi = append(row, hi), hi-1
+		}
+	}
+	return row
 }
 
 // PDURounds runs the experiment on one fresh core: WarmupBatches
@@ -138,7 +162,7 @@ func runRounds(ctx context.Context, o BatchOptions, bc *batchCore, sw *modeSwitc
 	}
 	var visits []visit
 	for r := range o.Rounds {
-		for _, setting := range RotatedOrder(limiters, r) {
+		for _, setting := range RoundOrder(limiters, r) {
 			if err := sw.set(ctx, modeOf(setting)); err != nil {
 				return visits, err
 			}

@@ -8,29 +8,53 @@ import (
 	"time"
 )
 
-// Over len(list) rounds every setting takes every place once, and round
-// 0 is the list's own order.
-func TestRotatedOrderVisitsEveryPlace(t *testing.T) {
-	list := []string{"fixed:4", "fixed:8", "off", "adaptive"}
-	if got := RotatedOrder(list, 0); !slices.Equal(got, list) {
-		t.Fatalf("round 0 %v", got)
-	}
-	places := map[string]map[int]bool{}
-	for r := range len(list) {
-		order := RotatedOrder(list, r)
-		if got := slices.Sorted(slices.Values(order)); !slices.Equal(got, slices.Sorted(slices.Values(list))) {
-			t.Fatalf("round %d visits %v, not each setting once", r, order)
+// Over a cycle of rounds (len(list), twice that for an odd count) every
+// setting takes every place equally often and follows every other
+// setting equally often: round 0 starts with the list's first.
+func TestRoundOrderIsBalanced(t *testing.T) {
+	for _, list := range [][]string{
+		{"fixed:4", "fixed:8", "off", "adaptive"},
+		{"fixed:2", "fixed:4", "fixed:8", "off", "adaptive"},
+		{"fixed:2", "fixed:4", "fixed:8", "fixed:12", "fixed:16", "fixed:20", "off", "adaptive"},
+	} {
+		k := len(list)
+		cycle, times := k, 1
+		if k%2 == 1 {
+			cycle, times = 2*k, 2
 		}
-		for i, s := range order {
-			if places[s] == nil {
-				places[s] = map[int]bool{}
+		places := map[string]map[int]int{}
+		follows := map[[2]string]int{}
+		for r := range cycle {
+			order := RoundOrder(list, r)
+			if got := slices.Sorted(slices.Values(order)); !slices.Equal(got, slices.Sorted(slices.Values(list))) {
+				t.Fatalf("k=%d round %d visits %v, not each setting once", k, r, order)
 			}
-			places[s][i] = true
+			for i, s := range order {
+				if places[s] == nil {
+					places[s] = map[int]int{}
+				}
+				places[s][i]++
+				if i > 0 {
+					follows[[2]string{order[i-1], s}]++
+				}
+			}
 		}
-	}
-	for s, p := range places {
-		if len(p) != len(list) {
-			t.Errorf("%s took places %v, want all %d", s, p, len(list))
+		if first := RoundOrder(list, 0)[0]; first != list[0] {
+			t.Errorf("k=%d: round 0 starts with %s", k, first)
+		}
+		for s, p := range places {
+			for i := range k {
+				if p[i] != times {
+					t.Errorf("k=%d: %s at place %d %d times, want %d", k, s, i, p[i], times)
+				}
+			}
+		}
+		for _, a := range list {
+			for _, b := range list {
+				if a != b && follows[[2]string{a, b}] != times {
+					t.Errorf("k=%d: %s right after %s %d times, want %d", k, b, a, follows[[2]string{a, b}], times)
+				}
+			}
 		}
 	}
 }
