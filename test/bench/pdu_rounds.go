@@ -96,7 +96,7 @@ func PDURounds(ctx context.Context, o BatchOptions, limiters []string) ([]BatchR
 		return nil, err
 	}
 	defer bc.close()
-	sw, err := newModeSwitch(bc)
+	sw, err := NewLimiterSwitch(bc.core.Config)
 	if err != nil {
 		return nil, err
 	}
@@ -149,9 +149,9 @@ func modeOf(setting string) string {
 }
 
 // runRounds is the warm-up and the rounds; the visits so far on error.
-func runRounds(ctx context.Context, o BatchOptions, bc *batchCore, sw *modeSwitch, limiters []string, t0 time.Time) ([]visit, error) {
+func runRounds(ctx context.Context, o BatchOptions, bc *batchCore, sw *LimiterSwitch, limiters []string, t0 time.Time) ([]visit, error) {
 	b := 0 // batches so far: each its own PDU session identity
-	if err := sw.set(ctx, "off"); err != nil {
+	if err := sw.Set(ctx, "off"); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(o.Out, "warm-up: %d batches under off, not measured\n", o.WarmupBatches)
@@ -163,7 +163,7 @@ func runRounds(ctx context.Context, o BatchOptions, bc *batchCore, sw *modeSwitc
 	var visits []visit
 	for r := range o.Rounds {
 		for _, setting := range RoundOrder(limiters, r) {
-			if err := sw.set(ctx, modeOf(setting)); err != nil {
+			if err := sw.Set(ctx, modeOf(setting)); err != nil {
 				return visits, err
 			}
 			fmt.Fprintf(o.Out, "round %d, limiter %s\n", r+1, setting)
@@ -225,23 +225,26 @@ func samplesIn(trace []LimiterSample, from, till float64) []LimiterSample {
 	return out
 }
 
-// modeSwitch sets the AMF's limiter mode over its admin resource.
-type modeSwitch struct {
+// LimiterSwitch sets the limiter mode of cfg's AMF over its admin
+// resource (amf.LimiterAdminPath on the metrics port).
+type LimiterSwitch struct {
 	url, token string
 	client     *http.Client
 }
 
-func newModeSwitch(bc *batchCore) (*modeSwitch, error) {
-	tok, err := prov.ReadToken(bc.core.Config.AdminTokenPath())
+// NewLimiterSwitch reads the core's admin token (the UDR creates it).
+func NewLimiterSwitch(cfg *config.Config) (*LimiterSwitch, error) {
+	tok, err := prov.ReadToken(cfg.AdminTokenPath())
 	if err != nil {
 		return nil, fmt.Errorf("the AMF's limiter switch needs the admin token: %w", err)
 	}
-	url := strings.TrimSuffix(AMFMetricsURL(bc.core.Config), "/metrics") + amf.LimiterAdminPath
-	return &modeSwitch{url: url, token: tok, client: &http.Client{Timeout: 5 * time.Second}}, nil
+	url := strings.TrimSuffix(AMFMetricsURL(cfg), "/metrics") + amf.LimiterAdminPath
+	return &LimiterSwitch{url: url, token: tok, client: &http.Client{Timeout: 5 * time.Second}}, nil
 }
 
-// set switches the mode and checks the AMF reports it.
-func (s *modeSwitch) set(ctx context.Context, mode string) error {
+// Set switches the mode and checks the AMF reports it; the AMF's
+// refusal (a ProblemDetails) is in the error.
+func (s *LimiterSwitch) Set(ctx context.Context, mode string) error {
 	body, _ := json.Marshal(amf.LimiterView{Mode: mode})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, s.url, bytes.NewReader(body))
 	if err != nil {
