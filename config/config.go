@@ -49,6 +49,8 @@ type Config struct {
 	Subscribers []SubscriberRange `yaml:"subscribers"`
 	// Tracing exports the NFs' spans (tracing.go); off by default.
 	Tracing Tracing `yaml:"tracing"`
+	// Tuning is host latency tuning applied while the core runs (tuning.go).
+	Tuning Tuning `yaml:"tuning"`
 
 	// Path is the file this config was read from ("" for built-in defaults).
 	Path string `yaml:"-"`

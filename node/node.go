@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/internal/hosttune"
 	"github.com/l25gc/l25gc/upf/shm"
 	"github.com/l25gc/l25gc/xio/xioproc"
 )
@@ -51,6 +52,9 @@ type Options struct {
 	// `l25gc status` and `down` find it from any directory (`l25gc up`
 	// sets it; tests and benchmarks do not, so they never hide a user's core).
 	Publish bool
+	// HaltPollPath is the haltpoll knob config tuning.halt_poll_ns sets
+	// ("" = sysfs; tests give a temporary file).
+	HaltPollPath string
 }
 
 // CurrentStateLink is a symlink to the state of the core `l25gc up`
@@ -104,6 +108,8 @@ type Core struct {
 
 	lab *LabNet // the lab topology this node built, nil if none (labnet.go)
 
+	tuned *hosttune.Applied // host tuning to put back on Stop, nil if none (tuning.go)
+
 	stateMu    sync.Mutex // serialises writeState
 	started    time.Time
 	startingNF string // the NF startNF is spawning (guarded by mu)
@@ -129,6 +135,10 @@ type State struct {
 	// rule tables (shm.ConfigFor) when `down` cleans up after a dead
 	// supervisor.
 	DataDir string `json:"data_dir,omitempty"`
+
+	// Tuning is the host latency tuning this core applied and puts back
+	// when it stops (config tuning.*); nil when it changed nothing.
+	Tuning *hosttune.Applied `json:"tuning,omitempty"`
 }
 
 // StatePath is where a node with cfg keeps its State.
@@ -161,6 +171,9 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Core, error)
 		return nil, err
 	}
 	c := &Core{cfg: cfg, opts: opts, stop: make(chan struct{}), started: time.Now()}
+	if err := c.applyTuning(); err != nil {
+		return nil, err
+	}
 	if err := c.prepareLabNet(); err != nil {
 		c.Stop()
 		return nil, err
@@ -520,6 +533,7 @@ func (c *Core) Stop() {
 	c.removeLabNet()
 	c.removeUPFTables()
 	c.wg.Wait()
+	c.restoreTuning() // after the watchers, which write c.tuned into the state
 	if c.opts.Publish {
 		c.unpublish()
 	}
@@ -535,7 +549,7 @@ func (c *Core) writeState() error {
 	dataDir, _ := filepath.Abs(c.cfg.DataDir)
 	st := State{SupervisorPID: os.Getpid(), ConfigPath: c.opts.ConfigPath, DataDir: dataDir, SBI: c.SBI(),
 		LogDir: c.cfg.LogDir, N2: c.n2Addr(), Started: c.started, NFs: c.procs, Manager: c.managerInfo,
-		ShmHolder: c.holderInfo}
+		ShmHolder: c.holderInfo, Tuning: c.tuned}
 	data, err := json.MarshalIndent(st, "", "  ")
 	c.mu.Unlock()
 	if err != nil {

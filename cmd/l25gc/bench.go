@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/internal/hosttune"
 	"github.com/l25gc/l25gc/nf"
 	"github.com/l25gc/l25gc/test/bench"
 )
@@ -28,8 +29,12 @@ func newBenchCmd() *cobra.Command {
 		PersistentPreRun: func(*cobra.Command, []string) { nf.TuneGC() },
 	}
 	for _, c := range benchCmds {
-		cmd.AddCommand(c())
+		sub := c()
+		withHaltPoll(sub, hosttune.Host())
+		cmd.AddCommand(sub)
 	}
+	cmd.PersistentFlags().Int64("halt-poll-ns", noHaltPoll,
+		"set the guest haltpoll window (/sys/module/haltpoll/parameters/guest_halt_poll_ns, root) for this run and put it back after; -1 leaves the host as it is")
 	return cmd
 }
 
@@ -57,8 +62,14 @@ func report[R any](out io.Writer, results []R, runErr error, jsonPath string, pr
 		return runErr
 	}
 	print(out, results)
+	knob := hosttune.Host()
+	printHost(out, knob)
 	if jsonPath != "" {
-		if err := bench.WriteJSON(jsonPath, results); err != nil {
+		recorded, err := withHost(results, knob.Snapshot())
+		if err != nil {
+			return err
+		}
+		if err := bench.WriteJSON(jsonPath, recorded); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "results written to %s\n", jsonPath)

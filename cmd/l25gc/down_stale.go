@@ -106,6 +106,11 @@ func labNames(l node.LabNet) string {
 func cleanStaleCore(cmd *cobra.Command, st *node.State) error {
 	out := cmd.OutOrStdout()
 	_ = os.Remove(st.Path)
+	if done, err := node.RestoreTuning(st); err != nil {
+		fmt.Fprintf(out, "host tuning not put back: %v\n", err)
+	} else if done != "" {
+		fmt.Fprintln(out, done)
+	}
 	cfg, err := coreConfig(cmd, st)
 	if err == nil {
 		var l leftovers

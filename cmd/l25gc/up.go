@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/l25gc/l25gc/internal/hosttune"
 	"github.com/l25gc/l25gc/nf/udr/prov"
 	"github.com/l25gc/l25gc/node"
 )
@@ -148,6 +149,7 @@ func newStatusCmd() *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
+			printTuning(out, st, hosttune.Host())
 			cfg, err := coreConfig(cmd, st)
 			if err != nil {
 				_, err = fmt.Fprintf(out, "UPF-U: %v\n", err)

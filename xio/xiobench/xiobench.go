@@ -57,6 +57,12 @@ type Result struct {
 	// server process together (all their threads).
 	CPUMicrosPerReq float64 `json:"cpu_us_per_req"`
 	SwitchesPerReq  float64 `json:"ctx_switches_per_req"`
+	// The switches split by side: the client's (the bench process) and
+	// the server's. A round trip with both pollers asleep needs one
+	// wake-up per side; each further switch is a hand-off between
+	// threads (poller to handler, Go's scheduler waking an idle P).
+	ClientSwitchesPerReq float64 `json:"client_ctx_switches_per_req"`
+	ServerSwitchesPerReq float64 `json:"server_ctx_switches_per_req"`
 	// GapMS is the pause before each request (Options.Gap), if any.
 	GapMS float64 `json:"gap_ms,omitempty"`
 }
@@ -291,16 +297,18 @@ func load(c *http.Client, url string, conc, n int, gap time.Duration) ([]time.Du
 }
 
 func measure(c *http.Client, url, name string, conc, n int, gap time.Duration, server int) Result {
-	both := func() procCost { return costOf(os.Getpid()).add(costOf(server)) }
-	before := both()
+	clientBefore, serverBefore := costOf(os.Getpid()), costOf(server)
 	lat, failed, wall := load(c, url, conc, n, gap)
-	cost := both().sub(before)
+	client, srv := costOf(os.Getpid()).sub(clientBefore), costOf(server).sub(serverBefore)
+	cost := client.add(srv)
 	r := Result{Procedure: "sbi", SBI: name, Concurrency: conc, Succeeded: len(lat), Failed: failed,
 		LatencyMS: summarize(lat), Throughput: float64(len(lat)) / wall.Seconds(),
 		GapMS: float64(gap.Microseconds()) / 1e3}
 	if n > 0 {
 		r.CPUMicrosPerReq = float64(cost.cpuNS) / 1e3 / float64(n)
 		r.SwitchesPerReq = float64(cost.switches) / float64(n)
+		r.ClientSwitchesPerReq = float64(client.switches) / float64(n)
+		r.ServerSwitchesPerReq = float64(srv.switches) / float64(n)
 	}
 	return r
 }
@@ -330,15 +338,16 @@ func Table(rs []Result) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-11s %5s %10s %10s %10s %10s %8s %8s %8s %s\n", "transport", "conc", "p50 µs", "p99 µs", "mean µs", "req/s", "cpu µs", "cs/req", "failed", "tcp/p50")
+	fmt.Fprintf(&b, "%-11s %5s %10s %10s %10s %10s %8s %8s %11s %8s %s\n", "transport", "conc", "p50 µs", "p99 µs", "mean µs", "req/s", "cpu µs", "cs/req", "cs cli+srv", "failed", "tcp/p50")
 	for _, r := range rs {
 		ratio := "-"
 		if t, ok := tcp[r.Concurrency]; ok && r.LatencyMS.P50 > 0 {
 			ratio = fmt.Sprintf("%.1fx", t/r.LatencyMS.P50)
 		}
-		fmt.Fprintf(&b, "%-11s %5d %10.1f %10.1f %10.1f %10.0f %8.1f %8.2f %8d %s\n", r.SBI, r.Concurrency,
+		split := fmt.Sprintf("%.2f+%.2f", r.ClientSwitchesPerReq, r.ServerSwitchesPerReq)
+		fmt.Fprintf(&b, "%-11s %5d %10.1f %10.1f %10.1f %10.0f %8.1f %8.2f %11s %8d %s\n", r.SBI, r.Concurrency,
 			r.LatencyMS.P50*1000, r.LatencyMS.P99*1000, r.LatencyMS.Mean*1000, r.Throughput,
-			r.CPUMicrosPerReq, r.SwitchesPerReq, r.Failed, ratio)
+			r.CPUMicrosPerReq, r.SwitchesPerReq, split, r.Failed, ratio)
 	}
 	return b.String()
 }

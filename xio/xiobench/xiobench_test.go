@@ -1,6 +1,7 @@
 package xiobench
 
 import (
+	"math"
 	"os"
 	"syscall"
 	"testing"
@@ -30,6 +31,12 @@ func TestRunSmall(t *testing.T) {
 		if r.Procedure != "sbi" || r.Succeeded != 50 || r.Failed != 0 || r.LatencyMS.P50 <= 0 ||
 			r.CPUMicrosPerReq <= 0 {
 			t.Fatalf("result %+v", r)
+		}
+		// The split by side adds up to the total.
+		if r.ClientSwitchesPerReq < 0 || r.ServerSwitchesPerReq < 0 ||
+			math.Abs(r.ClientSwitchesPerReq+r.ServerSwitchesPerReq-r.SwitchesPerReq) > 1e-9 {
+			t.Fatalf("%s conc %d: switches client %.2f + server %.2f, total %.2f", r.SBI, r.Concurrency,
+				r.ClientSwitchesPerReq, r.ServerSwitchesPerReq, r.SwitchesPerReq)
 		}
 	}
 	t.Log("\n" + Table(rs))

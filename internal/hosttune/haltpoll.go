@@ -1,0 +1,147 @@
+// Package hosttune reads and sets the host's latency knobs that decide
+// what waking an idle CPU costs, and puts them back afterwards.
+//
+// Today that is one knob: the guest haltpoll cpuidle driver's
+// guest_halt_poll_ns. Inside a KVM guest (this project's Firecracker VM) an
+// idle vCPU that halts exits to the hypervisor, and waking it again (an
+// X-IO doorbell, a futex wake of a poller) costs a VM entry/exit pair on
+// top of the wake-up itself. With halt polling on, an idle vCPU first polls
+// for up to that many nanoseconds before it halts, so a wake-up arriving
+// within it costs no VM exit: lower latency per SBI call, paid for with
+// up to that much spinning per idle period on each vCPU.
+package hosttune
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// HaltPollPath is the guest haltpoll driver's poll window in sysfs
+// (Documentation/virt/guest-halt-polling.rst).
+const HaltPollPath = "/sys/module/haltpoll/parameters/guest_halt_poll_ns"
+
+// MaxHaltPollNs bounds what a config may ask for: a longer window is a
+// vCPU that spins most of its idle time, not a latency setting.
+const MaxHaltPollNs = 10_000_000
+
+// ErrNoHaltPoll says this host has no guest haltpoll driver (bare metal,
+// another hypervisor, a kernel without it): there is nothing to tune.
+var ErrNoHaltPoll = errors.New("no guest haltpoll idle driver on this host (bare metal or another hypervisor): nothing to tune")
+
+// HaltPoll is the haltpoll knob at Path (HaltPollPath; tests point it at a
+// temporary file standing in for sysfs).
+type HaltPoll struct {
+	Path string
+}
+
+// Host is the knob of this host.
+func Host() HaltPoll { return HaltPoll{Path: HaltPollPath} }
+
+// Read returns the poll window in ns, or ErrNoHaltPoll.
+func (h HaltPoll) Read() (int64, error) {
+	data, err := os.ReadFile(h.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, ErrNoHaltPoll
+	}
+	if err != nil {
+		return 0, fmt.Errorf("hosttune: %w", err)
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("hosttune: %s: not a number of ns: %q", h.Path, strings.TrimSpace(string(data)))
+	}
+	return ns, nil
+}
+
+// Set writes the poll window (root only on a real host).
+func (h HaltPoll) Set(ns int64) error {
+	if ns < 0 || ns > MaxHaltPollNs {
+		return fmt.Errorf("hosttune: halt poll %d ns: want 0..%d", ns, MaxHaltPollNs)
+	}
+	if _, err := os.Stat(h.Path); errors.Is(err, fs.ErrNotExist) {
+		return ErrNoHaltPoll
+	}
+	// O_WRONLY without O_CREATE: sysfs attributes exist or the driver is absent.
+	f, err := os.OpenFile(h.Path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return fmt.Errorf("hosttune: %w (setting halt polling needs root)", err)
+	}
+	_, err = f.WriteString(strconv.FormatInt(ns, 10))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("hosttune: %s: %w", h.Path, err)
+	}
+	return nil
+}
+
+// Applied records a change made to the host, so it can be put back even by
+// another process (`l25gc down` after its supervisor died).
+type Applied struct {
+	HaltPollNs int64 `json:"halt_poll_ns"` // what was set
+	Previous   int64 `json:"previous"`     // what was there before
+}
+
+// Apply sets the poll window to ns and returns what to put back.
+func (h HaltPoll) Apply(ns int64) (*Applied, error) {
+	prev, err := h.Read()
+	if err != nil {
+		return nil, err
+	}
+	if err := h.Set(ns); err != nil {
+		return nil, err
+	}
+	return &Applied{HaltPollNs: ns, Previous: prev}, nil
+}
+
+// Restore puts back the value a.Previous, unless someone else changed the
+// knob since a was applied (then theirs is the host's setting now and is
+// left alone; restored is false).
+func (h HaltPoll) Restore(a *Applied) (restored bool, err error) {
+	if a == nil {
+		return false, nil
+	}
+	cur, err := h.Read()
+	if err != nil {
+		return false, err
+	}
+	if cur != a.HaltPollNs {
+		return false, nil
+	}
+	return true, h.Set(a.Previous)
+}
+
+// Describe is one line on the host's setting, for status and benchmarks.
+func (h HaltPoll) Describe() string {
+	ns, err := h.Read()
+	switch {
+	case errors.Is(err, ErrNoHaltPoll):
+		return "halt polling: no haltpoll driver (not a KVM guest, or not built in)"
+	case err != nil:
+		return "halt polling: " + err.Error()
+	case ns == 0:
+		return "halt polling: off (guest_halt_poll_ns 0: each wake of an idle vCPU is a VM exit)"
+	}
+	return fmt.Sprintf("halt polling: guest_halt_poll_ns %d", ns)
+}
+
+// Record is how a benchmark result says the host was tuned: HaltPollNs is
+// nil when the host has no haltpoll driver.
+type Record struct {
+	HaltPollNs *int64 `json:"halt_poll_ns"`
+	Note       string `json:"note,omitempty"`
+}
+
+// Snapshot reads the host's setting for a result's record.
+func (h HaltPoll) Snapshot() Record {
+	ns, err := h.Read()
+	if err != nil {
+		return Record{Note: err.Error()}
+	}
+	return Record{HaltPollNs: &ns}
+}
