@@ -90,8 +90,37 @@ type Options struct {
 	// 60 s). A simulated gNB keeps it short, so that it tries its AMF again
 	// within RTOMax of a restart even without ICMP.
 	RTOMax time.Duration
+	// SCTPImpl picks who runs an association's data path over udp:
+	// ImplOwn (our own, RFC 4960 6, sent inline and received by the
+	// socket's one reader) or ImplPion (github.com/pion/sctp, the earlier
+	// path); "" is DefaultSCTPImpl. raw always uses pion.
+	SCTPImpl string
 
-	onRefused func() // tests: a dial attempt was refused by ICMP
+	onRefused func()        // tests: a dial attempt was refused by ICMP
+	rtoMin    time.Duration // tests: RTO.Min of the own data path (0: RFC 4960's 1 s)
+}
+
+// SCTP data path implementations over the user-space transports.
+const (
+	ImplOwn  = "own"
+	ImplPion = "pion"
+	// DefaultSCTPImpl is the data path when Options.SCTPImpl is empty.
+	DefaultSCTPImpl = ImplOwn
+)
+
+// ownDataPath says whether associations over udp run our own data path;
+// an unknown name is refused by CheckSCTPImpl before it gets here.
+func (o Options) ownDataPath() bool {
+	return o.SCTPImpl == ImplOwn || (o.SCTPImpl == "" && DefaultSCTPImpl == ImplOwn)
+}
+
+// CheckSCTPImpl refuses a data path name other than own, pion or "".
+func CheckSCTPImpl(name string) error {
+	switch name {
+	case "", ImplOwn, ImplPion:
+		return nil
+	}
+	return fmt.Errorf("n2: unknown SCTP implementation %q (want own or pion)", name)
 }
 
 func (o Options) maxAssociations() int {
@@ -164,6 +193,9 @@ func (o Options) Listen(transport, addr string) (Listener, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if err := CheckSCTPImpl(o.SCTPImpl); err != nil {
+		return nil, picked, err
+	}
 	var ln Listener
 	switch picked {
 	case Kernel:
@@ -189,6 +221,9 @@ func (o Options) Dial(ctx context.Context, transport, addr string) (Conn, string
 	picked, err := pick(transport)
 	if err != nil {
 		return nil, "", err
+	}
+	if err := CheckSCTPImpl(o.SCTPImpl); err != nil {
+		return nil, picked, err
 	}
 	var c Conn
 	switch picked {

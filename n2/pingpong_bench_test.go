@@ -22,7 +22,8 @@ func BenchmarkN2PingPong(b *testing.B) {
 		pair func(testing.TB) (Conn, Conn)
 	}{
 		{"plainUDP", plainUDPPair},
-		{"udp-pion", func(tb testing.TB) (Conn, Conn) { return udpPair(tb, Options{}) }},
+		{"udp-pion", func(tb testing.TB) (Conn, Conn) { return udpPair(tb, Options{SCTPImpl: ImplPion}) }},
+		{"udp-own", func(tb testing.TB) (Conn, Conn) { return udpPair(tb, Options{SCTPImpl: ImplOwn}) }},
 		{"raw-pion", rawBenchPair},
 	}
 	for _, p := range pairs {

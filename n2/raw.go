@@ -156,6 +156,7 @@ func listenRaw(addr string, o Options) (*sctpListener, error) {
 	}
 	_ = c.SetReadBuffer(8 << 20)
 	_ = c.SetWriteBuffer(8 << 20)
+	o.SCTPImpl = ImplPion // the own data path is for udp only: raw peers are kernel SCTP, tested with pion
 	return newSCTPListener(rawLayer{c: c, port: port, lock: lock}, port, o), nil
 }
 
