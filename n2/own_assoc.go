@@ -112,9 +112,6 @@ func newOwnAssoc(cfg ownConfig, o Options) *ownAssoc {
 		a.rtoMax = o.RTOMax
 		a.rtoMin = min(a.rtoMin, a.rtoMax)
 	}
-	if o.rtoMin > 0 {
-		a.rtoMin = o.rtoMin
-	}
 	a.space = sync.NewCond(&a.mu)
 	a.snd.rto = min(max(rtoInitial, a.rtoMin), a.rtoMax)
 	a.snd.t3 = time.AfterFunc(time.Hour, a.t3Expired)
