@@ -90,10 +90,10 @@ type Options struct {
 	// 60 s). A simulated gNB keeps it short, so that it tries its AMF again
 	// within RTOMax of a restart even without ICMP.
 	RTOMax time.Duration
-	// SCTPImpl picks who runs an association's data path over udp:
-	// ImplOwn (our own, RFC 4960 6, sent inline and received by the
+	// SCTPImpl picks who runs an association's data path over udp and
+	// raw: ImplOwn (our own, RFC 4960 6, sent inline and received by the
 	// socket's one reader) or ImplPion (github.com/pion/sctp, the earlier
-	// path); "" is DefaultSCTPImpl. raw always uses pion.
+	// path); "" is DefaultSCTPImpl.
 	SCTPImpl string
 
 	onRefused func()        // tests: a dial attempt was refused by ICMP
@@ -108,7 +108,7 @@ const (
 	DefaultSCTPImpl = ImplOwn
 )
 
-// ownDataPath says whether associations over udp run our own data path;
+// ownDataPath says whether user-space associations run our own data path;
 // an unknown name is refused by CheckSCTPImpl before it gets here.
 func (o Options) ownDataPath() bool {
 	return o.SCTPImpl == ImplOwn || (o.SCTPImpl == "" && DefaultSCTPImpl == ImplOwn)

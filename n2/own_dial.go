@@ -13,15 +13,28 @@ import (
 // 6.3), and the socket's one reader goroutine that runs every packet of
 // the association, handshake and data alike.
 
-// associateOwn sets up an association over uc (RFC 6951 encapsulation);
-// on failure it closes uc. icmp is uc's error queue (nil: ICMP ignored).
-func associateOwn(ctx context.Context, addr string, uc *net.UDPConn, icmp *errorQueue, o Options) (Conn, error) {
-	neg := &negotiation{}
-	rc := &refusalConn{Conn: uc, icmp: icmp, neg: neg}
+// packetConn is a connection that carries whole SCTP packets to and from
+// one peer (a connected UDP socket, RFC 6951, or raw IP filtered to our
+// association), with the SCTP ports our packets carry.
+type packetConn struct {
+	net.Conn
+	localPort, peerPort uint16
+}
+
+// udpPacketConn numbers an encapsulated association by its UDP ports.
+func udpPacketConn(uc *net.UDPConn) packetConn {
 	la, ra := uc.LocalAddr().(*net.UDPAddr), uc.RemoteAddr().(*net.UDPAddr)
+	return packetConn{uc, uint16(la.Port), uint16(ra.Port)}
+}
+
+// associateOwn sets up an association over pc; on failure it closes pc.
+// icmp is the UDP socket's error queue (nil: ICMP ignored).
+func associateOwn(ctx context.Context, addr string, pc packetConn, icmp *errorQueue, o Options) (Conn, error) {
+	neg := &negotiation{}
+	rc := &refusalConn{Conn: pc.Conn, icmp: icmp, neg: neg}
 	a := newOwnAssoc(ownConfig{send: func(p []byte) error { _, err := rc.Write(p); return err },
-		release: func() { uc.Close() }, neg: neg, localPort: uint16(la.Port), peerPort: uint16(ra.Port),
-		local: la, remote: ra, cause: rc.cause}, o)
+		release: func() { pc.Close() }, neg: neg, localPort: pc.localPort, peerPort: pc.peerPort,
+		local: pc.LocalAddr(), remote: pc.RemoteAddr(), cause: rc.cause}, o)
 	ours := initChunk{tag: nonzeroTag(), rwnd: a.rwnd, outbound: ownStreams, inbound: ownStreams, initialTSN: rand.Uint32()}
 	neg.mu.Lock()
 	neg.localTag, neg.ourOS = ours.tag, ours.outbound

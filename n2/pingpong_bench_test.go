@@ -2,6 +2,7 @@ package n2
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"slices"
 	"testing"
@@ -24,7 +25,8 @@ func BenchmarkN2PingPong(b *testing.B) {
 		{"plainUDP", plainUDPPair},
 		{"udp-pion", func(tb testing.TB) (Conn, Conn) { return udpPair(tb, Options{SCTPImpl: ImplPion}) }},
 		{"udp-own", func(tb testing.TB) (Conn, Conn) { return udpPair(tb, Options{SCTPImpl: ImplOwn}) }},
-		{"raw-pion", rawBenchPair},
+		{"raw-pion", func(tb testing.TB) (Conn, Conn) { return rawBenchPair(tb, Options{SCTPImpl: ImplPion}) }},
+		{"raw-own", func(tb testing.TB) (Conn, Conn) { return rawBenchPair(tb, Options{SCTPImpl: ImplOwn}) }},
 	}
 	for _, p := range pairs {
 		for _, gap := range []time.Duration{0, time.Millisecond} {
@@ -63,18 +65,18 @@ func pingPong(b *testing.B, pair func(testing.TB) (Conn, Conn), gap time.Duratio
 
 // rawBenchPair is one association over raw IP on loopback, skipped where
 // raw SCTP is refused (no CAP_NET_RAW, or a kernel with SCTP).
-func rawBenchPair(tb testing.TB) (Conn, Conn) {
+func rawBenchPair(tb testing.TB, o Options) (Conn, Conn) {
 	if !RawSCTPPermitted() || kernelHasSCTP() {
 		tb.Skip("raw SCTP not usable here")
 	}
-	ln, _, err := Listen(Raw, "127.0.0.1:0")
+	ln, _, err := o.Listen(Raw, fmt.Sprintf("127.0.0.1:%d", rawTestPort()))
 	if err != nil {
 		tb.Skip("raw listen: ", err)
 	}
 	tb.Cleanup(func() { ln.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	client, _, err := Dial(ctx, Raw, ln.Addr().String())
+	client, _, err := o.Dial(ctx, Raw, ln.Addr().String())
 	if err != nil {
 		tb.Fatal(err)
 	}

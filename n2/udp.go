@@ -79,7 +79,7 @@ func dialUDP(ctx context.Context, addr string, o Options) (Conn, error) {
 		}
 		var c Conn
 		if o.ownDataPath() {
-			c, err = associateOwn(ctx, addr, uc, watchICMP(uc), o)
+			c, err = associateOwn(ctx, addr, udpPacketConn(uc), watchICMP(uc), o)
 		} else {
 			c, err = associate(ctx, addr, uc, uc, watchICMP(uc), o)
 		}
