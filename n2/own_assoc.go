@@ -114,10 +114,8 @@ func newOwnAssoc(cfg ownConfig, o Options) *ownAssoc {
 	}
 	a.space = sync.NewCond(&a.mu)
 	a.snd.rto = min(max(rtoInitial, a.rtoMin), a.rtoMax)
-	a.snd.t3 = time.AfterFunc(time.Hour, a.t3Expired)
-	a.snd.t3.Stop()
-	a.rcv.sackTimer = time.AfterFunc(time.Hour, a.sackTimerExpired)
-	a.rcv.sackTimer.Stop()
+	a.snd.t3 = newLazyTimer(a.t3Expired)
+	a.rcv.sackTimer = newLazyTimer(a.sackTimerExpired)
 	return a
 }
 
@@ -266,8 +264,8 @@ func (a *ownAssoc) failLocked(why error) {
 	}
 	a.endUser(why)
 	a.state = stateClosed
-	a.snd.t3.Stop()
-	a.rcv.sackTimer.Stop()
+	a.snd.t3.kill()
+	a.rcv.sackTimer.kill()
 	a.space.Broadcast()
 	a.finishOnce.Do(func() { go a.release() }) // not under a.mu: the listener's lock comes after ours
 }

@@ -20,7 +20,7 @@ type receiver struct {
 	discarding   bool   // the message being reassembled is over MaxMessageSize
 	sackDue      bool   // DATA arrived that no SACK has acknowledged yet
 	packets      int    // packets with DATA since our last SACK
-	sackTimer    *time.Timer
+	sackTimer    lazyTimer
 }
 
 func (r *receiver) sackOwed() bool { return r.sackDue }
@@ -126,7 +126,9 @@ func (a *ownAssoc) afterData(now bool) []byte {
 	r := &a.rcv
 	r.packets++
 	if !now && r.packets < 2 {
-		r.sackTimer.Reset(sackDelay)
+		if !r.sackTimer.running() {
+			r.sackTimer.set(time.Now(), sackDelay)
+		}
 		return nil
 	}
 	pkt := a.appendSackLocked(a.header(a.peerTag()))
@@ -136,7 +138,7 @@ func (a *ownAssoc) afterData(now bool) []byte {
 
 func (a *ownAssoc) sackTimerExpired() {
 	a.mu.Lock()
-	if a.state == stateClosed || !a.rcv.sackDue {
+	if a.state == stateClosed || !a.rcv.sackTimer.due(time.Now()) || !a.rcv.sackDue {
 		a.mu.Unlock()
 		return
 	}
@@ -153,7 +155,7 @@ func (a *ownAssoc) appendSackLocked(pkt []byte) []byte {
 	s := sack{cumTSN: r.cumTSN, rwnd: uint32(max(int(a.rwnd)-r.pendingBytes, 0)), dups: r.dups, gaps: r.gapBlocks()}
 	pkt = appendSack(pkt, s)
 	r.dups, r.sackDue, r.packets = nil, false, 0
-	r.sackTimer.Stop()
+	r.sackTimer.stop()
 	return pkt
 }
 

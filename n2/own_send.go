@@ -20,8 +20,7 @@ type sender struct {
 
 	srtt, rttvar, rto time.Duration
 	measured          bool
-	t3                *time.Timer
-	t3Deadline        time.Time // zero: T3-rtx not running
+	t3                lazyTimer // T3-rtx
 	errorCount        int       // consecutive T3-rtx expiries (8.1)
 }
 
@@ -82,7 +81,7 @@ func (a *ownAssoc) writeMessage(pdu []byte, stream uint16, ppid uint32) error {
 		now := time.Now()
 		a.snd.outstanding = append(a.snd.outstanding, &outChunk{d: d, sent: now})
 		a.snd.outBytes += len(d.data)
-		if a.snd.t3Deadline.IsZero() {
+		if !a.snd.t3.running() { // 6.3.2 R1
 			a.startT3(now)
 		}
 		if err := a.send(pkt); err != nil {
@@ -163,15 +162,9 @@ func (a *ownAssoc) rttSample(r time.Duration) {
 	s.rto = min(max(s.srtt+4*s.rttvar, a.rtoMin), a.rtoMax)
 }
 
-func (a *ownAssoc) startT3(now time.Time) {
-	a.snd.t3Deadline = now.Add(a.snd.rto)
-	a.snd.t3.Reset(a.snd.rto)
-}
+func (a *ownAssoc) startT3(now time.Time) { a.snd.t3.set(now, a.snd.rto) }
 
-func (a *ownAssoc) stopT3() {
-	a.snd.t3Deadline = time.Time{}
-	a.snd.t3.Stop()
-}
+func (a *ownAssoc) stopT3() { a.snd.t3.stop() }
 
 // t3Expired is T3-rtx (6.3.3): the RTO doubles, the earliest chunks not
 // yet acknowledged go again in one packet, and past
@@ -180,8 +173,8 @@ func (a *ownAssoc) t3Expired() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := time.Now()
-	if a.state == stateClosed || a.snd.t3Deadline.IsZero() || now.Before(a.snd.t3Deadline) {
-		return // stopped or restarted since this expiry was due
+	if a.state == stateClosed || !a.snd.t3.due(now) {
+		return // stopped, or restarted since it was armed
 	}
 	a.snd.errorCount++
 	if a.snd.errorCount > assocMaxRetrans {
