@@ -95,6 +95,13 @@ type Options struct {
 	// socket's one reader) or ImplPion (github.com/pion/sctp, the earlier
 	// path); "" is DefaultSCTPImpl.
 	SCTPImpl string
+	// ReadInline lets a dialed association on the own data path read its
+	// socket in the goroutine that calls ReadMsg, once the handshake is
+	// done, instead of in a goroutine of its own that hands messages over:
+	// one thread wake-up less per message received. The caller must then
+	// keep a goroutine in ReadMsg for the association's whole life (the
+	// simulated gNB does): SACKs, heartbeats and ABORTs are read there too.
+	ReadInline bool
 
 	onRefused func()        // tests: a dial attempt was refused by ICMP
 	rtoMin    time.Duration // tests: RTO.Min of the own data path (0: RFC 4960's 1 s)

@@ -59,6 +59,12 @@ type ownAssoc struct {
 	handshakePkt []byte
 	ours         initChunk
 	opts         Options
+	// inline (Options.ReadInline, dialing side): ReadMsg reads the socket
+	// itself once established; what it completes waits in inbox.
+	inline bool
+	rc     *refusalConn
+	inbox  []message
+	buf    []byte
 }
 
 type assocState int
@@ -214,6 +220,10 @@ chunks:
 	if gotData {
 		sackPkt = a.afterData(sackNow)
 	}
+	if a.inline {
+		a.inbox = append(a.inbox, ready...)
+		ready = nil
+	}
 	a.mu.Unlock()
 	a.hand(ready)
 	if sackPkt != nil {
@@ -279,6 +289,9 @@ func (a *ownAssoc) drop(why error) {
 }
 
 func (a *ownAssoc) ReadMsg() ([]byte, uint16, error) {
+	if a.inline {
+		return a.readInline()
+	}
 	select {
 	case m := <-a.msgs:
 		return m.pdu, m.stream, nil
@@ -313,6 +326,9 @@ func (a *ownAssoc) Close() error {
 	a.state = stateShutdownSent
 	cum := a.rcv.cumTSN
 	a.mu.Unlock()
+	if a.inline {
+		go a.readSocket(a.rc) // ReadMsg has returned or will: someone must read the SHUTDOWN ACK
+	}
 	value := []byte{byte(cum >> 24), byte(cum >> 16), byte(cum >> 8), byte(cum)}
 	deadline := time.After(shutdownTimeout)
 	for {

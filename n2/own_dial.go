@@ -40,9 +40,12 @@ func associateOwn(ctx context.Context, addr string, pc packetConn, icmp *errorQu
 	neg.localTag, neg.ourOS = ours.tag, ours.outbound
 	neg.mu.Unlock()
 	a.mu.Lock()
-	a.ours, a.opts = ours, o
+	a.ours, a.opts, a.rc = ours, o, rc
 	a.handshakePkt = buildPacket(a.localPort, a.peerPort, 0, encodeInit(chunkInit, ours, nil))
 	a.mu.Unlock()
+	if o.ReadInline {
+		a.inline, a.buf = true, make([]byte, maxDatagram)
+	}
 	go a.readSocket(rc)
 	if err := a.handshake(ctx); err != nil {
 		a.drop(err)
@@ -75,6 +78,49 @@ func (a *ownAssoc) readSocket(rc *refusalConn) {
 			continue // 6.8 bad checksum, 8.5 not our tag: discarded
 		}
 		a.receive(pkt, 0)
+		if a.handedToReadMsg() {
+			return
+		}
+	}
+}
+
+// handedToReadMsg says whether the socket is ReadMsg's to read from now
+// on: with ReadInline, once the COOKIE ACK has come (and not while Close
+// waits for the SHUTDOWN ACK).
+func (a *ownAssoc) handedToReadMsg() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.inline && a.state == stateEstablished
+}
+
+// readInline is ReadMsg reading the socket itself (ReadInline): a message
+// already complete first, else the next packets until one completes a
+// message or the association ends.
+func (a *ownAssoc) readInline() ([]byte, uint16, error) {
+	for {
+		a.mu.Lock()
+		if len(a.inbox) > 0 {
+			m := a.inbox[0]
+			a.inbox = a.inbox[1:]
+			a.mu.Unlock()
+			return m.pdu, m.stream, nil
+		}
+		a.mu.Unlock()
+		select {
+		case <-a.done:
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			return nil, 0, a.err
+		default:
+		}
+		n, err := a.rc.Read(a.buf)
+		if err != nil {
+			a.drop(err)
+			continue
+		}
+		if pkt, err := parseSCTP(a.buf[:n]); err == nil && ownsTag(a.neg, pkt) {
+			a.receive(pkt, 0)
+		}
 	}
 }
 

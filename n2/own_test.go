@@ -32,21 +32,33 @@ func negotiationOf(c Conn) *negotiation {
 // fragments long, each arrives whole and in order, and a Close reaches
 // the other side as the association's end.
 func TestOwnDataPathInteroperatesWithPion(t *testing.T) {
-	for _, c := range []struct{ client, server string }{
-		{ImplOwn, ImplPion}, {ImplPion, ImplOwn}, {ImplOwn, ImplOwn},
+	own, pion, inline := Options{SCTPImpl: ImplOwn}, Options{SCTPImpl: ImplPion}, Options{SCTPImpl: ImplOwn, ReadInline: true}
+	for _, c := range []struct {
+		name           string
+		client, server Options
+	}{
+		{"own-client/pion-server", own, pion}, {"pion-client/own-server", pion, own}, {"own-client/own-server", own, own},
+		{"own-inline-client/pion-server", inline, pion}, {"own-inline-client/own-server", inline, own},
 	} {
-		t.Run(c.client+"-client/"+c.server+"-server", func(t *testing.T) {
-			ln, _, err := Options{SCTPImpl: c.server}.Listen(UDP, "127.0.0.1:0")
+		t.Run(c.name, func(t *testing.T) {
+			ln, _, err := c.server.Listen(UDP, "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { ln.Close() })
-			client, server := dialTestWith(t, ln, Options{SCTPImpl: c.client})
+			client, server := dialTestWith(t, ln, c.client)
 			exchange(t, client, server, "uplink")
 			exchange(t, server, client, "downlink")
 			client.Close()
 			if _, _, err := readWithin(server, 5*time.Second); err == nil {
 				t.Fatal("the server still reads after the client closed")
+			}
+			if a, ok := client.(*ownAssoc); ok {
+				select {
+				case <-a.shutdown: // the SHUTDOWN ACK was read: a graceful end, not the ABORT after the timeout
+				default:
+					t.Fatal("Close ended without the peer's SHUTDOWN ACK")
+				}
 			}
 		})
 	}
@@ -162,7 +174,15 @@ func lossyPair(t *testing.T, o Options) (client, server Conn, layer *lossyLayer)
 // A third of the DATA packets lost each way: T3-rtx sends them again and
 // every message arrives once, in order, both ways at the same time.
 func TestOwnDataPathRetransmitsLostDataInOrder(t *testing.T) {
-	client, server, layer := lossyPair(t, Options{SCTPImpl: ImplOwn, RTOMax: 50 * time.Millisecond})
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprint("ReadInline=", inline), func(t *testing.T) {
+			retransmitsLostDataInOrder(t, Options{SCTPImpl: ImplOwn, RTOMax: 50 * time.Millisecond, ReadInline: inline})
+		})
+	}
+}
+
+func retransmitsLostDataInOrder(t *testing.T, o Options) {
+	client, server, layer := lossyPair(t, o)
 	const n = 60
 	var wg sync.WaitGroup
 	for _, dir := range []struct {

@@ -42,7 +42,7 @@ func newBenchN2Cmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&o.Transports, "transport", []string{n2.UDP}, "comma-separated user-space N2 transports: udp, raw (raw needs CAP_NET_RAW and a kernel without SCTP)")
-	f.StringSliceVar(&o.Impls, "impl", []string{n2.ImplOwn, n2.ImplPion, n2bench.Plain}, "comma-separated SCTP data paths (amf.ngap.sctp_impl): own, pion; plain is bare UDP, the floor")
+	f.StringSliceVar(&o.Impls, "impl", []string{n2.ImplOwn, n2bench.OwnInline, n2.ImplPion, n2bench.Plain}, "comma-separated SCTP data paths (amf.ngap.sctp_impl): own, pion; own-inline is own with the client reading in ReadMsg (n2.Options.ReadInline, as the simulator does); plain is bare UDP, the floor")
 	f.IntVar(&o.Requests, "requests", 1000, "measured round trips per run")
 	f.IntVar(&o.Warmup, "warmup", 50, "unmeasured round trips first")
 	f.DurationVar(&o.Gap, "gap", time.Millisecond, "pause before each round trip (not measured), so both sides fall asleep as between a procedure's steps")

@@ -25,7 +25,7 @@ import (
 // Options say what to measure.
 type Options struct {
 	Transports []string      // udp, raw
-	Impls      []string      // own, pion, plain (bare UDP, transport ignored)
+	Impls      []string      // own, own-inline, pion, plain (bare UDP, transport ignored)
 	Requests   int           // measured round trips per run
 	Warmup     int           // unmeasured round trips first
 	Gap        time.Duration // pause before each round trip, not measured
@@ -101,6 +101,10 @@ func runOne(ctx context.Context, o Options, transport, impl string) (Result, err
 	return summarize(transport, impl, rtts), nil
 }
 
+// OwnInline is the own data path whose dialing side reads its socket in
+// ReadMsg's goroutine (n2.Options.ReadInline), as the simulated gNB does.
+const OwnInline = "own-inline"
+
 // Plain is the floor the SCTP data paths are compared with: the same
 // round trip as bare UDP datagrams, no SCTP at all.
 const Plain = "plain"
@@ -114,7 +118,11 @@ func dial(ctx context.Context, transport, impl, addr string) (n2.Conn, error) {
 		}
 		return plainConn{nc.(*net.UDPConn)}, nil
 	}
-	c, _, err := n2.Options{SCTPImpl: impl}.Dial(ctx, transport, addr)
+	o := n2.Options{SCTPImpl: impl}
+	if impl == OwnInline {
+		o = n2.Options{SCTPImpl: n2.ImplOwn, ReadInline: true}
+	}
+	c, _, err := o.Dial(ctx, transport, addr)
 	return c, err
 }
 
@@ -197,6 +205,9 @@ func summarize(transport, impl string, rtts []time.Duration) Result {
 func Serve(ctx context.Context, transport, impl, addr string, out io.Writer) error {
 	if impl == Plain {
 		return servePlain(ctx, addr, out)
+	}
+	if impl == OwnInline { // an option of the dialing side only
+		impl = n2.ImplOwn
 	}
 	ln, _, err := n2.Options{SCTPImpl: impl}.Listen(transport, addr)
 	if err != nil {

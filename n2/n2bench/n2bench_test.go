@@ -14,7 +14,7 @@ import (
 // path and over bare UDP, and a ping-pong against it yields one round trip
 // per request.
 func TestPingPongAgainstTheEchoServer(t *testing.T) {
-	for _, impl := range []string{n2.ImplOwn, n2.ImplPion, Plain} {
+	for _, impl := range []string{n2.ImplOwn, OwnInline, n2.ImplPion, Plain} {
 		t.Run(impl, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

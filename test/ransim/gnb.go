@@ -107,8 +107,12 @@ func Connect(ctx context.Context, cfg GNBConfig) (*GNB, error) {
 // its next heartbeat, within about a second, draws either the new AMF's
 // ABORT or, while no AMF listens, ICMP Port Unreachable, and either ends
 // the association (n2 takes the ICMP as an ABORT, RFC 6951 5.5).
+//
+// ReadInline: readLoop sits in ReadMsg for the association's whole life,
+// so on the own data path it reads the socket itself, a thread wake-up
+// less per downlink message.
 func simulatorN2() n2.Options {
-	return n2.Options{RTOMax: time.Second, HeartbeatInterval: time.Second}
+	return n2.Options{RTOMax: time.Second, HeartbeatInterval: time.Second, ReadInline: true}
 }
 
 // newGNB is a gNB on an open association, before NG Setup.
