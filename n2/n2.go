@@ -7,9 +7,11 @@
 //   - kernel: the host's SCTP (github.com/ishidawataru/sctp), what real gNBs
 //     speak;
 //
-//   - udp: SCTP in user space (github.com/pion/sctp) whose packets travel as
-//     UDP payloads, the encapsulation of RFC 6951, for hosts without kernel
-//     SCTP. The AMF listens on one UDP socket and runs one association per
+//   - udp: SCTP in user space whose packets travel as UDP payloads, the
+//     encapsulation of RFC 6951, for hosts without kernel SCTP. The
+//     handshake is ours, and so is the data path (own_*.go: a message is
+//     sent in the writer's goroutine and received by the socket's one
+//     reader) unless Options.SCTPImpl picks github.com/pion/sctp. The AMF listens on one UDP socket and runs one association per
 //     remote UDP address. Peers must use the same encapsulation (our
 //     simulator does); tshark dissects it with `-d udp.port==38412,sctp`.
 //
