@@ -27,6 +27,10 @@ import (
 type GNBConfig struct {
 	AMF       string // AMF N2 address, host:port
 	Transport string // N2 transport: kernel, raw, udp or auto
+	// SCTPImpl is the user-space SCTP data path (n2.ImplOwn, n2.ImplPion;
+	// "": n2's default), as amf.ngap.sctp_impl, so that both ends of a
+	// benchmark run the one under test.
+	SCTPImpl string
 	PLMN      domain.PLMN
 	TAC       domain.TAC
 	ID        uint32
@@ -87,7 +91,9 @@ func Connect(ctx context.Context, cfg GNBConfig) (*GNB, error) {
 	if cfg.ID == 0 {
 		cfg.ID = 1
 	}
-	conn, picked, err := simulatorN2().Dial(ctx, cfg.Transport, cfg.AMF)
+	o := simulatorN2()
+	o.SCTPImpl = cfg.SCTPImpl
+	conn, picked, err := o.Dial(ctx, cfg.Transport, cfg.AMF)
 	if err != nil {
 		return nil, err
 	}
