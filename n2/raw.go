@@ -229,7 +229,7 @@ func dialRawIP(ctx context.Context, addr string, o Options) (Conn, error) {
 		return nil, fmt.Errorf("n2: transport raw: a raw socket for IP protocol 132 needs CAP_NET_RAW: %w", err)
 	}
 	local := uint16(49152 + rand.N(16384)) // an ephemeral SCTP port (RFC 6335 6)
-	_ = filterSCTPPort(c, ip, local)         // best effort, as for the listener
+	_ = filterSCTPPort(c, ip, local)       // best effort, as for the listener
 	rc := &rawClientConn{c: c, remote: ip, localPort: local, peerPort: port,
 		remoteAddr: &net.TCPAddr{IP: ip.AsSlice(), Port: int(port)}, selfAddr: &net.TCPAddr{Port: int(local)},
 		keepPorts: o.ownDataPath()}

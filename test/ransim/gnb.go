@@ -27,14 +27,14 @@ import (
 type GNBConfig struct {
 	AMF       string // AMF N2 address, host:port
 	Transport string // N2 transport: kernel, raw, udp or auto
-	// SCTPImpl is the user-space SCTP data path (n2.ImplOwn, n2.ImplPion;
-	// "": n2's default), as amf.ngap.sctp_impl, so that both ends of a
-	// benchmark run the one under test.
-	SCTPImpl string
 	PLMN      domain.PLMN
 	TAC       domain.TAC
 	ID        uint32
 	SNSSAIs   []models.Snssai
+	// SCTPImpl is the user-space SCTP data path (n2.ImplOwn, n2.ImplPion;
+	// "": n2's default), as amf.ngap.sctp_impl, so that both ends of a
+	// benchmark run the one under test.
+	SCTPImpl string
 	// N3 is the gNB's N3 address, announced as the DL end of each PDU
 	// session's tunnel; unset: DefaultN3. GNB.UserPlane().Listen opens it.
 	N3  netip.Addr
