@@ -139,6 +139,7 @@ func (v *validator) amf(a *AMF) {
 	v.oneOf("amf.ngap.transport", a.NGAP.Transport, "kernel", "udp", "raw", "auto")
 	v.rangeInt("amf.ngap.max_associations", a.NGAP.MaxAssociations, 1, 1<<20)
 	v.rangeInt("amf.ngap.max_message_size", a.NGAP.MaxMessageSize, 4<<10, 64<<20)
+	v.oneOf("amf.ngap.sctp_impl", a.NGAP.SCTPImpl, "own", "pion")
 	v.rangeInt("amf.guami.region_id", a.GUAMI.RegionID, 0, 255)
 	v.rangeInt("amf.guami.set_id", a.GUAMI.SetID, 0, 1023)
 	v.rangeInt("amf.guami.pointer", a.GUAMI.Pointer, 0, 63)

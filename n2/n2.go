@@ -7,9 +7,11 @@
 //   - kernel: the host's SCTP (github.com/ishidawataru/sctp), what real gNBs
 //     speak;
 //
-//   - udp: SCTP in user space (github.com/pion/sctp) whose packets travel as
-//     UDP payloads, the encapsulation of RFC 6951, for hosts without kernel
-//     SCTP. The AMF listens on one UDP socket and runs one association per
+//   - udp: SCTP in user space whose packets travel as UDP payloads, the
+//     encapsulation of RFC 6951, for hosts without kernel SCTP. The
+//     handshake is ours, and so is the data path (own_*.go: a message is
+//     sent in the writer's goroutine and received by the socket's one
+//     reader) unless Options.SCTPImpl picks github.com/pion/sctp. The AMF listens on one UDP socket and runs one association per
 //     remote UDP address. Peers must use the same encapsulation (our
 //     simulator does); tshark dissects it with `-d udp.port==38412,sctp`.
 //
@@ -90,8 +92,44 @@ type Options struct {
 	// 60 s). A simulated gNB keeps it short, so that it tries its AMF again
 	// within RTOMax of a restart even without ICMP.
 	RTOMax time.Duration
+	// SCTPImpl picks who runs an association's data path over udp and
+	// raw: ImplOwn (our own, RFC 4960 6, sent inline and received by the
+	// socket's one reader) or ImplPion (github.com/pion/sctp, the earlier
+	// path); "" is DefaultSCTPImpl.
+	SCTPImpl string
+	// ReadInline lets a dialed association on the own data path read its
+	// socket in the goroutine that calls ReadMsg, once the handshake is
+	// done, instead of in a goroutine of its own that hands messages over:
+	// one thread wake-up less per message received. The caller must then
+	// keep a goroutine in ReadMsg for the association's whole life (the
+	// simulated gNB does): SACKs, heartbeats and ABORTs are read there too.
+	ReadInline bool
 
-	onRefused func() // tests: a dial attempt was refused by ICMP
+	onRefused func()        // tests: a dial attempt was refused by ICMP
+	rtoMin    time.Duration // tests: RTO.Min of the own data path (0: RFC 4960's 1 s)
+}
+
+// SCTP data path implementations over the user-space transports.
+const (
+	ImplOwn  = "own"
+	ImplPion = "pion"
+	// DefaultSCTPImpl is the data path when Options.SCTPImpl is empty.
+	DefaultSCTPImpl = ImplOwn
+)
+
+// ownDataPath says whether user-space associations run our own data path;
+// an unknown name is refused by CheckSCTPImpl before it gets here.
+func (o Options) ownDataPath() bool {
+	return o.SCTPImpl == ImplOwn || (o.SCTPImpl == "" && DefaultSCTPImpl == ImplOwn)
+}
+
+// CheckSCTPImpl refuses a data path name other than own, pion or "".
+func CheckSCTPImpl(name string) error {
+	switch name {
+	case "", ImplOwn, ImplPion:
+		return nil
+	}
+	return fmt.Errorf("n2: unknown SCTP implementation %q (want own or pion)", name)
 }
 
 func (o Options) maxAssociations() int {
@@ -164,6 +202,9 @@ func (o Options) Listen(transport, addr string) (Listener, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if err := CheckSCTPImpl(o.SCTPImpl); err != nil {
+		return nil, picked, err
+	}
 	var ln Listener
 	switch picked {
 	case Kernel:
@@ -189,6 +230,9 @@ func (o Options) Dial(ctx context.Context, transport, addr string) (Conn, string
 	picked, err := pick(transport)
 	if err != nil {
 		return nil, "", err
+	}
+	if err := CheckSCTPImpl(o.SCTPImpl); err != nil {
+		return nil, picked, err
 	}
 	var c Conn
 	switch picked {

@@ -28,6 +28,12 @@ func listenTest(t *testing.T) Listener {
 
 func dialTest(t *testing.T, ln Listener) (client, server Conn) {
 	t.Helper()
+	return dialTestWith(t, ln, Options{})
+}
+
+// dialTestWith is dialTest with the dialing side's options.
+func dialTestWith(t *testing.T, ln Listener, o Options) (client, server Conn) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	accepted := make(chan Conn, 1)
@@ -37,7 +43,7 @@ func dialTest(t *testing.T, ln Listener) (client, server Conn) {
 			accepted <- c
 		}
 	}()
-	client, _, err := Dial(ctx, UDP, ln.Addr().String())
+	client, _, err := o.Dial(ctx, UDP, ln.Addr().String())
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
@@ -183,19 +189,30 @@ func TestAutoPicksWhatTheHostHas(t *testing.T) {
 }
 
 func TestUDPDropsAndCountsDataThatIsNotNGAP(t *testing.T) {
+	for _, impl := range []string{ImplPion, ImplOwn} {
+		t.Run(impl, func(t *testing.T) { dropsDataThatIsNotNGAP(t, impl) })
+	}
+}
+
+func dropsDataThatIsNotNGAP(t *testing.T, impl string) {
 	m := NewMetrics(prometheus.NewRegistry())
-	ln, _, err := Options{Metrics: m}.Listen(UDP, "127.0.0.1:0")
+	o := Options{Metrics: m, SCTPImpl: impl}
+	ln, _, err := o.Listen(UDP, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	client, server := dialTest(t, ln)
-	a := client.(*assocConn).a
-	s, err := a.OpenStream(1, sctp.PayloadTypeWebRTCBinary)
-	if err != nil {
-		t.Fatal(err)
+	client, server := dialTestWith(t, ln, o)
+	notNGAP := []byte("not ngap")
+	if own, ok := client.(*ownAssoc); ok {
+		err = own.writeMessage(notNGAP, 1, uint32(sctp.PayloadTypeWebRTCBinary))
+	} else {
+		var s *sctp.Stream
+		if s, err = client.(*assocConn).a.OpenStream(1, sctp.PayloadTypeWebRTCBinary); err == nil {
+			_, err = s.WriteSCTP(notNGAP, sctp.PayloadTypeWebRTCBinary)
+		}
 	}
-	if _, err := s.WriteSCTP([]byte("not ngap"), sctp.PayloadTypeWebRTCBinary); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := client.WriteMsg([]byte("ngap"), 1); err != nil {
@@ -354,7 +371,7 @@ func TestUDPAnsweredHeartbeatsKeepTheAssociation(t *testing.T) {
 func TestUDPClientAnswersHeartbeats(t *testing.T) {
 	ln := listenWith(t, Options{HeartbeatInterval: 10 * time.Millisecond, PathMaxRetrans: 1})
 	client, server := dialTest(t, ln)
-	neg := server.(*assocConn).neg
+	neg := negotiationOf(server)
 	for deadline := time.Now().Add(10 * time.Second); neg.heartbeatAcks.Load() < 5; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d HEARTBEAT ACKs seen", neg.heartbeatAcks.Load())

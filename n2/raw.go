@@ -156,6 +156,7 @@ func listenRaw(addr string, o Options) (*sctpListener, error) {
 	}
 	_ = c.SetReadBuffer(8 << 20)
 	_ = c.SetWriteBuffer(8 << 20)
+	_ = filterSCTPPort(c, ip, port) // best effort: without it, readPacket's checks still sort the packets
 	return newSCTPListener(rawLayer{c: c, port: port, lock: lock}, port, o), nil
 }
 
@@ -167,6 +168,7 @@ type rawClientConn struct {
 	remote               netip.Addr
 	localPort, peerPort  uint16
 	remoteAddr, selfAddr net.Addr
+	keepPorts            bool // the own data path reads the real ports; pion wants 5000
 }
 
 func (r *rawClientConn) Read(b []byte) (int, error) {
@@ -180,7 +182,9 @@ func (r *rawClientConn) Read(b []byte) (int, error) {
 			binary.BigEndian.Uint16(b[0:]) != r.peerPort || binary.BigEndian.Uint16(b[2:]) != r.localPort {
 			continue // another association's, or damaged (RFC 4960 6.8)
 		}
-		setPorts(b[:n], pionPort, pionPort) // what pion's handshake checks (it numbers both ends 5000)
+		if !r.keepPorts {
+			setPorts(b[:n], pionPort, pionPort) // what pion's handshake checks (it numbers both ends 5000)
+		}
 		return n, nil
 	}
 }
@@ -189,8 +193,11 @@ func (r *rawClientConn) Write(b []byte) (int, error) {
 	if len(b) < commonHeaderLen {
 		return len(b), nil
 	}
-	out := append([]byte(nil), b...)
-	setPorts(out, r.localPort, r.peerPort)
+	out := b
+	if !r.keepPorts {
+		out = append([]byte(nil), b...)
+		setPorts(out, r.localPort, r.peerPort)
+	}
 	if _, err := r.c.WriteToIP(out, &net.IPAddr{IP: r.remote.AsSlice()}); err != nil {
 		return 0, err
 	}
@@ -222,7 +229,12 @@ func dialRawIP(ctx context.Context, addr string, o Options) (Conn, error) {
 		return nil, fmt.Errorf("n2: transport raw: a raw socket for IP protocol 132 needs CAP_NET_RAW: %w", err)
 	}
 	local := uint16(49152 + rand.N(16384)) // an ephemeral SCTP port (RFC 6335 6)
+	_ = filterSCTPPort(c, ip, local)       // best effort, as for the listener
 	rc := &rawClientConn{c: c, remote: ip, localPort: local, peerPort: port,
-		remoteAddr: &net.TCPAddr{IP: ip.AsSlice(), Port: int(port)}, selfAddr: &net.TCPAddr{Port: int(local)}}
+		remoteAddr: &net.TCPAddr{IP: ip.AsSlice(), Port: int(port)}, selfAddr: &net.TCPAddr{Port: int(local)},
+		keepPorts: o.ownDataPath()}
+	if rc.keepPorts {
+		return associateOwn(ctx, addr, packetConn{rc, local, port}, nil, o)
+	}
 	return associate(ctx, addr, rc, c, nil, o) // ICMP over raw IP is not read: T1/T3 and heartbeats find a dead peer
 }

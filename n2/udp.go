@@ -77,7 +77,12 @@ func dialUDP(ctx context.Context, addr string, o Options) (Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		c, err := associate(ctx, addr, uc, uc, watchICMP(uc), o)
+		var c Conn
+		if o.ownDataPath() {
+			c, err = associateOwn(ctx, addr, udpPacketConn(uc), watchICMP(uc), o)
+		} else {
+			c, err = associate(ctx, addr, uc, uc, watchICMP(uc), o)
+		}
 		if !errors.Is(err, errPortUnreachable) {
 			return c, err
 		}
@@ -178,33 +183,39 @@ func newAssocConn(a *sctp.Association, nc net.Conn, neg *negotiation, o Options,
 // errPeerUnreachable ends an association whose peer stopped answering.
 var errPeerUnreachable = errors.New("n2: the peer stopped answering heartbeats (RFC 4960 8.3): association failed")
 
-// heartbeat probes the peer every interval (RFC 4960 8.3) and counts the
-// HEARTBEATs that went unanswered in a row; past maxRetrans the only path
-// of this single-homed association is down, so the association has failed
-// (8.2, 8.1) and the reader sees it end. We build the HEARTBEAT ourselves:
-// pion v1.11.0 sends it without the mandatory Heartbeat Info (RFC 4960
-// 3.3.5), which Linux answers with an ABORT.
+// heartbeat probes the peer (runHeartbeats) with our own HEARTBEAT: pion
+// v1.11.0 sends it without the mandatory Heartbeat Info (RFC 4960 3.3.5),
+// which Linux answers with an ABORT.
 func (c *assocConn) heartbeat(interval time.Duration, maxRetrans int) {
+	runHeartbeats(c.done, c.neg, interval, maxRetrans,
+		func(pkt []byte) { _, _ = c.nc.Write(pkt) }, func() { c.drop(errPeerUnreachable) })
+}
+
+// runHeartbeats probes the peer every interval (RFC 4960 8.3) and counts
+// the HEARTBEATs that went unanswered in a row; past maxRetrans the only
+// path of this single-homed association is down, so the association has
+// failed (8.2, 8.1): failed is called, once, until done closes.
+func runHeartbeats(done <-chan struct{}, neg *negotiation, interval time.Duration, maxRetrans int, send func([]byte), failed func()) {
 	timer := time.NewTimer(jittered(interval))
 	defer timer.Stop()
-	acked, unanswered, probing := c.neg.heartbeatAcks.Load(), 0, false
+	acked, unanswered, probing := neg.heartbeatAcks.Load(), 0, false
 	for {
 		select {
-		case <-c.done:
+		case <-done:
 			return
 		case <-timer.C:
 		}
-		if now := c.neg.heartbeatAcks.Load(); now != acked {
+		if now := neg.heartbeatAcks.Load(); now != acked {
 			acked, unanswered = now, 0
 		} else if probing {
 			unanswered++
 		}
 		if unanswered > maxRetrans {
-			c.drop(errPeerUnreachable)
+			failed()
 			return
 		}
-		if pkt := c.neg.heartbeatPacket(time.Now()); pkt != nil {
-			_, _ = c.nc.Write(pkt)
+		if pkt := neg.heartbeatPacket(time.Now()); pkt != nil {
+			send(pkt)
 			probing = true
 		}
 		timer.Reset(jittered(interval))

@@ -104,7 +104,11 @@ func (l *sctpListener) handle(from netip.AddrPort, raw []byte) {
 		l.outOfTheBlue(from, pkt)
 		return
 	}
-	if p.ownsTag(pkt) {
+	switch {
+	case !p.ownsTag(pkt):
+	case p.own != nil:
+		p.own.receive(pkt, 0) // the own data path: straight in, no queue
+	default:
 		p.deliver(append([]byte(nil), raw...))
 	}
 }
@@ -131,6 +135,9 @@ func (l *sctpListener) answerInit(from netip.AddrPort, pkt sctpPacket) {
 		return // 3.3.2: zero tag or streams is invalid; we do not try to explain
 	}
 	local, err := l.localInit(peer)
+	if l.opts.ownDataPath() {
+		local, err = l.ownLocalInit(peer), nil
+	}
 	if err != nil {
 		return
 	}
@@ -182,7 +189,11 @@ func (l *sctpListener) cookieEcho(from netip.AddrPort, key endpoint, pkt sctpPac
 		_ = l.pl.writePacket(buildPacket(ck.localPort, ck.peerPort, ck.remoteInit().tag, encodeChunk(chunkAbort, 0, cause)), from)
 		return
 	}
-	p, c, err := l.start(from, key, ck)
+	start := l.start
+	if l.opts.ownDataPath() {
+		start = l.startOwn
+	}
+	p, c, err := start(from, key, ck)
 	if err != nil {
 		return
 	}
@@ -212,7 +223,7 @@ func (l *sctpListener) hasRoom(old *peerConn) bool {
 }
 
 // start runs pion on an established association.
-func (l *sctpListener) start(from netip.AddrPort, key endpoint, ck cookie) (*peerConn, *assocConn, error) {
+func (l *sctpListener) start(from netip.AddrPort, key endpoint, ck cookie) (*peerConn, Conn, error) {
 	p := newPeerConn(l.pl, from, ck.localPort, ck.peerPort)
 	p.onClose = func() { l.forget(key, p) }
 	local, remote := ck.localInit(), ck.remoteInit()
@@ -316,8 +327,12 @@ type peerConn struct {
 	once                sync.Once
 	onClose             func()
 	neg                 negotiation
-	assoc               *assocConn // set once when started
+	assoc               dropper   // set once when started
+	own                 *ownAssoc // set once when started on the own data path
 }
+
+// dropper is an association that can end without SHUTDOWN.
+type dropper interface{ drop(why error) }
 
 // peerQueue is how many packets wait for pion per association before
 // drops (SCTP retransmits); small, since every association has one.
@@ -331,9 +346,11 @@ func newPeerConn(pl packetLayer, to netip.AddrPort, localPort, peerPort uint16) 
 // ownsTag applies RFC 4960 8.5: a packet belongs to the association when it
 // carries our tag, or, for ABORT and SHUTDOWN COMPLETE with the T bit, the
 // peer's.
-func (p *peerConn) ownsTag(pkt sctpPacket) bool {
+func (p *peerConn) ownsTag(pkt sctpPacket) bool { return ownsTag(&p.neg, pkt) }
+
+func ownsTag(neg *negotiation, pkt sctpPacket) bool {
 	c := pkt.first()
-	local, peer := p.neg.tags()
+	local, peer := neg.tags()
 	if (c.typ == chunkAbort || c.typ == chunkShutdownComplete) && c.flags&flagT != 0 {
 		return pkt.vtag == peer
 	}
@@ -351,6 +368,10 @@ func (p *peerConn) deliver(pkt []byte) {
 // deliverRest hands pion the chunks bundled after a COOKIE ECHO.
 func (p *peerConn) deliverRest(pkt sctpPacket) {
 	if len(pkt.chunks) < 2 {
+		return
+	}
+	if p.own != nil {
+		p.own.receive(pkt, 1)
 		return
 	}
 	rest := append([]byte(nil), pkt.raw[:commonHeaderLen]...)

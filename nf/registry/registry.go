@@ -113,7 +113,7 @@ var Table = []Entry{
 		After: []string{"nrf", "ausf", "udm", "pcf", "nssf", "smf"}},
 		func(e *nf.Env) (nf.Function, error) {
 			ngap := e.Config.AMF.NGAP
-			o := n2.Options{Metrics: n2.NewMetrics(e.Registry), MaxAssociations: ngap.MaxAssociations, MaxMessageSize: ngap.MaxMessageSize}
+			o := n2.Options{Metrics: n2.NewMetrics(e.Registry), MaxAssociations: ngap.MaxAssociations, MaxMessageSize: ngap.MaxMessageSize, SCTPImpl: ngap.SCTPImpl}
 			return amf.NewWithOptions(e, amf.Options{Listen: amf.AdaptListen(o.Listen)})
 		}, nil},
 }

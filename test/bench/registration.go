@@ -288,7 +288,7 @@ func GNBConfig(cfg *config.Config, amf, transport string) ransim.GNBConfig {
 	if len(cfg.TACs) > 0 {
 		tac, _ = domain.ParseTAC(cfg.TACs[0]) // the config loader checked it
 	}
-	return ransim.GNBConfig{AMF: amf, Transport: transport, PLMN: cfg.PLMN, TAC: tac, ID: 1, SNSSAIs: domain.SNSSAIsToModels(cfg.SNSSAIs)}
+	return ransim.GNBConfig{AMF: amf, Transport: transport, SCTPImpl: cfg.AMF.NGAP.SCTPImpl, PLMN: cfg.PLMN, TAC: tac, ID: 1, SNSSAIs: domain.SNSSAIsToModels(cfg.SNSSAIs)}
 }
 
 // FleetFor takes the keys of the config's first subscriber range and the

@@ -31,6 +31,10 @@ type GNBConfig struct {
 	TAC       domain.TAC
 	ID        uint32
 	SNSSAIs   []models.Snssai
+	// SCTPImpl is the user-space SCTP data path (n2.ImplOwn, n2.ImplPion;
+	// "": n2's default), as amf.ngap.sctp_impl, so that both ends of a
+	// benchmark run the one under test.
+	SCTPImpl string
 	// N3 is the gNB's N3 address, announced as the DL end of each PDU
 	// session's tunnel; unset: DefaultN3. GNB.UserPlane().Listen opens it.
 	N3  netip.Addr
@@ -87,7 +91,9 @@ func Connect(ctx context.Context, cfg GNBConfig) (*GNB, error) {
 	if cfg.ID == 0 {
 		cfg.ID = 1
 	}
-	conn, picked, err := simulatorN2().Dial(ctx, cfg.Transport, cfg.AMF)
+	o := simulatorN2()
+	o.SCTPImpl = cfg.SCTPImpl
+	conn, picked, err := o.Dial(ctx, cfg.Transport, cfg.AMF)
 	if err != nil {
 		return nil, err
 	}
@@ -107,8 +113,12 @@ func Connect(ctx context.Context, cfg GNBConfig) (*GNB, error) {
 // its next heartbeat, within about a second, draws either the new AMF's
 // ABORT or, while no AMF listens, ICMP Port Unreachable, and either ends
 // the association (n2 takes the ICMP as an ABORT, RFC 6951 5.5).
+//
+// ReadInline: readLoop sits in ReadMsg for the association's whole life,
+// so on the own data path it reads the socket itself, a thread wake-up
+// less per downlink message.
 func simulatorN2() n2.Options {
-	return n2.Options{RTOMax: time.Second, HeartbeatInterval: time.Second}
+	return n2.Options{RTOMax: time.Second, HeartbeatInterval: time.Second, ReadInline: true}
 }
 
 // newGNB is a gNB on an open association, before NG Setup.
