@@ -226,10 +226,18 @@ int upfu_qos_init(struct upfu *u, const struct upfu_conf *c, char *err, size_t n
  * DL), its flows read again when the rules changed (seq); NULL when the
  * pool is off or exhausted (counted: the MBR buckets apply as before). */
 struct shaped *upfu_shaper(struct upfu *u, uint32_t slot, int dir, uint64_t up_seid, uint32_t seq);
-/* upfu_shape queues the prepared frame m of flow QER index qer (UPF_NONE:
- * the default flow); 0 = queued (m is taken), else m is the caller's and
- * the reason says why (UPF_DROP_MBR: red). */
-int upfu_shape(struct upfu *u, struct shaped *sh, uint8_t qer, struct rte_mbuf *m, const struct upfu_hop *h,
+/* upfu_shaper_flow is the flow of sh that flow QER index qer takes
+ * (UPF_NONE: the default flow), -1 none. */
+int upfu_shaper_flow(const struct shaped *sh, uint8_t qer);
+/* upfu_shaper_of is the shaper of the session whose verdict v is (pipeline
+ * forward) and in *flow the flow v's packets take: from the verdict when
+ * the cache entry knew it, else from upfu_shaper, noted in the entry for
+ * the next packets. NULL: not shaped. */
+struct shaped *upfu_shaper_of(struct upfu *u, uint32_t slot, int dir, const struct verdict *v, int *flow);
+/* upfu_shape queues the prepared frame m of sh's flow (upfu_shaper_flow);
+ * 0 = queued (m is taken), else m is the caller's and the reason says why
+ * (UPF_DROP_MBR: red). */
+int upfu_shape(struct upfu *u, struct shaped *sh, int flow, struct rte_mbuf *m, const struct upfu_hop *h,
 	       uint32_t bytes);
 /* upfu_qos_drain sends at once, in order, whatever slot's shaper of dir
  * holds: before an End Marker, every packet queued for the old tunnel
@@ -263,6 +271,19 @@ static inline void upfu_qos_prefetch(const struct upfu *u, uint32_t slot, int di
 	const char *f = (const char *)&sh->sh.flow[0];
 	rte_prefetch0(sh);
 	rte_prefetch0(&sh->sh);
+	rte_prefetch0(f);
+	rte_prefetch0(f + 64);
+	rte_prefetch0(f + 128);
+}
+
+/* upfu_qos_prefetch_flow asks for what a packet of flow of pool entry
+ * idx touches, known from its verdict cache entry: the shaper's
+ * per-packet line and the flow's three hot lines, not the header. */
+static inline void upfu_qos_prefetch_flow(const struct upfu *u, int32_t idx, int8_t flow)
+{
+	const struct qos_shaper *s = &u->qos.pool[idx].sh;
+	const char *f = (const char *)&s->flow[(uint8_t)flow % QOS_MAX_FLOWS];
+	rte_prefetch0(s);
 	rte_prefetch0(f);
 	rte_prefetch0(f + 64);
 	rte_prefetch0(f + 128);

@@ -162,6 +162,12 @@ static void drop_queued(struct upfu *u, struct shaped *sh)
 static void release(struct upfu *u, uint32_t idx)
 {
 	struct shaped *sh = &u->qos.pool[idx];
+	/* Its slot's seq has moved, so no cache entry that names it is read
+	 * again (verdict.h); forgetting it here keeps that true whatever
+	 * the order of events. */
+	struct vcache *c = upfu_vcache_at(u, sh->slot, sh->dir);
+	if (c->v.shaper == (int32_t)idx)
+		c->v.shaper = -1;
 	drop_queued(u, sh);
 	*map_at(u, sh->slot, sh->dir) = -1;
 	sh->in_use = 0;
@@ -245,16 +251,48 @@ struct shaped *upfu_shaper(struct upfu *u, uint32_t slot, int dir, uint64_t up_s
 	return sh;
 }
 
+int upfu_shaper_flow(const struct shaped *sh, uint8_t qer)
+{
+	return qer < UPF_MAX_QER ? sh->flow_of_qer[qer] : sh->def_flow;
+}
+
+/* remember notes sh and the flow of c's verdict in the verdict cache entry
+ * c when both were read at the same seq: the entry's next packets go
+ * straight to the shaper (verdict.h). */
+static void remember(struct upfu *u, struct vcache *c, const struct shaped *sh)
+{
+	if (c->seq != sh->seq || c->v.sess_qer == UPF_NONE || c->v.up_seid != sh->up_seid)
+		return;
+	int flow = upfu_shaper_flow(sh, c->v.flow_qer);
+	if (flow < 0)
+		return;
+	c->v.shaper = (int32_t)(sh - u->qos.pool);
+	c->v.shaper_flow = (int8_t)flow;
+}
+
+struct shaped *upfu_shaper_of(struct upfu *u, uint32_t slot, int dir, const struct verdict *v, int *flow)
+{
+	if (v->shaper >= 0) {
+		*flow = v->shaper_flow;
+		return &u->qos.pool[v->shaper];
+	}
+	struct shaped *sh = upfu_shaper(u, slot, dir, v->up_seid, v->seq);
+	if (sh == NULL)
+		return NULL;
+	*flow = upfu_shaper_flow(sh, v->flow_qer);
+	remember(u, upfu_vcache_at(u, slot, dir), sh);
+	return sh;
+}
+
 /* ---- per packet -------------------------------------------------------------- */
 
 /* upfu_shape meters the frame and sends it at once when its session has
  * nothing queued and the buckets allow it (qos_submit: the common case
  * costs no queue and no dequeue); else it queues it and lists the session
  * for upfu_qos_poll. */
-int upfu_shape(struct upfu *u, struct shaped *sh, uint8_t qer, struct rte_mbuf *m, const struct upfu_hop *h,
+int upfu_shape(struct upfu *u, struct shaped *sh, int flow, struct rte_mbuf *m, const struct upfu_hop *h,
 	       uint32_t bytes)
 {
-	int flow = qer < UPF_MAX_QER ? sh->flow_of_qer[qer] : sh->def_flow;
 	if (flow < 0)
 		return UPF_DROP_RULE_BUSY; /* rules and verdict out of step: the next packet rereads */
 	uint64_t handle = (uint64_t)(uintptr_t)m | ((uint64_t)(h->port == UPF_N3) << PORT_BIT);
