@@ -85,7 +85,23 @@ int upfu_qos_init(struct upfu *u, const struct upfu_conf *c, char *err, size_t n
 		q->map[i] = -1;
 	for (uint32_t i = 0; i < q->max; i++)
 		q->free[q->nfree++] = q->max - 1 - i;
+	q->by_slot = q->max >= u->t->max_sessions * 2;
 	return 0;
+}
+
+/* pool_take is a free pool entry for slot's shaper of dir, -1 none. A pool
+ * with room for every slot gives each slot and direction its own entry,
+ * in slot order like the rule tables and the verdict cache: which entry a
+ * session gets does not depend on the pool's history (the free list's
+ * order after releases scattered consecutive sessions' shapers, one cause
+ * of run-to-run swings at 10,000 sessions). Else the entry last freed. */
+static int32_t pool_take(struct upfu_qos *q, uint32_t slot, uint32_t max_sessions, int dir)
+{
+	if (q->by_slot)
+		return (int32_t)((uint32_t)dir * max_sessions + slot); /* free: the slot's map entry was -1 */
+	if (q->nfree == 0)
+		return -1;
+	return (int32_t)q->free[--q->nfree];
 }
 
 /* ---- reading a session's flows ------------------------------------------- */
@@ -171,7 +187,8 @@ static void release(struct upfu *u, uint32_t idx)
 	drop_queued(u, sh);
 	*map_at(u, sh->slot, sh->dir) = -1;
 	sh->in_use = 0;
-	u->qos.free[u->qos.nfree++] = idx;
+	if (!u->qos.by_slot)
+		u->qos.free[u->qos.nfree++] = idx;
 	CNT_ADD(u->qos.st.shapers, -1);
 	/* a busy entry is dropped from the busy list by the next poll */
 }
@@ -227,11 +244,11 @@ struct shaped *upfu_shaper(struct upfu *u, uint32_t slot, int dir, uint64_t up_s
 		sh = NULL;
 	}
 	if (sh == NULL) {
-		if (q->nfree == 0) {
+		int32_t idx = pool_take(q, slot, u->t->max_sessions, dir);
+		if (idx < 0) {
 			CNT_ADD(q->st.unshaped, 1);
 			return NULL;
 		}
-		uint32_t idx = q->free[--q->nfree];
 		sh = &q->pool[idx];
 		memset(&sh->sh, 0, sizeof(sh->sh));
 		sh->up_seid = up_seid;
