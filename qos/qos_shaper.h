@@ -74,9 +74,9 @@ struct qos_slot {
 	uint8_t pad[3];
 };
 
-/* Counters. Their order puts green's four per-packet counters (in and out,
- * packets and bytes) in the first 64 bytes, one cache line of the flow's
- * hot part (struct qos_flow); Go reads them by name. */
+/* Counters (Go reads them by name). A green packet qos_submit sends at
+ * once is counted in the flow's straight_* pair instead (struct qos_flow),
+ * as both in and out: qos_flow_stats_read adds them up. */
 struct qos_flow_stats {
 	uint64_t in_pkts[QOS_COLOURS];   /* metered; red ones dropped */
 	uint64_t out_pkts[2];            /* sent, green and yellow */
@@ -87,29 +87,30 @@ struct qos_flow_stats {
 };
 
 /* A flow, hot part first (issue 13: with thousands of sessions every line a
- * packet touches misses): what qos_submit reads and writes per packet sits
- * in the first three cache lines — line 0 the meter, share bucket and
- * arrival time, line 1 the meter's profile and the flow's flags, line 2
- * green's counters — and the queue's state and configuration after them.
- * The sizes are pinned below so that a 64-byte aligned shaper keeps each
- * flow's hot lines whole. */
+ * packet touches misses): what qos_submit reads and writes for a green
+ * packet it sends at once sits in the first two cache lines — line 0 the
+ * meter, share bucket and arrival time, line 1 the meter's profile and the
+ * straight counters — and the counters, the queue's state and the
+ * configuration after them. A flow is in use when its profile's unit is
+ * not 0 (unused flows are zeroed), so the per-packet check reads line 1
+ * only. The sizes are pinned below so that a 64-byte aligned shaper keeps
+ * each flow's hot lines whole. */
 struct qos_flow {
 	/* line 0: changes per packet */
 	struct qos_trtcm meter;
 	struct qos_bucket share;
 	uint64_t last_arrival;
-	/* line 1: read per packet */
+	/* line 1: read per packet; counts the green packets sent at once */
 	struct qos_trtcm_profile prof;
+	uint64_t straight_pkts, straight_bytes;
+	/* the rest: a yellow, queued or dropped packet, or a backlog */
 	uint32_t weight, in_use;
 	int64_t deficit;                /* deficit round robin, bytes */
-	/* lines 2-3: counters, green's per-packet ones in line 2 */
 	struct qos_flow_stats st;
-	/* the queue: only a backlogged flow touches it */
 	uint64_t qlimit, qbytes;        /* bound and content of the queue */
 	uint32_t head, count;
 	uint64_t gbr, mbr;
 	uint64_t queue_bytes, queue_ns; /* as configured */
-	uint64_t pad[2];
 	struct qos_slot q[QOS_QUEUE_SLOTS];
 };
 
@@ -166,8 +167,7 @@ _Static_assert(QOS_MAX_FLOWS <= 32, "flow sets are 32-bit masks");
 /* The hot lines described at struct qos_flow and struct qos_shaper. */
 _Static_assert(sizeof(struct qos_trtcm) + sizeof(struct qos_bucket) + 8 == 64, "a flow's line 0 is its meter, share and arrival");
 _Static_assert(__builtin_offsetof(struct qos_flow, prof) == 64, "a flow's profile starts line 1");
-_Static_assert(__builtin_offsetof(struct qos_flow, st) == 128, "a flow's counters start line 2");
-_Static_assert(__builtin_offsetof(struct qos_flow_stats, in_bytes[QOS_GREEN]) < 64, "green's counters share line 2");
+_Static_assert(__builtin_offsetof(struct qos_flow, straight_bytes) + 8 == 128, "line 1 ends with the straight counters");
 _Static_assert(sizeof(struct qos_flow) % 64 == 0, "flows stay line aligned");
 _Static_assert(__builtin_offsetof(struct qos_shaper, hz) == 64, "a shaper's per-packet fields fill line 0");
 _Static_assert(__builtin_offsetof(struct qos_shaper, flow) % 64 == 0, "flows start on a line");
@@ -368,14 +368,24 @@ static inline int qos_shaper_init(struct qos_shaper *s, const struct qos_shaper_
 
 /* ---- per packet ------------------------------------------------------------ */
 
+/* qos_count_in counts a metered packet of colour c in the flow's in
+ * counters (a green one qos_submit sends at once goes to straight_*). */
+static inline void qos_count_in(struct qos_flow *f, enum qos_colour c, uint32_t len)
+{
+	f->st.in_pkts[c]++;
+	f->st.in_bytes[c] += len;
+}
+
 /* qos_admit checks and meters a packet of flow i (RFC 2698; colour-blind
- * callers pass QOS_GREEN as in), activating the flow in the fair share.
- * Its colour, or a QOS_DROP_* verdict + QOS_COLOURS. */
+ * callers pass QOS_GREEN as in), activating the flow in the fair share;
+ * the caller counts it (a red one is counted here). Its colour, or a
+ * QOS_DROP_* verdict + QOS_COLOURS. */
 static inline int qos_admit(struct qos_shaper *s, uint32_t i, uint64_t now, uint32_t len, enum qos_colour in)
 {
-	/* Flows from nflows on are zeroed (qos_shaper_configure), so in_use
-	 * alone says it, without reading nflows from the shaper's cold line. */
-	if (i >= QOS_MAX_FLOWS || !s->flow[i].in_use)
+	/* Flows from nflows on are zeroed (qos_shaper_configure) and a flow in
+	 * use has a unit (8 × hz), so the profile's line says it, without
+	 * reading nflows from the shaper's cold line. */
+	if (i >= QOS_MAX_FLOWS || s->flow[i].prof.unit == 0)
 		return QOS_COLOURS + QOS_DROP_NO_FLOW;
 	if (len == 0 || len > QOS_MAX_PKT_BYTES)
 		return QOS_COLOURS + QOS_DROP_LEN;
@@ -385,9 +395,11 @@ static inline int qos_admit(struct qos_shaper *s, uint32_t i, uint64_t now, uint
 	if (!(s->active & QOS_BIT(i)))
 		qos_activate(s, i, now);
 	enum qos_colour c = qos_trtcm_aware(&f->meter, &f->prof, now, len, in);
-	f->st.in_pkts[c]++;
-	f->st.in_bytes[c] += len;
-	return c == QOS_RED ? QOS_COLOURS + QOS_DROP_RED : (int)c;
+	if (c == QOS_RED) {
+		qos_count_in(f, c, len);
+		return QOS_COLOURS + QOS_DROP_RED;
+	}
+	return (int)c;
 }
 
 /* qos_queue puts a metered packet of colour c at flow i's tail, or tail
@@ -419,6 +431,7 @@ static inline enum qos_verdict qos_enqueue(struct qos_shaper *s, uint32_t i, uin
 	int c = qos_admit(s, i, now, len, in);
 	if (c >= QOS_COLOURS)
 		return (enum qos_verdict)(c - QOS_COLOURS);
+	qos_count_in(&s->flow[i], (enum qos_colour)c, len);
 	return qos_queue(s, i, handle, len, (enum qos_colour)c);
 }
 
@@ -579,31 +592,52 @@ static inline enum qos_verdict qos_submit(struct qos_shaper *s, uint32_t i, uint
 	int c = qos_admit(s, i, now, len, in);
 	if (c >= QOS_COLOURS)
 		return (enum qos_verdict)(c - QOS_COLOURS);
+	struct qos_flow *f = &s->flow[i];
 	o->colour = (uint8_t)c; /* a tail drop's colour, without reading the counters' cold line */
-	if (s->backlog)
+	if (s->backlog) {
+		qos_count_in(f, (enum qos_colour)c, len);
 		return qos_queue(s, i, handle, len, (enum qos_colour)c);
+	}
 	if (now >= s->expire_at) {
 		qos_expire_idle(s, now);
 		s->expire_at = now + (s->idle_ticks >> 3);
 	}
-	struct qos_flow *f = &s->flow[i];
 	int64_t need = (int64_t)len * (int64_t)s->unit;
 	qos_bucket_refill(&s->ambr, now);
 	qos_bucket_refill(&f->share, now);
 	int own = qos_bucket_holds(&f->share, need) &&
 		  (s->ambr.tokens + s->ambr.cap >= need || qos_bucket_holds(&s->ambr, need));
-	if (!own && !qos_bucket_holds(&s->ambr, need))
+	if (!own && !qos_bucket_holds(&s->ambr, need)) {
+		qos_count_in(f, (enum qos_colour)c, len);
 		return qos_queue(s, i, handle, len, (enum qos_colour)c);
+	}
 	s->ambr.tokens -= need;
 	if (own)
 		f->share.tokens -= need;
 	else
 		f->st.borrowed_bytes += len;
-	int out = c == QOS_GREEN ? 0 : 1;
-	f->st.out_pkts[out]++;
-	f->st.out_bytes[out] += len;
+	if (c == QOS_GREEN) { /* in and out at once: one pair on line 1 */
+		f->straight_pkts++;
+		f->straight_bytes += len;
+	} else {
+		qos_count_in(f, QOS_YELLOW, len);
+		f->st.out_pkts[1]++;
+		f->st.out_bytes[1] += len;
+	}
 	*o = (struct qos_out){.handle = handle, .len = len, .flow = (uint8_t)i, .colour = (uint8_t)c, .borrowed = (uint8_t)!own};
-	return out == 0 ? QOS_SENT_GREEN : QOS_SENT_YELLOW;
+	return c == QOS_GREEN ? QOS_SENT_GREEN : QOS_SENT_YELLOW;
+}
+
+/* qos_flow_stats_read is flow i's counters, the straight pair added to
+ * green's in and out. */
+static inline struct qos_flow_stats qos_flow_stats_read(const struct qos_shaper *s, uint32_t i)
+{
+	struct qos_flow_stats st = s->flow[i].st;
+	st.in_pkts[QOS_GREEN] += s->flow[i].straight_pkts;
+	st.in_bytes[QOS_GREEN] += s->flow[i].straight_bytes;
+	st.out_pkts[0] += s->flow[i].straight_pkts;
+	st.out_bytes[0] += s->flow[i].straight_bytes;
+	return st;
 }
 
 /* qos_flush takes up to max queued packets of flow i back, unsent, for the

@@ -231,7 +231,7 @@ func (s *Shaper) Stats(flow int) FlowStats {
 	if flow < 0 || flow >= MaxFlows {
 		return out
 	}
-	st := &s.s.flow[flow].st
+	st := C.qos_flow_stats_read(s.s, C.uint32_t(flow))
 	for c := 0; c < 3; c++ {
 		out.InPackets[c] = uint64(st.in_pkts[c])
 		out.InBytes[c] = uint64(st.in_bytes[c])

@@ -229,6 +229,7 @@ static int decide(const struct upf_sess *s, enum dir d, const struct upfu_pkt *k
 	v->pdr_id = best->id;
 	v->up_seid = s->up_seid;
 	v->flow_qer = v->sess_qer = UPF_NONE;
+	v->shaper = -1; /* found at the first shaped packet (shape.c upfu_shaper_of) */
 	take_qers(s, best, d, unit, v);
 	take_urrs(s, best, v);
 	*cache = cacheable(s, best, d, keyed_n, w);
@@ -481,12 +482,12 @@ static int deliver(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k,
  * URRs count it once queued: a queued packet leaves unless the rules
  * change under it (counted as flushed). */
 static int shape(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k, uint32_t slot, const struct verdict *v,
-		 enum dir d, struct shaped *sh)
+		 enum dir d, struct shaped *sh, int flow)
 {
 	uint32_t bytes = k->inner_len;
 	struct upfu_hop h;
 	int r = deliver(u, m, k, v, d, &h);
-	if (r == 0 && (r = upfu_shape(u, sh, v->flow_qer, m, &h, bytes)) == 0)
+	if (r == 0 && (r = upfu_shape(u, sh, flow, m, &h, bytes)) == 0)
 		count(u, slot, v, d, bytes);
 	return r;
 }
@@ -499,10 +500,11 @@ static int forward(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k,
 	if (d == UL && v->qfi == 0)
 		v->qfi = k->qfi; /* forwarded data keeps its QoS flow (TS 38.415) */
 	uint32_t bytes = k->inner_len; /* deliver rewrites k's packet */
-	struct shaped *sh = v->sess_qer != UPF_NONE ? upfu_shaper(u, slot, d, v->up_seid, v->seq) : NULL;
+	int flow = -1;
+	struct shaped *sh = v->sess_qer != UPF_NONE ? upfu_shaper_of(u, slot, d, v, &flow) : NULL;
 	int r = enforce(u, slot, v, d, bytes, sh == NULL);
 	if (r == 0 && sh != NULL)
-		return shape(u, m, k, slot, v, d, sh);
+		return shape(u, m, k, slot, v, d, sh, flow);
 	if (r == 0 && (r = deliver(u, m, k, v, d, NULL)) == 0)
 		count(u, slot, v, d, bytes); /* what left, not what a next hop lost */
 	return r;
@@ -720,7 +722,10 @@ static void prefetch_rest(struct upfu *u, uint32_t sl, enum dir d)
 	for (uint8_t i = 0; i < c->v.nurr && i < UPF_PDR_URRS; i++)
 		rte_prefetch0(&dyn->urr[c->v.urr[i] % UPF_MAX_URR]);
 	if (c->v.sess_qer != UPF_NONE && u->qos.max) {
-		upfu_qos_prefetch(u, sl, d);
+		if (c->v.shaper >= 0)
+			upfu_qos_prefetch_flow(u, c->v.shaper, c->v.shaper_flow);
+		else
+			upfu_qos_prefetch(u, sl, d);
 		return;
 	}
 	for (uint8_t i = 0; i < c->v.nqer && i < UPF_PDR_QERS; i++)

@@ -120,9 +120,11 @@ struct buf_info {
 struct shaped {
 	/* What every packet checks first (upfu_shaper): line 0. The shaper
 	 * starts on line 1 and keeps what a packet needs in its first line
-	 * and each flow's first three (qos_shaper.h), so a packet of a
-	 * session with nothing queued touches five lines, all prefetched
-	 * (upfu_qos_prefetch), not 19 KB of queues. */
+	 * and each flow's first two (qos_shaper.h), so a green packet of a
+	 * session with nothing queued touches three lines, all prefetched
+	 * (upfu_qos_prefetch_flow: the verdict cache entry names the shaper
+	 * and the flow, so this header is read only when that changes), not
+	 * 19 KB of queues. */
 	uint64_t up_seid; /* the session incarnation it shapes */
 	uint32_t slot;
 	uint32_t seq;     /* the session's seqlock value its flows were read at */
@@ -145,6 +147,7 @@ struct upfu_qos {
 	int32_t *map;       /* [max_sessions * 2]: pool index, -1 none */
 	uint32_t *free;     /* stack of free pool indexes */
 	uint32_t nfree;
+	int by_slot;        /* room for every slot: entry = dir × max_sessions + slot (shape.c pool_take) */
 	uint32_t *busy;     /* shapers with a backlog: upfu_qos_poll serves them in turn */
 	uint32_t nbusy;
 	uint32_t cursor;    /* the next busy entry upfu_qos_poll serves */
@@ -226,10 +229,18 @@ int upfu_qos_init(struct upfu *u, const struct upfu_conf *c, char *err, size_t n
  * DL), its flows read again when the rules changed (seq); NULL when the
  * pool is off or exhausted (counted: the MBR buckets apply as before). */
 struct shaped *upfu_shaper(struct upfu *u, uint32_t slot, int dir, uint64_t up_seid, uint32_t seq);
-/* upfu_shape queues the prepared frame m of flow QER index qer (UPF_NONE:
- * the default flow); 0 = queued (m is taken), else m is the caller's and
- * the reason says why (UPF_DROP_MBR: red). */
-int upfu_shape(struct upfu *u, struct shaped *sh, uint8_t qer, struct rte_mbuf *m, const struct upfu_hop *h,
+/* upfu_shaper_flow is the flow of sh that flow QER index qer takes
+ * (UPF_NONE: the default flow), -1 none. */
+int upfu_shaper_flow(const struct shaped *sh, uint8_t qer);
+/* upfu_shaper_of is the shaper of the session whose verdict v is (pipeline
+ * forward) and in *flow the flow v's packets take: from the verdict when
+ * the cache entry knew it, else from upfu_shaper, noted in the entry for
+ * the next packets. NULL: not shaped. */
+struct shaped *upfu_shaper_of(struct upfu *u, uint32_t slot, int dir, const struct verdict *v, int *flow);
+/* upfu_shape queues the prepared frame m of sh's flow (upfu_shaper_flow);
+ * 0 = queued (m is taken), else m is the caller's and the reason says why
+ * (UPF_DROP_MBR: red). */
+int upfu_shape(struct upfu *u, struct shaped *sh, int flow, struct rte_mbuf *m, const struct upfu_hop *h,
 	       uint32_t bytes);
 /* upfu_qos_drain sends at once, in order, whatever slot's shaper of dir
  * holds: before an End Marker, every packet queued for the old tunnel
@@ -241,9 +252,10 @@ void upfu_qos_stats_copy(const struct upfu *u, struct upfu_qos_stats *o);
 static inline int upfu_qos_backlog(const struct upfu *u) { return u->qos.nbusy != 0; }
 
 /* upfu_qos_prefetch_map / upfu_qos_prefetch ask for the lines a shaped
- * packet of slot touches (its map entry; then the session's header, the
- * shaper's per-packet line and its first flow's three hot lines: meter
- * and share, profile, green counters), a burst pass ahead. A packet of
+ * packet of slot touches before its cache entry names its shaper (its map
+ * entry; then the session's header, the shaper's per-packet line and its
+ * first flow's two hot lines: meter and share, profile and counters), a
+ * burst pass ahead. A packet of
  * another flow misses on its own flow's lines; flow 0 is the first PDR's,
  * the one most traffic of a session takes. */
 static inline void upfu_qos_prefetch_map(const struct upfu *u, uint32_t slot, int dir)
@@ -265,7 +277,18 @@ static inline void upfu_qos_prefetch(const struct upfu *u, uint32_t slot, int di
 	rte_prefetch0(&sh->sh);
 	rte_prefetch0(f);
 	rte_prefetch0(f + 64);
-	rte_prefetch0(f + 128);
+}
+
+/* upfu_qos_prefetch_flow asks for what a packet of flow of pool entry
+ * idx touches, known from its verdict cache entry: the shaper's
+ * per-packet line and the flow's two hot lines, not the header. */
+static inline void upfu_qos_prefetch_flow(const struct upfu *u, int32_t idx, int8_t flow)
+{
+	const struct qos_shaper *s = &u->qos.pool[idx].sh;
+	const char *f = (const char *)&s->flow[(uint8_t)flow % QOS_MAX_FLOWS];
+	rte_prefetch0(s);
+	rte_prefetch0(f);
+	rte_prefetch0(f + 64);
 }
 
 /* reply.c */

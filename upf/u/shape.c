@@ -85,7 +85,23 @@ int upfu_qos_init(struct upfu *u, const struct upfu_conf *c, char *err, size_t n
 		q->map[i] = -1;
 	for (uint32_t i = 0; i < q->max; i++)
 		q->free[q->nfree++] = q->max - 1 - i;
+	q->by_slot = q->max >= u->t->max_sessions * 2;
 	return 0;
+}
+
+/* pool_take is a free pool entry for slot's shaper of dir, -1 none. A pool
+ * with room for every slot gives each slot and direction its own entry,
+ * in slot order like the rule tables and the verdict cache: which entry a
+ * session gets does not depend on the pool's history (the free list's
+ * order after releases scattered consecutive sessions' shapers, one cause
+ * of run-to-run swings at 10,000 sessions). Else the entry last freed. */
+static int32_t pool_take(struct upfu_qos *q, uint32_t slot, uint32_t max_sessions, int dir)
+{
+	if (q->by_slot)
+		return (int32_t)((uint32_t)dir * max_sessions + slot); /* free: the slot's map entry was -1 */
+	if (q->nfree == 0)
+		return -1;
+	return (int32_t)q->free[--q->nfree];
 }
 
 /* ---- reading a session's flows ------------------------------------------- */
@@ -162,10 +178,17 @@ static void drop_queued(struct upfu *u, struct shaped *sh)
 static void release(struct upfu *u, uint32_t idx)
 {
 	struct shaped *sh = &u->qos.pool[idx];
+	/* Its slot's seq has moved, so no cache entry that names it is read
+	 * again (verdict.h); forgetting it here keeps that true whatever
+	 * the order of events. */
+	struct vcache *c = upfu_vcache_at(u, sh->slot, sh->dir);
+	if (c->v.shaper == (int32_t)idx)
+		c->v.shaper = -1;
 	drop_queued(u, sh);
 	*map_at(u, sh->slot, sh->dir) = -1;
 	sh->in_use = 0;
-	u->qos.free[u->qos.nfree++] = idx;
+	if (!u->qos.by_slot)
+		u->qos.free[u->qos.nfree++] = idx;
 	CNT_ADD(u->qos.st.shapers, -1);
 	/* a busy entry is dropped from the busy list by the next poll */
 }
@@ -221,11 +244,11 @@ struct shaped *upfu_shaper(struct upfu *u, uint32_t slot, int dir, uint64_t up_s
 		sh = NULL;
 	}
 	if (sh == NULL) {
-		if (q->nfree == 0) {
+		int32_t idx = pool_take(q, slot, u->t->max_sessions, dir);
+		if (idx < 0) {
 			CNT_ADD(q->st.unshaped, 1);
 			return NULL;
 		}
-		uint32_t idx = q->free[--q->nfree];
 		sh = &q->pool[idx];
 		memset(&sh->sh, 0, sizeof(sh->sh));
 		sh->up_seid = up_seid;
@@ -245,16 +268,48 @@ struct shaped *upfu_shaper(struct upfu *u, uint32_t slot, int dir, uint64_t up_s
 	return sh;
 }
 
+int upfu_shaper_flow(const struct shaped *sh, uint8_t qer)
+{
+	return qer < UPF_MAX_QER ? sh->flow_of_qer[qer] : sh->def_flow;
+}
+
+/* remember notes sh and the flow of c's verdict in the verdict cache entry
+ * c when both were read at the same seq: the entry's next packets go
+ * straight to the shaper (verdict.h). */
+static void remember(struct upfu *u, struct vcache *c, const struct shaped *sh)
+{
+	if (c->seq != sh->seq || c->v.sess_qer == UPF_NONE || c->v.up_seid != sh->up_seid)
+		return;
+	int flow = upfu_shaper_flow(sh, c->v.flow_qer);
+	if (flow < 0)
+		return;
+	c->v.shaper = (int32_t)(sh - u->qos.pool);
+	c->v.shaper_flow = (int8_t)flow;
+}
+
+struct shaped *upfu_shaper_of(struct upfu *u, uint32_t slot, int dir, const struct verdict *v, int *flow)
+{
+	if (v->shaper >= 0) {
+		*flow = v->shaper_flow;
+		return &u->qos.pool[v->shaper];
+	}
+	struct shaped *sh = upfu_shaper(u, slot, dir, v->up_seid, v->seq);
+	if (sh == NULL)
+		return NULL;
+	*flow = upfu_shaper_flow(sh, v->flow_qer);
+	remember(u, upfu_vcache_at(u, slot, dir), sh);
+	return sh;
+}
+
 /* ---- per packet -------------------------------------------------------------- */
 
 /* upfu_shape meters the frame and sends it at once when its session has
  * nothing queued and the buckets allow it (qos_submit: the common case
  * costs no queue and no dequeue); else it queues it and lists the session
  * for upfu_qos_poll. */
-int upfu_shape(struct upfu *u, struct shaped *sh, uint8_t qer, struct rte_mbuf *m, const struct upfu_hop *h,
+int upfu_shape(struct upfu *u, struct shaped *sh, int flow, struct rte_mbuf *m, const struct upfu_hop *h,
 	       uint32_t bytes)
 {
-	int flow = qer < UPF_MAX_QER ? sh->flow_of_qer[qer] : sh->def_flow;
 	if (flow < 0)
 		return UPF_DROP_RULE_BUSY; /* rules and verdict out of step: the next packet rereads */
 	uint64_t handle = (uint64_t)(uintptr_t)m | ((uint64_t)(h->port == UPF_N3) << PORT_BIT);
