@@ -14,10 +14,11 @@ FUZZTIME ?= 8s
 # build` never does, so bin/l25gc carries none of it.
 TESTTAGS := l25gc_testhooks
 # Go's build cache keys a cgo package by its own files, not by the headers it
-# includes from onvm/include (the shared-memory header tree): a digest of
-# them in the C flags makes every make target rebuild xio and onvm when a
-# shared header changes, instead of linking a stale object.
-SHM_DIGEST := $(shell cat onvm/include/*.h | sha256sum | cut -c1-16)
+# includes from other directories: onvm/include (the shared-memory header
+# tree) and qos/ (the QoS fast path UPF-U compiles in). A digest of them in
+# the C flags makes every make target rebuild xio, onvm and upf/u when such
+# a header changes, instead of linking a stale object.
+SHM_DIGEST := $(shell cat onvm/include/*.h qos/*.h | sha256sum | cut -c1-16)
 export CGO_CFLAGS := -O2 -g -DL25GC_SHM_DIGEST=$(SHM_DIGEST)
 
 PREFIX  ?= /usr/local
