@@ -191,25 +191,32 @@ func (q registrationPeers) undo(registered bool, policyID string) func() {
 	}
 }
 
-// concurrently runs each fn on its own goroutine and waits for all. A
-// panic in one is returned (the first, with its stack) rather than let
-// loose on a goroutine nothing recovers: a bug in one call must cost one
-// UE, never the AMF.
+// concurrently runs each fn at once and waits for all: the first on the
+// calling goroutine, which waits anyway and whose stack has already grown
+// to what an SBI call's JSON decoding needs, the others on goroutines of
+// their own. A panic in one is returned (the first, with its stack)
+// rather than let loose on a goroutine nothing recovers: a bug in one
+// call must cost one UE, never the AMF.
 func concurrently(fns ...func()) (crash any) {
+	if len(fns) == 0 {
+		return nil
+	}
 	var (
 		wg   sync.WaitGroup
 		once sync.Once
 	)
-	for _, fn := range fns {
-		wg.Go(func() {
-			defer func() {
-				if r := recover(); r != nil {
-					once.Do(func() { crash = fmt.Sprintf("%v\n%s", r, debug.Stack()) })
-				}
-			}()
-			fn()
-		})
+	contained := func(fn func()) {
+		defer func() {
+			if r := recover(); r != nil {
+				once.Do(func() { crash = fmt.Sprintf("%v\n%s", r, debug.Stack()) })
+			}
+		}()
+		fn()
 	}
+	for _, fn := range fns[1:] {
+		wg.Go(func() { contained(fn) })
+	}
+	contained(fns[0])
 	wg.Wait()
 	return crash
 }
