@@ -10,6 +10,7 @@ import (
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/internal/gopool"
 	"github.com/l25gc/l25gc/protocol/nasx"
 )
 
@@ -185,7 +186,7 @@ func TestConcurrentlyContainsAPanic(t *testing.T) {
 		var finished atomic.Bool
 		fns := []func(){func() { finished.Store(true) }, func() { finished.Store(true) }}
 		fns[bug] = func() { panic("bug in one call") }
-		crash := concurrently(fns...)
+		crash := concurrently(gopool.New(0), fns...)
 		if crash == nil || !finished.Load() {
 			t.Fatalf("call %d panicking: crash %v, other call finished %v; want the panic back and the other call done", bug, crash, finished.Load())
 		}
