@@ -119,9 +119,9 @@ type input struct {
 // perGNB counts the UEs of byID by gNB, so that the caps of admit cost
 // nothing per InitialUEMessage; a gNB without UEs has no entry.
 type ueTable struct {
-	mu     sync.Mutex
-	byID   map[int64]*ueContext
-	idle   map[uint32]*ueContext
+	mu   sync.Mutex
+	byID map[int64]*ueContext
+	idle map[uint32]*ueContext
 	// bySUPI indexes byID by SUPI (ue_supi_index.go): usually one id, two
 	// while an old connection of the UE is being released.
 	bySUPI map[string][]int64
