@@ -118,7 +118,6 @@ func hexDigits(s string) bool {
 	return true
 }
 
-
 // resolveSUPI returns the SUPI a supiOrSuci path element stands for. A
 // SUCI that cannot be deconcealed is a *sbi.Reject: 501 for a protection
 // scheme the UDM does not run (TS 29.503 6.3.3.2.3.1), 403
