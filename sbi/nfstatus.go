@@ -146,6 +146,7 @@ func (n *NRFClient) forgetInstance(id string) {
 		c.profiles = slices.DeleteFunc(slices.Clone(c.profiles), func(p models.NrfNfDiscoveryNfProfile) bool {
 			return p.NfInstanceId == id
 		})
+		c.ranked = nil
 	}
 	delete(n.failed, id)
 	for a, ch := range n.chosen {

@@ -47,6 +47,11 @@ type cachedSearch struct {
 	profiles []models.NrfNfDiscoveryNfProfile
 	fetched  time.Time
 	expires  time.Time
+	// ranked holds, per service, the instances of profiles offering it,
+	// best first, as rank orders them when none failed: built on the
+	// first selection, so the next ones skip reading every profile and
+	// sorting. Whoever changes profiles clears it.
+	ranked map[models.ServiceName][]candidate
 }
 
 // inflight lets concurrent discoveries of one query share one NRF request.
@@ -117,7 +122,11 @@ func (n *NRFClient) Discover(ctx context.Context, target models.NrfNfManagementN
 // the cache while the NRF's validity period lasts; concurrent searches of
 // one query share one NRF request.
 func (n *NRFClient) Search(ctx context.Context, q Query) ([]models.NrfNfDiscoveryNfProfile, error) {
-	key := n.queryKey(q)
+	return n.searchKeyed(ctx, q, n.queryKey(q))
+}
+
+// searchKeyed is Search of q, whose queryKey is key.
+func (n *NRFClient) searchKeyed(ctx context.Context, q Query, key string) ([]models.NrfNfDiscoveryNfProfile, error) {
 	n.mu.Lock()
 	if c, ok := n.cache[key]; ok && n.now().Before(c.expires) {
 		n.mu.Unlock()
@@ -144,9 +153,9 @@ func (n *NRFClient) Search(ctx context.Context, q Query) ([]models.NrfNfDiscover
 	return f.res, f.err
 }
 
-// queryKey is the cache key of q: its whole query string, whose
-// parameters url.Values.Encode sorts.
-func (n *NRFClient) queryKey(q Query) string { return q.values(n.selfType).Encode() }
+// queryKey is the cache key of q: its whole query string, parameters
+// sorted (Query.encode).
+func (n *NRFClient) queryKey(q Query) string { return q.encode(n.selfType) }
 
 func (n *NRFClient) search(ctx context.Context, q Query, key string) ([]models.NrfNfDiscoveryNfProfile, error) {
 	var res models.SearchResult

@@ -26,35 +26,58 @@ type Query struct {
 	TargetInstanceID  string                       // target-nf-instance-id
 }
 
-// values encodes q with the requester's type as the query string of
-// NFDiscover. Arrays of strings go comma separated (form style, explode
-// false); objects and arrays of objects as JSON (TS 29.501 5.2.4,
-// TS 29.510 6.2.3.2.3.1 "content application/json").
-func (q Query) values(requester models.NrfNfManagementNfType) url.Values {
-	v := url.Values{"target-nf-type": {string(q.Target)}, "requester-nf-type": {string(requester)}}
-	if len(q.Services) > 0 {
-		names := make([]string, len(q.Services))
-		for i, s := range q.Services {
-			names[i] = string(s)
+// encode is q with the requester's type as the query string of
+// NFDiscover, exactly as url.Values.Encode would write it (parameters
+// sorted by name, values query-escaped). Arrays of strings go comma
+// separated (form style, explode false); objects and arrays of objects as
+// JSON (TS 29.501 5.2.4, TS 29.510 6.2.3.2.3.1 "content application/json").
+// It is also the discovery cache's key, built on every selection: written
+// straight into one buffer instead of through a url.Values map and a sort.
+func (q Query) encode(requester models.NrfNfManagementNfType) string {
+	var b strings.Builder
+	b.Grow(128)
+	param := func(name, value string) {
+		if b.Len() > 0 {
+			b.WriteByte('&')
 		}
-		v.Set("service-names", strings.Join(names, ","))
+		b.WriteString(name)
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(value))
 	}
-	if len(q.SNSSAIs) > 0 {
-		v.Set("snssais", jsonParam(q.SNSSAIs))
-	}
+	// In the order url.Values.Encode sorts them.
 	if q.DNN != "" {
-		v.Set("dnn", q.DNN)
-	}
-	if q.TAI != nil {
-		v.Set("tai", jsonParam(q.TAI))
+		param("dnn", q.DNN)
 	}
 	if q.PreferredLocality != "" {
-		v.Set("preferred-locality", q.PreferredLocality)
+		param("preferred-locality", q.PreferredLocality)
+	}
+	param("requester-nf-type", string(requester))
+	if len(q.Services) > 0 {
+		param("service-names", serviceList(q.Services))
+	}
+	if len(q.SNSSAIs) > 0 {
+		param("snssais", jsonParam(q.SNSSAIs))
+	}
+	if q.TAI != nil {
+		param("tai", jsonParam(q.TAI))
 	}
 	if q.TargetInstanceID != "" {
-		v.Set("target-nf-instance-id", q.TargetInstanceID)
+		param("target-nf-instance-id", q.TargetInstanceID)
 	}
-	return v
+	param("target-nf-type", string(q.Target))
+	return b.String()
+}
+
+// serviceList is service-names' value: the names comma separated.
+func serviceList(services []models.ServiceName) string {
+	if len(services) == 1 {
+		return string(services[0])
+	}
+	names := make([]string, len(services))
+	for i, s := range services {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ",")
 }
 
 func jsonParam(v any) string {

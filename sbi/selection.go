@@ -63,7 +63,7 @@ func (n *NRFClient) selectExcept(ctx context.Context, q Query, except string) (s
 	}
 	key := n.queryKey(q)
 	for refreshed := false; ; refreshed = true {
-		profiles, err := n.Search(ctx, q)
+		profiles, err := n.searchKeyed(ctx, q, key)
 		if err != nil {
 			return "", err
 		}
@@ -86,7 +86,11 @@ func (n *NRFClient) selectExcept(ctx context.Context, q Query, except string) (s
 func (n *NRFClient) pick(q Query, key string, profiles []models.NrfNfDiscoveryNfProfile, except string) (base string, stale bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	healthy, failed := n.rank(profiles, q.service(), except)
+	healthy, fast := n.rankedFast(key, profiles, q.service(), except)
+	var failed []candidate
+	if !fast {
+		healthy, failed = n.rank(profiles, q.service(), except)
+	}
 	if len(healthy) == 0 {
 		sort.SliceStable(failed, func(i, j int) bool { return failed[i].failedAt.Before(failed[j].failedAt) })
 		// A cached answer emptied by notifications, or older than the
@@ -110,8 +114,33 @@ func (n *NRFClient) pick(q Query, key string, profiles []models.NrfNfDiscoveryNf
 
 // chose remembers where c was picked from, for Failover; n.mu held.
 func (n *NRFClient) chose(q Query, key string, c candidate) string {
-	n.chosen[authorityOf(c.base)] = choice{q: q, key: key, base: c.base, id: c.id}
+	a := authorityOf(c.base)
+	if old, ok := n.chosen[a]; ok && old.id == c.id && old.key == key && old.base == c.base {
+		return c.base // remembered by an earlier pick of the same search
+	}
+	n.chosen[a] = choice{q: q, key: key, base: c.base, id: c.id}
 	return c.base
+}
+
+// rankedFast is rank's answer kept with the cached search of key, when
+// profiles is that search's answer, no instance failed lately and none is
+// excepted: the common case, a selection per SBI call. Otherwise ok is
+// false and rank must look at each profile. n.mu held.
+func (n *NRFClient) rankedFast(key string, profiles []models.NrfNfDiscoveryNfProfile, service models.ServiceName, except string) (healthy []candidate, ok bool) {
+	c, cached := n.cache[key]
+	if !cached || except != "" || len(n.failed) > 0 || len(profiles) == 0 ||
+		len(c.profiles) != len(profiles) || &c.profiles[0] != &profiles[0] {
+		return nil, false
+	}
+	if r, ok := c.ranked[service]; ok {
+		return r, true
+	}
+	healthy, _ = n.rank(profiles, service, "")
+	if c.ranked == nil {
+		c.ranked = map[models.ServiceName][]candidate{}
+	}
+	c.ranked[service] = healthy
+	return healthy, true
 }
 
 // rank orders the instances offering service best first, the ones that

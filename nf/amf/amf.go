@@ -42,6 +42,7 @@ import (
 
 	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/domain"
+	"github.com/l25gc/l25gc/internal/gopool"
 	"github.com/l25gc/l25gc/internal/tracing"
 	"github.com/l25gc/l25gc/nf"
 	"github.com/l25gc/l25gc/ratelimit"
@@ -81,7 +82,10 @@ type NF struct {
 	// calls is the parent of every SBI call's context; Stop cancels it.
 	calls     context.Context
 	stopCalls context.CancelFunc
-	persist   *ueStore // UE contexts across restarts (persist.go); nil when off
+	// workers run the SBI calls (call, smCall, concurrently) on goroutines
+	// whose stacks have grown already (internal/gopool).
+	workers *gopool.Pool
+	persist *ueStore // UE contexts across restarts (persist.go); nil when off
 
 	mu     sync.Mutex
 	gnbs   map[uint64]*gnb
@@ -127,6 +131,7 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 		n.opts.Crypto = securityCrypto{}
 	}
 	n.calls, n.stopCalls = context.WithCancel(context.Background())
+	n.workers = gopool.New(0)
 	n.metrics = newMetrics(env.Registry)
 	countUEs(env.Registry, n.ues)
 	countIdle(env.Registry, n.ues)

@@ -119,9 +119,12 @@ type input struct {
 // perGNB counts the UEs of byID by gNB, so that the caps of admit cost
 // nothing per InitialUEMessage; a gNB without UEs has no entry.
 type ueTable struct {
-	mu     sync.Mutex
-	byID   map[int64]*ueContext
-	idle   map[uint32]*ueContext
+	mu   sync.Mutex
+	byID map[int64]*ueContext
+	idle map[uint32]*ueContext
+	// bySUPI indexes byID by SUPI (ue_supi_index.go): usually one id, two
+	// while an old connection of the UE is being released.
+	bySUPI map[string][]int64
 	perGNB map[uint64]int
 	nextID atomic.Int64
 	tmsi   atomic.Uint32
@@ -135,7 +138,8 @@ type ueTable struct {
 }
 
 func newUETable() *ueTable {
-	return &ueTable{byID: map[int64]*ueContext{}, idle: map[uint32]*ueContext{}, perGNB: map[uint64]int{}}
+	return &ueTable{byID: map[int64]*ueContext{}, idle: map[uint32]*ueContext{}, perGNB: map[uint64]int{},
+		bySUPI: map[string][]int64{}}
 }
 
 // allocID gives a fresh AMF UE NGAP ID (TS 38.413 9.3.3.1: 0..2^40-1).
@@ -199,10 +203,13 @@ func (t *ueTable) put(ue *ueContext) {
 }
 
 func (t *ueTable) addLocked(ue *ueContext) {
-	if _, dup := t.byID[ue.amfID]; !dup {
+	if old, dup := t.byID[ue.amfID]; !dup {
 		t.perGNB[ue.gnbID]++
+	} else {
+		t.unindexSUPI(old.supi, ue.amfID)
 	}
 	t.byID[ue.amfID] = ue
+	t.indexSUPI(ue.supi, ue.amfID)
 }
 
 func (t *ueTable) remove(id int64) {
@@ -217,6 +224,7 @@ func (t *ueTable) removeLocked(id int64) {
 		return
 	}
 	delete(t.byID, id)
+	t.unindexSUPI(ue.supi, id)
 	if t.perGNB[ue.gnbID]--; t.perGNB[ue.gnbID] <= 0 {
 		delete(t.perGNB, ue.gnbID)
 	}
@@ -290,8 +298,8 @@ func (t *ueTable) findSUPI(supi string) (int64, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	found := int64(-1)
-	for id, ue := range t.byID {
-		if ue.supi == supi && id > found {
+	for _, id := range t.bySUPI[supi] {
+		if id > found {
 			found = id
 		}
 	}
@@ -305,8 +313,8 @@ func (t *ueTable) superseded(ue *ueContext) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	newer := func(o *ueContext) bool { return o != ue && o.supi == ue.supi && o.amfID > ue.amfID }
-	for _, o := range t.byID {
-		if newer(o) {
+	for _, id := range t.bySUPI[ue.supi] {
+		if o := t.byID[id]; o != nil && newer(o) {
 			return true
 		}
 	}

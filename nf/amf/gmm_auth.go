@@ -157,7 +157,7 @@ func (n *NF) onAuthConfirmation(ue *ueContext, in *input) (State, error) {
 			n.endContext(old)
 		}
 	}
-	ue.supi = conf.SUPI
+	n.ues.setSUPI(ue, conf.SUPI)
 	if ue.service == nil {
 		// TS 23.502 4.2.2.2.2 step 14b's reads go out while security mode
 		// runs (registration_prefetch.go).

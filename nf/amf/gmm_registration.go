@@ -156,7 +156,7 @@ func (n *NF) adoptIdle(ue *ueContext, g nasx.GUTI, raw []byte) bool {
 	if old == nil {
 		return false
 	}
-	ue.adopt(old)
+	n.adopt(ue, old)
 	n.endPagedProcedure(ue, ratelimit.ResultFailure) // registering, not answering a paging (limiter_events.go)
 	ue.reg.verified = ue.sec.verifies(raw)
 	return true
@@ -173,7 +173,7 @@ func (n *NF) adoptIdleIfVerified(ue *ueContext, g nasx.GUTI, raw []byte) (known,
 	if old == nil {
 		return known, false
 	}
-	ue.adopt(old)
+	n.adopt(ue, old)
 	n.endPagedProcedure(ue, ratelimit.ResultFailure) // deregistering, not answering a paging (limiter_events.go)
 	ue.reg.verified = true
 	return true, true
@@ -184,9 +184,17 @@ func (n *NF) assigned(g nasx.GUTI) bool {
 	return g.GUAMI == n.guami
 }
 
-// adopt moves the 5GMM context of a parked UE onto this N2 connection.
+// adopt moves the 5GMM context of a parked UE onto ue's N2 connection;
+// the SUPI through the table, which indexes connected UEs by it.
+func (n *NF) adopt(ue, old *ueContext) {
+	n.ues.setSUPI(ue, old.supi)
+	ue.adopt(old)
+}
+
+// adopt moves the 5GMM context of a parked UE, but its SUPI (NF.adopt),
+// onto this N2 connection.
 func (ue *ueContext) adopt(old *ueContext) {
-	ue.supi, ue.suci, ue.pei, ue.guti = old.supi, old.suci, old.pei, old.guti
+	ue.suci, ue.pei, ue.guti = old.suci, old.pei, old.guti
 	ue.sec, ue.allowed, ue.ambrUL, ue.ambrDL = old.sec, old.allowed, old.ambrUL, old.ambrDL
 	ue.policyID, ue.udmRegistered, ue.registered = old.policyID, old.udmRegistered, old.registered
 	ue.capability = old.capability

@@ -82,7 +82,7 @@ func (n *NF) serviceFromIdle(ue *ueContext, req nasx.ServiceRequest, raw []byte)
 		return ue.state, err
 	}
 	verified := old.sec.verifies(raw)
-	ue.adopt(old) // with the paging's kept transfers
+	n.adopt(ue, old) // with the paging's kept transfers
 	// From here the procedure counts, with the paging's slot when it
 	// answers one (limiter_events.go).
 	n.startService(ue)

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/free5gc/openapi/models"
 
@@ -32,13 +33,16 @@ type SliceSelector interface {
 const NSSelectionPath = "/nnssf-nsselection/v2/network-slice-information"
 
 type sbiSlices struct {
-	c   *sbi.Client
-	nrf *sbi.NRFClient
+	c       *sbi.Client
+	nrf     *sbi.NRFClient
+	answers *nssfAnswers
 }
 
 // NewSBISlices returns the SliceSelector that reaches an NSSF found
 // through nrf.
-func NewSBISlices(c *sbi.Client, nrf *sbi.NRFClient) SliceSelector { return &sbiSlices{c: c, nrf: nrf} }
+func NewSBISlices(c *sbi.Client, nrf *sbi.NRFClient) SliceSelector {
+	return &sbiSlices{c: c, nrf: nrf, answers: newNSSFAnswers(time.Now)}
+}
 
 func (s *sbiSlices) ForRegistration(ctx context.Context, nfID string, info models.SliceInfoForRegistration, tai models.Tai) (models.AuthorizedNetworkSliceInfo, error) {
 	var out models.AuthorizedNetworkSliceInfo
@@ -53,8 +57,15 @@ func (s *sbiSlices) ForRegistration(ctx context.Context, nfID string, info model
 	tj, _ := json.Marshal(tai)
 	q := url.Values{"nf-type": {string(models.NrfNfManagementNfType_AMF)}, "nf-id": {nfID},
 		"slice-info-request-for-registration": {string(ij)}, "tai": {string(tj)}}
-	_, err = s.c.Do(ctx, http.MethodGet, base+NSSelectionPath+"?"+q.Encode(), nil, &out)
-	return out, err
+	uri := base + NSSelectionPath + "?" + q.Encode()
+	if a, ok := s.answers.get(uri); ok {
+		return a, nil
+	}
+	if _, err = s.c.Do(ctx, http.MethodGet, uri, nil, &out); err != nil {
+		return out, err
+	}
+	s.answers.put(uri, out)
+	return out, nil
 }
 
 // sliceRequest is what the AMF tells the NSSF (TS 29.531 6.1.6.2.2): the

@@ -147,7 +147,7 @@ func (n *NF) smCall(ue *ueContext, do func(context.Context) (SMAnswer, error),
 	then func(*ueContext, SMAnswer, error), gone func(SMAnswer, error)) {
 	id := ue.amfID
 	parent := n.trace.Context(n.calls, id)
-	go func() {
+	n.workers.Go(func() {
 		ctx, cancel := context.WithTimeout(parent, sbiTimeout)
 		defer cancel()
 		cctx, span := tracing.Start(ctx, "SMF call", tracing.HopConsumer)
@@ -166,7 +166,7 @@ func (n *NF) smCall(ue *ueContext, do func(context.Context) (SMAnswer, error),
 		if n.disp.Dispatch(ratelimit.UE(id), event) != nil && gone != nil {
 			gone(a, err) // the AMF is stopping
 		}
-	}()
+	})
 }
 
 // runSM runs do, turning a panic into a value (see runContained).
@@ -201,13 +201,13 @@ func (n *NF) releaseSMContext(supi string, s *PDUSession, data models.SmfPduSess
 		return // the creation's answer, arriving for no session, releases it (gsm_transport.go)
 	}
 	uri, id := s.ContextURI, s.ID
-	go func() {
+	n.workers.Go(func() {
 		ctx, cancel := context.WithTimeout(n.calls, sbiTimeout)
 		defer cancel()
 		if err := n.opts.Sessions.ReleaseSMContext(ctx, uri, data); err != nil {
 			n.log.Warn("SM context release", "supi", supi, "pduSessionId", id, "err", err)
 		}
-	}()
+	})
 }
 
 // deactivateSessions: the UE went to CM-IDLE (TS 23.502 4.2.6 step 5):

@@ -39,6 +39,7 @@ import (
 
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/openapi/models"
+	"github.com/l25gc/l25gc/internal/gopool"
 )
 
 // registrationPeers is what steps 14-16 ask of the peers, copied off the
@@ -90,7 +91,7 @@ func (q registrationPeers) ask(ctx context.Context) sbiAnswer {
 		policyErr      error
 		smfSelection   *models.SmfSelectionSubscriptionData
 	)
-	crash := concurrently(
+	crash := concurrently(q.n.workers,
 		func() { uecmErr = q.c.RegisterUECM(ctx, q.supi, q.uecm) },
 		func() { am, slices, amErr = q.subscription(ctx) },
 		func() { smfSelection = q.smfSelectionData(ctx) },
@@ -120,7 +121,7 @@ func (q registrationPeers) subscription(ctx context.Context) (models.AccessAndMo
 		return am, nil, err
 	}
 	var slices *models.AuthorizedNetworkSliceInfo
-	crash := concurrently(
+	crash := concurrently(q.n.workers,
 		func() { slices = q.n.askNSSF(ctx, q.supi, q.requested, am.Nssai, q.tai) },
 		func() {
 			if err := q.c.SubscribeSDM(ctx, q.supi, q.sdm); err != nil {
@@ -191,25 +192,36 @@ func (q registrationPeers) undo(registered bool, policyID string) func() {
 	}
 }
 
-// concurrently runs each fn on its own goroutine and waits for all. A
-// panic in one is returned (the first, with its stack) rather than let
-// loose on a goroutine nothing recovers: a bug in one call must cost one
-// UE, never the AMF.
-func concurrently(fns ...func()) (crash any) {
+// concurrently runs each fn at once and waits for all: the first on the
+// calling goroutine, which waits anyway and whose stack has already grown
+// to what an SBI call's JSON decoding needs, the others on goroutines of
+// their own (from workers). A panic in one is returned (the first, with its stack)
+// rather than let loose on a goroutine nothing recovers: a bug in one
+// call must cost one UE, never the AMF.
+func concurrently(workers *gopool.Pool, fns ...func()) (crash any) {
+	if len(fns) == 0 {
+		return nil
+	}
 	var (
 		wg   sync.WaitGroup
 		once sync.Once
 	)
-	for _, fn := range fns {
-		wg.Go(func() {
-			defer func() {
-				if r := recover(); r != nil {
-					once.Do(func() { crash = fmt.Sprintf("%v\n%s", r, debug.Stack()) })
-				}
-			}()
-			fn()
+	contained := func(fn func()) {
+		defer func() {
+			if r := recover(); r != nil {
+				once.Do(func() { crash = fmt.Sprintf("%v\n%s", r, debug.Stack()) })
+			}
+		}()
+		fn()
+	}
+	for _, fn := range fns[1:] {
+		wg.Add(1)
+		workers.Go(func() {
+			defer wg.Done()
+			contained(fn)
 		})
 	}
+	contained(fns[0])
 	wg.Wait()
 	return crash
 }

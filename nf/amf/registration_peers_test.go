@@ -10,6 +10,7 @@ import (
 	"github.com/free5gc/nas/nasMessage"
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/internal/gopool"
 	"github.com/l25gc/l25gc/protocol/nasx"
 )
 
@@ -178,11 +179,17 @@ func TestRegistrationAsksUDMAndPCFAtOnce(t *testing.T) {
 // A panic in one of the calls asked at once is handed back, not let loose
 // on a goroutine nothing recovers (which would end the AMF), and the
 // other calls still finish.
+// The first call runs on the caller's goroutine, the others on their own:
+// a panic is contained in either place.
 func TestConcurrentlyContainsAPanic(t *testing.T) {
-	var finished atomic.Bool
-	crash := concurrently(func() { panic("bug in one call") }, func() { finished.Store(true) })
-	if crash == nil || !finished.Load() {
-		t.Fatalf("crash %v, other call finished %v; want the panic back and the other call done", crash, finished.Load())
+	for _, bug := range []int{0, 1} {
+		var finished atomic.Bool
+		fns := []func(){func() { finished.Store(true) }, func() { finished.Store(true) }}
+		fns[bug] = func() { panic("bug in one call") }
+		crash := concurrently(gopool.New(0), fns...)
+		if crash == nil || !finished.Load() {
+			t.Fatalf("call %d panicking: crash %v, other call finished %v; want the panic back and the other call done", bug, crash, finished.Load())
+		}
 	}
 }
 

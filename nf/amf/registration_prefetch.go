@@ -42,10 +42,10 @@ func (n *NF) prefetchSubscription(supi string) *subscriptionPrefetch {
 	c, plmn := n.opts.Consumer, n.env.PLMN()
 	q := registrationPeers{n: n, sessions: n.opts.Sessions, supi: supi, plmn: plmn}
 	ctx, cancel := context.WithTimeout(n.calls, sbiTimeout)
-	go func() {
+	n.workers.Go(func() {
 		defer close(p.done)
 		defer cancel()
-		crash := concurrently(
+		crash := concurrently(n.workers,
 			func() { p.am, p.amErr = c.AMData(ctx, supi, plmn) },
 			func() { p.smfSelection = q.smfSelection(ctx) },
 		)
@@ -53,7 +53,7 @@ func (n *NF) prefetchSubscription(supi string) *subscriptionPrefetch {
 			n.log.Error("subscription read panicked", "supi", supi, "panic", crash)
 			p.amErr, p.smfSelection = errPrefetchCrashed, nil
 		}
-	}()
+	})
 	return p
 }
 

@@ -78,7 +78,7 @@ func (n *NF) call(ue *ueContext, ev Event, do func(ctx context.Context) sbiAnswe
 	ctx, cancel := context.WithTimeout(n.trace.Context(n.calls, ue.amfID), sbiTimeout)
 	ue.call = pendingCall{gen: gen, cancel: cancel}
 	id := ue.amfID
-	go func() {
+	n.workers.Go(func() {
 		defer cancel()
 		cctx, span := tracing.Start(ctx, ev.String(), tracing.HopConsumer)
 		a, crash := runContained(cctx, do)
@@ -94,7 +94,7 @@ func (n *NF) call(ue *ueContext, ev Event, do func(ctx context.Context) sbiAnswe
 		if err := n.disp.Dispatch(ratelimit.UE(id), event); err != nil {
 			a.undoUnlessTaken() // the AMF is stopping
 		}
-	}()
+	})
 }
 
 // runContained runs do, turning a panic into a value: a goroutine of its

@@ -111,7 +111,11 @@ func (n *NF) create(ctx context.Context, d *models.SmfPduSessionSmContextCreateD
 func (n *NF) subscriptionAndRegistration(ctx context.Context, c *smContext) error {
 	var subErr error
 	var wg sync.WaitGroup
-	wg.Go(func() { subErr = contained(func() error { return n.checkSubscription(ctx, c) }) })
+	wg.Add(1)
+	n.workers.Go(func() {
+		defer wg.Done()
+		subErr = contained(func() error { return n.checkSubscription(ctx, c) })
+	})
 	regErr := n.registerUECM(ctx, c)
 	wg.Wait()
 	if subErr == nil {

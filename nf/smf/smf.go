@@ -20,6 +20,7 @@ import (
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/internal/gopool"
 	"github.com/l25gc/l25gc/nf"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/upf/rules"
@@ -74,6 +75,9 @@ type NF struct {
 	stopped        bool
 	stop           context.Context
 	cancel         context.CancelFunc
+	// workers run background procedures and parallel reads on goroutines
+	// whose stacks have grown already (internal/gopool).
+	workers *gopool.Pool
 }
 
 // New builds the SMF without a UPF (see NewWithOptions).
@@ -100,7 +104,7 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	n := &NF{env: env, log: env.Log, n4: o.N4, upf: o.UPFAddr, cpAddr: cp, pools: pools, ctxs: newContexts(),
 		id:    sbi.InstanceID(models.NrfNfManagementNfType_SMF, cfg.AdvertisedAddr(cfg.SMF.SBIPort)),
 		peers: peers{env: env}, stop: stop, cancel: cancel, releaseTimeout: t3592, pagingGuard: pagingGuard, forwardingHold: forwardingHold,
-		pagingTimeout: pagingTimeout}
+		pagingTimeout: pagingTimeout, workers: gopool.New(0)}
 	n.m = newMetrics(env.Registry, n)
 	if r, ok := o.N4.(rules.Reporter); ok {
 		r.OnReport(n.handleReport) // TS 23.502 4.2.3.3 step 2a: the UPF's Downlink Data Reports
@@ -169,12 +173,12 @@ func (n *NF) background(f func(ctx context.Context)) {
 	}
 	n.bg.Add(1) // before Stop's Wait, never concurrently with it
 	n.bgMu.Unlock()
-	go func() {
+	n.workers.Go(func() {
 		defer n.bg.Done()
 		ctx, cancel := context.WithTimeout(n.stop, procedureTimeout)
 		defer cancel()
 		f(ctx)
-	}()
+	})
 }
 
 // errNoUPF: the SMF was built without N4.

@@ -306,6 +306,10 @@ func testAMF3GPP(t *testing.T, _ backend, s store.Store) {
 	if err != nil || got.AmfInstanceId != "b3a1e1c4-0000-4000-8000-000000000001" || got.Guami.AmfId != "cafe00" {
 		t.Fatalf("AMF registration = %+v, %v", got, err)
 	}
+	got.Guami.AmfId = "changed by a reader" // a reader's copy is its own, all the way down
+	if again, err := s.AMF3GPPAccess(ctx, sub.UeID); err != nil || again.Guami.AmfId != "cafe00" {
+		t.Fatalf("AMF registration after a reader changed its copy = %+v, %v", again, err)
+	}
 	mustPut(t, s, sub) // re-provisioning keeps the UE's current registration
 	if _, err := s.AMF3GPPAccess(ctx, sub.UeID); err != nil {
 		t.Fatalf("AMF registration after re-provisioning: %v", err)

@@ -59,7 +59,11 @@ type record struct {
 // updates build new values, so readers may keep what they were given.
 type entry struct {
 	sub *store.Subscriber
-	amf *models.Amf3GppAccessRegistration
+	// amf is the UE's "amf" record as the log has it. It is decoded when
+	// read, which is rare, not when written, once per registration: the
+	// write needed a copy of the caller's registration anyway, and a
+	// decode per read gives each reader a copy of its own.
+	amf []byte
 	smf map[int32]smfEntry // SMF registrations by PDU session id
 	// putSize and amfSize are the bytes of its records in a compacted log.
 	putSize, amfSize int64
@@ -131,7 +135,7 @@ func (s *Store) apply(rec *record, n int64) error {
 		}
 	case "amf":
 		if e := s.ues[rec.UeID]; e != nil {
-			s.setAMF(e, rec.AMF3GPP, n)
+			s.replayAMF(e, rec)
 		}
 	case "smf":
 		if e := s.ues[rec.UeID]; e != nil && rec.SMF != nil {
@@ -147,9 +151,27 @@ func (s *Store) apply(rec *record, n int64) error {
 	return nil
 }
 
-func (s *Store) setAMF(e *entry, reg *models.Amf3GppAccessRegistration, n int64) {
+// replayAMF sets e's AMF registration from a record of the log, written
+// again as PutAMF3GPPAccess encodes it. A record without a registration
+// (an older writer stored a nil one) clears it.
+func (s *Store) replayAMF(e *entry, rec *record) {
+	if rec.AMF3GPP == nil {
+		s.setAMF(e, nil)
+		return
+	}
+	b, err := encode(rec)
+	if err != nil { // decoded from JSON a moment ago: it encodes
+		s.setAMF(e, nil)
+		return
+	}
+	s.setAMF(e, b)
+}
+
+// setAMF stores rec, an encoded "amf" record, as e's AMF registration.
+func (s *Store) setAMF(e *entry, rec []byte) {
+	n := int64(len(rec))
 	s.live += n - e.amfSize
-	e.amf, e.amfSize = reg, n
+	e.amf, e.amfSize = rec, n
 }
 
 // setSMF stores reg (its PDU session's registration) in a fresh map, so
@@ -221,12 +243,8 @@ func (s *Store) emitSnapshot(emit func([]byte) error) error {
 			return err
 		}
 		if e.amf != nil {
-			amf, err := encode(&record{Op: "amf", UeID: ueID, AMF3GPP: e.amf})
-			if err != nil {
-				return err
-			}
-			e.amfSize = int64(len(amf))
-			if err := emit(amf); err != nil {
+			e.amfSize = int64(len(e.amf))
+			if err := emit(e.amf); err != nil {
 				return err
 			}
 		}
@@ -699,12 +717,11 @@ func (s *Store) DeleteSMFRegistration(_ context.Context, ueID string, pduSession
 
 // PutAMF3GPPAccess implements store.Store.
 func (s *Store) PutAMF3GPPAccess(_ context.Context, ueID string, reg *models.Amf3GppAccessRegistration) error {
+	if reg == nil {
+		return errors.New("embedded store: no AMF registration to store")
+	}
 	rec, err := encode(&record{Op: "amf", UeID: ueID, AMF3GPP: reg})
 	if err != nil {
-		return err
-	}
-	var copied record
-	if err := json.Unmarshal(rec, &copied); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -716,7 +733,7 @@ func (s *Store) PutAMF3GPPAccess(_ context.Context, ueID string, reg *models.Amf
 	if err := s.appendLog(rec); err != nil {
 		return err
 	}
-	s.setAMF(e, copied.AMF3GPP, int64(len(rec)))
+	s.setAMF(e, rec)
 	s.maybeCompact()
 	return nil
 }
@@ -724,16 +741,23 @@ func (s *Store) PutAMF3GPPAccess(_ context.Context, ueID string, reg *models.Amf
 // AMF3GPPAccess implements store.Store.
 func (s *Store) AMF3GPPAccess(_ context.Context, ueID string) (*models.Amf3GppAccessRegistration, error) {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	e, err := s.get(ueID)
+	var rec []byte
+	if err == nil {
+		rec = e.amf // never changed in place: safe to decode unlocked
+	}
+	s.mu.RUnlock()
 	if err != nil {
 		return nil, err
 	}
-	if e.amf == nil {
+	if rec == nil {
 		return nil, store.ErrNotFound
 	}
-	r := *e.amf
-	return &r, nil
+	var r record
+	if err := json.Unmarshal(rec, &r); err != nil {
+		return nil, fmt.Errorf("embedded store: AMF registration of %s: %w", ueID, err)
+	}
+	return r.AMF3GPP, nil
 }
 
 // Close implements store.Store: it stops the periodic fsync, syncs and

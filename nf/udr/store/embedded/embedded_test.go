@@ -137,6 +137,10 @@ func TestCompaction(t *testing.T) {
 	if _, err := s.PutSMFRegistration(ctx, subs[0].UeID, &models.SmfRegistration{SmfInstanceId: "smf-1", PduSessionId: 7}); err != nil {
 		t.Fatal(err)
 	}
+	amf := &models.Amf3GppAccessRegistration{AmfInstanceId: "amf-1", Guami: &models.Guami{AmfId: "cafe00"}, RatType: models.RatType_NR}
+	if err := s.PutAMF3GPPAccess(ctx, subs[1].UeID, amf); err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < 5000; i++ {
 		if _, err := s.IncrementSQN(ctx, subs[i%len(subs)].UeID, 1); err != nil {
 			t.Fatal(err)
@@ -151,6 +155,9 @@ func TestCompaction(t *testing.T) {
 	defer closeStore(t, s)
 	if regs, err := s.SMFRegistrations(ctx, subs[0].UeID); err != nil || len(regs) != 1 || regs[0].PduSessionId != 7 {
 		t.Fatalf("SMF registration after compaction = %+v, %v", regs, err)
+	}
+	if reg, err := s.AMF3GPPAccess(ctx, subs[1].UeID); err != nil || reg.AmfInstanceId != "amf-1" || reg.Guami.AmfId != "cafe00" || reg.RatType != models.RatType_NR {
+		t.Fatalf("AMF registration after compaction = %+v, %v", reg, err)
 	}
 	for _, sub := range subs {
 		if a, _ := s.AuthSubscription(ctx, sub.UeID); a.SequenceNumber.Sqn != "0000000000fa" {
