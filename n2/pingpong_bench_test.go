@@ -110,20 +110,5 @@ func plainUDPPair(tb testing.TB) (Conn, Conn) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { ac.Close(); bc.Close() })
-	return plainConn{bc}, plainConn{ac}
+	return PlainUDPConn{bc}, PlainUDPConn{ac}
 }
-
-type plainConn struct{ *net.UDPConn }
-
-func (p plainConn) ReadMsg() ([]byte, uint16, error) {
-	buf := make([]byte, 2048)
-	n, err := p.Read(buf)
-	return buf[:n], 1, err
-}
-
-func (p plainConn) WriteMsg(pdu []byte, _ uint16) error {
-	_, err := p.Write(pdu)
-	return err
-}
-
-func (p plainConn) Streams() uint16 { return 2 }

@@ -116,7 +116,7 @@ func dial(ctx context.Context, transport, impl, addr string) (n2.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		return plainConn{nc.(*net.UDPConn)}, nil
+		return n2.PlainUDPConn{UDPConn: nc.(*net.UDPConn)}, nil
 	}
 	o := n2.Options{SCTPImpl: impl}
 	if impl == OwnInline {
@@ -125,22 +125,6 @@ func dial(ctx context.Context, transport, impl, addr string) (n2.Conn, error) {
 	c, _, err := o.Dial(ctx, transport, addr)
 	return c, err
 }
-
-// plainConn is a connected UDP socket behind n2.Conn.
-type plainConn struct{ *net.UDPConn }
-
-func (p plainConn) ReadMsg() ([]byte, uint16, error) {
-	buf := make([]byte, 64<<10)
-	n, err := p.Read(buf)
-	return buf[:n], 1, err
-}
-
-func (p plainConn) WriteMsg(pdu []byte, _ uint16) error {
-	_, err := p.Write(pdu)
-	return err
-}
-
-func (p plainConn) Streams() uint16 { return 2 }
 
 // servePlain echoes bare UDP datagrams.
 func servePlain(ctx context.Context, addr string, out io.Writer) error {

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,17 +30,7 @@ func TestLimiterModeSwitchedWhileSessionsRun(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, ue := range ues {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = ue.RequestPDUSession(ctx, 1, "internet")
-		}()
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	errs, done := sessionsAtOnce(ctx, ues)
 	modes := []string{"fixed:2", "adaptive", "off", "fixed:1", "adaptive", "fixed:8"}
 	for i := 0; ; i++ {
 		if err := sw.Set(ctx, modes[i%len(modes)]); err != nil {

@@ -28,6 +28,24 @@ func registeredUEs(t *testing.T, cfg *config.Config, g *ransim.GNB, n int) []*ra
 	return ues
 }
 
+// sessionsAtOnce has every UE request a PDU session (PSI 1, DNN internet)
+// at the same moment; done closes when all have answered, and then errs
+// holds each UE's outcome.
+func sessionsAtOnce(ctx context.Context, ues []*ransim.UE) (errs []error, done <-chan struct{}) {
+	errs = make([]error, len(ues))
+	var wg sync.WaitGroup
+	for i, ue := range ues {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = ue.RequestPDUSession(ctx, 1, "internet")
+		}()
+	}
+	all := make(chan struct{})
+	go func() { wg.Wait(); close(all) }()
+	return errs, all
+}
+
 // The paper's experiment at the tightest limit, on the real core: with
 // amf.limiter.mode fixed:1, 50 UEs request a PDU session at once and all
 // 50 sessions come up (the follow-ups of the one running establishment
@@ -45,16 +63,8 @@ func TestFixedOneLimiterCompletesFiftyConcurrentSessions(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, ue := range ues {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = ue.RequestPDUSession(ctx, 1, "internet")
-		}()
-	}
-	wg.Wait()
+	errs, done := sessionsAtOnce(ctx, ues)
+	<-done
 	for i, err := range errs {
 		if err != nil {
 			t.Errorf("UE %d: PDU session establishment: %v", i, err)
