@@ -9,9 +9,10 @@
 //
 //   - udp: SCTP in user space whose packets travel as UDP payloads, the
 //     encapsulation of RFC 6951, for hosts without kernel SCTP. The
-//     handshake is ours, and so is the data path (own_*.go: a message is
-//     sent in the writer's goroutine and received by the socket's one
-//     reader) unless Options.SCTPImpl picks github.com/pion/sctp. The AMF listens on one UDP socket and runs one association per
+//     handshake is ours; the data path is github.com/pion/sctp's, or ours
+//     when Options.SCTPImpl picks it (own_*.go: a message is sent in the
+//     writer's goroutine and received by the socket's one reader). The
+//     AMF listens on one UDP socket and runs one association per
 //     remote UDP address. Peers must use the same encapsulation (our
 //     simulator does); tshark dissects it with `-d udp.port==38412,sctp`.
 //
@@ -114,7 +115,11 @@ const (
 	ImplOwn  = "own"
 	ImplPion = "pion"
 	// DefaultSCTPImpl is the data path when Options.SCTPImpl is empty.
-	DefaultSCTPImpl = ImplOwn
+	// pion, because ours has no congestion control and no fast
+	// retransmit yet: a burst larger than the receiver's socket buffer
+	// (a 100 KiB UE Radio Capability on a slow host) loses chunks that
+	// come back one T3-rtx expiry at a time, with the RTO doubling.
+	DefaultSCTPImpl = ImplPion
 )
 
 // ownDataPath says whether user-space associations run our own data path;
