@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
 )
@@ -25,8 +26,7 @@ func pagingSpans() []Span {
 	const k1, k2, k3 = int64(1<<8 | 15), int64(1<<8 | 14), int64(2<<8 | 14)
 	ue, supi := int64(9), "imsi-1"
 	n1n2 := "POST /namf-comm/v1/ue-contexts/{}/n1-n2-messages"
-	modify := "POST /nsmf-pdusession/v1/sm-contexts/{}/modify"
-	return []Span{
+	spans := []Span{
 		span("p", "p1", "", "paging_first_packet", "l25gc-ransim", 0, 2000, attrs(HopProcedure, string(KeyProcedure), "paging_first_packet",
 			string(KeySUPI), supi, string(KeyRANUE), ue, string(KeyTrigger), TriggerDownlink)),
 		span("p", "p2", "", "paging", "l25gc-ransim", 0, 600, attrs(HopProcedure, string(KeyProcedure), "paging",
@@ -38,18 +38,8 @@ func pagingSpans() []Span {
 		span("m", "ms", "mc", n1n2, "l25gc-amf", 450, 560, attrs(HopSBIServer)),
 		span("ap", "ap", "", "N2 send Paging", "l25gc-amf", 500, 500, attrs(HopAMFSend, string(KeySUPI), supi, string(KeyMessage), pagingKey)),
 		span("rp", "rp", "", "N2 receive Paging", "l25gc-ransim", 600, 600, attrs(HopRANRecv, string(KeySUPI), supi, string(KeyMessage), pagingKey)),
-		span("r1", "r1", "", "N2 send", "l25gc-ransim", 650, 650, attrs(HopRANSend, string(KeyRANUE), ue, string(KeyMessage), k1)),
-		span("a2", "a2", "", "N2 InitialUEMessage", "l25gc-amf", 700, 900, attrs(HopAMFRecv, string(KeyRANUE), ue, string(KeyMessage), k1)),
-		span("a2", "s2", "a2", "ServiceRequest", "l25gc-amf", 720, 900, attrs(HopStep)),
-		span("a2", "c2", "s2", modify, "l25gc-amf", 750, 880, attrs(HopSBIClient)),
-		span("a2", "v2", "c2", modify, "l25gc-smf", 770, 860, attrs(HopSBIServer)),
 		span("a2", "o2", "s2", "N2 send", "l25gc-amf", 900, 900, attrs(HopAMFSend, string(KeyRANUE), ue, string(KeyMessage), k2)),
 		span("r2", "r2", "", "N2 receive", "l25gc-ransim", 950, 950, attrs(HopRANRecv, string(KeyRANUE), ue, string(KeyMessage), k2)),
-		span("r3", "r3", "", "N2 send", "l25gc-ransim", 1000, 1000, attrs(HopRANSend, string(KeyRANUE), ue, string(KeyMessage), k3)),
-		span("a3", "a3", "", "N2 InitialContextSetupResponse", "l25gc-amf", 1050, 1400, attrs(HopAMFRecv, string(KeyRANUE), ue, string(KeyMessage), k3)),
-		span("a3", "s3", "a3", "InitialContextSetupResponse", "l25gc-amf", 1060, 1400, attrs(HopStep)),
-		span("a3", "c3", "s3", modify, "l25gc-amf", 1100, 1390, attrs(HopSBIClient)),
-		span("a3", "v3", "c3", modify, "l25gc-smf", 1120, 1380, attrs(HopSBIServer)),
 		span("a3", "f3", "v3", "session_modification_request", "l25gc-smf", 1150, 1350, attrs(HopPFCP)),
 		span("u2", "um", "", UPFCModification, "l25gc-upf", 1200, 1300, attrs(HopUPFC, string(KeyUPSEID), int64(5))),
 		// The other session's.
@@ -57,6 +47,42 @@ func pagingSpans() []Span {
 		span("m2", "mx", "", "Session Report → N1N2MessageTransfer answered", "l25gc-smf", 360, 380, attrs(HopSMFNF, string(KeySUPI), "imsi-2", string(KeyUPSEID), int64(6))),
 		span("u4", "uy", "", UPFCModification, "l25gc-upf", 1310, 1900, attrs(HopUPFC, string(KeyUPSEID), int64(6))),
 	}
+	service := handledMessage{n: "2", n2: "N2 InitialUEMessage", step: "ServiceRequest", ranUE: ue, key: k1,
+		sent: 650, read: 700, stepFrom: 720, end: 900, call: [2]int{750, 880}, served: [2]int{770, 860}}
+	setup := handledMessage{n: "3", n2: "N2 InitialContextSetupResponse", step: "InitialContextSetupResponse", ranUE: ue, key: k3,
+		sent: 1000, read: 1050, stepFrom: 1060, end: 1400, call: [2]int{1100, 1390}, served: [2]int{1120, 1380}}
+	return append(append(spans, service.spans()...), setup.spans()...)
+}
+
+// handledMessage is a UE message the gNB sends and the AMF handles as one
+// step with one SMF call (Nsmf_PDUSession_UpdateSMContext), the span IDs
+// numbered n: the gNB's send g<n>, the AMF's receive a<n> (its trace),
+// step s<n>, call c<n>, and the SMF serving it v<n>. Times in µs.
+type handledMessage struct {
+	n, n2, step          string
+	ranUE, key           int64
+	sent, read, stepFrom int
+	end                  int    // the AMF's receive and step end
+	call, served         [2]int // the SMF call as the AMF saw it, and as the SMF served it
+}
+
+func (h handledMessage) spans() []Span {
+	modify := "POST /nsmf-pdusession/v1/sm-contexts/{}/modify"
+	a := "a" + h.n
+	return []Span{
+		span("g"+h.n, "g"+h.n, "", "N2 send", "l25gc-ransim", h.sent, h.sent, attrs(HopRANSend, string(KeyRANUE), h.ranUE, string(KeyMessage), h.key)),
+		span(a, a, "", h.n2, "l25gc-amf", h.read, h.end, attrs(HopAMFRecv, string(KeyRANUE), h.ranUE, string(KeyMessage), h.key)),
+		span(a, "s"+h.n, a, h.step, "l25gc-amf", h.stepFrom, h.end, attrs(HopStep)),
+		span(a, "c"+h.n, "s"+h.n, modify, "l25gc-amf", h.call[0], h.call[1], attrs(HopSBIClient)),
+		span(a, "v"+h.n, "c"+h.n, modify, "l25gc-smf", h.served[0], h.served[1], attrs(HopSBIServer)),
+	}
+}
+
+// withRows is base with more rows.
+func withRows(base, more map[string]float64) map[string]float64 {
+	m := maps.Clone(base)
+	maps.Copy(m, more)
+	return m
 }
 
 func breakdownOf(t *testing.T, bs []Breakdown, procedure string) Breakdown {
@@ -77,38 +103,36 @@ func TestPagingBreakdownFollowsThePacketFromTheDataNetworkToTheUE(t *testing.T) 
 	bs := Compute(pagingSpans())
 	n1n2 := "POST /namf-comm/v1/ue-contexts/{}/n1-n2-messages"
 	modify := "POST /nsmf-pdusession/v1/sm-contexts/{}/modify"
+	// Both procedures start alike: the packet, the report and the SMF's
+	// N1N2MessageTransfer, until the AMF sends Paging.
+	untilPaging := map[string]float64{
+		RowDownlinkToUPFC:                  300,
+		"UPF-C: " + UPFCReport:             20,
+		"UPF PFCP: session_report_request": 30,
+		"SMF paging: Session Report → N1N2MessageTransfer answered": 50,
+		"SBI transport (client - server): " + n1n2:                  50,
+		"AMF handles: " + n1n2:                                      50,
+	}
 	cases := []struct {
 		procedure string
 		want      map[string]float64 // µs
 	}{
-		{"paging", map[string]float64{
-			RowDownlinkToUPFC:                  300,
-			"UPF-C: " + UPFCReport:             20,
-			"UPF PFCP: session_report_request": 30,
-			"SMF paging: Session Report → N1N2MessageTransfer answered": 50,
-			"SBI transport (client - server): " + n1n2:                  50,
-			"AMF handles: " + n1n2:                                      50,
-			RowN2Downlink:                                               100, // Paging 500-600
-		}},
-		{"paging_first_packet", map[string]float64{
-			RowDownlinkToUPFC:                  300,
-			"UPF-C: " + UPFCReport:             20,
-			"UPF PFCP: session_report_request": 30,
-			"SMF paging: Session Report → N1N2MessageTransfer answered": 50,
-			"SBI transport (client - server): " + n1n2:                  50,
-			"AMF handles: " + n1n2:                                      50,
-			RowN2Downlink:                                               150, // Paging, Initial Context Setup Request
-			RowRAN:                                                      100, // 600-650, 950-1000
-			RowN2Uplink:                                                 100,
-			"AMF N2 read and decode":                                    30,
-			"AMF step: ServiceRequest":                                  50,
-			"SBI transport (client - server): " + modify:                60,
-			"SMF handles: " + modify:                                    120,
-			"AMF step: InitialContextSetupResponse":                     40,
-			"SMF PFCP: session_modification_request":                    50,
-			"UPF-C: " + UPFCModification:                                100,
-			RowUPFUToUE:                                                 700,
-		}},
+		{"paging", withRows(untilPaging, map[string]float64{
+			RowN2Downlink: 100, // Paging 500-600
+		})},
+		{"paging_first_packet", withRows(untilPaging, map[string]float64{
+			RowN2Downlink:              150, // Paging, Initial Context Setup Request
+			RowRAN:                     100, // 600-650, 950-1000
+			RowN2Uplink:                100,
+			"AMF N2 read and decode":   30,
+			"AMF step: ServiceRequest": 50,
+			"SBI transport (client - server): " + modify: 60,
+			"SMF handles: " + modify:                     120,
+			"AMF step: InitialContextSetupResponse":      40,
+			"SMF PFCP: session_modification_request":     50,
+			"UPF-C: " + UPFCModification:                 100,
+			RowUPFUToUE:                                  700,
+		})},
 	}
 	for _, c := range cases {
 		t.Run(c.procedure, func(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/test/bench"
 )
 
@@ -15,18 +14,11 @@ import (
 // nothing stays counted or queued, /metrics follows the last switch, and
 // a bad mode is refused with the AMF's reason and changes nothing.
 func TestLimiterModeSwitchedWhileSessionsRun(t *testing.T) {
-	const n = 30
-	cfg, path := coreConfig(t, t.TempDir(), withSBI("tcp", func(c *config.Config) {
-		c.AMF.Limiter.Mode = "fixed:1"
-		c.Subscribers[0].Count = n
-	}))
-	startCore(t, cfg, path)
+	cfg, ues := fixedOneCoreWithUEs(t, 30)
 	sw, err := bench.NewLimiterSwitch(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := connectGNB(t, cfg)
-	ues := registeredUEs(t, cfg, g, n)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

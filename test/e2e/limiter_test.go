@@ -28,6 +28,19 @@ func registeredUEs(t *testing.T, cfg *config.Config, g *ransim.GNB, n int) []*ra
 	return ues
 }
 
+// fixedOneCoreWithUEs starts a core (SBI over TCP) whose AMF limits
+// itself to one procedure at a time (amf.limiter.mode fixed:1), and
+// registers n UEs on one gNB.
+func fixedOneCoreWithUEs(t *testing.T, n int) (*config.Config, []*ransim.UE) {
+	t.Helper()
+	cfg, path := coreConfig(t, t.TempDir(), withSBI("tcp", func(c *config.Config) {
+		c.AMF.Limiter.Mode = "fixed:1"
+		c.Subscribers[0].Count = n
+	}))
+	startCore(t, cfg, path)
+	return cfg, registeredUEs(t, cfg, connectGNB(t, cfg), n)
+}
+
 // sessionsAtOnce has every UE request a PDU session (PSI 1, DNN internet)
 // at the same moment; done closes when all have answered, and then errs
 // holds each UE's outcome.
@@ -52,14 +65,7 @@ func sessionsAtOnce(ctx context.Context, ues []*ransim.UE) (errs []error, done <
 // never wait behind the gate), then /metrics shows E_max 1 and nothing
 // left in progress or waiting.
 func TestFixedOneLimiterCompletesFiftyConcurrentSessions(t *testing.T) {
-	const n = 50
-	cfg, path := coreConfig(t, t.TempDir(), withSBI("tcp", func(c *config.Config) {
-		c.AMF.Limiter.Mode = "fixed:1"
-		c.Subscribers[0].Count = n
-	}))
-	startCore(t, cfg, path)
-	g := connectGNB(t, cfg)
-	ues := registeredUEs(t, cfg, g, n)
+	cfg, ues := fixedOneCoreWithUEs(t, 50)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
