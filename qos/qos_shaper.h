@@ -31,7 +31,14 @@
  *
  * A flow is active from its first packet until its queue has been empty for
  * idle_ns; the shares are recomputed when that set changes and when the
- * rules change (qos_shaper_configure), never per packet. Included by qos.h.
+ * rules change (qos_shaper_configure), never per packet.
+ *
+ * A shaper has two parts: the hot one (struct qos_shaper_hot, 1152 bytes:
+ * what a packet sent at once reads and writes) and the cold one (struct
+ * qos_shaper_cold: configuration, counters, the queues, ~18 KB). struct
+ * qos_shaper holds both in one piece; UPF-U keeps the hot parts in a dense
+ * array apart from the cold ones and calls the qos_ref_* functions with a
+ * struct qos_ref naming the two. Included by qos.h.
  */
 #ifndef L25GC_QOS_SHAPER_H
 #define L25GC_QOS_SHAPER_H
@@ -86,16 +93,13 @@ struct qos_flow_stats {
 	uint64_t borrowed_bytes;              /* sent beyond the share */
 };
 
-/* A flow, hot part first (issue 13: with thousands of sessions every line a
- * packet touches misses): what qos_submit reads and writes for a green
- * packet it sends at once sits in the first two cache lines — line 0 the
- * meter, share bucket and arrival time, line 1 the meter's profile and the
- * straight counters — and the counters, the queue's state and the
- * configuration after them. A flow is in use when its profile's unit is
- * not 0 (unused flows are zeroed), so the per-packet check reads line 1
- * only. The sizes are pinned below so that a 64-byte aligned shaper keeps
- * each flow's hot lines whole. */
-struct qos_flow {
+/* A flow's per-packet part (issue 13: with thousands of sessions every
+ * line a packet touches misses): what qos_submit reads and writes for a
+ * green packet it sends at once, two cache lines — line 0 the meter, share
+ * bucket and arrival time, line 1 the meter's profile and the straight
+ * counters. A flow is in use when its profile's unit is not 0 (unused
+ * flows are zeroed), so the per-packet check reads line 1 only. */
+struct qos_flow_hot {
 	/* line 0: changes per packet */
 	struct qos_trtcm meter;
 	struct qos_bucket share;
@@ -103,7 +107,11 @@ struct qos_flow {
 	/* line 1: read per packet; counts the green packets sent at once */
 	struct qos_trtcm_profile prof;
 	uint64_t straight_pkts, straight_bytes;
-	/* the rest: a yellow, queued or dropped packet, or a backlog */
+};
+
+/* The rest of a flow: touched by a yellow, queued or dropped packet, a
+ * backlog, or a change of rules. */
+struct qos_flow_cold {
 	uint32_t weight, in_use;
 	int64_t deficit;                /* deficit round robin, bytes */
 	struct qos_flow_stats st;
@@ -114,10 +122,14 @@ struct qos_flow {
 	struct qos_slot q[QOS_QUEUE_SLOTS];
 };
 
-/* A shaper: line 0 is what qos_submit reads of the session per packet
- * (the AMBR bucket, the byte's credit, the flow sets), the rest is read
- * when rules change or a backlog is served. */
-struct qos_shaper {
+/* A shaper's per-packet part: line 0 is what qos_submit reads of the
+ * session per packet (the AMBR bucket, the byte's credit, the flow sets),
+ * then each flow's two hot lines. 1152 bytes (18 lines, a multiple of
+ * 128): UPF-U keeps these in one dense array apart from the queues, so a
+ * green packet of a session with nothing queued touches 3 lines of a
+ * 1 KB record instead of 3 lines scattered over a 19 KB one (issue 13: at
+ * 10,000 sessions every shaper sat on its own page). */
+struct qos_shaper_hot {
 	/* line 0: per packet */
 	struct qos_bucket ambr;
 	uint64_t unit;
@@ -125,7 +137,12 @@ struct qos_shaper {
 	uint64_t idle_ticks;
 	uint32_t backlog;     /* bit i: flow i has queued packets */
 	uint32_t active;      /* bit i: flow i takes part in the fair share */
-	/* line 1: configuration and the dequeue's turns */
+	struct qos_flow_hot flow[QOS_MAX_FLOWS];
+	uint8_t pad[64];      /* 128-byte records: line pairs stay whole */
+};
+
+/* A shaper's cold part: configuration, the dequeue's turns, the queues. */
+struct qos_shaper_cold {
 	uint64_t hz;
 	uint64_t ambr_bps, burst_ns;
 	uint64_t rebalances;  /* how often the shares were recomputed */
@@ -134,8 +151,24 @@ struct qos_shaper {
 	uint32_t rr;
 	uint32_t brr, brr_granted; /* deficit round robin: whose turn, quantum given */
 	uint32_t pad[3];
-	struct qos_flow flow[QOS_MAX_FLOWS];
+	struct qos_flow_cold flow[QOS_MAX_FLOWS];
 };
+
+/* A shaper in one piece (package qos, tests, benchmarks). UPF-U keeps the
+ * two parts in separate arrays and passes a struct qos_ref. */
+struct qos_shaper {
+	struct qos_shaper_hot hot;
+	struct qos_shaper_cold cold;
+};
+
+/* qos_ref names one shaper's two parts wherever they live; every function
+ * below takes one by value (two pointers, passed in registers). */
+struct qos_ref {
+	struct qos_shaper_hot *h;
+	struct qos_shaper_cold *c;
+};
+
+static inline struct qos_ref qos_ref_of(struct qos_shaper *s) { return (struct qos_ref){&s->hot, &s->cold}; }
 
 enum qos_verdict {
 	QOS_QUEUED_GREEN = 0,
@@ -164,13 +197,14 @@ _Static_assert(sizeof(struct qos_slot) == 16, "qos_slot is 16 bytes");
 _Static_assert(sizeof(struct qos_out) == 16, "qos_out is 16 bytes");
 _Static_assert((QOS_QUEUE_SLOTS & (QOS_QUEUE_SLOTS - 1)) == 0, "QOS_QUEUE_SLOTS is a power of 2");
 _Static_assert(QOS_MAX_FLOWS <= 32, "flow sets are 32-bit masks");
-/* The hot lines described at struct qos_flow and struct qos_shaper. */
+/* The hot lines described at struct qos_flow_hot and struct qos_shaper_hot. */
 _Static_assert(sizeof(struct qos_trtcm) + sizeof(struct qos_bucket) + 8 == 64, "a flow's line 0 is its meter, share and arrival");
-_Static_assert(__builtin_offsetof(struct qos_flow, prof) == 64, "a flow's profile starts line 1");
-_Static_assert(__builtin_offsetof(struct qos_flow, straight_bytes) + 8 == 128, "line 1 ends with the straight counters");
-_Static_assert(sizeof(struct qos_flow) % 64 == 0, "flows stay line aligned");
-_Static_assert(__builtin_offsetof(struct qos_shaper, hz) == 64, "a shaper's per-packet fields fill line 0");
-_Static_assert(__builtin_offsetof(struct qos_shaper, flow) % 64 == 0, "flows start on a line");
+_Static_assert(__builtin_offsetof(struct qos_flow_hot, prof) == 64, "a flow's profile starts line 1");
+_Static_assert(sizeof(struct qos_flow_hot) == 128, "a flow's hot part is two lines");
+_Static_assert(__builtin_offsetof(struct qos_shaper_hot, flow) == 64, "a shaper's per-packet fields fill line 0");
+_Static_assert(sizeof(struct qos_shaper_hot) % 128 == 0, "hot records keep line pairs whole");
+_Static_assert(sizeof(struct qos_shaper_cold) % 64 == 0, "cold parts stay line aligned");
+_Static_assert(__builtin_offsetof(struct qos_shaper_cold, flow) == 64, "a shaper's cold header is one line");
 
 #define QOS_BIT(i) (1u << (i))
 
@@ -211,9 +245,10 @@ static inline void qos_bucket_set(struct qos_bucket *b, uint64_t rate, uint64_t 
 
 /* ---- shares ---------------------------------------------------------------- */
 
-static inline void qos_flow_set_rate(struct qos_shaper *s, struct qos_flow *f, uint64_t rate, uint64_t now)
+static inline void qos_flow_set_rate(struct qos_ref s, uint32_t i, uint64_t rate, uint64_t now)
 {
-	qos_bucket_set(&f->share, rate, s->burst_ns, s->unit, now);
+	struct qos_flow_cold *f = &s.c->flow[i];
+	qos_bucket_set(&s.h->flow[i].share, rate, s.c->burst_ns, s.h->unit, now);
 	if (f->queue_bytes != 0) {
 		f->qlimit = f->queue_bytes;
 		return;
@@ -225,50 +260,50 @@ static inline void qos_flow_set_rate(struct qos_shaper *s, struct qos_flow *f, u
 }
 
 /* qos_rebalance recomputes every flow's share (qos_fair.h). */
-static inline void qos_rebalance(struct qos_shaper *s, uint64_t now)
+static inline void qos_rebalance(struct qos_ref s, uint64_t now)
 {
 	struct qos_fair_flow ff[QOS_MAX_FLOWS];
 	struct qos_fair_result r;
-	for (uint32_t i = 0; i < s->nflows; i++) {
-		const struct qos_flow *f = &s->flow[i];
+	for (uint32_t i = 0; i < s.c->nflows; i++) {
+		const struct qos_flow_cold *f = &s.c->flow[i];
 		ff[i].gbr_bps = f->gbr;
 		ff[i].mbr_bps = f->mbr;
 		ff[i].weight = f->weight;
-		ff[i].active = f->in_use && (s->active & QOS_BIT(i));
+		ff[i].active = f->in_use && (s.h->active & QOS_BIT(i));
 	}
-	qos_fair_share(s->ambr_bps, ff, s->nflows, &r); /* validated by configure */
-	s->flags = r.flags;
-	s->rebalances++;
-	for (uint32_t i = 0; i < s->nflows; i++)
-		qos_flow_set_rate(s, &s->flow[i], r.rate_bps[i], now);
+	qos_fair_share(s.c->ambr_bps, ff, s.c->nflows, &r); /* validated by configure */
+	s.c->flags = r.flags;
+	s.c->rebalances++;
+	for (uint32_t i = 0; i < s.c->nflows; i++)
+		qos_flow_set_rate(s, i, r.rate_bps[i], now);
 }
 
 /* qos_activate: a flow's first packet after a pause joins the fair share.
  * Its share bucket starts empty (an idle flow's is 0): its first packets
  * go on the AMBR bucket's spare, so a session's burst stays within the
  * AMBR bucket however many flows wake up. */
-static inline void qos_activate(struct qos_shaper *s, uint32_t i, uint64_t now)
+static inline void qos_activate(struct qos_ref s, uint32_t i, uint64_t now)
 {
-	s->active |= QOS_BIT(i);
+	s.h->active |= QOS_BIT(i);
 	qos_rebalance(s, now);
 }
 
 /* qos_expire_idle takes flows empty for idle_ticks out of the fair share. */
-static inline void qos_expire_idle(struct qos_shaper *s, uint64_t now)
+static inline void qos_expire_idle(struct qos_ref s, uint64_t now)
 {
-	uint32_t idle = s->active & ~s->backlog, gone = 0;
+	uint32_t idle = s.h->active & ~s.h->backlog, gone = 0;
 	for (uint32_t i = 0; idle; i++, idle >>= 1)
-		if ((idle & 1) && now >= s->flow[i].last_arrival && now - s->flow[i].last_arrival >= s->idle_ticks)
+		if ((idle & 1) && now >= s.h->flow[i].last_arrival && now - s.h->flow[i].last_arrival >= s.h->idle_ticks)
 			gone |= QOS_BIT(i);
 	if (gone) {
-		s->active &= ~gone;
+		s.h->active &= ~gone;
 		qos_rebalance(s, now);
 	}
 }
 
 /* ---- configuration --------------------------------------------------------- */
 
-static inline int qos_shaper_check(const struct qos_shaper *s, const struct qos_shaper_conf *c, struct qos_trtcm_profile *prof)
+static inline int qos_shaper_check(struct qos_ref s, const struct qos_shaper_conf *c, struct qos_trtcm_profile *prof)
 {
 	if (c->hz == 0 || c->hz > 100000000000ull)
 		return QOS_ERR_HZ;
@@ -277,12 +312,12 @@ static inline int qos_shaper_check(const struct qos_shaper *s, const struct qos_
 	if (c->nflows > QOS_MAX_FLOWS)
 		return QOS_ERR_NFLOWS;
 	/* Credit of queued packets was counted in the old clock's units. */
-	if (s->hz != 0 && s->hz != c->hz && s->backlog)
+	if (s.c->hz != 0 && s.c->hz != c->hz && s.h->backlog)
 		return QOS_ERR_BUSY;
 	for (uint32_t i = 0; i < QOS_MAX_FLOWS; i++) {
 		const struct qos_flow_conf *fc = &c->flow[i];
 		int used = i < c->nflows && fc->in_use;
-		if (!used && s->flow[i].count != 0)
+		if (!used && s.c->flow[i].count != 0)
 			return QOS_ERR_BUSY;
 		if (!used)
 			continue;
@@ -297,80 +332,89 @@ static inline int qos_shaper_check(const struct qos_shaper *s, const struct qos_
 	return QOS_OK;
 }
 
-static inline void qos_flow_configure(struct qos_shaper *s, uint32_t i, const struct qos_flow_conf *fc, const struct qos_trtcm_profile *p, int fresh, uint64_t now)
+/* qos_flow_clear zeroes flow i, both parts (not in use). */
+static inline void qos_flow_clear(struct qos_ref s, uint32_t i)
 {
-	struct qos_flow *f = &s->flow[i];
+	memset(&s.h->flow[i], 0, sizeof(s.h->flow[i]));
+	memset(&s.c->flow[i], 0, sizeof(s.c->flow[i]));
+}
+
+static inline void qos_flow_configure(struct qos_ref s, uint32_t i, const struct qos_flow_conf *conf, const struct qos_trtcm_profile *p, int fresh, uint64_t now)
+{
+	struct qos_flow_hot *fh = &s.h->flow[i];
+	struct qos_flow_cold *f = &s.c->flow[i];
 	if (fresh || !f->in_use) {
-		memset(f, 0, sizeof(*f));
-		f->prof = *p;
-		qos_trtcm_init(&f->meter, p, now);
-		f->share.last = now;
-		s->active &= ~QOS_BIT(i);
+		qos_flow_clear(s, i);
+		fh->prof = *p;
+		qos_trtcm_init(&fh->meter, p, now);
+		fh->share.last = now;
+		s.h->active &= ~QOS_BIT(i);
 	} else {
-		f->prof = *p;
-		qos_trtcm_reprofile(&f->meter, p);
+		fh->prof = *p;
+		qos_trtcm_reprofile(&fh->meter, p);
 	}
-	f->gbr = fc->gbr_bps;
-	f->mbr = fc->mbr_bps;
-	f->queue_bytes = fc->queue_bytes;
-	f->queue_ns = fc->queue_ns;
-	f->weight = fc->weight ? fc->weight : 1;
+	f->gbr = conf->gbr_bps;
+	f->mbr = conf->mbr_bps;
+	f->queue_bytes = conf->queue_bytes;
+	f->queue_ns = conf->queue_ns;
+	f->weight = conf->weight ? conf->weight : 1;
 	f->in_use = 1;
 }
 
-/* qos_shaper_configure applies the rules (all or nothing) and recomputes
- * the shares: a flow keeps its queue, meter credit and counters across a
+/* qos_ref_configure applies the rules (all or nothing) and recomputes the
+ * shares: a flow keeps its queue, meter credit and counters across a
  * change of its rates; a flow removed must be empty (qos_flush). A new
  * clock rate restarts every meter and bucket. */
-static inline int qos_shaper_configure(struct qos_shaper *s, const struct qos_shaper_conf *c, uint64_t now)
+static inline int qos_ref_configure(struct qos_ref s, const struct qos_shaper_conf *c, uint64_t now)
 {
 	struct qos_trtcm_profile prof[QOS_MAX_FLOWS];
 	int e = qos_shaper_check(s, c, prof);
 	if (e != QOS_OK)
 		return e;
-	int fresh = s->hz != c->hz;
-	s->hz = c->hz;
-	s->unit = qos_unit(c->hz);
-	s->ambr_bps = c->ambr_bps;
-	s->burst_ns = c->burst_ns ? c->burst_ns : QOS_DEFAULT_BURST_NS;
-	s->idle_ticks = qos_ticks(c->idle_ns ? c->idle_ns : QOS_DEFAULT_IDLE_NS, c->hz);
+	int fresh = s.c->hz != c->hz;
+	s.c->hz = c->hz;
+	s.h->unit = qos_unit(c->hz);
+	s.c->ambr_bps = c->ambr_bps;
+	s.c->burst_ns = c->burst_ns ? c->burst_ns : QOS_DEFAULT_BURST_NS;
+	s.h->idle_ticks = qos_ticks(c->idle_ns ? c->idle_ns : QOS_DEFAULT_IDLE_NS, c->hz);
 	if (fresh)
-		s->ambr = (struct qos_bucket){.last = now};
-	qos_bucket_set(&s->ambr, c->ambr_bps, s->burst_ns, s->unit, now);
+		s.h->ambr = (struct qos_bucket){.last = now};
+	qos_bucket_set(&s.h->ambr, c->ambr_bps, s.c->burst_ns, s.h->unit, now);
 	if (fresh)
-		s->ambr.tokens = s->ambr.cap;
+		s.h->ambr.tokens = s.h->ambr.cap;
 	uint32_t used = 0;
 	for (uint32_t i = 0; i < QOS_MAX_FLOWS; i++) {
 		if (i < c->nflows && c->flow[i].in_use) {
 			qos_flow_configure(s, i, &c->flow[i], &prof[i], fresh, now);
 			used |= QOS_BIT(i);
 		} else {
-			memset(&s->flow[i], 0, sizeof(s->flow[i]));
+			qos_flow_clear(s, i);
 		}
 	}
-	s->nflows = c->nflows;
-	s->active &= used;
-	s->backlog &= used;
-	if (s->rr >= s->nflows)
-		s->rr = 0;
-	if (s->brr >= s->nflows)
-		s->brr = 0, s->brr_granted = 0;
+	s.c->nflows = c->nflows;
+	s.h->active &= used;
+	s.h->backlog &= used;
+	if (s.c->rr >= s.c->nflows)
+		s.c->rr = 0;
+	if (s.c->brr >= s.c->nflows)
+		s.c->brr = 0, s.c->brr_granted = 0;
 	qos_rebalance(s, now);
 	return QOS_OK;
 }
 
-/* qos_shaper_init starts a shaper from nothing. */
-static inline int qos_shaper_init(struct qos_shaper *s, const struct qos_shaper_conf *c, uint64_t now)
+/* qos_ref_init starts a shaper from nothing. */
+static inline int qos_ref_init(struct qos_ref s, const struct qos_shaper_conf *c, uint64_t now)
 {
-	memset(s, 0, sizeof(*s));
-	return qos_shaper_configure(s, c, now);
+	memset(s.h, 0, sizeof(*s.h));
+	memset(s.c, 0, sizeof(*s.c));
+	return qos_ref_configure(s, c, now);
 }
 
 /* ---- per packet ------------------------------------------------------------ */
 
 /* qos_count_in counts a metered packet of colour c in the flow's in
  * counters (a green one qos_submit sends at once goes to straight_*). */
-static inline void qos_count_in(struct qos_flow *f, enum qos_colour c, uint32_t len)
+static inline void qos_count_in(struct qos_flow_cold *f, enum qos_colour c, uint32_t len)
 {
 	f->st.in_pkts[c]++;
 	f->st.in_bytes[c] += len;
@@ -380,23 +424,23 @@ static inline void qos_count_in(struct qos_flow *f, enum qos_colour c, uint32_t 
  * callers pass QOS_GREEN as in), activating the flow in the fair share;
  * the caller counts it (a red one is counted here). Its colour, or a
  * QOS_DROP_* verdict + QOS_COLOURS. */
-static inline int qos_admit(struct qos_shaper *s, uint32_t i, uint64_t now, uint32_t len, enum qos_colour in)
+static inline int qos_admit(struct qos_ref s, uint32_t i, uint64_t now, uint32_t len, enum qos_colour in)
 {
-	/* Flows from nflows on are zeroed (qos_shaper_configure) and a flow in
+	/* Flows from nflows on are zeroed (qos_ref_configure) and a flow in
 	 * use has a unit (8 × hz), so the profile's line says it, without
-	 * reading nflows from the shaper's cold line. */
-	if (i >= QOS_MAX_FLOWS || s->flow[i].prof.unit == 0)
+	 * reading nflows from the shaper's cold part. */
+	if (i >= QOS_MAX_FLOWS || s.h->flow[i].prof.unit == 0)
 		return QOS_COLOURS + QOS_DROP_NO_FLOW;
 	if (len == 0 || len > QOS_MAX_PKT_BYTES)
 		return QOS_COLOURS + QOS_DROP_LEN;
-	struct qos_flow *f = &s->flow[i];
+	struct qos_flow_hot *f = &s.h->flow[i];
 	if (now > f->last_arrival)
 		f->last_arrival = now;
-	if (!(s->active & QOS_BIT(i)))
+	if (!(s.h->active & QOS_BIT(i)))
 		qos_activate(s, i, now);
 	enum qos_colour c = qos_trtcm_aware(&f->meter, &f->prof, now, len, in);
 	if (c == QOS_RED) {
-		qos_count_in(f, c, len);
+		qos_count_in(&s.c->flow[i], c, len);
 		return QOS_COLOURS + QOS_DROP_RED;
 	}
 	return (int)c;
@@ -404,9 +448,9 @@ static inline int qos_admit(struct qos_shaper *s, uint32_t i, uint64_t now, uint
 
 /* qos_queue puts a metered packet of colour c at flow i's tail, or tail
  * drops it. */
-static inline enum qos_verdict qos_queue(struct qos_shaper *s, uint32_t i, uint64_t handle, uint32_t len, enum qos_colour c)
+static inline enum qos_verdict qos_queue(struct qos_ref s, uint32_t i, uint64_t handle, uint32_t len, enum qos_colour c)
 {
-	struct qos_flow *f = &s->flow[i];
+	struct qos_flow_cold *f = &s.c->flow[i];
 	/* An empty queue always takes one packet, however long. */
 	if (f->count == QOS_QUEUE_SLOTS || (f->count != 0 && f->qbytes + len > f->qlimit)) {
 		f->st.full_pkts[c]++;
@@ -419,28 +463,28 @@ static inline enum qos_verdict qos_queue(struct qos_shaper *s, uint32_t i, uint6
 	q->colour = (uint8_t)c;
 	f->count++;
 	f->qbytes += len;
-	s->backlog |= QOS_BIT(i);
+	s.h->backlog |= QOS_BIT(i);
 	return c == QOS_GREEN ? QOS_QUEUED_GREEN : QOS_QUEUED_YELLOW;
 }
 
-/* qos_enqueue meters a packet of flow i and queues it unless it is red or
- * the queue is full; on a drop the packet stays the caller's to free.
+/* qos_ref_enqueue meters a packet of flow i and queues it unless it is red
+ * or the queue is full; on a drop the packet stays the caller's to free.
  * Colour-blind callers pass QOS_GREEN as in (RFC 2698 section 3). */
-static inline enum qos_verdict qos_enqueue(struct qos_shaper *s, uint32_t i, uint64_t now, uint64_t handle, uint32_t len, enum qos_colour in)
+static inline enum qos_verdict qos_ref_enqueue(struct qos_ref s, uint32_t i, uint64_t now, uint64_t handle, uint32_t len, enum qos_colour in)
 {
 	int c = qos_admit(s, i, now, len, in);
 	if (c >= QOS_COLOURS)
 		return (enum qos_verdict)(c - QOS_COLOURS);
-	qos_count_in(&s->flow[i], (enum qos_colour)c, len);
+	qos_count_in(&s.c->flow[i], (enum qos_colour)c, len);
 	return qos_queue(s, i, handle, len, (enum qos_colour)c);
 }
 
 /* qos_pop takes flow i's head into o and charges it. */
-static inline void qos_pop(struct qos_shaper *s, uint32_t i, struct qos_out *o, int borrowed)
+static inline void qos_pop(struct qos_ref s, uint32_t i, struct qos_out *o, int borrowed)
 {
-	struct qos_flow *f = &s->flow[i];
+	struct qos_flow_cold *f = &s.c->flow[i];
 	const struct qos_slot *q = &f->q[f->head];
-	int64_t need = (int64_t)q->len * (int64_t)s->unit;
+	int64_t need = (int64_t)q->len * (int64_t)s.h->unit;
 	o->handle = q->handle;
 	o->len = q->len;
 	o->flow = (uint8_t)i;
@@ -451,38 +495,37 @@ static inline void qos_pop(struct qos_shaper *s, uint32_t i, struct qos_out *o, 
 	f->count--;
 	f->qbytes -= q->len;
 	if (f->count == 0)
-		s->backlog &= ~QOS_BIT(i);
-	s->ambr.tokens -= need;
+		s.h->backlog &= ~QOS_BIT(i);
+	s.h->ambr.tokens -= need;
 	if (borrowed)
 		f->st.borrowed_bytes += o->len;
 	else
-		f->share.tokens -= need;
+		s.h->flow[i].share.tokens -= need;
 	f->st.out_pkts[o->colour]++;
 	f->st.out_bytes[o->colour] += o->len;
 }
 
-static inline const struct qos_slot *qos_head(const struct qos_flow *f)
+static inline const struct qos_slot *qos_head(const struct qos_flow_cold *f)
 {
 	return &f->q[f->head];
 }
 
 /* Pass 1 (green_only) and 2: heads on their share's credit; the AMBR may
  * go into debt up to its size so that borrowers never take a share. */
-static inline unsigned qos_serve_shares(struct qos_shaper *s, struct qos_out *out, unsigned n, unsigned max, int green_only)
+static inline unsigned qos_serve_shares(struct qos_ref s, struct qos_out *out, unsigned n, unsigned max, int green_only)
 {
 	for (;;) {
 		unsigned sent = 0;
-		for (uint32_t k = 0, i = s->rr; k < s->nflows && n < max; k++, i = i + 1 == s->nflows ? 0 : i + 1) {
-			if (!(s->backlog & QOS_BIT(i)))
+		for (uint32_t k = 0, i = s.c->rr; k < s.c->nflows && n < max; k++, i = i + 1 == s.c->nflows ? 0 : i + 1) {
+			if (!(s.h->backlog & QOS_BIT(i)))
 				continue;
-			struct qos_flow *f = &s->flow[i];
-			const struct qos_slot *q = qos_head(f);
-			int64_t need = (int64_t)q->len * (int64_t)s->unit;
+			const struct qos_slot *q = qos_head(&s.c->flow[i]);
+			int64_t need = (int64_t)q->len * (int64_t)s.h->unit;
 			if (green_only && q->colour != QOS_GREEN)
 				continue;
-			if (!qos_bucket_holds(&f->share, need))
+			if (!qos_bucket_holds(&s.h->flow[i].share, need))
 				continue;
-			if (s->ambr.tokens + s->ambr.cap < need && !qos_bucket_holds(&s->ambr, need))
+			if (s.h->ambr.tokens + s.h->ambr.cap < need && !qos_bucket_holds(&s.h->ambr, need))
 				continue;
 			qos_pop(s, i, &out[n++], 0);
 			sent++;
@@ -494,15 +537,15 @@ static inline unsigned qos_serve_shares(struct qos_shaper *s, struct qos_out *ou
 
 /* Pass 3a: green heads without share credit (a flow that just woke up,
  * or GBRs scaled below their guarantee) borrow first, round robin. */
-static inline unsigned qos_serve_green_borrowers(struct qos_shaper *s, struct qos_out *out, unsigned n, unsigned max)
+static inline unsigned qos_serve_green_borrowers(struct qos_ref s, struct qos_out *out, unsigned n, unsigned max)
 {
 	for (;;) {
 		unsigned sent = 0;
-		for (uint32_t k = 0, i = s->rr; k < s->nflows && n < max; k++, i = i + 1 == s->nflows ? 0 : i + 1) {
-			if (!(s->backlog & QOS_BIT(i)))
+		for (uint32_t k = 0, i = s.c->rr; k < s.c->nflows && n < max; k++, i = i + 1 == s.c->nflows ? 0 : i + 1) {
+			if (!(s.h->backlog & QOS_BIT(i)))
 				continue;
-			const struct qos_slot *q = qos_head(&s->flow[i]);
-			if (q->colour != QOS_GREEN || !qos_bucket_holds(&s->ambr, (int64_t)q->len * (int64_t)s->unit))
+			const struct qos_slot *q = qos_head(&s.c->flow[i]);
+			if (q->colour != QOS_GREEN || !qos_bucket_holds(&s.h->ambr, (int64_t)q->len * (int64_t)s.h->unit))
 				continue;
 			qos_pop(s, i, &out[n++], 1);
 			sent++;
@@ -513,140 +556,143 @@ static inline unsigned qos_serve_green_borrowers(struct qos_shaper *s, struct qo
 }
 
 /* qos_borrow_next hands the deficit round robin's turn to the next flow. */
-static inline void qos_borrow_next(struct qos_shaper *s)
+static inline void qos_borrow_next(struct qos_ref s)
 {
-	s->brr = s->brr + 1 >= s->nflows ? 0 : s->brr + 1;
-	s->brr_granted = 0;
+	s.c->brr = s.c->brr + 1 >= s.c->nflows ? 0 : s.c->brr + 1;
+	s.c->brr_granted = 0;
 }
 
 /* Pass 3b: the AMBR's spare credit by deficit round robin (Shreedhar and
  * Varghese): the turn stays with a flow across calls until it has spent
  * its quantum (proportional to its weight), so the spare, which arrives a
  * few bytes per call, is split by weight whatever the call pattern. */
-static inline unsigned qos_serve_borrowers(struct qos_shaper *s, struct qos_out *out, unsigned n, unsigned max)
+static inline unsigned qos_serve_borrowers(struct qos_ref s, struct qos_out *out, unsigned n, unsigned max)
 {
-	while (n < max && s->backlog && s->ambr.tokens > 0) {
-		uint32_t i = s->brr;
-		struct qos_flow *f = &s->flow[i];
-		if (!(s->backlog & QOS_BIT(i))) {
+	while (n < max && s.h->backlog && s.h->ambr.tokens > 0) {
+		uint32_t i = s.c->brr;
+		struct qos_flow_cold *f = &s.c->flow[i];
+		if (!(s.h->backlog & QOS_BIT(i))) {
 			f->deficit = 0; /* DRR: an empty flow keeps no credit */
 			qos_borrow_next(s);
 			continue;
 		}
-		if (!s->brr_granted) {
+		if (!s.c->brr_granted) {
 			f->deficit += (int64_t)QOS_QUANTUM_BYTES * f->weight;
-			s->brr_granted = 1;
+			s.c->brr_granted = 1;
 		}
-		while (n < max && (s->backlog & QOS_BIT(i))) {
+		while (n < max && (s.h->backlog & QOS_BIT(i))) {
 			const struct qos_slot *q = qos_head(f);
 			if (f->deficit < (int64_t)q->len)
 				break;
-			if (!qos_bucket_holds(&s->ambr, (int64_t)q->len * (int64_t)s->unit))
+			if (!qos_bucket_holds(&s.h->ambr, (int64_t)q->len * (int64_t)s.h->unit))
 				return n; /* the spare is spent: the turn stays here */
 			f->deficit -= q->len;
 			qos_pop(s, i, &out[n++], 1);
 		}
-		if (n >= max && (s->backlog & QOS_BIT(i)) && f->deficit >= (int64_t)qos_head(f)->len)
+		if (n >= max && (s.h->backlog & QOS_BIT(i)) && f->deficit >= (int64_t)qos_head(f)->len)
 			return n; /* out of room, not of deficit: the turn stays */
-		if (!(s->backlog & QOS_BIT(i)))
+		if (!(s.h->backlog & QOS_BIT(i)))
 			f->deficit = 0;
 		qos_borrow_next(s);
 	}
 	return n;
 }
 
-/* qos_dequeue returns in out (room for max) the packets to send now. */
-static inline unsigned qos_dequeue(struct qos_shaper *s, uint64_t now, struct qos_out *out, unsigned max)
+/* qos_ref_dequeue returns in out (room for max) the packets to send now. */
+static inline unsigned qos_ref_dequeue(struct qos_ref s, uint64_t now, struct qos_out *out, unsigned max)
 {
 	qos_expire_idle(s, now);
-	if (!s->backlog)
+	if (!s.h->backlog)
 		return 0;
-	qos_bucket_refill(&s->ambr, now);
-	for (uint32_t b = s->backlog, i = 0; b; i++, b >>= 1)
+	qos_bucket_refill(&s.h->ambr, now);
+	for (uint32_t b = s.h->backlog, i = 0; b; i++, b >>= 1)
 		if (b & 1)
-			qos_bucket_refill(&s->flow[i].share, now);
+			qos_bucket_refill(&s.h->flow[i].share, now);
 	unsigned n = qos_serve_shares(s, out, 0, max, 1);
 	n = qos_serve_shares(s, out, n, max, 0);
 	n = qos_serve_green_borrowers(s, out, n, max);
 	n = qos_serve_borrowers(s, out, n, max);
-	s->rr = s->rr + 1 >= s->nflows ? 0 : s->rr + 1;
+	s.c->rr = s.c->rr + 1 >= s.c->nflows ? 0 : s.c->rr + 1;
 	return n;
 }
 
-/* qos_submit is qos_enqueue with a fast path (issue 13: QoS must cost the
- * fast path little when every packet is of another session). When the
- * session has nothing queued, a packet its flow's share can pay for (the
- * AMBR within its debt allowance, as passes 1-2 of qos_dequeue), or else
- * the AMBR's spare credit (pass 3), leaves at once: *o says so and the
- * caller sends it. That is exactly what qos_dequeue would hand back for it
- * if called right after queueing it, charged the same; with a backlog the
- * packet queues behind it (order within a flow, green before yellow across
- * flows, DRR among borrowers). A packet that cannot pay queues, and the
- * caller lists the session for qos_dequeue; on QOS_DROP_FULL o->colour
- * is the colour the meter gave. Idle flows are expired here
- * too, at most 8 times per idle time, since a session that never queues
- * is never dequeued. */
-static inline enum qos_verdict qos_submit(struct qos_shaper *s, uint32_t i, uint64_t now, uint64_t handle, uint32_t len,
-					  enum qos_colour in, struct qos_out *o)
+/* qos_ref_submit is qos_ref_enqueue with a fast path (issue 13: QoS must
+ * cost the fast path little when every packet is of another session).
+ * When the session has nothing queued, a packet its flow's share can pay
+ * for (the AMBR within its debt allowance, as passes 1-2 of qos_dequeue),
+ * or else the AMBR's spare credit (pass 3), leaves at once: *o says so and
+ * the caller sends it. That is exactly what qos_dequeue would hand back
+ * for it if called right after queueing it, charged the same; with a
+ * backlog the packet queues behind it (order within a flow, green before
+ * yellow across flows, DRR among borrowers). A packet that cannot pay
+ * queues, and the caller lists the session for qos_dequeue; on
+ * QOS_DROP_FULL o->colour is the colour the meter gave. Idle flows are
+ * expired here too, at most 8 times per idle time, since a session that
+ * never queues is never dequeued. A green packet sent at once touches the
+ * hot part only: its line 0 and the flow's two lines. */
+static inline enum qos_verdict qos_ref_submit(struct qos_ref s, uint32_t i, uint64_t now, uint64_t handle, uint32_t len,
+					      enum qos_colour in, struct qos_out *o)
 {
 	int c = qos_admit(s, i, now, len, in);
 	if (c >= QOS_COLOURS)
 		return (enum qos_verdict)(c - QOS_COLOURS);
-	struct qos_flow *f = &s->flow[i];
-	o->colour = (uint8_t)c; /* a tail drop's colour, without reading the counters' cold line */
-	if (s->backlog) {
-		qos_count_in(f, (enum qos_colour)c, len);
+	struct qos_flow_hot *f = &s.h->flow[i];
+	o->colour = (uint8_t)c; /* a tail drop's colour, without reading the counters' cold part */
+	if (s.h->backlog) {
+		qos_count_in(&s.c->flow[i], (enum qos_colour)c, len);
 		return qos_queue(s, i, handle, len, (enum qos_colour)c);
 	}
-	if (now >= s->expire_at) {
+	if (now >= s.h->expire_at) {
 		qos_expire_idle(s, now);
-		s->expire_at = now + (s->idle_ticks >> 3);
+		s.h->expire_at = now + (s.h->idle_ticks >> 3);
 	}
-	int64_t need = (int64_t)len * (int64_t)s->unit;
-	qos_bucket_refill(&s->ambr, now);
+	int64_t need = (int64_t)len * (int64_t)s.h->unit;
+	qos_bucket_refill(&s.h->ambr, now);
 	qos_bucket_refill(&f->share, now);
 	int own = qos_bucket_holds(&f->share, need) &&
-		  (s->ambr.tokens + s->ambr.cap >= need || qos_bucket_holds(&s->ambr, need));
-	if (!own && !qos_bucket_holds(&s->ambr, need)) {
-		qos_count_in(f, (enum qos_colour)c, len);
+		  (s.h->ambr.tokens + s.h->ambr.cap >= need || qos_bucket_holds(&s.h->ambr, need));
+	if (!own && !qos_bucket_holds(&s.h->ambr, need)) {
+		qos_count_in(&s.c->flow[i], (enum qos_colour)c, len);
 		return qos_queue(s, i, handle, len, (enum qos_colour)c);
 	}
-	s->ambr.tokens -= need;
+	s.h->ambr.tokens -= need;
 	if (own)
 		f->share.tokens -= need;
 	else
-		f->st.borrowed_bytes += len;
+		s.c->flow[i].st.borrowed_bytes += len;
 	if (c == QOS_GREEN) { /* in and out at once: one pair on line 1 */
 		f->straight_pkts++;
 		f->straight_bytes += len;
 	} else {
-		qos_count_in(f, QOS_YELLOW, len);
-		f->st.out_pkts[1]++;
-		f->st.out_bytes[1] += len;
+		struct qos_flow_cold *fc = &s.c->flow[i];
+		qos_count_in(fc, QOS_YELLOW, len);
+		fc->st.out_pkts[1]++;
+		fc->st.out_bytes[1] += len;
 	}
 	*o = (struct qos_out){.handle = handle, .len = len, .flow = (uint8_t)i, .colour = (uint8_t)c, .borrowed = (uint8_t)!own};
 	return c == QOS_GREEN ? QOS_SENT_GREEN : QOS_SENT_YELLOW;
 }
 
-/* qos_flow_stats_read is flow i's counters, the straight pair added to
+/* qos_ref_flow_stats is flow i's counters, the straight pair added to
  * green's in and out. */
-static inline struct qos_flow_stats qos_flow_stats_read(const struct qos_shaper *s, uint32_t i)
+static inline struct qos_flow_stats qos_ref_flow_stats(struct qos_ref s, uint32_t i)
 {
-	struct qos_flow_stats st = s->flow[i].st;
-	st.in_pkts[QOS_GREEN] += s->flow[i].straight_pkts;
-	st.in_bytes[QOS_GREEN] += s->flow[i].straight_bytes;
-	st.out_pkts[0] += s->flow[i].straight_pkts;
-	st.out_bytes[0] += s->flow[i].straight_bytes;
+	struct qos_flow_stats st = s.c->flow[i].st;
+	const struct qos_flow_hot *f = &s.h->flow[i];
+	st.in_pkts[QOS_GREEN] += f->straight_pkts;
+	st.in_bytes[QOS_GREEN] += f->straight_bytes;
+	st.out_pkts[0] += f->straight_pkts;
+	st.out_bytes[0] += f->straight_bytes;
 	return st;
 }
 
-/* qos_flush takes up to max queued packets of flow i back, unsent, for the
- * caller to free (a flow being removed, a session being deleted). */
-static inline unsigned qos_flush(struct qos_shaper *s, uint32_t i, struct qos_out *out, unsigned max)
+/* qos_ref_flush takes up to max queued packets of flow i back, unsent, for
+ * the caller to free (a flow being removed, a session being deleted). */
+static inline unsigned qos_ref_flush(struct qos_ref s, uint32_t i, struct qos_out *out, unsigned max)
 {
 	if (i >= QOS_MAX_FLOWS)
 		return 0;
-	struct qos_flow *f = &s->flow[i];
+	struct qos_flow_cold *f = &s.c->flow[i];
 	unsigned n = 0;
 	for (; n < max && f->count; n++) {
 		const struct qos_slot *q = qos_head(f);
@@ -656,15 +702,53 @@ static inline unsigned qos_flush(struct qos_shaper *s, uint32_t i, struct qos_ou
 		f->qbytes -= q->len;
 	}
 	if (f->count == 0)
-		s->backlog &= ~QOS_BIT(i);
+		s.h->backlog &= ~QOS_BIT(i);
 	return n;
+}
+
+/* ---- a shaper in one piece ---------------------------------------------------- */
+
+static inline int qos_shaper_configure(struct qos_shaper *s, const struct qos_shaper_conf *c, uint64_t now)
+{
+	return qos_ref_configure(qos_ref_of(s), c, now);
+}
+
+static inline int qos_shaper_init(struct qos_shaper *s, const struct qos_shaper_conf *c, uint64_t now)
+{
+	return qos_ref_init(qos_ref_of(s), c, now);
+}
+
+static inline enum qos_verdict qos_enqueue(struct qos_shaper *s, uint32_t i, uint64_t now, uint64_t handle, uint32_t len, enum qos_colour in)
+{
+	return qos_ref_enqueue(qos_ref_of(s), i, now, handle, len, in);
+}
+
+static inline enum qos_verdict qos_submit(struct qos_shaper *s, uint32_t i, uint64_t now, uint64_t handle, uint32_t len,
+					  enum qos_colour in, struct qos_out *o)
+{
+	return qos_ref_submit(qos_ref_of(s), i, now, handle, len, in, o);
+}
+
+static inline unsigned qos_dequeue(struct qos_shaper *s, uint64_t now, struct qos_out *out, unsigned max)
+{
+	return qos_ref_dequeue(qos_ref_of(s), now, out, max);
+}
+
+static inline unsigned qos_flush(struct qos_shaper *s, uint32_t i, struct qos_out *out, unsigned max)
+{
+	return qos_ref_flush(qos_ref_of(s), i, out, max);
+}
+
+static inline struct qos_flow_stats qos_flow_stats_read(struct qos_shaper *s, uint32_t i)
+{
+	return qos_ref_flow_stats(qos_ref_of(s), i);
 }
 
 /* qos_backlog: flows with queued packets; UPF-U keeps polling (and does not
  * sleep) while it is not 0. */
 static inline uint32_t qos_backlog(const struct qos_shaper *s)
 {
-	return s->backlog;
+	return s->hot.backlog;
 }
 
 #endif

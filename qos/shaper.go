@@ -209,21 +209,21 @@ func (s *Shaper) Backlog() uint32 { return uint32(C.qos_backlog(s.s)) }
 
 // Rates are the flows' current shares, bit/s.
 func (s *Shaper) Rates() []uint64 {
-	out := make([]uint64, s.s.nflows)
+	out := make([]uint64, s.s.cold.nflows)
 	for i := range out {
-		out[i] = uint64(s.s.flow[i].share.rate)
+		out[i] = uint64(s.s.hot.flow[i].share.rate)
 	}
 	return out
 }
 
 // Active is the set of flows (bit i = flow i) in the fair share now.
-func (s *Shaper) Active() uint32 { return uint32(s.s.active) }
+func (s *Shaper) Active() uint32 { return uint32(s.s.hot.active) }
 
 // Rebalances counts how often the shares were recomputed.
-func (s *Shaper) Rebalances() uint64 { return uint64(s.s.rebalances) }
+func (s *Shaper) Rebalances() uint64 { return uint64(s.s.cold.rebalances) }
 
 // GBRScaled says the last fair share scaled GBRs down to fit the AMBR.
-func (s *Shaper) GBRScaled() bool { return s.s.flags&C.QOS_FAIR_GBR_SCALED != 0 }
+func (s *Shaper) GBRScaled() bool { return s.s.cold.flags&C.QOS_FAIR_GBR_SCALED != 0 }
 
 // Stats are flow's counters.
 func (s *Shaper) Stats(flow int) FlowStats {

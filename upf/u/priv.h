@@ -115,16 +115,16 @@ struct buf_info {
 	uint8_t notify; /* the FAR says NOCP */
 };
 
-/* A session's shaper in one direction (shape.c): the qos/ shaper and how
- * the session's QERs map to its flows. */
+/* A session's shaper in one direction (shape.c): how the session's QERs
+ * map to its flows, and the cold part of its qos/ shaper (configuration,
+ * counters, queues). The hot part (what a packet sent at once touches) is
+ * in upfu_qos.hot at the same index: a green packet of a session with
+ * nothing queued reads 3 lines of a dense 1 KB record, all prefetched
+ * (upfu_qos_prefetch_flow: the verdict cache entry names the pool index
+ * and the flow, so this header is read only when that changes), not a
+ * 19 KB entry of its own (issue 13: at 10,000 sessions each was a page). */
 struct shaped {
-	/* What every packet checks first (upfu_shaper): line 0. The shaper
-	 * starts on line 1 and keeps what a packet needs in its first line
-	 * and each flow's first two (qos_shaper.h), so a green packet of a
-	 * session with nothing queued touches three lines, all prefetched
-	 * (upfu_qos_prefetch_flow: the verdict cache entry names the shaper
-	 * and the flow, so this header is read only when that changes), not
-	 * 19 KB of queues. */
+	/* line 0: what upfu_shaper checks */
 	uint64_t up_seid; /* the session incarnation it shapes */
 	uint32_t slot;
 	uint32_t seq;     /* the session's seqlock value its flows were read at */
@@ -133,10 +133,10 @@ struct shaped {
 	uint8_t busy;     /* listed in upfu_qos.busy: has a backlog */
 	int8_t def_flow;  /* the flow of PDRs without a flow QER, -1 none */
 	int8_t flow_of_qer[UPF_MAX_QER]; /* -1: not a flow QER of this direction */
-	struct qos_shaper sh __attribute__((aligned(64)));
+	struct qos_shaper_cold cold __attribute__((aligned(64)));
 };
 
-_Static_assert(offsetof(struct shaped, sh) == 64, "a shaped session's header is one cache line");
+_Static_assert(offsetof(struct shaped, cold) == 64, "a shaped session's header is one cache line");
 _Static_assert(sizeof(struct shaped) % 64 == 0, "pool entries stay line aligned");
 
 /* The shaper pool (upf.qos.max_shaped_sessions × 2 directions). */
@@ -144,6 +144,8 @@ struct upfu_qos {
 	uint32_t max;       /* shapers in the pool, 0 = QoS shaping off */
 	struct shaped *pool;
 	size_t pool_len;    /* bytes mapped for pool */
+	struct qos_shaper_hot *hot; /* [max]: pool entry i's hot part */
+	size_t hot_len;     /* bytes mapped for hot */
 	int32_t *map;       /* [max_sessions * 2]: pool index, -1 none */
 	uint32_t *free;     /* stack of free pool indexes */
 	uint32_t nfree;
@@ -251,13 +253,19 @@ void upfu_qos_poll(struct upfu *u);
 void upfu_qos_stats_copy(const struct upfu *u, struct upfu_qos_stats *o);
 static inline int upfu_qos_backlog(const struct upfu *u) { return u->qos.nbusy != 0; }
 
+/* upfu_qos_ref is pool entry idx's shaper, both parts. */
+static inline struct qos_ref upfu_qos_ref(const struct upfu *u, uint32_t idx)
+{
+	return (struct qos_ref){&u->qos.hot[idx], &u->qos.pool[idx].cold};
+}
+
 /* upfu_qos_prefetch_map / upfu_qos_prefetch ask for the lines a shaped
  * packet of slot touches before its cache entry names its shaper (its map
- * entry; then the session's header, the shaper's per-packet line and its
- * first flow's two hot lines: meter and share, profile and counters), a
- * burst pass ahead. A packet of
- * another flow misses on its own flow's lines; flow 0 is the first PDR's,
- * the one most traffic of a session takes. */
+ * entry; then the pool entry's header, the hot part's per-packet line and
+ * its first flow's two hot lines: meter and share, profile and counters),
+ * a burst pass ahead. A packet of another flow misses on its own flow's
+ * lines; flow 0 is the first PDR's, the one most traffic of a session
+ * takes. */
 static inline void upfu_qos_prefetch_map(const struct upfu *u, uint32_t slot, int dir)
 {
 	if (u->qos.max)
@@ -271,22 +279,21 @@ static inline void upfu_qos_prefetch(const struct upfu *u, uint32_t slot, int di
 	int32_t i = u->qos.map[(size_t)slot * 2 + dir];
 	if (i < 0)
 		return;
-	const struct shaped *sh = &u->qos.pool[i];
-	const char *f = (const char *)&sh->sh.flow[0];
-	rte_prefetch0(sh);
-	rte_prefetch0(&sh->sh);
-	rte_prefetch0(f);
-	rte_prefetch0(f + 64);
+	const struct qos_shaper_hot *h = &u->qos.hot[i];
+	rte_prefetch0(&u->qos.pool[i]);
+	rte_prefetch0(h);
+	rte_prefetch0(&h->flow[0]);
+	rte_prefetch0((const char *)&h->flow[0] + 64);
 }
 
 /* upfu_qos_prefetch_flow asks for what a packet of flow of pool entry
- * idx touches, known from its verdict cache entry: the shaper's
+ * idx touches, known from its verdict cache entry: the hot part's
  * per-packet line and the flow's two hot lines, not the header. */
 static inline void upfu_qos_prefetch_flow(const struct upfu *u, int32_t idx, int8_t flow)
 {
-	const struct qos_shaper *s = &u->qos.pool[idx].sh;
-	const char *f = (const char *)&s->flow[(uint8_t)flow % QOS_MAX_FLOWS];
-	rte_prefetch0(s);
+	const struct qos_shaper_hot *h = &u->qos.hot[idx];
+	const char *f = (const char *)&h->flow[(uint8_t)flow % QOS_MAX_FLOWS];
+	rte_prefetch0(h);
 	rte_prefetch0(f);
 	rte_prefetch0(f + 64);
 }

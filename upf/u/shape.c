@@ -13,7 +13,9 @@
  *
  * Shapers come from a pool (upf.qos.max_shaped_sessions × 2): a shaper is
  * 19 KB, one per session slot would be GBs. A session the pool cannot
- * serve keeps the MBR buckets, counted as "unshaped".
+ * serve keeps the MBR buckets, counted as "unshaped". Each pool entry's
+ * hot part (qos_shaper.h: 1152 bytes, what a packet sent at once touches)
+ * sits in a dense array of its own, upfu_qos.hot, at the same index.
  *
  * A queued packet is a frame ready to leave (encapsulated, TTL done): its
  * handle is the mbuf pointer with the output port in bit 63 (user-space
@@ -39,26 +41,37 @@
 _Static_assert(UPF_MAX_QER >= QOS_MAX_FLOWS + 1, "UPF_MAX_QER holds a QER per shaped flow and the session QER");
 _Static_assert(UPF_MAX_PDR >= 2 * QOS_MAX_FLOWS, "UPF_MAX_PDR holds an uplink and a downlink PDR per shaped flow");
 
-/* pool_alloc maps the shaper pool anonymous (zero pages: a shaper costs
- * memory once used) and asks for transparent huge pages: with a packet of
- * another session each time, 4 KB pages cost a TLB miss per packet (a
- * shaper is 19 KB), while the rule tables sit in hugepages already. */
-static struct shaped *pool_alloc(struct upfu_qos *q, uint32_t n)
+/* huge_map maps len bytes anonymous (zero pages: memory costs once used),
+ * 2 MB aligned, and asks for transparent huge pages: with a packet of
+ * another session each time, 4 KB pages cost a TLB miss per packet, while
+ * the rule tables sit in hugepages already. THP backs only whole aligned
+ * 2 MB ranges, so the mapping is aligned by trimming a larger one. A hint:
+ * THP off still works. *mapped is the length to munmap. */
+static void *huge_map(size_t len, size_t *mapped)
 {
-	size_t len = ((size_t)n * sizeof(struct shaped) + HUGE_2M - 1) & ~(size_t)(HUGE_2M - 1);
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	len = (len + HUGE_2M - 1) & ~(size_t)(HUGE_2M - 1);
+	size_t over = len + HUGE_2M;
+	char *p = mmap(NULL, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	(void)madvise(p, len, MADV_HUGEPAGE); /* a hint: THP off still works */
-	q->pool_len = len;
-	return p;
+	char *a = (char *)(((uintptr_t)p + HUGE_2M - 1) & ~(uintptr_t)(HUGE_2M - 1));
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	if (a + len < p + over)
+		munmap(a + len, (size_t)(p + over - (a + len)));
+	(void)madvise(a, len, MADV_HUGEPAGE);
+	*mapped = len;
+	return a;
 }
 
 static void pool_free(struct upfu_qos *q)
 {
 	if (q->pool != NULL)
 		munmap(q->pool, q->pool_len);
+	if (q->hot != NULL)
+		munmap(q->hot, q->hot_len);
 	q->pool = NULL;
+	q->hot = NULL;
 }
 
 int upfu_qos_init(struct upfu *u, const struct upfu_conf *c, char *err, size_t n)
@@ -73,11 +86,12 @@ int upfu_qos_init(struct upfu *u, const struct upfu_conf *c, char *err, size_t n
 	if (c->qos_max_sessions == 0)
 		return 0;
 	q->max = c->qos_max_sessions * 2;
-	q->pool = pool_alloc(q, q->max);
+	q->pool = huge_map((size_t)q->max * sizeof(*q->pool), &q->pool_len);
+	q->hot = huge_map((size_t)q->max * sizeof(*q->hot), &q->hot_len);
 	q->map = malloc(sizeof(*q->map) * (size_t)u->t->max_sessions * 2);
 	q->free = malloc(sizeof(*q->free) * q->max);
 	q->busy = malloc(sizeof(*q->busy) * q->max);
-	if (!q->pool || !q->map || !q->free || !q->busy) {
+	if (!q->pool || !q->hot || !q->map || !q->free || !q->busy) {
 		snprintf(err, n, "upf.qos.max_shaped_sessions %u: out of memory", c->qos_max_sessions);
 		return -1;
 	}
@@ -162,12 +176,13 @@ static int flows_of(const struct upf_sess *s, int dir, uint64_t hz, uint64_t que
 static int32_t *map_at(struct upfu *u, uint32_t slot, int dir) { return &u->qos.map[(size_t)slot * 2 + dir]; }
 
 /* drop_queued frees every queued packet of sh (rules gone or remapped). */
-static void drop_queued(struct upfu *u, struct shaped *sh)
+static void drop_queued(struct upfu *u, uint32_t idx)
 {
+	struct qos_ref r = upfu_qos_ref(u, idx);
 	struct qos_out out[DEQ_MAX];
 	for (uint32_t f = 0; f < QOS_MAX_FLOWS; f++) {
 		unsigned n;
-		while ((n = qos_flush(&sh->sh, f, out, DEQ_MAX)) != 0) {
+		while ((n = qos_ref_flush(r, f, out, DEQ_MAX)) != 0) {
 			for (unsigned i = 0; i < n; i++)
 				rte_pktmbuf_free((struct rte_mbuf *)(uintptr_t)(out[i].handle & ~(1ull << PORT_BIT)));
 			CNT_ADD(u->qos.st.flushed, n);
@@ -184,7 +199,7 @@ static void release(struct upfu *u, uint32_t idx)
 	struct vcache *c = upfu_vcache_at(u, sh->slot, sh->dir);
 	if (c->v.shaper == (int32_t)idx)
 		c->v.shaper = -1;
-	drop_queued(u, sh);
+	drop_queued(u, idx);
 	*map_at(u, sh->slot, sh->dir) = -1;
 	sh->in_use = 0;
 	if (!u->qos.by_slot)
@@ -215,12 +230,14 @@ static int configure(struct upfu *u, struct shaped *sh, const struct upf_sess *s
 	if (!ok)
 		return -1;
 	uint64_t now = u->now; /* the burst's clock, as its packets' (upfu_shape) */
-	int same = sh->sh.hz != 0 && sh->def_flow == def && memcmp(sh->flow_of_qer, fq, sizeof(fq)) == 0;
+	uint32_t idx = (uint32_t)(sh - u->qos.pool);
+	struct qos_ref r = upfu_qos_ref(u, idx);
+	int same = sh->cold.hz != 0 && sh->def_flow == def && memcmp(sh->flow_of_qer, fq, sizeof(fq)) == 0;
 	if (!same) {
-		drop_queued(u, sh);
-		if (qos_shaper_init(&sh->sh, &c, now) != QOS_OK)
+		drop_queued(u, idx);
+		if (qos_ref_init(r, &c, now) != QOS_OK)
 			return -1;
-	} else if (qos_shaper_configure(&sh->sh, &c, now) != QOS_OK) {
+	} else if (qos_ref_configure(r, &c, now) != QOS_OK) {
 		return -1;
 	}
 	memcpy(sh->flow_of_qer, fq, sizeof(fq));
@@ -250,7 +267,8 @@ struct shaped *upfu_shaper(struct upfu *u, uint32_t slot, int dir, uint64_t up_s
 			return NULL;
 		}
 		sh = &q->pool[idx];
-		memset(&sh->sh, 0, sizeof(sh->sh));
+		memset(&sh->cold, 0, sizeof(sh->cold));
+		memset(&q->hot[idx], 0, sizeof(q->hot[idx]));
 		sh->up_seid = up_seid;
 		sh->slot = slot;
 		sh->dir = (uint8_t)dir;
@@ -314,7 +332,8 @@ int upfu_shape(struct upfu *u, struct shaped *sh, int flow, struct rte_mbuf *m, 
 		return UPF_DROP_RULE_BUSY; /* rules and verdict out of step: the next packet rereads */
 	uint64_t handle = (uint64_t)(uintptr_t)m | ((uint64_t)(h->port == UPF_N3) << PORT_BIT);
 	struct qos_out o;
-	enum qos_verdict r = qos_submit(&sh->sh, (uint32_t)flow, u->now, handle, bytes, QOS_GREEN, &o);
+	uint32_t idx = (uint32_t)(sh - u->qos.pool);
+	enum qos_verdict r = qos_ref_submit(upfu_qos_ref(u, idx), (uint32_t)flow, u->now, handle, bytes, QOS_GREEN, &o);
 	switch (r) {
 	case QOS_SENT_GREEN:
 	case QOS_SENT_YELLOW: {
@@ -338,7 +357,7 @@ int upfu_shape(struct upfu *u, struct shaped *sh, int flow, struct rte_mbuf *m, 
 	}
 	if (!sh->busy) {
 		sh->busy = 1;
-		u->qos.busy[u->qos.nbusy++] = (uint32_t)(sh - u->qos.pool);
+		u->qos.busy[u->qos.nbusy++] = idx;
 	}
 	return 0;
 }
@@ -364,11 +383,11 @@ void upfu_qos_drain(struct upfu *u, uint32_t slot, int dir)
 	int32_t i = *map_at(u, slot, dir);
 	if (i < 0)
 		return;
-	struct shaped *sh = &u->qos.pool[i];
+	struct qos_ref r = upfu_qos_ref(u, (uint32_t)i);
 	struct qos_out out[DEQ_MAX];
 	for (uint32_t f = 0; f < QOS_MAX_FLOWS; f++) {
 		unsigned n;
-		while ((n = qos_flush(&sh->sh, f, out, DEQ_MAX)) != 0)
+		while ((n = qos_ref_flush(r, f, out, DEQ_MAX)) != 0)
 			for (unsigned k = 0; k < n; k++)
 				send_out(u, &out[k]);
 	}
@@ -417,13 +436,14 @@ void upfu_qos_poll(struct upfu *u)
 	for (uint32_t k = 0; k < POLL_SHAPERS && q->nbusy != 0; k++) {
 		if (q->cursor >= q->nbusy)
 			q->cursor = 0;
-		struct shaped *sh = &q->pool[q->busy[q->cursor]];
+		uint32_t idx = q->busy[q->cursor];
+		struct shaped *sh = &q->pool[idx];
 		if (sh->in_use) {
-			unsigned n = qos_dequeue(&sh->sh, now, out, DEQ_MAX);
+			unsigned n = qos_ref_dequeue(upfu_qos_ref(u, idx), now, out, DEQ_MAX);
 			for (unsigned i = 0; i < n; i++)
 				send_out(u, &out[i]);
 		}
-		if (sh->in_use && qos_backlog(&sh->sh)) {
+		if (sh->in_use && q->hot[idx].backlog) {
 			q->cursor++;
 			continue;
 		}
