@@ -84,6 +84,14 @@
 //	qos_trtcm_*                                           the marker alone
 //	qos_fair_share(ambr, flows, n, result)                the rates alone
 //
+// A shaper is two parts: struct qos_shaper_hot (1152 bytes, what a packet
+// sent at once touches: the AMBR line and two lines per flow) and struct
+// qos_shaper_cold (configuration, counters, queues). struct qos_shaper
+// holds both in one piece; a caller that keeps them apart (UPF-U: the hot
+// parts in one dense array, so thousands of sessions' per-packet state
+// shares pages) calls the qos_ref_* twins of the functions above with a
+// struct qos_ref naming the two parts.
+//
 // # How UPF-U uses it (upf/u/shape.c)
 //
 // Done as sketched below, with these differences: red and tail drops are
@@ -93,7 +101,8 @@
 // seqlock value moves; an End Marker first sends what the session's
 // downlink shaper holds; packets go in by qos_submit, so a session with
 // nothing queued costs no queue and no dequeue, and only sessions with a
-// backlog are listed for qos_dequeue, 64 of them per loop in turn. The
+// backlog are listed for qos_dequeue, 64 of them per loop in turn; each
+// pool entry's hot part sits in a dense array of its own. The
 // MBR and AMBR count the T-PDU: the UE's IP packet (TS 23.501 5.7.2.5,
 // 5.7.2.6), not the GTP-U/UDP/IP outer header.
 //
