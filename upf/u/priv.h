@@ -210,6 +210,12 @@ static inline int upfu_has_buffered(const struct upfu *u, uint32_t slot)
 
 static inline uint64_t upfu_buf_owner(const struct upfu *u, uint32_t slot) { return u->buf.q[slot].up_seid; }
 
+/* huge_map.c */
+/* upfu_huge_map maps len bytes of zeroed process memory, 2 MB aligned,
+ * asking for transparent huge pages; NULL when out of memory. *mapped is
+ * the length to munmap. */
+void *upfu_huge_map(size_t len, size_t *mapped);
+
 /* verdict_cache.c */
 /* upfu_vcache_init maps an empty verdict cache for every slot and
  * direction (verdict.h). */

@@ -34,35 +34,11 @@
 #define PORT_BIT 63
 #define DEQ_MAX UPFU_BURST
 #define POLL_SHAPERS 64 /* backlogged sessions served per loop */
-#define HUGE_2M (2u << 20)
 #define READ_TRIES 1000 /* a session being rewritten: try again at its next packet */
 
 /* Every flow a shaper holds can have its own QER besides the session's. */
 _Static_assert(UPF_MAX_QER >= QOS_MAX_FLOWS + 1, "UPF_MAX_QER holds a QER per shaped flow and the session QER");
 _Static_assert(UPF_MAX_PDR >= 2 * QOS_MAX_FLOWS, "UPF_MAX_PDR holds an uplink and a downlink PDR per shaped flow");
-
-/* huge_map maps len bytes anonymous (zero pages: memory costs once used),
- * 2 MB aligned, and asks for transparent huge pages: with a packet of
- * another session each time, 4 KB pages cost a TLB miss per packet, while
- * the rule tables sit in hugepages already. THP backs only whole aligned
- * 2 MB ranges, so the mapping is aligned by trimming a larger one. A hint:
- * THP off still works. *mapped is the length to munmap. */
-static void *huge_map(size_t len, size_t *mapped)
-{
-	len = (len + HUGE_2M - 1) & ~(size_t)(HUGE_2M - 1);
-	size_t over = len + HUGE_2M;
-	char *p = mmap(NULL, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	char *a = (char *)(((uintptr_t)p + HUGE_2M - 1) & ~(uintptr_t)(HUGE_2M - 1));
-	if (a > p)
-		munmap(p, (size_t)(a - p));
-	if (a + len < p + over)
-		munmap(a + len, (size_t)(p + over - (a + len)));
-	(void)madvise(a, len, MADV_HUGEPAGE);
-	*mapped = len;
-	return a;
-}
 
 static void pool_free(struct upfu_qos *q)
 {
@@ -86,8 +62,8 @@ int upfu_qos_init(struct upfu *u, const struct upfu_conf *c, char *err, size_t n
 	if (c->qos_max_sessions == 0)
 		return 0;
 	q->max = c->qos_max_sessions * 2;
-	q->pool = huge_map((size_t)q->max * sizeof(*q->pool), &q->pool_len);
-	q->hot = huge_map((size_t)q->max * sizeof(*q->hot), &q->hot_len);
+	q->pool = upfu_huge_map((size_t)q->max * sizeof(*q->pool), &q->pool_len);
+	q->hot = upfu_huge_map((size_t)q->max * sizeof(*q->hot), &q->hot_len);
 	q->map = malloc(sizeof(*q->map) * (size_t)u->t->max_sessions * 2);
 	q->free = malloc(sizeof(*q->free) * q->max);
 	q->busy = malloc(sizeof(*q->busy) * q->max);
