@@ -41,6 +41,11 @@ type Config struct {
 	// within it (reply.go). 0 takes $L25GC_XIO_REPLY_SPIN_US, else
 	// never (see defaultReplySpin); negative never polls.
 	ReplySpin time.Duration
+	// Doorbell is how the poller sleeps: DoorbellEventfd (parked in
+	// Go's netpoller) or DoorbellFutex (blocked in C), doorbell.go says
+	// why. "" takes $L25GC_XIO_DOORBELL, else defaultDoorbell. Should
+	// the eventfd not work here (no pidfd_getfd), the futex is used.
+	Doorbell string
 }
 
 func (c Config) withDefaults() Config {
@@ -58,6 +63,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReplySpin == 0 {
 		c.ReplySpin = usFromEnv("L25GC_XIO_REPLY_SPIN_US", defaultReplySpin)
+	}
+	if c.Doorbell == "" {
+		c.Doorbell = doorbellFromEnv()
 	}
 	return c
 }
@@ -130,6 +138,9 @@ func attach(cfg Config) (*stack, error) {
 		return attached, attachErr
 	}
 	cfg = cfg.withDefaults()
+	if err := checkDoorbell(cfg.Doorbell); err != nil {
+		return nil, err
+	}
 	path := C.CString(cfg.configPath())
 	running := C.xio_primary_running(path) != 0
 	C.free(unsafe.Pointer(path))
@@ -142,6 +153,9 @@ func attach(cfg Config) (*stack, error) {
 		return nil, err
 	}
 	attached = newStack(cfg)
+	if cfg.Doorbell == DoorbellEventfd {
+		attached.bell, attached.bellErr = newEventfdBell()
+	}
 	go attached.poll()
 	return attached, nil
 }
@@ -161,6 +175,21 @@ func ealAttach(cfg Config) error {
 			cfg.FilePrefix, C.GoString(&errbuf[0]))
 	}
 	return nil
+}
+
+// DoorbellInUse says how this process's poller sleeps (DoorbellEventfd
+// or DoorbellFutex) and, if the eventfd was asked for but is not in use,
+// why; "" before the process attached.
+func DoorbellInUse() (string, error) {
+	attachMu.Lock()
+	defer attachMu.Unlock()
+	switch {
+	case attached == nil:
+		return "", nil
+	case attached.bell != nil:
+		return DoorbellEventfd, nil
+	}
+	return DoorbellFutex, attached.bellErr
 }
 
 // PoolInUse is the number of shared message buffers (data and control)

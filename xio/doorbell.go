@@ -1,0 +1,133 @@
+package xio
+
+/*
+#include "stack.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// How the poller sleeps once its ring stays empty (Config.Doorbell).
+//
+// DoorbellFutex blocks the poller's thread in a C call on the slot's futex.
+// Go then counts the thread as in a system call; when a sender wakes it,
+// the poller hands each message to a goroutine while its own P may have
+// been retaken, and the scheduler wakes yet another thread to run that
+// goroutine: ~1.7 thread switches per SBI call on the server side beyond
+// the one wake-up needed (issue 15).
+//
+// DoorbellEventfd parks the poller goroutine in Go's netpoller on an
+// eventfd instead: no thread sits in C, and the thread the netpoller wakes
+// runs the poller and then, on the same P, the goroutine it handed the
+// message to. Senders write the eventfd (a copy they take with
+// pidfd_getfd, onvm_ops.h onvm_wake) only when the poller said it is going
+// to park, so a busy NF costs them no system call, as with the futex.
+const (
+	DoorbellFutex   = "futex"
+	DoorbellEventfd = "eventfd"
+)
+
+// defaultDoorbell is Config.Doorbell's default.
+const defaultDoorbell = DoorbellEventfd
+
+// doorbellFromEnv is Config.Doorbell's default: $L25GC_XIO_DOORBELL if set
+// (an A/B knob), else defaultDoorbell.
+func doorbellFromEnv() string {
+	if v := os.Getenv("L25GC_XIO_DOORBELL"); v != "" {
+		return v
+	}
+	return defaultDoorbell
+}
+
+// checkDoorbell rejects a doorbell name that is neither kind.
+func checkDoorbell(name string) error {
+	switch name {
+	case DoorbellFutex, DoorbellEventfd:
+		return nil
+	}
+	return fmt.Errorf("xio: doorbell %q: want %q or %q", name, DoorbellEventfd, DoorbellFutex)
+}
+
+// eventfdBell is the poller's eventfd doorbell, registered with Go's
+// netpoller (non-blocking, so os.NewFile makes it pollable).
+type eventfdBell struct {
+	f   *os.File // kept for the process's life: the fd number is published
+	raw syscall.RawConn
+	buf [8]byte
+}
+
+// newEventfdBell creates the eventfd and publishes it as this NF's
+// doorbell. An error leaves the futex doorbell in place.
+func newEventfdBell() (*eventfdBell, error) {
+	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("xio: eventfd doorbell: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "xio-doorbell")
+	raw, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("xio: eventfd doorbell: %w", err)
+	}
+	if r := C.xio_doorbell_eventfd(C.int(fd)); r < 0 {
+		f.Close()
+		return nil, fmt.Errorf("xio: eventfd doorbell: pidfd_getfd: %w", syscall.Errno(-r))
+	}
+	return &eventfdBell{f: f, raw: raw}, nil
+}
+
+// wait parks the calling goroutine until the eventfd is written or d
+// passes; false if it timed out. It reads the counter first, so a write
+// that came since the last wait returns at once (a spurious wake-up the
+// caller's loop absorbs).
+func (b *eventfdBell) wait(d time.Duration) bool {
+	if err := b.f.SetReadDeadline(time.Now().Add(d)); err != nil {
+		return true // cannot park bounded: let the caller poll again
+	}
+	got := false
+	err := b.raw.Read(func(fd uintptr) bool {
+		_, err := unix.Read(int(fd), b.buf[:])
+		if err == unix.EAGAIN {
+			return false
+		}
+		got = err == nil
+		return true
+	})
+	return got || !errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// sleepEventfd is sleep for the eventfd doorbell: the poller announces it
+// is about to park (check-after-set: a sender that enqueued after the last
+// look at the ring sees the announcement and writes the eventfd), then
+// parks in the netpoller, with the consumer token given up meanwhile.
+func (s *stack) sleepEventfd(idleSince time.Time) int {
+	s.ring.release()
+	runtime.Gosched()
+	for {
+		ms := s.sleepMS.Load()
+		bound := time.Duration(ms) * time.Millisecond
+		woke := C.xio_efd_arm() != 0 || s.bell.wait(bound)
+		C.xio_efd_disarm()
+		if !woke {
+			C.xio_count_sleep_timeout()
+		}
+		s.ring.acquire()
+		if n := s.takeBatch(false); n > 0 {
+			s.spin.slept(time.Since(idleSince))
+			return n
+		}
+		if !woke {
+			s.spin.slept(bound) // timed out idle: longer than any budget
+		}
+		s.ring.release()
+	}
+}
