@@ -132,14 +132,14 @@ func Init(cfg Config) error {
 func defaultStack() (*stack, error) { return attach(Config{}) }
 
 func attach(cfg Config) (*stack, error) {
+	cfg = cfg.withDefaults()
+	if err := checkDoorbell(cfg.Doorbell); err != nil {
+		return nil, err
+	}
 	attachMu.Lock()
 	defer attachMu.Unlock()
 	if attached != nil || attachErr != nil {
 		return attached, attachErr
-	}
-	cfg = cfg.withDefaults()
-	if err := checkDoorbell(cfg.Doorbell); err != nil {
-		return nil, err
 	}
 	path := C.CString(cfg.configPath())
 	running := C.xio_primary_running(path) != 0
