@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -63,6 +65,9 @@ type eventfdBell struct {
 	f   *os.File // kept for the process's life: the fd number is published
 	raw syscall.RawConn
 	buf [8]byte
+	// sleeping is our slot's onvm_nf.sleeping in shared memory, cleared
+	// from Go on wake-up (disarm) without a cgo call.
+	sleeping *uint32
 }
 
 // newEventfdBell creates the eventfd and publishes it as this NF's
@@ -82,7 +87,7 @@ func newEventfdBell() (*eventfdBell, error) {
 		f.Close()
 		return nil, fmt.Errorf("xio: eventfd doorbell: pidfd_getfd: %w", syscall.Errno(-r))
 	}
-	return &eventfdBell{f: f, raw: raw}, nil
+	return &eventfdBell{f: f, raw: raw, sleeping: (*uint32)(unsafe.Pointer(C.xio_sleeping_word()))}, nil
 }
 
 // wait parks the calling goroutine until the eventfd is written or d
@@ -95,11 +100,15 @@ func (b *eventfdBell) wait(d time.Duration) bool {
 	}
 	got := false
 	err := b.raw.Read(func(fd uintptr) bool {
-		_, err := unix.Read(int(fd), b.buf[:])
-		if err == unix.EAGAIN {
+		// A raw read: the fd never blocks, and a system call through
+		// entersyscall would wake sysmon, asleep while all Ps are idle
+		// (it then ticks every 20 µs while we work: a thread switch
+		// each).
+		_, _, errno := syscall.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&b.buf[0])), uintptr(len(b.buf)))
+		if errno == unix.EAGAIN {
 			return false
 		}
-		got = err == nil
+		got = errno == 0
 		return true
 	})
 	return got || !errors.Is(err, os.ErrDeadlineExceeded)
@@ -116,7 +125,7 @@ func (s *stack) sleepEventfd(idleSince time.Time) int {
 		ms := s.sleepMS.Load()
 		bound := time.Duration(ms) * time.Millisecond
 		woke := C.xio_efd_arm() != 0 || s.bell.wait(bound)
-		C.xio_efd_disarm()
+		atomic.StoreUint32(s.bell.sleeping, 0) // disarm: senders stop writing
 		if !woke {
 			C.xio_count_sleep_timeout()
 		}

@@ -669,8 +669,9 @@ int xio_efd_arm(void)
 	return ready;
 }
 
-/* xio_efd_disarm: the poller is awake; senders stop writing the eventfd. */
-void xio_efd_disarm(void) { __atomic_store_n(&nf.shm->nf[nf.self].sleeping, 0, __ATOMIC_RELEASE); }
+/* xio_sleeping_word is our slot's 'sleeping' word: the Go side clears it on
+ * wake-up with an atomic store instead of a cgo call. */
+uint32_t *xio_sleeping_word(void) { return &nf.shm->nf[nf.self].sleeping; }
 
 /* xio_count_sleep_timeout counts an eventfd park that ran out its time. */
 void xio_count_sleep_timeout(void) { __atomic_add_fetch(&sleep_timeouts, 1, __ATOMIC_RELAXED); }
