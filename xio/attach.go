@@ -41,10 +41,11 @@ type Config struct {
 	// within it (reply.go). 0 takes $L25GC_XIO_REPLY_SPIN_US, else
 	// never (see defaultReplySpin); negative never polls.
 	ReplySpin time.Duration
-	// Doorbell is how the poller sleeps: DoorbellEventfd (parked in
-	// Go's netpoller) or DoorbellFutex (blocked in C), doorbell.go says
-	// why. "" takes $L25GC_XIO_DOORBELL, else defaultDoorbell. Should
-	// the eventfd not work here (no pidfd_getfd), the futex is used.
+	// Doorbell is how the poller sleeps: DoorbellFutex (blocked in C)
+	// or DoorbellEventfd (parked in Go's netpoller); doorbell.go says
+	// which is better and why. "" takes $L25GC_XIO_DOORBELL, else
+	// defaultDoorbell. Should the eventfd not work here (no
+	// pidfd_getfd), the futex is used (DoorbellInUse says why).
 	Doorbell string
 }
 

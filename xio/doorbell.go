@@ -38,8 +38,19 @@ const (
 	DoorbellEventfd = "eventfd"
 )
 
-// defaultDoorbell is Config.Doorbell's default.
-const defaultDoorbell = DoorbellEventfd
+// defaultDoorbell is Config.Doorbell's default: the futex, because the
+// eventfd measured worse on the 2-core VM (bench sbi at concurrency 1,
+// futex vs eventfd alternated, loaded machine: 2.9-5.4 context switches
+// per request instead of 1.1-3.3 back to back, 14-19 instead of 10-12
+// with a 2 ms gap, p50 no better). The cause is sysmon, not the doorbell:
+// with the poller parked in the netpoller every P goes idle, so sysmon
+// sleeps until the next system call; the first cgo call after a wake-up
+// (taking the batch, sending the answer) wakes it, and it then ticks every
+// 20 µs for as long as the NF works, a thread switch each. A futex sleeper
+// keeps its P in a system call, sysmon never waits and backs off to 10 ms.
+// The eventfd pays only once no cgo call is left on the wake-up path
+// (taking from the ring and sending in Go).
+const defaultDoorbell = DoorbellFutex
 
 // doorbellFromEnv is Config.Doorbell's default: $L25GC_XIO_DOORBELL if set
 // (an A/B knob), else defaultDoorbell.

@@ -94,9 +94,10 @@ func startCountingEcho(t *testing.T, addr, doorbell string) *xioproc.Proc {
 	return p
 }
 
-// TestDoorbellIsEventfdByDefault: a process run as root parks its poller
-// in Go's netpoller (the eventfd doorbell) unless told otherwise.
-func TestDoorbellIsEventfdByDefault(t *testing.T) {
+// TestEventfdDoorbellInUseWhenAsked: a process run as root that asks for
+// the eventfd doorbell (TestMain does) parks its poller on it: the
+// pidfd_getfd check at attach passed, no silent fallback to the futex.
+func TestEventfdDoorbellInUseWhenAsked(t *testing.T) {
 	got, err := xio.DoorbellInUse()
 	if got != xio.DoorbellEventfd || err != nil {
 		t.Fatalf("doorbell in use %q (%v), want %q", got, err, xio.DoorbellEventfd)
