@@ -33,6 +33,16 @@ import (
 // message to. Senders write the eventfd (a copy they take with
 // pidfd_getfd, onvm_ops.h onvm_wake) only when the poller said it is going
 // to park, so a busy NF costs them no system call, as with the futex.
+//
+// Why pidfd_getfd rather than passing the eventfd over a unix socket
+// (SCM_RIGHTS): the slot already publishes the receiver's pid and attach
+// generation, so a sender needs no socket, no serving goroutine and no
+// new protocol, and a peer that restarts is noticed by its new generation
+// (the copy is refreshed under the same fd number, onvm_efd_fetch). The
+// manager, which sends the RSTs of a dead NF's peers, uses the same path.
+// The price: pidfd_getfd needs Linux 5.6+ and ptrace rights over the
+// receiver (root, as DPDK's NFs run here, or the same user without Yama);
+// attaching checks it on our own eventfd and keeps the futex otherwise.
 const (
 	DoorbellFutex   = "futex"
 	DoorbellEventfd = "eventfd"
@@ -122,6 +132,8 @@ func (b *eventfdBell) wait(d time.Duration) bool {
 		got = errno == 0
 		return true
 	})
+	// A read error other than EAGAIN (none is expected of an eventfd)
+	// counts as a wake-up: the caller looks at the ring and parks again.
 	return got || !errors.Is(err, os.ErrDeadlineExceeded)
 }
 
