@@ -25,6 +25,11 @@ type XIOSpin struct {
 	// never polls: on a quiet 2-core VM it did not pay (xio/attach.go,
 	// defaultReplySpin).
 	Reply time.Duration `yaml:"reply"`
+	// Doorbell is how an idle poller sleeps: "futex" (blocked in C) or
+	// "eventfd" (parked in Go's netpoller, woken through pidfd_getfd
+	// copies); "" takes $L25GC_XIO_DOORBELL, else the futex, which
+	// measured better (xio/doorbell.go).
+	Doorbell string `yaml:"doorbell,omitempty"`
 }
 
 // maxXIOSpin bounds a budget: longer spins are a busy core, not a policy.
@@ -47,6 +52,11 @@ func (v *validator) xioSpin(cat Catalog, s XIOSpin) {
 	}
 	if bad(s.Reply) {
 		v.fail("sbi.xio_spin.reply", "must be a duration from 0s to %v, got %v", maxXIOSpin, s.Reply)
+	}
+	switch s.Doorbell {
+	case "", "futex", "eventfd":
+	default:
+		v.fail("sbi.xio_spin.doorbell", "must be \"futex\" or \"eventfd\", got %q", s.Doorbell)
 	}
 	names := cat.Names()
 	for _, nf := range slices.Sorted(maps.Keys(s.NF)) {

@@ -33,9 +33,24 @@ func TestXIOSpinDefaultsOverridesAndBounds(t *testing.T) {
 		{"sbi:\n  xio_spin:\n    reply: 20ms\n", "node.yaml:3: sbi.xio_spin.reply: must be a duration from 0s to 10ms"},
 		{"sbi:\n  xio_spin:\n    nf:\n      amff: 10us\n", `sbi.xio_spin.nf.amff: no NF named "amff"`},
 		{"sbi:\n  xio_spin:\n    nf:\n      smf: 11ms\n", "sbi.xio_spin.nf.smf: must be a duration from 0s to 10ms"},
+		{"sbi:\n  xio_spin:\n    doorbell: semaphore\n", `node.yaml:3: sbi.xio_spin.doorbell: must be "futex" or "eventfd", got "semaphore"`},
 	} {
 		if _, err := Parse("node.yaml", []byte(c.yaml)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want %q", c.yaml, err, c.want)
 		}
+	}
+}
+
+// sbi.xio_spin.doorbell takes either doorbell; unset, it is left to xio
+// (its default or $L25GC_XIO_DOORBELL).
+func TestXIODoorbellChoice(t *testing.T) {
+	for _, bell := range []string{"futex", "eventfd"} {
+		c, err := Parse("node.yaml", []byte("sbi:\n  xio_spin:\n    doorbell: "+bell+"\n"))
+		if err != nil || c.SBI.XIOSpin.Doorbell != bell {
+			t.Errorf("doorbell %s: got %q, %v", bell, c.SBI.XIOSpin.Doorbell, err)
+		}
+	}
+	if d := Default().SBI.XIOSpin.Doorbell; d != "" {
+		t.Errorf("default doorbell %q, want unset", d)
 	}
 }

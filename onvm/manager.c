@@ -373,6 +373,7 @@ static void reap_finish(uint32_t nf)
 	__atomic_store_n(&reap_of(nf)->phase, ONVM_REAP_NONE, __ATOMIC_RELEASE);
 	me->pid = 0;
 	me->sleeping = 0;
+	me->efd = -1;
 	__atomic_store_n(&me->queued, 0, __ATOMIC_RELAXED);
 	for (uint32_t d = 0; d < ONVM_MAX_NF; d++)
 		__atomic_store_n(&me->delivering[d], 0, __ATOMIC_RELAXED);

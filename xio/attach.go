@@ -41,6 +41,12 @@ type Config struct {
 	// within it (reply.go). 0 takes $L25GC_XIO_REPLY_SPIN_US, else
 	// never (see defaultReplySpin); negative never polls.
 	ReplySpin time.Duration
+	// Doorbell is how the poller sleeps: DoorbellFutex (blocked in C)
+	// or DoorbellEventfd (parked in Go's netpoller); doorbell.go says
+	// which is better and why. "" takes $L25GC_XIO_DOORBELL, else
+	// defaultDoorbell. Should the eventfd not work here (no
+	// pidfd_getfd), the futex is used (DoorbellInUse says why).
+	Doorbell string
 }
 
 func (c Config) withDefaults() Config {
@@ -58,6 +64,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReplySpin == 0 {
 		c.ReplySpin = usFromEnv("L25GC_XIO_REPLY_SPIN_US", defaultReplySpin)
+	}
+	if c.Doorbell == "" {
+		c.Doorbell = doorbellFromEnv()
 	}
 	return c
 }
@@ -124,12 +133,15 @@ func Init(cfg Config) error {
 func defaultStack() (*stack, error) { return attach(Config{}) }
 
 func attach(cfg Config) (*stack, error) {
+	cfg = cfg.withDefaults()
+	if err := checkDoorbell(cfg.Doorbell); err != nil {
+		return nil, err
+	}
 	attachMu.Lock()
 	defer attachMu.Unlock()
 	if attached != nil || attachErr != nil {
 		return attached, attachErr
 	}
-	cfg = cfg.withDefaults()
 	path := C.CString(cfg.configPath())
 	running := C.xio_primary_running(path) != 0
 	C.free(unsafe.Pointer(path))
@@ -142,6 +154,9 @@ func attach(cfg Config) (*stack, error) {
 		return nil, err
 	}
 	attached = newStack(cfg)
+	if cfg.Doorbell == DoorbellEventfd {
+		attached.bell, attached.bellErr = newEventfdBell()
+	}
 	go attached.poll()
 	return attached, nil
 }
@@ -161,6 +176,21 @@ func ealAttach(cfg Config) error {
 			cfg.FilePrefix, C.GoString(&errbuf[0]))
 	}
 	return nil
+}
+
+// DoorbellInUse says how this process's poller sleeps (DoorbellEventfd
+// or DoorbellFutex) and, if the eventfd was asked for but is not in use,
+// why; "" before the process attached.
+func DoorbellInUse() (string, error) {
+	attachMu.Lock()
+	defer attachMu.Unlock()
+	switch {
+	case attached == nil:
+		return "", nil
+	case attached.bell != nil:
+		return DoorbellEventfd, nil
+	}
+	return DoorbellFutex, attached.bellErr
 }
 
 // PoolInUse is the number of shared message buffers (data and control)

@@ -38,6 +38,10 @@
 static struct onvm_view nf;
 static uint32_t conn_hint;
 static uint64_t sleep_timeouts; /* doorbell sleeps that ran out their time */
+/* How our poller sleeps (ONVM_SLEEP_*), and its eventfd when it parks in
+ * Go's netpoller (xio/doorbell.go); set once before the poller starts. */
+static uint32_t sleep_mode = ONVM_SLEEP_FUTEX;
+static int own_efd = -1;
 
 /* xio_primary_running says whether a DPDK primary holds its config file lock,
  * so a missing manager is reported without a failed rte_eal_init (which
@@ -58,8 +62,9 @@ static int take_slot(char *err, size_t n)
 		struct onvm_nf *s = &shm->nf[i];
 		if (s->state != ONVM_NF_FREE)
 			continue;
+		__atomic_store_n(&s->efd, -1, __ATOMIC_RELAXED); /* before gen: see onvm_efd_fetch */
 		s->pid = (int32_t)nf.pid;
-		s->gen++;
+		__atomic_add_fetch(&s->gen, 1, __ATOMIC_RELEASE);
 		s->sleeping = 0;
 		/* Before ACTIVE: senders count only once they see us active. */
 		__atomic_store_n(&s->queued, 0, __ATOMIC_RELAXED);
@@ -610,13 +615,66 @@ void xio_bell_quiet(void) { __atomic_store_n(&nf.shm->nf[nf.self].sleeping, 0, _
  * ring, as in xio_sleep: a message enqueued after that look rings. */
 void xio_bell_arm(void)
 {
-	__atomic_store_n(&nf.shm->nf[nf.self].sleeping, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&nf.shm->nf[nf.self].sleeping, sleep_mode, __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 /* xio_bell_self rings our own doorbell: a consumer that gives the token up
  * with messages still in the ring wakes the poller for them. */
-void xio_bell_self(void) { onvm_ring_bell(&nf.shm->nf[nf.self]); }
+void xio_bell_self(void)
+{
+	if (sleep_mode != ONVM_SLEEP_EVENTFD) {
+		onvm_ring_bell(&nf.shm->nf[nf.self]);
+		return;
+	}
+	uint64_t one = 1;
+	if (write(own_efd, &one, sizeof(one)) < 0)
+		onvm_ring_bell(&nf.shm->nf[nf.self]);
+}
+
+/* xio_doorbell_eventfd makes fd (a non-blocking eventfd the Go side parks
+ * on) our doorbell: published in our slot for senders to copy with
+ * pidfd_getfd. It first copies it once itself, so a kernel without pidfd
+ * (< 5.6) or a sandbox that forbids it is found here, and the caller keeps
+ * the futex, instead of every wake-up being lost to the sleep's bound.
+ * Call before the poller first sleeps. 0 or a negative errno. */
+int xio_doorbell_eventfd(int fd)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (pfd < 0)
+		return -errno;
+	int got = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
+	int err = errno;
+	close(pfd);
+	if (got < 0)
+		return -err;
+	close(got);
+	own_efd = fd;
+	__atomic_store_n(&nf.shm->nf[nf.self].efd, fd, __ATOMIC_RELEASE);
+	sleep_mode = ONVM_SLEEP_EVENTFD;
+	return 0;
+}
+
+/* xio_efd_arm tells senders our poller is about to park on its eventfd,
+ * then looks at the ring once more (the order xio_sleep keeps, so a
+ * message enqueued after the look writes the eventfd). 1 if the ring holds
+ * something: the caller does not park. */
+int xio_efd_arm(void)
+{
+	__atomic_store_n(&nf.shm->nf[nf.self].sleeping, ONVM_SLEEP_EVENTFD, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	int ready = ring_waiting();
+	if (!ready)
+		XIO_SLEEP_HOOK();
+	return ready;
+}
+
+/* xio_sleeping_word is our slot's 'sleeping' word: the Go side clears it on
+ * wake-up with an atomic store instead of a cgo call. */
+uint32_t *xio_sleeping_word(void) { return &nf.shm->nf[nf.self].sleeping; }
+
+/* xio_count_sleep_timeout counts an eventfd park that ran out its time. */
+void xio_count_sleep_timeout(void) { __atomic_add_fetch(&sleep_timeouts, 1, __ATOMIC_RELAXED); }
 
 /* xio_sleep_timeouts is how many doorbell sleeps ran out their time: a
  * message served only after one would be a lost wake-up. */

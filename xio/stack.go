@@ -59,6 +59,11 @@ type stack struct {
 	sleepMS   atomic.Int32
 	spinLimit atomic.Int64
 
+	// bell is the eventfd doorbell the poller parks on, nil when it
+	// sleeps on the futex (bellErr: why the eventfd was not had).
+	bell    *eventfdBell
+	bellErr error
+
 	batch **C.struct_onvm_msg // C arrays: C keeps no Go pointer
 	hdrs  *C.struct_onvm_msg  // checked private copies of the batch's headers
 }
@@ -163,6 +168,9 @@ func (s *stack) pollIdle() int {
 // would wait for another thread to be woken to steal them, a second
 // wake-up (~30 µs here) per message.
 func (s *stack) sleep(idleSince time.Time) int {
+	if s.bell != nil {
+		return s.sleepEventfd(idleSince)
+	}
 	s.ring.release()
 	runtime.Gosched()
 	for {

@@ -32,6 +32,10 @@ int xio_sleep(int sleep_ms);
 void xio_bell_quiet(void);
 void xio_bell_arm(void);
 void xio_bell_self(void);
+int xio_doorbell_eventfd(int fd);
+int xio_efd_arm(void);
+uint32_t *xio_sleeping_word(void);
+void xio_count_sleep_timeout(void);
 uint64_t xio_sleep_timeouts(void);
 void xio_free_batch(struct onvm_msg **bufs, unsigned n);
 

@@ -149,7 +149,7 @@ int xio_test_forge(uint32_t slot, int kind, uint32_t conn, uint32_t gen)
 		onvm_msg_free(v, m); /* the entry points at something not handed over */
 	if (rte_ring_enqueue(v->rx[slot], entry) != 0)
 		return -ENOBUFS;
-	onvm_ring_bell(&v->shm->nf[slot]);
+	onvm_wake(v, slot);
 	return 0;
 }
 

@@ -49,8 +49,11 @@ func run(m *testing.M) int {
 	}
 	defer mgr.Close()
 	testManager = mgr
-	// Callers poll for replies (off by default) so the tests cover it.
-	if err := xio.Init(xio.Config{FilePrefix: mgr.Prefix, ReplySpin: 100 * time.Microsecond}); err != nil {
+	// Callers poll for replies (off by default) so the tests cover it;
+	// the poller parks on the eventfd doorbell (also off by default) and
+	// child processes sleep on the futex unless a test says otherwise,
+	// so every test's messages cross both kinds.
+	if err := xio.Init(xio.Config{FilePrefix: mgr.Prefix, ReplySpin: 100 * time.Microsecond, Doorbell: xio.DoorbellEventfd}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -127,8 +127,9 @@ func runNF(cfg *config.Config, entry registry.Entry) error {
 // TCP at the same address for peers on other nodes and for tools; which
 // peer is where comes from the NRF profiles (their locality, see
 // sbi.NodeTransport), so a core can span nodes.
-// xioConfig is NF name's X-IO attachment: its spin budget and reply poll
-// from sbi.xio_spin, where 0 means never (xio's 0 is its default).
+// xioConfig is NF name's X-IO attachment: its spin budget, reply poll and
+// doorbell from sbi.xio_spin, where a 0 budget means never (xio's 0 is its
+// default).
 func xioConfig(cfg *config.Config, name string) xio.Config {
 	never := func(d time.Duration) time.Duration {
 		if d == 0 {
@@ -136,7 +137,8 @@ func xioConfig(cfg *config.Config, name string) xio.Config {
 		}
 		return d
 	}
-	return xio.Config{Spin: never(cfg.XIOSpinFor(name)), ReplySpin: never(cfg.SBI.XIOSpin.Reply)}
+	return xio.Config{Spin: never(cfg.XIOSpinFor(name)), ReplySpin: never(cfg.SBI.XIOSpin.Reply),
+		Doorbell: cfg.SBI.XIOSpin.Doorbell}
 }
 
 func newTransport(cfg *config.Config, name string) (sbi.Transport, error) {

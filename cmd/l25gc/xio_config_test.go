@@ -25,3 +25,12 @@ func TestXIOConfigSpin(t *testing.T) {
 		t.Errorf("reply poll %v, want the configured 100µs", got)
 	}
 }
+
+// sbi.xio_spin.doorbell reaches every NF's attachment as written.
+func TestXIOConfigDoorbell(t *testing.T) {
+	cfg := config.Default()
+	cfg.SBI.XIOSpin.Doorbell = "eventfd"
+	if got := xioConfig(cfg, "udm").Doorbell; got != "eventfd" {
+		t.Errorf("doorbell %q, want the configured eventfd", got)
+	}
+}

@@ -56,6 +56,16 @@ struct onvm_view {
 	uint32_t data_next;    /* next-fit cursors of buffer allocation */
 	uint32_t ctl_next;
 	uint32_t lock_timeout_ms; /* give up on a live lock holder after this */
+	/* Our copies of other NFs' eventfd doorbells (onvm_wake): efd[d] is
+	 * the fd plus 1 (0: none yet; a zeroed view starts empty), fetched
+	 * for NF d's attach generation efd_gen[d]. A slot's fd number never
+	 * changes once taken: a newer copy replaces the file under it (dup3),
+	 * so a sender that read the number just before still writes an
+	 * eventfd, never a file that reused the number. efd_lock serializes
+	 * fetching. */
+	int32_t efd[ONVM_MAX_NF];
+	uint32_t efd_gen[ONVM_MAX_NF];
+	uint32_t efd_lock;
 };
 
 #define ONVM_LOCK_TIMEOUT_MS 2000
@@ -247,6 +257,83 @@ static inline void onvm_ring_bell(struct onvm_nf *nf)
 	syscall(SYS_futex, &nf->bell, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
+/* onvm_efd_fetch copies NF dst's eventfd doorbell into this process
+ * (pidfd_getfd, Linux 5.6+, which needs ptrace rights over dst: the same
+ * user without a Yama restriction, or root) and caches it for attach
+ * generation gen. -1 if it cannot: dst gone, no eventfd published, or no
+ * right to it. The generation is re-read after the copy: were the slot
+ * reused meanwhile, the copy may be the previous holder's, so it is kept
+ * under the slot's number but not marked valid. Copies are rare (once per
+ * peer attach), so a mutex-free spin on efd_lock is enough. */
+static inline int onvm_efd_fetch(struct onvm_view *v, uint32_t dst, uint32_t gen)
+{
+	struct onvm_nf *d = &v->shm->nf[dst];
+	while (__atomic_exchange_n(&v->efd_lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	int fd = __atomic_load_n(&v->efd[dst], __ATOMIC_RELAXED) - 1;
+	if (fd >= 0 && __atomic_load_n(&v->efd_gen[dst], __ATOMIC_RELAXED) == gen)
+		goto out;
+	int32_t pid = __atomic_load_n(&d->pid, __ATOMIC_ACQUIRE);
+	int32_t rfd = __atomic_load_n(&d->efd, __ATOMIC_ACQUIRE);
+	int got = -1;
+	if (pid > 0 && rfd >= 0) {
+		int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		if (pfd >= 0) {
+			got = (int)syscall(SYS_pidfd_getfd, pfd, rfd, 0); /* O_CLOEXEC */
+			close(pfd);
+		}
+	}
+	if (got < 0) {
+		fd = -1;
+		goto out;
+	}
+	if (fd < 0) {
+		fd = got;
+	} else {
+		dup3(got, fd, O_CLOEXEC);
+		close(got);
+	}
+	int valid = __atomic_load_n(&d->gen, __ATOMIC_ACQUIRE) == gen;
+	__atomic_store_n(&v->efd_gen[dst], valid ? gen : 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&v->efd[dst], fd + 1, __ATOMIC_RELEASE);
+	if (!valid)
+		fd = -1;
+out:
+	__atomic_store_n(&v->efd_lock, 0, __ATOMIC_RELEASE);
+	return fd;
+}
+
+/* onvm_efd_ring writes NF dst's eventfd doorbell: 0 if it did. */
+static inline int onvm_efd_ring(struct onvm_view *v, uint32_t dst)
+{
+	uint32_t gen = __atomic_load_n(&v->shm->nf[dst].gen, __ATOMIC_ACQUIRE);
+	int fd = __atomic_load_n(&v->efd[dst], __ATOMIC_ACQUIRE) - 1;
+	if (fd < 0 || __atomic_load_n(&v->efd_gen[dst], __ATOMIC_ACQUIRE) != gen)
+		fd = onvm_efd_fetch(v, dst, gen);
+	uint64_t one = 1;
+	return fd >= 0 && write(fd, &one, sizeof(one)) == sizeof(one) ? 0 : -1;
+}
+
+/* onvm_wake wakes NF dst's poller if it sleeps, the way it sleeps: on its
+ * futex, or parked in Go's netpoller on its eventfd. The ordering is
+ * onvm_ring_bell's. Should the eventfd not be ours to write, the futex is
+ * rung anyway, for a poller that went back to it; one parked on its
+ * eventfd then wakes at its sleep's bound (xio/doorbell.go checks at
+ * start-up that pidfd_getfd works, so that is a misconfiguration such as
+ * NFs run as different users). */
+static inline void onvm_wake(struct onvm_view *v, uint32_t dst)
+{
+	struct onvm_nf *d = &v->shm->nf[dst];
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	uint32_t how = __atomic_load_n(&d->sleeping, __ATOMIC_ACQUIRE);
+	if (how == 0)
+		return;
+	if (how == ONVM_SLEEP_EVENTFD && onvm_efd_ring(v, dst) == 0)
+		return;
+	__atomic_add_fetch(&d->bell, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &d->bell, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
 /* onvm_deliver hands m (HELD by us) to NF dst. counted data buffers count
  * against dst's quota. On failure the caller still holds m: -ECONNREFUSED
  * dst is not an attached NF (any more), -EAGAIN dst has its quota queued,
@@ -295,7 +382,7 @@ static inline int onvm_deliver(struct onvm_view *v, uint32_t dst, struct onvm_ms
 		r = -ENOBUFS;
 		goto undo;
 	}
-	onvm_ring_bell(d);
+	onvm_wake(v, dst);
 	goto out;
 undo:
 	if (counted)

@@ -151,17 +151,24 @@ struct onvm_msg {
 /* DEAD: the manager is reclaiming it; senders treat it as gone. */
 enum onvm_nf_state { ONVM_NF_FREE = 0, ONVM_NF_ACTIVE = 1, ONVM_NF_DEAD = 2 };
 
+/* onvm_nf.sleeping: what a sender must do to wake the NF's poller. */
+enum onvm_sleep { ONVM_SLEEP_FUTEX = 1, ONVM_SLEEP_EVENTFD = 2 };
+
 /* One attached NF process. The doorbell is a futex word: a sender that finds
  * the NF's poller asleep bumps it and wakes the poller (FUTEX_WAKE, shared).
+ * A poller that parks in Go's netpoller instead (xio/doorbell.go) sleeps
+ * with 'sleeping' = ONVM_SLEEP_EVENTFD and publishes in efd the number of
+ * its eventfd in its own process: senders fetch a copy with pidfd_getfd
+ * (onvm_ops.h onvm_wake) and write it.
  * queued and delivering sit on their own cache lines: every sender to this
  * NF updates queued, and this NF's threads update delivering. */
 struct onvm_nf {
 	uint32_t state; /* enum onvm_nf_state */
 	uint32_t gen;   /* bumped at each attach */
 	int32_t pid;
-	uint32_t sleeping; /* poller is (about to be) asleep on bell */
+	uint32_t sleeping; /* 0, or how the poller is (about to be) asleep: ONVM_SLEEP_* */
 	uint32_t bell;     /* futex word */
-	uint32_t pad;
+	int32_t efd;       /* the poller's eventfd doorbell in process pid, or -1 */
 	uint64_t rx_bad; /* malformed or foreign ring entries dropped */
 	/* Counted data buffers in (or entering) this NF's rx ring: senders
 	 * get EAGAIN past shm.nf_quota, so a stalled NF cannot take the
@@ -277,7 +284,7 @@ _Static_assert((ONVM_CTL_SIZE & (ONVM_CTL_SIZE - 1)) == 0, "ONVM_CTL_SIZE is a p
 	F(onvm_nf, pid, 8)                                                      \
 	F(onvm_nf, sleeping, 12)                                                \
 	F(onvm_nf, bell, 16)                                                    \
-	F(onvm_nf, pad, 20)                                                     \
+	F(onvm_nf, efd, 20)                                                     \
 	F(onvm_nf, rx_bad, 24)                                                  \
 	F(onvm_nf, queued, 64)                                                  \
 	F(onvm_nf, delivering, 128)                                             \
