@@ -51,19 +51,33 @@ func (u *UE) requestService(ctx context.Context, serviceType uint8, uplink *nasx
 	if !u.Idle() || u.sec == nil {
 		return 0, errors.New("service request: the UE is not registered and CM-IDLE")
 	}
-	full, initial, err := u.serviceRequest(serviceType, uplink)
-	if err != nil {
-		return 0, err
-	}
 	// TS 38.413 8.7.6.2: the gNB holds what the AMF's overload action sheds.
 	if err := u.g.awaitAdmission(ctx, rrcCauseOf(serviceType)); err != nil {
 		return 0, fmt.Errorf("service request of %s: %w", u.supi, err)
 	}
-	u.leaveIdle()
-	start := time.Now()
-	if err := u.sendInitialWithCause(initial, rrcCauseOf(serviceType)); err != nil {
+	full, start, err := u.sendServiceRequest(serviceType, uplink)
+	if err != nil {
 		return 0, err
 	}
+	return u.awaitServiceAccept(ctx, full, start)
+}
+
+// sendServiceRequest builds the Service Request and sends it in an
+// Initial UE Message on a new N2 connection (TS 24.501 5.6.1.2); full is
+// the whole request, for a Security Mode Command that asks for it.
+func (u *UE) sendServiceRequest(serviceType uint8, uplink *nasx.PSISet) (full []byte, start time.Time, err error) {
+	full, initial, err := u.serviceRequest(serviceType, uplink)
+	if err != nil {
+		return nil, start, err
+	}
+	u.leaveIdle()
+	start = time.Now()
+	return full, start, u.sendInitialWithCause(initial, rrcCauseOf(serviceType))
+}
+
+// awaitServiceAccept reads the network's answers to the Service Request
+// sent at start until Service Accept or Reject.
+func (u *UE) awaitServiceAccept(ctx context.Context, full []byte, start time.Time) (time.Duration, error) {
 	for {
 		m, err := u.nextNAS(ctx)
 		if err != nil {
