@@ -123,3 +123,26 @@ func TestCancelledAnswerPagingLeavesThePagingToTheOwner(t *testing.T) {
 		t.Fatalf("the Paging did not reach the UE: %v", err)
 	}
 }
+
+// TS 23.501 5.4.4.1, TS 38.413 8.3.1.2: an Initial Context Setup Request
+// with the UE Radio Capability the AMF kept spares the UE Radio Capability
+// Info Indication: the gNB's next message is its answer to what the AMF
+// sends next.
+func TestKnownRadioCapabilityIsNotReportedAgain(t *testing.T) {
+	g, amf := connectScripted(t)
+	g.up = NewUserPlane(netip.MustParseAddr("127.0.0.1"), nil)
+	if err := g.up.Listen(0); err != nil {
+		t.Fatal(err)
+	}
+	ue, _ := amf.withIdleSession(g)
+	done := answerPagingAsync(context.Background(), ue)
+	waitArmed(t, ue)
+	g.onPaging(pagingFor(amf, testSTMSI))
+	_, _, ranID, _ := amf.initialNAS()
+	amf.setUpContext(ranID, ngapx.Tunnel{IPv4: testUPF.IPv4, TEID: testUPF.TEID + 1}, []byte("kept capability"))
+	if a := <-done; a.err != nil {
+		t.Fatal(a.err)
+	}
+	amf.send(ngapx.BuildUEContextReleaseCommand(testAMFUEID+1, ranID, ngapx.CauseNas(ngapType.CauseNasPresentNormalRelease)))
+	amf.next("UEContextReleaseComplete")
+}

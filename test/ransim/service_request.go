@@ -159,12 +159,13 @@ func (u *UE) onServiceAccept(m *nas.Message) error {
 // 8.3.1.2): the sessions it lists get their tunnels (the parked ones of a
 // CM-IDLE UE come back with a new DL TEID), and the response names each
 // DL end; the 5GSM messages of the sessions go to the UE afterwards.
-func (g *GNB) onInitialContextSetup(ue *UE, pdu *ngapType.NGAPPDU, s ngapx.Summary) {
+// knownCapability says the request carried the UE Radio Capability.
+func (g *GNB) onInitialContextSetup(ue *UE, pdu *ngapType.NGAPPDU, s ngapx.Summary) (knownCapability bool) {
 	c, err := ngapx.ParseRANInitialContextSetupRequest(pdu)
 	if err != nil {
 		g.log.Warn("Initial Context Setup Request", "err", err)
 		g.send(s.AMFUEID, s.RANUEID, ngapx.BuildInitialContextSetupResponse)
-		return
+		return false
 	}
 	results := make([]ngapx.RANSessionResult, 0, len(c.Sessions)+len(c.Unreadable))
 	for _, rs := range c.Sessions {
@@ -181,6 +182,7 @@ func (g *GNB) onInitialContextSetup(ue *UE, pdu *ngapType.NGAPPDU, s ngapx.Summa
 	for _, rs := range c.Sessions {
 		g.deliverNAS(ue, c.AMFUEID, "InitialContextSetupRequest", rs.NASPDU)
 	}
+	return c.RadioCapability != nil
 }
 
 // activate sets up the tunnel of a session the AMF lists: the UE's parked
