@@ -421,7 +421,10 @@ func (n *NF) initialContext(ue *ueContext, nasPDU []byte, sessions ...ngapx.Sess
 	eenc, einteg := ue.reg.secCap.EUTRABits()
 	return ngapx.BuildInitialContextSetupRequest(ngapx.InitialContext{AMFUEID: ue.amfID, RANUEID: ue.ranID,
 		GUAMI: n.guami, Allowed: ue.allowed, NREncryption: enc, NRIntegrity: integ, EUTRAEncryption: eenc,
-		EUTRAIntegrity: einteg, KgNB: kgnb, AMBRUL: ue.ambrUL, AMBRDL: ue.ambrDL, NASPDU: nasPDU, Sessions: sessions})
+		EUTRAIntegrity: einteg, KgNB: kgnb, AMBRUL: ue.ambrUL, AMBRDL: ue.ambrDL, NASPDU: nasPDU, Sessions: sessions,
+		// TS 23.501 5.4.4.1: the kept capability spares the gNB asking the
+		// UE again (and the AMF its UE Radio Capability Info Indication).
+		RadioCapability: ue.radioCapability})
 }
 
 // onRegistrationComplete: TS 24.501 5.5.1.2.4 — stop T3550; then tell the UE

@@ -179,6 +179,10 @@ type InitialContext struct {
 	KgNB                            []byte // 32 octets (TS 33.501 A.9)
 	AMBRUL, AMBRDL                  int64  // bit/s; 0 = absent
 	NASPDU                          []byte // nil = absent
+	// RadioCapability is the UE Radio Capability the AMF kept from an
+	// earlier UE Radio Capability Info Indication (TS 23.501 5.4.4.1): the
+	// gNB then need not ask the UE again (TS 38.413 8.3.1.2). nil = absent.
+	RadioCapability []byte
 	// Sessions are the PDU sessions whose user plane the request sets up
 	// (PDU Session Resource Setup Request List, 9.2.2.1): a Service Request
 	// activating them (TS 23.502 4.2.3.2 step 12).
@@ -240,6 +244,10 @@ func BuildInitialContextSetupRequest(c InitialContext) ([]byte, error) {
 	add(ngapType.ProtocolIEIDSecurityKey, reject, ngapType.InitialContextSetupRequestIEsValue{
 		Present:     ngapType.InitialContextSetupRequestIEsPresentSecurityKey,
 		SecurityKey: &ngapType.SecurityKey{Value: aper.BitString{Bytes: append([]byte(nil), c.KgNB...), BitLength: 256}}})
+	if c.RadioCapability != nil {
+		add(ngapType.ProtocolIEIDUERadioCapability, ignore, ngapType.InitialContextSetupRequestIEsValue{
+			Present: ngapType.InitialContextSetupRequestIEsPresentUERadioCapability, UERadioCapability: &ngapType.UERadioCapability{Value: c.RadioCapability}})
+	}
 	if c.NASPDU != nil {
 		add(ngapType.ProtocolIEIDNASPDU, ignore, ngapType.InitialContextSetupRequestIEsValue{
 			Present: ngapType.InitialContextSetupRequestIEsPresentNASPDU, NASPDU: &ngapType.NASPDU{Value: c.NASPDU}})

@@ -110,6 +110,8 @@ func getInitialContextSetupRequest(r *perbits.Reader) *ngapType.InitialContextSe
 			x.Present, x.UESecurityCapabilities = ngapType.InitialContextSetupRequestIEsPresentUESecurityCapabilities, getUESecurityCapabilities(v)
 		case ngapType.ProtocolIEIDSecurityKey:
 			x.Present, x.SecurityKey = ngapType.InitialContextSetupRequestIEsPresentSecurityKey, getSecurityKey(v)
+		case ngapType.ProtocolIEIDUERadioCapability:
+			x.Present, x.UERadioCapability = ngapType.InitialContextSetupRequestIEsPresentUERadioCapability, &ngapType.UERadioCapability{Value: getOctets(v)}
 		case ngapType.ProtocolIEIDNASPDU:
 			x.Present, x.NASPDU = ngapType.InitialContextSetupRequestIEsPresentNASPDU, getNASPDU(v)
 		default:

@@ -107,6 +107,8 @@ func putInitialContextSetupRequest(w *perbits.Writer, m *ngapType.InitialContext
 			want, put = ngapType.ProtocolIEIDUESecurityCapabilities, func() bool { return putUESecurityCapabilities(w, v.UESecurityCapabilities) }
 		case ngapType.InitialContextSetupRequestIEsPresentSecurityKey:
 			want, put = ngapType.ProtocolIEIDSecurityKey, func() bool { return putSecurityKey(w, v.SecurityKey) }
+		case ngapType.InitialContextSetupRequestIEsPresentUERadioCapability:
+			want, put = ngapType.ProtocolIEIDUERadioCapability, func() bool { return v.UERadioCapability != nil && putOctets(w, v.UERadioCapability.Value) }
 		case ngapType.InitialContextSetupRequestIEsPresentNASPDU:
 			want, put = ngapType.ProtocolIEIDNASPDU, func() bool { return putNASPDU(w, v.NASPDU) }
 		default:

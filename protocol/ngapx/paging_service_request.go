@@ -39,6 +39,9 @@ type RANInitialContext struct {
 	NASPDU           []byte
 	Sessions         []RANSessionSetup
 	Unreadable       []uint8 // sessions whose transfer does not decode: answer them failed
+	// RadioCapability is the UE Radio Capability the AMF gave (nil: none;
+	// the gNB then asks the UE and reports it, TS 38.413 8.14.1).
+	RadioCapability []byte
 }
 
 // ParseRANInitialContextSetupRequest reads an Initial Context Setup Request
@@ -55,6 +58,9 @@ func ParseRANInitialContextSetupRequest(pdu *ngapType.NGAPPDU) (out *RANInitialC
 	for _, ie := range pdu.InitiatingMessage.Value.InitialContextSetupRequest.ProtocolIEs.List {
 		if l := ie.Value.PDUSessionResourceSetupListCxtReq; l != nil {
 			out.readSessions(l)
+		}
+		if c := ie.Value.UERadioCapability; c != nil {
+			out.RadioCapability = c.Value
 		}
 	}
 	return out, nil

@@ -412,12 +412,14 @@ func (g *GNB) handle(b []byte, at time.Time) {
 		// The gNB sets up AS security and the PDU sessions' tunnels and
 		// answers before the UE gets the NAS PDU over RRC (TS 23.502
 		// 4.2.2.2.2 steps 21-22, 4.2.3.2 steps 12-14).
-		g.onInitialContextSetup(ue, pdu, s)
-		// Then it has asked the UE for its radio capability over RRC and
-		// hands it to the AMF to keep (TS 38.413 8.14.1).
-		g.send(s.AMFUEID, s.RANUEID, func(amfID, ranID int64) ([]byte, error) {
-			return ngapx.BuildUERadioCapabilityInfoIndication(amfID, ranID, ueRadioCapability)
-		})
+		if known := g.onInitialContextSetup(ue, pdu, s); !known {
+			// Then it has asked the UE for its radio capability over RRC
+			// and hands it to the AMF to keep (TS 38.413 8.14.1); not
+			// when the AMF gave the one it kept (TS 23.501 5.4.4.1).
+			g.send(s.AMFUEID, s.RANUEID, func(amfID, ranID int64) ([]byte, error) {
+				return ngapx.BuildUERadioCapabilityInfoIndication(amfID, ranID, ueRadioCapability)
+			})
+		}
 	case ngapType.ProcedureCodePDUSessionResourceSetup:
 		g.onSessionSetup(ue, pdu)
 		return

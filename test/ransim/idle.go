@@ -36,6 +36,10 @@ type idleState struct {
 	// paged holds the time the gNB received a Paging for the UE, until
 	// the UE answers it.
 	paged chan time.Time
+	// answer, while the UE's owner waits in AnswerPaging, is how the
+	// UE answers a Paging from the gNB's goroutine that read it
+	// (paging.go, answerNow).
+	answer atomic.Pointer[pagingAnswer]
 	// uplink is signalled when the UE's IP stack sends on a parked
 	// tunnel: it has uplink data and wants service (Stay answers it).
 	uplink chan struct{}

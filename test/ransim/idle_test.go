@@ -156,6 +156,16 @@ func (a *scriptedAMF) serviceRequest(pdu []byte) (cleartext, full nasx.ServiceRe
 // Initial Context Setup Request re-activating session 1 on a new UPF end,
 // and returns the gNB's DL end of it.
 func (a *scriptedAMF) contextWithSession(ranID int64, ul ngapx.Tunnel) ngapx.Tunnel {
+	a.t.Helper()
+	dl := a.setUpContext(ranID, ul, nil)
+	a.next("UERadioCapabilityInfoIndication")
+	return dl
+}
+
+// setUpContext sends the Initial Context Setup Request of
+// contextWithSession, with radioCapability when not nil, and returns the
+// gNB's DL end from its response.
+func (a *scriptedAMF) setUpContext(ranID int64, ul ngapx.Tunnel, radioCapability []byte) ngapx.Tunnel {
 	t := a.t
 	t.Helper()
 	acc, err := a.sec.Protect(a.built(nasx.BuildServiceAccept(nasx.ServiceAccept{PDUSessionStatus: ptr(nasx.PSIs(1))})),
@@ -169,7 +179,7 @@ func (a *scriptedAMF) contextWithSession(ranID int64, ul ngapx.Tunnel) ngapx.Tun
 	}
 	a.send(ngapx.BuildInitialContextSetupRequest(ngapx.InitialContext{AMFUEID: testAMFUEID + 1, RANUEID: ranID, GUAMI: testGUAMI,
 		Allowed: []models.Snssai{testSlice}, NREncryption: [2]byte{0xC0}, NRIntegrity: [2]byte{0xC0}, KgNB: make([]byte, 32), NASPDU: acc,
-		Sessions: []ngapx.SessionResource{{ID: 1, SNSSAI: testSlice, Transfer: tr}}}))
+		RadioCapability: radioCapability, Sessions: []ngapx.SessionResource{{ID: 1, SNSSAI: testSlice, Transfer: tr}}}))
 	resp := a.next("InitialContextSetupResponse")
 	out, err := ngapx.ParseInitialContextSetupOutcomes(resp)
 	if err != nil || len(out) != 1 || out[0].ID != 1 || out[0].Type != models.N2SmInfoType_PDU_RES_SETUP_RSP {
@@ -179,7 +189,6 @@ func (a *scriptedAMF) contextWithSession(ranID int64, ul ngapx.Tunnel) ngapx.Tun
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.next("UERadioCapabilityInfoIndication")
 	return r.DL
 }
 

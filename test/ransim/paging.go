@@ -44,6 +44,9 @@ func (g *GNB) onPaging(pdu *ngapType.NGAPPDU) {
 		return
 	}
 	g.tracer().PagingReceived(at, ue.supi)
+	if ue.answerNow(at) {
+		return
+	}
 	ue.page(at)
 }
 
@@ -89,12 +92,99 @@ func (u *UE) AwaitPaging(ctx context.Context) (time.Time, error) {
 // (service type mobile terminated services, TS 24.501 5.6.1.2). It
 // returns when the gNB received the Paging and the time from then to the
 // Service Accept.
+//
+// Over the air a paged UE answers at once, waiting on nothing but the
+// radio: so while the owner waits here, the gNB's goroutine that read the
+// Paging sends the Service Request itself (answerNow) and the owner's
+// goroutine only reads the answers, rather than the answer waiting for
+// that goroutine to be woken and scheduled first.
 func (u *UE) AnswerPaging(ctx context.Context) (pagedAt time.Time, latency time.Duration, err error) {
-	if pagedAt, err = u.AwaitPaging(ctx); err != nil {
-		return pagedAt, 0, err
+	if !u.Idle() {
+		return time.Time{}, 0, ErrNotIdle
 	}
-	latency, err = u.answerPaging(ctx, pagedAt)
-	return pagedAt, latency, err
+	select {
+	case at := <-u.idle.paged: // paged before the owner asked
+		latency, err = u.answerPaging(ctx, at)
+		return at, latency, err
+	default:
+	}
+	if u.sec == nil {
+		return time.Time{}, 0, errors.New("service request: the UE has no NAS security context")
+	}
+	u.drain() // what requestService does first, before the gNB may send
+	a := &pagingAnswer{done: make(chan pagingAnswered, 1)}
+	u.idle.answer.Store(a)
+	got, err := u.awaitAnswer(ctx, a)
+	if err != nil {
+		return got.at, 0, err
+	}
+	if got.toOwner {
+		latency, err = u.answerPaging(ctx, got.at)
+		return got.at, latency, err
+	}
+	if got.err == nil {
+		_, got.err = u.awaitServiceAccept(ctx, got.full, got.start)
+	}
+	if got.err != nil {
+		return got.at, 0, got.err
+	}
+	return got.at, time.Since(got.at), nil
+}
+
+// pagingAnswer is a Service Request the gNB sends for the UE when it
+// reads a Paging for it; done hears what became of it.
+type pagingAnswer struct {
+	done chan pagingAnswered // buffered: the gNB never waits
+}
+
+// pagingAnswered is a Paging answered by the gNB's goroutine: when it
+// arrived, and the Service Request sent (full, at start) or an error; or,
+// toOwner, a Paging the owner's goroutine is to answer.
+type pagingAnswered struct {
+	at, start time.Time
+	full      []byte
+	toOwner   bool
+	err       error
+}
+
+// awaitAnswer waits until the gNB answered a Paging with a, or a Paging
+// reached the UE otherwise (armed too late): then the owner answers it.
+// Once disarmed, a is the owner's again; if the gNB took it first, its
+// outcome is awaited, as it is on its way.
+func (u *UE) awaitAnswer(ctx context.Context, a *pagingAnswer) (pagingAnswered, error) {
+	var stop error
+	select {
+	case got := <-a.done:
+		return got, nil
+	case at := <-u.idle.paged:
+		if u.idle.answer.CompareAndSwap(a, nil) {
+			return pagingAnswered{at: at, toOwner: true}, nil
+		}
+	case <-u.g.done:
+		stop = errors.New("waiting for paging: N2 association ended")
+	case <-ctx.Done():
+		stop = ctx.Err()
+	}
+	if stop != nil && u.idle.answer.CompareAndSwap(a, nil) {
+		return pagingAnswered{}, stop
+	}
+	return <-a.done, nil
+}
+
+// answerNow: the gNB, reading a Paging for a UE whose owner waits in
+// AnswerPaging, sends the UE's Service Request itself (TS 24.501 5.6.1.2:
+// mobile terminated services, RRC cause mt-Access). The owner's goroutine
+// is parked until done, so the UE's state is this goroutine's meanwhile.
+// No overload action sheds mt-Access (TS 38.413 8.7.6.2, overload.go), so
+// the reader never waits for admission.
+func (u *UE) answerNow(at time.Time) bool {
+	a := u.idle.answer.Swap(nil)
+	if a == nil {
+		return false
+	}
+	full, start, err := u.sendServiceRequest(nasx.ServiceTypeMobileTerminated, nil)
+	a.done <- pagingAnswered{at: at, start: start, full: full, err: err}
+	return true
 }
 
 // answerPaging runs the Service Request answering the paging the gNB

@@ -51,19 +51,33 @@ func (u *UE) requestService(ctx context.Context, serviceType uint8, uplink *nasx
 	if !u.Idle() || u.sec == nil {
 		return 0, errors.New("service request: the UE is not registered and CM-IDLE")
 	}
-	full, initial, err := u.serviceRequest(serviceType, uplink)
-	if err != nil {
-		return 0, err
-	}
 	// TS 38.413 8.7.6.2: the gNB holds what the AMF's overload action sheds.
 	if err := u.g.awaitAdmission(ctx, rrcCauseOf(serviceType)); err != nil {
 		return 0, fmt.Errorf("service request of %s: %w", u.supi, err)
 	}
-	u.leaveIdle()
-	start := time.Now()
-	if err := u.sendInitialWithCause(initial, rrcCauseOf(serviceType)); err != nil {
+	full, start, err := u.sendServiceRequest(serviceType, uplink)
+	if err != nil {
 		return 0, err
 	}
+	return u.awaitServiceAccept(ctx, full, start)
+}
+
+// sendServiceRequest builds the Service Request and sends it in an
+// Initial UE Message on a new N2 connection (TS 24.501 5.6.1.2); full is
+// the whole request, for a Security Mode Command that asks for it.
+func (u *UE) sendServiceRequest(serviceType uint8, uplink *nasx.PSISet) (full []byte, start time.Time, err error) {
+	full, initial, err := u.serviceRequest(serviceType, uplink)
+	if err != nil {
+		return nil, start, err
+	}
+	u.leaveIdle()
+	start = time.Now()
+	return full, start, u.sendInitialWithCause(initial, rrcCauseOf(serviceType))
+}
+
+// awaitServiceAccept reads the network's answers to the Service Request
+// sent at start until Service Accept or Reject.
+func (u *UE) awaitServiceAccept(ctx context.Context, full []byte, start time.Time) (time.Duration, error) {
 	for {
 		m, err := u.nextNAS(ctx)
 		if err != nil {
@@ -145,12 +159,13 @@ func (u *UE) onServiceAccept(m *nas.Message) error {
 // 8.3.1.2): the sessions it lists get their tunnels (the parked ones of a
 // CM-IDLE UE come back with a new DL TEID), and the response names each
 // DL end; the 5GSM messages of the sessions go to the UE afterwards.
-func (g *GNB) onInitialContextSetup(ue *UE, pdu *ngapType.NGAPPDU, s ngapx.Summary) {
+// knownCapability says the request carried the UE Radio Capability.
+func (g *GNB) onInitialContextSetup(ue *UE, pdu *ngapType.NGAPPDU, s ngapx.Summary) (knownCapability bool) {
 	c, err := ngapx.ParseRANInitialContextSetupRequest(pdu)
 	if err != nil {
 		g.log.Warn("Initial Context Setup Request", "err", err)
 		g.send(s.AMFUEID, s.RANUEID, ngapx.BuildInitialContextSetupResponse)
-		return
+		return false
 	}
 	results := make([]ngapx.RANSessionResult, 0, len(c.Sessions)+len(c.Unreadable))
 	for _, rs := range c.Sessions {
@@ -167,6 +182,7 @@ func (g *GNB) onInitialContextSetup(ue *UE, pdu *ngapType.NGAPPDU, s ngapx.Summa
 	for _, rs := range c.Sessions {
 		g.deliverNAS(ue, c.AMFUEID, "InitialContextSetupRequest", rs.NASPDU)
 	}
+	return c.RadioCapability != nil
 }
 
 // activate sets up the tunnel of a session the AMF lists: the UE's parked
