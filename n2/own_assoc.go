@@ -318,9 +318,10 @@ func (a *ownAssoc) ReadMsg() ([]byte, uint16, error) {
 	}
 }
 
-// Close shuts the association down gracefully (RFC 4960 9.2): SHUTDOWN,
-// repeated until the SHUTDOWN ACK or shutdownTimeout, ABORT after that.
-// Data still outstanding keeps being retransmitted meanwhile.
+// Close shuts the association down gracefully (RFC 4960 9.2): what is
+// queued or outstanding is sent and acknowledged first (SHUTDOWN-PENDING),
+// then SHUTDOWN goes, repeated until the SHUTDOWN ACK; each phase has
+// shutdownTimeout, and ABORT ends it when one runs out.
 func (a *ownAssoc) Close() error {
 	first := false
 	a.closeOnce.Do(func() { first = true })
@@ -340,8 +341,14 @@ func (a *ownAssoc) Close() error {
 		go a.readSocket(a.rc) // ReadMsg has returned or will: someone must read the SACKs and SHUTDOWN ACK
 	}
 	a.mu.Lock()
-	a.waitDrainedLocked(shutdownTimeout)
+	drained := a.waitDrainedLocked(shutdownTimeout)
 	if a.state != stateEstablished {
+		a.mu.Unlock()
+		return nil
+	}
+	if !drained { // a peer that acknowledges nothing will not answer a SHUTDOWN either
+		a.control(chunkAbort, 0, nil)
+		a.failLocked(net.ErrClosed)
 		a.mu.Unlock()
 		return nil
 	}
@@ -366,8 +373,9 @@ func (a *ownAssoc) Close() error {
 }
 
 // waitDrainedLocked is 9.2's SHUTDOWN-PENDING: the SHUTDOWN waits until
-// the queue has gone and all of it is acknowledged, for at most limit.
-func (a *ownAssoc) waitDrainedLocked(limit time.Duration) {
+// the queue has gone and all of it is acknowledged, for at most limit. It
+// says whether it drained.
+func (a *ownAssoc) waitDrainedLocked(limit time.Duration) bool {
 	timedOut := false
 	t := time.AfterFunc(limit, func() {
 		a.mu.Lock()
@@ -379,6 +387,7 @@ func (a *ownAssoc) waitDrainedLocked(limit time.Duration) {
 	for !timedOut && a.state == stateEstablished && (len(a.snd.queue) > 0 || len(a.snd.outstanding) > 0) {
 		a.space.Wait()
 	}
+	return len(a.snd.queue) == 0 && len(a.snd.outstanding) == 0
 }
 
 func (a *ownAssoc) LocalAddr() net.Addr  { return a.local }

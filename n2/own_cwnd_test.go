@@ -323,3 +323,29 @@ func retransmissions(t *testing.T, m *Metrics, kind string) float64 {
 	}
 	return out.GetCounter().GetValue()
 }
+
+// Close right after a burst that cwnd holds back: what was written still
+// arrives, in order, before the peer sees the association end (RFC 4960
+// 9.2: the SHUTDOWN waits for the queue).
+func TestCloseDeliversWhatCwndHeldBack(t *testing.T) {
+	o := Options{SCTPImpl: ImplOwn}
+	client, server := dialTestWith(t, listenWith(t, o), o)
+	var msgs [][]byte
+	for i := range 40 {
+		m := append(fmt.Appendf(nil, "queued %d ", i), bytes.Repeat([]byte{'q'}, 2<<10)...)
+		msgs = append(msgs, m)
+		if err := client.WriteMsg(m, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go client.Close()
+	for i, want := range msgs {
+		got, _, err := readWithin(server, 20*time.Second)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("message %d: got %.12q, %v; want %.12q", i, got, err, want)
+		}
+	}
+	if _, _, err := readWithin(server, 20*time.Second); err == nil {
+		t.Fatal("the server still reads after the client closed")
+	}
+}
