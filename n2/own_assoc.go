@@ -50,7 +50,7 @@ type ownAssoc struct {
 	shutOnce    sync.Once
 
 	mu      sync.Mutex
-	space   *sync.Cond // the peer's window opened, or the association ended
+	space   *sync.Cond // SACKs moved the queue or the flight, the socket or inbox changed hands, or the association ended
 	state   assocState
 	closing bool // Close has begun: no new messages, the queue drains (9.2 SHUTDOWN-PENDING)
 	err     error
