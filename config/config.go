@@ -212,8 +212,8 @@ type NGAP struct {
 	// counted, the association stays.
 	MaxMessageSize int `yaml:"max_message_size"`
 	// SCTPImpl runs the associations over udp and raw on our own SCTP
-	// data path (own: sent inline, one reader per socket) or on pion/sctp
-	// (pion, the earlier path).
+	// data path (own, the default: sent inline as far as cwnd allows, one
+	// reader per socket) or on pion/sctp (pion, the earlier path).
 	SCTPImpl string `yaml:"sctp_impl"`
 	// TNGRELOCprep bounds an N2 handover's preparation (TS 38.413 8.4.1.2):
 	// a target gNB that has not answered Handover Request by then is given

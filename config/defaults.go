@@ -49,7 +49,7 @@ func defaultSections() *Config {
 			GUAMI: GUAMI{RegionID: 0xCA, SetID: 0x3F8, Pointer: 0},
 			NGAP: NGAP{Addr: "127.0.0.1:38412", Transport: "auto",
 				MaxUEsPerGNB: 16384, MaxUEs: 131072, UEReleaseTimeout: 5 * time.Second,
-				MaxAssociations: 1024, MaxMessageSize: 256 << 10, SCTPImpl: "pion",
+				MaxAssociations: 1024, MaxMessageSize: 256 << 10, SCTPImpl: "own",
 				TNGRELOCprep: 5 * time.Second, TNGRELOCoverall: 10 * time.Second},
 			NAS: NAS{
 				Integrity: []string{"NIA2"},

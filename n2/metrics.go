@@ -11,9 +11,16 @@ const (
 	DiscardTooBig = "too_big"
 )
 
+// Kinds of retransmission on the own data path (RFC 4960 6.3.3, 7.2.4).
+const (
+	RetransmitFast = "fast" // three miss indications: a loss event answered at once
+	RetransmitT3   = "t3"   // a T3-rtx expiry: the RTO passed without a SACK
+)
+
 // Metrics counts what the transports drop. A nil *Metrics counts nothing.
 type Metrics struct {
-	discarded *prometheus.CounterVec
+	discarded   *prometheus.CounterVec
+	retransmits *prometheus.CounterVec
 }
 
 // NewMetrics registers the N2 transport counters with reg.
@@ -21,13 +28,22 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{discarded: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "l25gc_n2_discarded_total",
 		Help: "Received SCTP DATA chunks not handed up as NGAP, by reason.",
-	}, []string{"reason"})}
-	reg.MustRegister(m.discarded)
+	}, []string{"reason"}), retransmits: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "l25gc_n2_retransmissions_total",
+		Help: "Retransmission events of the own SCTP data path, by kind (fast retransmit, T3-rtx expiry).",
+	}, []string{"kind"})}
+	reg.MustRegister(m.discarded, m.retransmits)
 	return m
 }
 
 func (m *Metrics) discard(reason string) {
 	if m != nil {
 		m.discarded.WithLabelValues(reason).Inc()
+	}
+}
+
+func (m *Metrics) retransmit(kind string) {
+	if m != nil {
+		m.retransmits.WithLabelValues(kind).Inc()
 	}
 }

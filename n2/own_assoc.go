@@ -12,15 +12,16 @@ import (
 // ownAssoc is one established SCTP association run by our own data path
 // (sctp_impl "own") instead of pion/sctp: DATA with TSN and SSN (RFC 4960
 // 6.1-6.6, 6.9), SACK delayed but bundled with outgoing DATA (6.2), T3-rtx
-// with RTO (6.3), HEARTBEAT (8.3), ABORT and SHUTDOWN (9). A message is
-// sent inline in the writer's goroutine, one syscall per packet, and the
-// socket's one reader goroutine hands a received message straight to
-// ReadMsg's channel: no goroutine of the association's own on either path.
+// with RTO (6.3), congestion control with fast retransmit (7.2,
+// own_cwnd.go), HEARTBEAT (8.3), ABORT and SHUTDOWN (9). A message is sent
+// inline in the writer's goroutine as far as cwnd allows, one syscall per
+// packet; what cwnd holds back waits in a queue that the SACKs drain in
+// the goroutine that reads them. The socket's one reader goroutine hands
+// a received message straight to ReadMsg's channel: no goroutine of the
+// association's own on either path.
 //
 // What it leaves out, NGAP's traffic being a few small messages per UE
-// procedure: congestion control (RFC 4960 7; the peer's receive window is
-// the only bound on data in flight), fast retransmit (7.2.4; a lost packet
-// waits for T3-rtx), per-stream head-of-line independence (messages are
+// procedure: per-stream head-of-line independence (messages are
 // delivered in TSN order, which keeps each stream's order), and the
 // optional extensions (no FORWARD TSN, ASCONF, AUTH, I-DATA).
 type ownAssoc struct {
@@ -48,12 +49,13 @@ type ownAssoc struct {
 	closeOnce   sync.Once
 	shutOnce    sync.Once
 
-	mu    sync.Mutex
-	space *sync.Cond // the peer's window opened, or the association ended
-	state assocState
-	err   error
-	snd   sender
-	rcv   receiver
+	mu      sync.Mutex
+	space   *sync.Cond // SACKs moved the queue or the flight, the socket or inbox changed hands, or the association ended
+	state   assocState
+	closing bool // Close has begun: no new messages, the queue drains (9.2 SHUTDOWN-PENDING)
+	err     error
+	snd     sender
+	rcv     receiver
 	// handshake (dialing side): the packet to repeat until answered, our
 	// INIT, and the options the data path starts with at the INIT ACK
 	handshakePkt []byte
@@ -65,6 +67,10 @@ type ownAssoc struct {
 	rc     *refusalConn
 	inbox  []message
 	buf    []byte
+	// socketBusy: ReadMsg or the drainer reads the socket; readWaiters
+	// ReadMsg calls waiting for their turn.
+	socketBusy  bool
+	readWaiters int
 }
 
 type assocState int
@@ -132,6 +138,7 @@ func (a *ownAssoc) begin(ours, peers initChunk, o Options) {
 	a.snd.nextTSN = ours.initialTSN
 	a.snd.cumAck = ours.initialTSN - 1
 	a.snd.peerRwnd = peers.rwnd
+	a.snd.cc.startWindow(peers.rwnd)
 	a.snd.ssn = map[uint16]uint16{}
 	a.rcv.cumTSN = peers.initialTSN - 1
 	a.rcv.pending = map[uint32]sctpData{}
@@ -177,7 +184,7 @@ func (a *ownAssoc) receive(pkt sctpPacket, first int) {
 		return
 	}
 	var ready []message
-	gotData, sackNow := false, false
+	gotData, sackNow, gotSack := false, false, false
 chunks:
 	for _, c := range pkt.chunks[first:] {
 		raw := pkt.raw[c.off : c.off+c.length]
@@ -188,6 +195,7 @@ chunks:
 		case chunkSack:
 			if s, err := parseSack(raw); err == nil {
 				a.onSack(s)
+				gotSack = true
 			}
 		case chunkHeartbeat:
 			a.control(chunkHeartbeatAck, 0, raw[4:]) // 8.3: the Heartbeat Info goes back as it came
@@ -216,8 +224,11 @@ chunks:
 			} // 10 and 11: skip the chunk
 		}
 	}
+	if gotSack && a.state != stateClosed {
+		_ = a.transmitLocked(time.Now()) // the queue drains here, bundling the SACK we owe
+	}
 	var sackPkt []byte
-	if gotData {
+	if gotData && a.rcv.sackOwed() {
 		sackPkt = a.afterData(sackNow)
 	}
 	if a.inline {
@@ -307,9 +318,10 @@ func (a *ownAssoc) ReadMsg() ([]byte, uint16, error) {
 	}
 }
 
-// Close shuts the association down gracefully (RFC 4960 9.2): SHUTDOWN,
-// repeated until the SHUTDOWN ACK or shutdownTimeout, ABORT after that.
-// Data still outstanding keeps being retransmitted meanwhile.
+// Close shuts the association down gracefully (RFC 4960 9.2): what is
+// queued or outstanding is sent and acknowledged first (SHUTDOWN-PENDING),
+// then SHUTDOWN goes, repeated until the SHUTDOWN ACK; each phase has
+// shutdownTimeout, and ABORT ends it when one runs out.
 func (a *ownAssoc) Close() error {
 	first := false
 	a.closeOnce.Do(func() { first = true })
@@ -323,12 +335,26 @@ func (a *ownAssoc) Close() error {
 		return nil
 	}
 	a.endUser(net.ErrClosed)
+	a.closing = true
+	a.mu.Unlock()
+	if a.inline {
+		go a.readSocket(a.rc) // ReadMsg has returned or will: someone must read the SACKs and SHUTDOWN ACK
+	}
+	a.mu.Lock()
+	drained := a.waitDrainedLocked(shutdownTimeout)
+	if a.state != stateEstablished {
+		a.mu.Unlock()
+		return nil
+	}
+	if !drained { // a peer that acknowledges nothing will not answer a SHUTDOWN either
+		a.control(chunkAbort, 0, nil)
+		a.failLocked(net.ErrClosed)
+		a.mu.Unlock()
+		return nil
+	}
 	a.state = stateShutdownSent
 	cum := a.rcv.cumTSN
 	a.mu.Unlock()
-	if a.inline {
-		go a.readSocket(a.rc) // ReadMsg has returned or will: someone must read the SHUTDOWN ACK
-	}
 	value := []byte{byte(cum >> 24), byte(cum >> 16), byte(cum >> 8), byte(cum)}
 	deadline := time.After(shutdownTimeout)
 	for {
@@ -344,6 +370,24 @@ func (a *ownAssoc) Close() error {
 		case <-time.After(shutdownTimeout / 4):
 		}
 	}
+}
+
+// waitDrainedLocked is 9.2's SHUTDOWN-PENDING: the SHUTDOWN waits until
+// the queue has gone and all of it is acknowledged, for at most limit. It
+// says whether it drained.
+func (a *ownAssoc) waitDrainedLocked(limit time.Duration) bool {
+	timedOut := false
+	t := time.AfterFunc(limit, func() {
+		a.mu.Lock()
+		timedOut = true
+		a.space.Broadcast()
+		a.mu.Unlock()
+	})
+	defer t.Stop()
+	for !timedOut && a.state == stateEstablished && (len(a.snd.queue) > 0 || len(a.snd.outstanding) > 0) {
+		a.space.Wait()
+	}
+	return len(a.snd.queue) == 0 && len(a.snd.outstanding) == 0
 }
 
 func (a *ownAssoc) LocalAddr() net.Addr  { return a.local }

@@ -90,22 +90,43 @@ func (a *ownAssoc) readSocket(rc *refusalConn) {
 func (a *ownAssoc) handedToReadMsg() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.inline && a.state == stateEstablished
+	return a.inline && a.state == stateEstablished && !a.closing
 }
 
 // readInline is ReadMsg reading the socket itself (ReadInline): a message
 // already complete first, else the next packets until one completes a
-// message or the association ends.
+// message or the association ends. While the sender's drainer
+// (drainInline) holds the socket, ReadMsg waits for it to hand over.
 func (a *ownAssoc) readInline() ([]byte, uint16, error) {
+	a.mu.Lock()
 	for {
-		a.mu.Lock()
-		if len(a.inbox) > 0 {
-			m := a.inbox[0]
-			a.inbox = a.inbox[1:]
+		if m, ok := a.popInbox(); ok {
 			a.mu.Unlock()
 			return m.pdu, m.stream, nil
 		}
+		select {
+		case <-a.done:
+			defer a.mu.Unlock()
+			return nil, 0, a.err
+		default:
+		}
+		if !a.socketBusy {
+			break
+		}
+		a.readWaiters++
+		a.space.Wait()
+		a.readWaiters--
+	}
+	a.socketBusy = true
+	a.mu.Unlock()
+	defer a.releaseSocket()
+	for {
+		a.mu.Lock()
+		m, ok := a.popInbox()
 		a.mu.Unlock()
+		if ok {
+			return m.pdu, m.stream, nil
+		}
 		select {
 		case <-a.done:
 			a.mu.Lock()
@@ -121,6 +142,62 @@ func (a *ownAssoc) readInline() ([]byte, uint16, error) {
 		if pkt, err := parseSCTP(a.buf[:n]); err == nil && ownsTag(a.neg, pkt) {
 			a.receive(pkt, 0)
 		}
+	}
+}
+
+func (a *ownAssoc) popInbox() (message, bool) {
+	if len(a.inbox) == 0 {
+		return message{}, false
+	}
+	m := a.inbox[0]
+	a.inbox = a.inbox[1:]
+	return m, true
+}
+
+// releaseSocket ends ReadMsg's turn at the socket; if chunks still wait
+// for the peer's SACKs, the drainer takes over reading them.
+func (a *ownAssoc) releaseSocket() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.socketBusy = false
+	a.space.Broadcast()
+	a.drainQueueLocked()
+}
+
+// drainQueueLocked starts the drainer when, with ReadInline, chunks wait
+// to be sent (queued beyond cwnd, or marked for retransmission) and nobody
+// reads the socket: the SACKs that let them go arrive on it. A lone NGAP
+// message fits cwnd and never gets here, so the inline path keeps its one
+// goroutine.
+func (a *ownAssoc) drainQueueLocked() {
+	if a.inline && !a.socketBusy && !a.closing && a.state == stateEstablished && a.snd.hasUnsent() {
+		a.socketBusy = true
+		go a.drainInline()
+	}
+}
+
+// drainInline reads the socket for ReadInline until all that was queued
+// is sent and acknowledged, or a ReadMsg wants the socket; what it
+// completes waits in the inbox for ReadMsg.
+func (a *ownAssoc) drainInline() {
+	buf := make([]byte, maxDatagram)
+	for {
+		n, err := a.rc.Read(buf)
+		if err != nil {
+			a.drop(err)
+		} else if pkt, err := parseSCTP(buf[:n]); err == nil && ownsTag(a.neg, pkt) {
+			a.receive(pkt, 0)
+		}
+		a.mu.Lock()
+		a.space.Broadcast() // a message may be in the inbox now
+		idle := len(a.snd.queue) == 0 && len(a.snd.outstanding) == 0
+		if idle || a.readWaiters > 0 || a.closing || a.state != stateEstablished {
+			a.socketBusy = false
+			a.space.Broadcast()
+			a.mu.Unlock()
+			return
+		}
+		a.mu.Unlock()
 	}
 }
 
