@@ -21,14 +21,6 @@ TESTTAGS := l25gc_testhooks
 SHM_DIGEST := $(shell cat onvm/include/*.h qos/*.h | sha256sum | cut -c1-16)
 export CGO_CFLAGS := -O2 -g -DL25GC_SHM_DIGEST=$(SHM_DIGEST)
 
-# encoding/json on Go's json/v2 engine (Go >= 1.25; go.mod names 1.26.2,
-# which install-deps.sh installs when no Go is present). Same API and the
-# same bytes on the wire (sbi/wiregolden pins them); SBI decoding allocates
-# 2-7x less. Every target below builds and tests with it; a bare `go build`
-# without it gives the classic encoder, which behaves the same, only slower.
-GOEXPERIMENT ?= jsonv2
-export GOEXPERIMENT
-
 PREFIX  ?= /usr/local
 
 .PHONY: all deps build run test unit e2e fuzz vet vm clean install uninstall

@@ -9,10 +9,10 @@ import (
 
 // jsonEncoder is an encoding/json Encoder with the buffer it encodes into,
 // kept between answers. A fresh json.NewEncoder(w) per answer starts from an
-// empty buffer: with GOEXPERIMENT=jsonv2 (the Makefile's build) that buffer
-// grows through ~10 allocations per body and encoding took about twice as
-// long as reusing one (BenchmarkWrite in sbi/wiregolden; the classic
-// encoder pools its buffer itself and gains little).
+// empty buffer: built with GOEXPERIMENT=jsonv2 that buffer grows through
+// ~10 allocations per body and encoding took about twice as long as reusing
+// one (BenchmarkWriteJSON in sbi/wiregolden). The classic encoder pools its
+// buffer itself: there this is the same cost.
 type jsonEncoder struct {
 	buf bytes.Buffer
 	enc *json.Encoder
