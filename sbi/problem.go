@@ -30,7 +30,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header()["Content-Type"] = hdrJSON
 	w.WriteHeader(status)
 	if v != nil {
-		_ = json.NewEncoder(w).Encode(v)
+		_ = EncodeJSON(w, v)
 	}
 }
 
@@ -38,7 +38,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 func WriteProblem(w http.ResponseWriter, status int, cause, detail string) {
 	w.Header()["Content-Type"] = hdrProblem
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(models.ProblemDetails{
+	_ = EncodeJSON(w, models.ProblemDetails{
 		Title: http.StatusText(status), Status: int32(status), Cause: cause, Detail: detail,
 	})
 }

@@ -40,6 +40,9 @@ type smfReply struct {
 	status int
 	body   any
 	parts  []sbi.Part
+	// wait, when set, holds the answer until it is closed (the call is
+	// reported first): the AMF's side of the exchange goes on meanwhile.
+	wait chan struct{}
 }
 
 type fakeSMF struct {
@@ -110,6 +113,9 @@ func (f *fakeSMF) create(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	rep := f.replyFor("create", smfReply{status: 201, body: models.SmfPduSessionSmContextCreatedData{PduSessionId: d.PduSessionId}})
 	f.calls <- smfCall{op: "create", ref: ref, create: d, n1: partOf(parts, d.N1SmMsg)}
+	if rep.wait != nil {
+		<-rep.wait
+	}
 	w.Header().Set("Location", f.srv.URL+"/nsmf-pdusession/v1/sm-contexts/"+ref)
 	f.answer(w, rep)
 }

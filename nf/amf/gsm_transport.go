@@ -315,11 +315,13 @@ func (n *NF) onSMContextCreated(ue *ueContext, s *PDUSession, m n1SM, a SMAnswer
 		if err == nil {
 			n.releaseSMContext(ue.supi, &PDUSession{ID: s.ID, ContextURI: a.ContextURI}, models.SmfPduSessionSmContextReleaseData{})
 		}
+		n.sendBackEarlyN1(ue, s)
 		return
 	}
 	if err != nil {
 		ue.pdu.remove(s.ID)
 		n.smFailed(ue, m, a, err)
+		n.sendBackEarlyN1(ue, s)
 		return
 	}
 	s.ContextURI = a.ContextURI
@@ -332,6 +334,35 @@ func (n *NF) onSMContextCreated(ue *ueContext, s *PDUSession, m n1SM, a SMAnswer
 	s.early = nil
 	for _, o := range early {
 		n.answerToSMF(ue, o)
+	}
+	n.forwardEarlyN1(ue, s)
+}
+
+// maxEarlyN1 bounds the 5GSM messages kept for a session in creation; a
+// UE has at most one procedure of its own open per session (TS 24.501
+// 6.4), so more is a misbehaving UE and goes back at once.
+const maxEarlyN1 = 4
+
+// forwardEarlyN1 sends the UE's 5GSM messages that came during the
+// creation on to the SMF now that the SM context is known.
+func (n *NF) forwardEarlyN1(ue *ueContext, s *PDUSession) {
+	early := s.earlyN1
+	s.earlyN1 = nil
+	for _, m := range early {
+		if _, err := n.forwardToSession(ue, m); err != nil {
+			n.reply(ue, EvULNASTransport, err)
+		}
+	}
+}
+
+// sendBackEarlyN1: the creation failed or was replaced, so the messages
+// that waited for it have no routing context (TS 24.501 5.4.5.2.5: #90).
+func (n *NF) sendBackEarlyN1(ue *ueContext, s *PDUSession) {
+	early := s.earlyN1
+	s.earlyN1 = nil
+	for _, m := range early {
+		n.reply(ue, EvULNASTransport, n.sendBack(m, nasx.CausePayloadNotForwarded,
+			fmt.Errorf("no SM context was created for PDU session %d", m.id)))
 	}
 }
 
@@ -363,6 +394,12 @@ func (n *NF) smFailed(ue *ueContext, m n1SM, a SMAnswer, err error) {
 // cannot forward (TS 24.501 5.4.5.2.5).
 func (n *NF) forwardToSession(ue *ueContext, m n1SM) (State, error) {
 	s := ue.pdu.get(m.id)
+	if s != nil && !s.created() && len(s.earlyN1) < maxEarlyN1 {
+		// The creation is still running (TS 23.502 4.3.2.2.1 step 3): the
+		// routing context exists once the SMF's 201 is read.
+		s.earlyN1 = append(s.earlyN1, m)
+		return ue.state, nil
+	}
 	if s == nil || !s.created() {
 		return ue.state, n.sendBack(m, nasx.CausePayloadNotForwarded, fmt.Errorf("no PDU session routing context for PDU session %d", m.id))
 	}

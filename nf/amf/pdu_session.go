@@ -43,6 +43,12 @@ type PDUSession struct {
 	// CreateSMContext (the SMF may send N1N2MessageTransfer before the
 	// AMF has read its 201); they go on once the context is known.
 	early []ngapx.SessionOutcome
+	// earlyN1 holds the UE's 5GSM messages for the session that came
+	// before the SMF's answer to CreateSMContext: the SMF's
+	// N1N2MessageTransfer can bring the accept to the UE first, and the UE
+	// may answer it at once (a release request). They go to the SMF once
+	// the context is known, or back to the UE if it never is.
+	earlyN1 []n1SM
 	// deactivated closes when the SMF answered the last deactivation of
 	// the user plane (AN release): an activation waits for it, so the SMF
 	// never sees ACTIVATING overtaken by an older DEACTIVATED
