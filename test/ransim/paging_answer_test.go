@@ -45,19 +45,33 @@ func pagingFor(amf *scriptedAMF, s nasx.STMSI) *ngapType.NGAPPDU {
 	return pdu
 }
 
-// TS 23.502 4.2.3.3 step 6: the paged UE's Service Request is on N2 by the
-// time the gNB has handled the Paging: it does not wait for the owner's
-// goroutine to be scheduled (the first downlink packet's latency).
-func TestPagedUEAnswersFromTheGNBsHandlingOfThePaging(t *testing.T) {
+// idleUEWithUserPlane connects a gNB with a GTP-U side to a scripted AMF
+// and gives it an idle UE with one PDU session.
+func idleUEWithUserPlane(t *testing.T) (*GNB, *scriptedAMF, *UE) {
 	g, amf := connectScripted(t)
 	g.up = NewUserPlane(netip.MustParseAddr("127.0.0.1"), nil)
 	if err := g.up.Listen(0); err != nil {
 		t.Fatal(err)
 	}
 	ue, _ := amf.withIdleSession(g)
+	return g, amf, ue
+}
+
+// pagedWhileAnswering pages an idle UE whose owner already waits in
+// AnswerPaging; done gets the owner's answer.
+func pagedWhileAnswering(t *testing.T) (*GNB, *scriptedAMF, *UE, chan pagingAnswerResult) {
+	g, amf, ue := idleUEWithUserPlane(t)
 	done := answerPagingAsync(context.Background(), ue)
 	waitArmed(t, ue)
 	g.onPaging(pagingFor(amf, testSTMSI))
+	return g, amf, ue, done
+}
+
+// TS 23.502 4.2.3.3 step 6: the paged UE's Service Request is on N2 by the
+// time the gNB has handled the Paging: it does not wait for the owner's
+// goroutine to be scheduled (the first downlink packet's latency).
+func TestPagedUEAnswersFromTheGNBsHandlingOfThePaging(t *testing.T) {
+	g, amf, ue, done := pagedWhileAnswering(t)
 	if n := len(amf.conn.up); n != 1 {
 		t.Fatalf("%d uplink messages when the gNB had handled the Paging: want the Initial UE Message", n)
 	}
@@ -78,12 +92,7 @@ func TestPagedUEAnswersFromTheGNBsHandlingOfThePaging(t *testing.T) {
 // A Paging that reached the UE before its owner called AnswerPaging is
 // answered all the same, and its latency counts from the Paging.
 func TestPagingBeforeAnswerPagingIsAnswered(t *testing.T) {
-	g, amf := connectScripted(t)
-	g.up = NewUserPlane(netip.MustParseAddr("127.0.0.1"), nil)
-	if err := g.up.Listen(0); err != nil {
-		t.Fatal(err)
-	}
-	ue, _ := amf.withIdleSession(g)
+	g, amf, ue := idleUEWithUserPlane(t)
 	g.onPaging(pagingFor(amf, testSTMSI))
 	if n := len(amf.conn.up); n != 0 {
 		t.Fatalf("%d uplink messages with nobody waiting to answer: want none yet", n)
@@ -129,15 +138,7 @@ func TestCancelledAnswerPagingLeavesThePagingToTheOwner(t *testing.T) {
 // Info Indication: the gNB's next message is its answer to what the AMF
 // sends next.
 func TestKnownRadioCapabilityIsNotReportedAgain(t *testing.T) {
-	g, amf := connectScripted(t)
-	g.up = NewUserPlane(netip.MustParseAddr("127.0.0.1"), nil)
-	if err := g.up.Listen(0); err != nil {
-		t.Fatal(err)
-	}
-	ue, _ := amf.withIdleSession(g)
-	done := answerPagingAsync(context.Background(), ue)
-	waitArmed(t, ue)
-	g.onPaging(pagingFor(amf, testSTMSI))
+	_, amf, _, done := pagedWhileAnswering(t)
 	_, _, ranID, _ := amf.initialNAS()
 	amf.setUpContext(ranID, ngapx.Tunnel{IPv4: testUPF.IPv4, TEID: testUPF.TEID + 1}, []byte("kept capability"))
 	if a := <-done; a.err != nil {
