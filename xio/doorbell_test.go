@@ -34,15 +34,7 @@ func countingEchoRole(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go countingEcho(c)
-		}
-	}()
+	go xioproc.ServeEach(ln, countingEcho)
 	xioproc.Ready()
 	<-ctx.Done()
 	return nil

@@ -77,16 +77,10 @@ func peerRole(ctx context.Context) error {
 }
 
 func serveEcho(ln net.Listener) {
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			io.Copy(c, c)
-			c.Close()
-		}()
-	}
+	xioproc.ServeEach(ln, func(c net.Conn) {
+		io.Copy(c, c)
+		c.Close()
+	})
 }
 
 var addrSeq struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"sort"
 	"testing"
 	"time"
@@ -19,15 +20,7 @@ func pongRole(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go io.Copy(c, c)
-		}
-	}()
+	go xioproc.ServeEach(ln, func(c net.Conn) { io.Copy(c, c) })
 	xioproc.Ready()
 	<-ctx.Done()
 	return ln.Close() // unbind now: the next test's pong binds the same name

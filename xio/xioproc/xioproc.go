@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -491,4 +492,17 @@ func hugepageCounts() (total, available int, err error) {
 		}
 	}
 	return total, free - reserved, nil
+}
+
+// ServeEach runs serve on each connection ln accepts, each in its own
+// goroutine, and returns when ln fails or is closed: the accept loop every
+// role that answers its peers needs.
+func ServeEach(ln net.Listener, serve func(net.Conn)) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go serve(c)
+	}
 }
