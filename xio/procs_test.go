@@ -135,8 +135,14 @@ func threads(t *testing.T) int {
 
 // settledPool is the number of buffers in use once in-flight messages of
 // earlier tests (a FIN, an RST) are consumed: two equal readings in a row.
+// It first waits for the manager to reap the processes earlier tests
+// killed: it scans only a few times a second, so a dead child's buffers
+// (a message left in its ring, one it held) may stay counted for longer
+// than two readings and then be reclaimed under the caller, whose pool
+// then never gets back to its base.
 func settledPool(t *testing.T) uint64 {
 	t.Helper()
+	waitFor(t, func() bool { return xio.ReapsPendingForTest() == 0 })
 	prev, _, err := xio.PoolInUse()
 	if err != nil {
 		t.Fatal(err)

@@ -344,3 +344,19 @@ void xio_test_release_sleep(void)
 	__atomic_compare_exchange_n(&sleep_park_state, &parked, PARK_RELEASED, 0, __ATOMIC_ACQ_REL,
 				    __ATOMIC_RELAXED);
 }
+
+/* xio_test_reaps_pending is how many NF slots wait for the manager to reap
+ * them: attached to a process that is gone, marked dead, or with a reap
+ * under way. Until it is 0 their buffers still count as in use. */
+int xio_test_reaps_pending(void)
+{
+	struct onvm_shm *shm = xio_view()->shm;
+	int n = 0;
+	for (uint32_t i = 0; i < ONVM_MAX_NF; i++) {
+		uint32_t st = __atomic_load_n(&shm->nf[i].state, __ATOMIC_ACQUIRE);
+		int gone = st == ONVM_NF_ACTIVE && !onvm_pid_alive(shm->nf[i].pid);
+		if (gone || st == ONVM_NF_DEAD || shm->reap[i].phase != ONVM_REAP_NONE)
+			n++;
+	}
+	return n;
+}

@@ -117,6 +117,10 @@ func ForgeForTest(addr string, kind int, c net.Conn) error {
 	return nil
 }
 
+// ReapsPendingForTest is how many NF slots of killed processes the
+// manager has not finished reaping: their buffers still count as in use.
+func ReapsPendingForTest() int { return int(C.xio_test_reaps_pending()) }
+
 // BadMessagesForTest is how many malformed or foreign ring entries the NF
 // serving stream address addr has dropped.
 func BadMessagesForTest(addr string) uint64 {

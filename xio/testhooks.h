@@ -69,6 +69,7 @@ unsigned xio_test_steal(unsigned n);
 int xio_test_free_slot(void);
 int xio_test_deliver_to(uint32_t slot);
 int xio_test_wedge_own_ring(void);
+int xio_test_reaps_pending(void);
 uint32_t xio_test_quota(void);
 int xio_test_half_deliver(uint32_t slot);
 int xio_test_half_reap(uint32_t slot);
