@@ -20,6 +20,9 @@ const (
 	flagDataEnd       = 0x01 // E: last fragment
 	flagDataBegin     = 0x02 // B: first fragment
 	flagDataUnordered = 0x04 // U
+	// I: the receiver should SACK this at once (RFC 7053, now RFC 9260
+	// 3.3.1); set by a sender that can send nothing more until it does.
+	flagDataImmediate = 0x08
 )
 
 const (

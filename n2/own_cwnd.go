@@ -231,6 +231,9 @@ func (a *ownAssoc) nextPacketLocked(now time.Time, fast bool) ([]byte, int) {
 	if len(chunks) == 0 {
 		return nil, 0
 	}
+	if a.waitsForSack() {
+		chunks[len(chunks)-1].flags |= flagDataImmediate
+	}
 	pkt := a.header(a.peerTag())
 	if a.rcv.sackOwed() {
 		pkt = a.appendSackLocked(pkt)
@@ -250,4 +253,16 @@ func (a *ownAssoc) fastRetransmitLocked(now time.Time) {
 		_ = a.send(pkt)
 		a.startT3(now)
 	}
+}
+
+// waitsForSack says whether, after the packet being built, chunks still
+// wait for the peer's SACK to open cwnd or its window, or Close waits for
+// it to drain (9.2 SHUTDOWN-PENDING). The packet's last DATA chunk then
+// carries the I bit (RFC 7053 4.1, RFC 9260 3.3.1) so the peer SACKs at
+// once instead of up to sackDelay later: without it a message of more
+// fragments than cwnd holds (one MTU after T3-rtx) stalled on the peer's
+// delayed SACK, since the peer received one packet and had no message to
+// answer, the classic Nagle and delayed-ACK deadlock.
+func (a *ownAssoc) waitsForSack() bool {
+	return a.snd.hasUnsent() || a.closing
 }

@@ -29,7 +29,9 @@ func (r *receiver) sackOwed() bool { return r.sackDue }
 const maxPendingTSNs = 1 << 14
 
 // onData takes one DATA chunk; sackNow says the SACK must not wait (a
-// duplicate or a gap, 6.7), and msgs are the messages it completed.
+// duplicate or a gap, 6.7; or the sender set the I bit, RFC 9260 6.2:
+// it waits for this SACK before it can send more), and msgs are the
+// messages it completed.
 func (a *ownAssoc) onData(raw []byte) (sackNow bool, msgs []message) {
 	d, err := parseData(raw)
 	if err != nil || a.state == stateClosed {
@@ -49,7 +51,7 @@ func (a *ownAssoc) onData(raw []byte) (sackNow bool, msgs []message) {
 	if d.tsn == r.cumTSN+1 && len(r.pending) == 0 { // the usual case: in sequence, nothing waiting
 		r.cumTSN = d.tsn
 		d.data = append([]byte(nil), d.data...)
-		return false, a.reassemble(d, nil)
+		return d.flags&flagDataImmediate != 0, a.reassemble(d, nil)
 	}
 	d.data = append([]byte(nil), d.data...)
 	r.pending[d.tsn] = d
