@@ -11,8 +11,9 @@ import (
 
 // ownAssoc is one established SCTP association run by our own data path
 // (sctp_impl "own") instead of pion/sctp: DATA with TSN and SSN (RFC 4960
-// 6.1-6.6, 6.9), SACK delayed but bundled with outgoing DATA (6.2), T3-rtx
-// with RTO (6.3), congestion control with fast retransmit (7.2,
+// 6.1-6.6, 6.9), SACK delayed but bundled with outgoing DATA (6.2) or
+// sent at once when the peer's DATA carries the I bit (RFC 9260 3.3.1; we
+// set it when cwnd holds chunks back), T3-rtx with RTO (6.3), congestion control with fast retransmit (7.2,
 // own_cwnd.go), HEARTBEAT (8.3), ABORT and SHUTDOWN (9). A message is sent
 // inline in the writer's goroutine as far as cwnd allows, one syscall per
 // packet; what cwnd holds back waits in a queue that the SACKs drain in
