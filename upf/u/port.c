@@ -241,7 +241,7 @@ static int nap(struct upfu *u, uint32_t us)
 		p[n++] = (struct pollfd){.fd = u->wake_fd, .events = POLLIN};
 	if (u->stop_fd >= 0) /* upfu_stop does not wait out a long upf.sleep */
 		p[n++] = (struct pollfd){.fd = u->stop_fd, .events = POLLIN};
-	int rx = upfu_rx_wake_arm(u, p + n);
+	int rx = upfu_rx_wake_arm(u, p + n, us == IDLE_FIRST_US);
 	CNT_ADD(u->st->naps, 1);
 	if (n + rx == 0) {
 		nanosleep(&ts, NULL);

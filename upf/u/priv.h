@@ -344,7 +344,7 @@ void upfu_rx_wake_close(struct upfu *u);
  * stands in (net_af_packet). */
 int upfu_rx_wake_by_socket(const char *dev);
 struct pollfd;
-int upfu_rx_wake_arm(struct upfu *u, struct pollfd *p);
+int upfu_rx_wake_arm(struct upfu *u, struct pollfd *p, int first);
 int upfu_rx_wake_disarm(struct upfu *u, const struct pollfd *p, int n);
 
 /* bench.c */

@@ -117,15 +117,28 @@ void upfu_rx_wake_close(struct upfu *u)
 	}
 }
 
+/* drain_socket empties a side socket of the frames it kept. */
+static void drain_socket(int fd)
+{
+	char drain[64];
+	while (recv(fd, drain, sizeof(drain), MSG_DONTWAIT) > 0)
+		;
+}
+
 /* upfu_rx_wake_arm adds the ports' wake fds to p (room for UPF_PORTS) and
- * arms the Rx interrupts; the number added. */
-int upfu_rx_wake_arm(struct upfu *u, struct pollfd *p)
+ * arms the Rx interrupts; the number added. first: the first nap after
+ * packets, when a side socket still holds frames of the busy time that
+ * the loop already took: emptied, so they do not end the nap at once (a
+ * frame that came since waits this nap, IDLE_FIRST_US, as before). */
+int upfu_rx_wake_arm(struct upfu *u, struct pollfd *p, int first)
 {
 	int n = 0;
 	for (int i = 0; i < UPF_PORTS; i++) {
 		struct rx_wake *w = &u->rxw[i];
 		if (w->fd < 0)
 			continue;
+		if (first && !w->intr)
+			drain_socket(w->fd);
 		if (w->intr && rte_eth_dev_rx_intr_enable(u->port[i].id, 0) != 0)
 			continue;
 		p[n++] = (struct pollfd){.fd = w->fd, .events = POLLIN};
@@ -146,17 +159,16 @@ int upfu_rx_wake_disarm(struct upfu *u, const struct pollfd *p, int n)
 		if (!(p[k].revents & POLLIN))
 			continue;
 		woke = 1;
-		char drain[64];
 		int intr = 0;
 		for (int i = 0; i < UPF_PORTS; i++)
 			intr |= u->rxw[i].intr && u->rxw[i].fd == p[k].fd;
 		if (intr) { /* an eventfd's count (vfio; uio's is 4 bytes): POLLIN says it will not block */
-			if (read(p[k].fd, drain, 8) < 0)
+			uint64_t count;
+			if (read(p[k].fd, &count, sizeof(count)) < 0)
 				(void)errno;
 			continue;
 		}
-		while (recv(p[k].fd, drain, sizeof(drain), MSG_DONTWAIT) > 0)
-			;
+		drain_socket(p[k].fd);
 	}
 	return woke;
 }
