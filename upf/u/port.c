@@ -114,6 +114,11 @@ static int probe(const char *dev, uint16_t *id, char *err, size_t n)
 	return 0;
 }
 
+/* rx_intr_may_work: dev's PMD may have Rx interrupts (NICs through vfio,
+ * net_tap). The other vdevs have none (net_af_packet, net_null, net_ring):
+ * asking only logs "Rx Intr handle unset" at every start. */
+static int rx_intr_may_work(const char *dev) { return is_pci(dev) || strncmp(dev, "net_tap", strlen("net_tap")) == 0; }
+
 static int start_port(struct uport *p, const struct upfu_port_conf *c, struct rte_mempool *mp, char *err, size_t n)
 {
 	struct rte_eth_conf conf;
@@ -121,8 +126,8 @@ static int start_port(struct uport *p, const struct upfu_port_conf *c, struct rt
 	if (probe(c->dev, &p->id, err, n) < 0)
 		return -1;
 	/* Rx interrupts end an idle nap at the first packet (rx_wake.c); a PMD
-	 * that refuses them runs without, as before; net_af_packet has none */
-	conf.intr_conf.rxq = !upfu_rx_wake_by_socket(c->dev);
+	 * that refuses them runs without, as before */
+	conf.intr_conf.rxq = rx_intr_may_work(c->dev);
 	int r = rte_eth_dev_configure(p->id, 1, 1, &conf);
 	if (r != 0) {
 		conf.intr_conf.rxq = 0;

@@ -340,9 +340,6 @@ void upfu_neigh_tick(struct upfu *u);
  * socket on its interface, else nothing. */
 void upfu_rx_wake_open(struct upfu *u, int i, const char *dev);
 void upfu_rx_wake_close(struct upfu *u);
-/* upfu_rx_wake_by_socket: dev's PMD has no Rx interrupt, a side socket
- * stands in (net_af_packet). */
-int upfu_rx_wake_by_socket(const char *dev);
 struct pollfd;
 int upfu_rx_wake_arm(struct upfu *u, struct pollfd *p, int first);
 int upfu_rx_wake_disarm(struct upfu *u, const struct pollfd *p, int n);

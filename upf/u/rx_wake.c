@@ -57,7 +57,8 @@ static int iface_of(const char *dev, char *out, size_t n)
 	return 0;
 }
 
-int upfu_rx_wake_by_socket(const char *dev) { return strncmp(dev, "net_af_packet", strlen("net_af_packet")) == 0; }
+/* by_socket: dev's PMD has no Rx interrupt, a side socket stands in. */
+static int by_socket(const char *dev) { return strncmp(dev, "net_af_packet", strlen("net_af_packet")) == 0; }
 
 /* sniff_open is the af_packet side socket on iface, -1 when it cannot be
  * had (then the nap ends on its timeout). */
@@ -104,7 +105,7 @@ void upfu_rx_wake_open(struct upfu *u, int i, const char *dev)
 		}
 	}
 	char iface[IF_NAMESIZE];
-	if (upfu_rx_wake_by_socket(dev) && iface_of(dev, iface, sizeof(iface)))
+	if (by_socket(dev) && iface_of(dev, iface, sizeof(iface)))
 		w->fd = sniff_open(iface);
 }
 
