@@ -119,6 +119,19 @@ static int probe(const char *dev, uint16_t *id, char *err, size_t n)
  * asking only logs "Rx Intr handle unset" at every start. */
 static int rx_intr_may_work(const char *dev) { return is_pci(dev) || strncmp(dev, "net_tap", strlen("net_tap")) == 0; }
 
+/* bring_up configures port id with one queue each way and starts it. */
+static int bring_up(uint16_t id, const struct rte_eth_conf *conf, struct rte_mempool *mp)
+{
+	int r = rte_eth_dev_configure(id, 1, 1, conf);
+	if (r == 0)
+		r = rte_eth_rx_queue_setup(id, 0, RING_DESC, rte_eth_dev_socket_id(id), NULL, mp);
+	if (r == 0)
+		r = rte_eth_tx_queue_setup(id, 0, RING_DESC, rte_eth_dev_socket_id(id), NULL);
+	if (r == 0)
+		r = rte_eth_dev_start(id);
+	return r;
+}
+
 static int start_port(struct uport *p, const struct upfu_port_conf *c, struct rte_mempool *mp, char *err, size_t n)
 {
 	struct rte_eth_conf conf;
@@ -126,20 +139,14 @@ static int start_port(struct uport *p, const struct upfu_port_conf *c, struct rt
 	if (probe(c->dev, &p->id, err, n) < 0)
 		return -1;
 	/* Rx interrupts end an idle nap at the first packet (rx_wake.c); a PMD
-	 * that refuses them runs without, as before */
+	 * that refuses them at configure or start runs without, as before */
 	conf.intr_conf.rxq = rx_intr_may_work(c->dev);
-	int r = rte_eth_dev_configure(p->id, 1, 1, &conf);
-	if (r != 0) {
+	int r = bring_up(p->id, &conf, mp);
+	if (r != 0 && conf.intr_conf.rxq) {
 		conf.intr_conf.rxq = 0;
-		r = rte_eth_dev_configure(p->id, 1, 1, &conf);
+		r = bring_up(p->id, &conf, mp);
 	}
 	p->intr_asked = conf.intr_conf.rxq;
-	if (r == 0)
-		r = rte_eth_rx_queue_setup(p->id, 0, RING_DESC, rte_eth_dev_socket_id(p->id), NULL, mp);
-	if (r == 0)
-		r = rte_eth_tx_queue_setup(p->id, 0, RING_DESC, rte_eth_dev_socket_id(p->id), NULL);
-	if (r == 0)
-		r = rte_eth_dev_start(p->id);
 	if (r != 0) {
 		snprintf(err, n, "port %s: %s", c->dev, rte_strerror(-r));
 		return -1;
