@@ -41,6 +41,9 @@ type upfCounters struct {
 	Buffer     map[string]uint64 // buffered, flushed, overflow, discarded totals
 	Reports    uint64            // Downlink Data notes for UPF-C's Session Reports
 	EndMarkers uint64
+	// Idle naps by what ended them: packet (a port received: the first
+	// downlink packet to an idle UE did not wait the nap out), other.
+	Naps map[string]uint64
 }
 
 // The families upf/shm.NewCollector serves.
@@ -54,6 +57,7 @@ const (
 	metricUPFBuffer   = "l25gc_upf_buffer_packets_total"
 	metricUPFReports  = "l25gc_upf_downlink_data_reports_total"
 	metricUPFEndMarks = "l25gc_upf_end_markers_total"
+	metricUPFNaps     = "l25gc_upf_naps_total"
 )
 
 // parseUPFMetrics reads UPF-U's counters from a Prometheus text exposition.
@@ -70,7 +74,7 @@ func parseUPFMetrics(r io.Reader) (upfCounters, error) {
 		return upfCounters{}, fmt.Errorf("UPF-U metrics: no %s: is this UPF-U's metrics port?", metricUPFSessions)
 	}
 	c := upfCounters{Ports: map[string]*upfPortCounters{}, Drops: map[string]uint64{}, Buffer: map[string]uint64{},
-		Sessions: uint64(sessions.GetMetric()[0].GetGauge().GetValue())}
+		Naps: map[string]uint64{}, Sessions: uint64(sessions.GetMetric()[0].GetGauge().GetValue())}
 	for _, m := range fams[metricUPFPackets].GetMetric() {
 		p := c.port(label(m, "port"))
 		setDirection(label(m, "dir"), counterValue(m), &p.RxPackets, &p.TxPackets)
@@ -87,6 +91,9 @@ func parseUPFMetrics(r io.Reader) (upfCounters, error) {
 	}
 	for _, m := range fams[metricUPFBuffer].GetMetric() {
 		c.Buffer[label(m, "event")] = counterValue(m)
+	}
+	for _, m := range fams[metricUPFNaps].GetMetric() {
+		c.Naps[label(m, "ended_by")] = counterValue(m)
 	}
 	c.Buffered = firstValue(fams[metricUPFBuffered])
 	c.Reports = firstValue(fams[metricUPFReports])
@@ -223,8 +230,11 @@ func formatUPFStatus(w io.Writer, pid int, ports []upfPortInfo, c upfCounters) e
 	if _, err := fmt.Fprintf(w, "drops: %s\n", nonZero(c.Drops)); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "downlink buffer: %d held now; %s; %d downlink data reports, %d end markers\n",
-		c.Buffered, nonZero(c.Buffer), c.Reports, c.EndMarkers)
+	if _, err := fmt.Fprintf(w, "downlink buffer: %d held now; %s; %d downlink data reports, %d end markers\n",
+		c.Buffered, nonZero(c.Buffer), c.Reports, c.EndMarkers); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "idle naps ended by: %s\n", nonZero(c.Naps))
 	return err
 }
 

@@ -54,6 +54,9 @@ l25gc_upf_buffer_packets_total{event="discarded"} 0
 l25gc_upf_downlink_data_reports_total 2
 # TYPE l25gc_upf_end_markers_total counter
 l25gc_upf_end_markers_total 1
+# TYPE l25gc_upf_naps_total counter
+l25gc_upf_naps_total{ended_by="packet"} 6
+l25gc_upf_naps_total{ended_by="other"} 4000
 `
 
 func TestParseUPFMetrics(t *testing.T) {
@@ -101,6 +104,7 @@ func TestFormatUPFStatus(t *testing.T) {
 		"UPF-U pid 4242: 10 sessions in the rule tables",
 		"drops: not_gtpu 5, unknown_teid 2\n", // zero reasons left out, sorted
 		"downlink buffer: 3 held now; buffered 7, flushed 4; 2 downlink data reports, 1 end markers\n",
+		"idle naps ended by: other 4000, packet 6\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q in\n%s", want, got)

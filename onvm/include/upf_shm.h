@@ -59,7 +59,7 @@
 #include "shm_layout.h"
 
 #define UPF_SHM_MAGIC 0x55504654u /* "UPFT" */
-#define UPF_SHM_VERSION 4         /* bump on any change of a struct below (4: 17 PDRs, 9 QERs) */
+#define UPF_SHM_VERSION 5         /* bump on any change of a struct below (4: 17 PDRs, 9 QERs; 5: nap counters) */
 
 /* The tables file: printf(UPF_TABLES_FILE, huge_dir, file_prefix). */
 #define UPF_TABLES_FILE "%s/%s-upf-tables"
@@ -282,6 +282,10 @@ struct upf_stats {
 	uint64_t notes;       /* Downlink Data notes queued for UPF-C */
 	uint64_t notes_lost;  /* notes not queued: the ring was full (retried) */
 	uint64_t end_markers; /* GTP-U End Markers sent (TS 29.281 7.3.2) */
+	/* Idle naps (upf.sleep) UPF-U took, and those a packet on a port ended
+	 * before their timeout (its Rx interrupt or side socket). */
+	uint64_t naps;
+	uint64_t naps_rx;
 };
 
 /* ---- rings between UPF-C and UPF-U ------------------------------------------
@@ -449,7 +453,7 @@ struct upf_shm {
 	F(upf_port_stats, icmp_replies, 40)                                     \
 	F(upf_port_stats, gtpu_echo, 48)                                        \
 	F(upf_port_stats, err_ind, 56)                                          \
-	S(upf_stats, 16 + UPF_PORTS * 64 + UPF_DROP_MAX * 8 + 64)               \
+	S(upf_stats, 16 + UPF_PORTS * 64 + UPF_DROP_MAX * 8 + 80)               \
 	F(upf_stats, upfu_pid, 0)                                               \
 	F(upf_stats, pad, 4)                                                    \
 	F(upf_stats, bursts, 8)                                                 \
@@ -463,6 +467,8 @@ struct upf_shm {
 	F(upf_stats, notes, 56 + UPF_PORTS * 64 + UPF_DROP_MAX * 8)             \
 	F(upf_stats, notes_lost, 64 + UPF_PORTS * 64 + UPF_DROP_MAX * 8)        \
 	F(upf_stats, end_markers, 72 + UPF_PORTS * 64 + UPF_DROP_MAX * 8)       \
+	F(upf_stats, naps, 80 + UPF_PORTS * 64 + UPF_DROP_MAX * 8)              \
+	F(upf_stats, naps_rx, 88 + UPF_PORTS * 64 + UPF_DROP_MAX * 8)           \
 	S(upf_ring_idx, 128)                                                    \
 	F(upf_ring_idx, head, 0)                                                \
 	F(upf_ring_idx, pad0, 4)                                                \
@@ -487,7 +493,7 @@ struct upf_shm {
 	F(upf_rings, note, 128)                                                 \
 	F(upf_rings, cmd_idx, 128 + UPF_RING_N * 16)                            \
 	F(upf_rings, cmd, 256 + UPF_RING_N * 16)                                \
-	S(upf_shm, 72 + 16 + UPF_PORTS * 64 + UPF_DROP_MAX * 8 + 64 + 8)        \
+	S(upf_shm, 72 + 16 + UPF_PORTS * 64 + UPF_DROP_MAX * 8 + 80 + 8)        \
 	F(upf_shm, magic, 0)                                                    \
 	F(upf_shm, version, 4)                                                  \
 	F(upf_shm, max_sessions, 8)                                             \
@@ -502,7 +508,7 @@ struct upf_shm {
 	F(upf_shm, sessions, 64)                                                \
 	F(upf_shm, pad, 68)                                                     \
 	F(upf_shm, stats, 72)                                                   \
-	F(upf_shm, rings_off, 72 + 16 + UPF_PORTS * 64 + UPF_DROP_MAX * 8 + 64)
+	F(upf_shm, rings_off, 72 + 16 + UPF_PORTS * 64 + UPF_DROP_MAX * 8 + 80)
 
 SHM_PIN_LAYOUT(UPF_SHM_LAYOUT)
 

@@ -10,6 +10,7 @@ type Collector struct {
 	drops, sessions      *prometheus.Desc
 	buffered, bufferTot  *prometheus.Desc
 	reports, endMarkers  *prometheus.Desc
+	naps                 *prometheus.Desc
 }
 
 // NewCollector reads t's counters at each scrape.
@@ -26,12 +27,15 @@ func NewCollector(t *Table) *Collector {
 			[]string{"event"}, nil),
 		reports:    prometheus.NewDesc("l25gc_upf_downlink_data_reports_total", "Downlink Data notes UPF-U queued for UPF-C's Session Reports (one per session until served).", nil, nil),
 		endMarkers: prometheus.NewDesc("l25gc_upf_end_markers_total", "GTP-U End Markers sent into old tunnels (TS 29.281 7.3.2).", nil, nil),
+		naps: prometheus.NewDesc("l25gc_upf_naps_total",
+			"Idle naps UPF-U took (upf.sleep), by what ended them: packet (a port received before the timeout) or other (timeout, UPF-C's doorbell).",
+			[]string{"ended_by"}, nil),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.pkts, c.bytes, c.replies, c.drops, c.sessions, c.buffered, c.bufferTot, c.reports, c.endMarkers} {
+	for _, d := range []*prometheus.Desc{c.pkts, c.bytes, c.replies, c.drops, c.sessions, c.buffered, c.bufferTot, c.reports, c.endMarkers, c.naps} {
 		ch <- d
 	}
 }
@@ -63,4 +67,6 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(c.reports, prometheus.CounterValue, float64(b.Notes))
 	ch <- prometheus.MustNewConstMetric(c.endMarkers, prometheus.CounterValue, float64(b.EndMarkers))
+	ch <- prometheus.MustNewConstMetric(c.naps, prometheus.CounterValue, float64(s.NapsByPacket), "packet")
+	ch <- prometheus.MustNewConstMetric(c.naps, prometheus.CounterValue, float64(s.Naps-min(s.Naps, s.NapsByPacket)), "other")
 }

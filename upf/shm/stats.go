@@ -27,6 +27,10 @@ type Stats struct {
 	N3, N6  PortStats
 	Drops   map[string]uint64 // by reason (DropReasons)
 	Buffer  BufferStats
+	// Naps are the idle naps UPF-U took (upf.sleep); NapsByPacket those a
+	// packet on a port ended early (Rx interrupt or af_packet side socket),
+	// so it did not wait the nap out (issue 12: paging's first packet).
+	Naps, NapsByPacket uint64
 }
 
 // BufferStats are UPF-U's downlink buffering counters (TS 29.244 5.2.3
@@ -54,6 +58,7 @@ func (t *Table) Stats() Stats {
 	out.Buffer = BufferStats{Now: uint64(s.buf_now), Buffered: uint64(s.buf_total), Flushed: uint64(s.buf_flushed),
 		Overflow: uint64(s.buf_overflow), Discarded: uint64(s.buf_discarded), Notes: uint64(s.notes),
 		NotesLost: uint64(s.notes_lost), EndMarkers: uint64(s.end_markers)}
+	out.Naps, out.NapsByPacket = uint64(s.naps), uint64(s.naps_rx)
 	return out
 }
 

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -113,19 +114,39 @@ static int probe(const char *dev, uint16_t *id, char *err, size_t n)
 	return 0;
 }
 
+/* rx_intr_may_work: dev's PMD may have Rx interrupts (NICs through vfio,
+ * net_tap). The other vdevs have none (net_af_packet, net_null, net_ring):
+ * asking only logs "Rx Intr handle unset" at every start. */
+static int rx_intr_may_work(const char *dev) { return is_pci(dev) || strncmp(dev, "net_tap", strlen("net_tap")) == 0; }
+
+/* bring_up configures port id with one queue each way and starts it. */
+static int bring_up(uint16_t id, const struct rte_eth_conf *conf, struct rte_mempool *mp)
+{
+	int r = rte_eth_dev_configure(id, 1, 1, conf);
+	if (r == 0)
+		r = rte_eth_rx_queue_setup(id, 0, RING_DESC, rte_eth_dev_socket_id(id), NULL, mp);
+	if (r == 0)
+		r = rte_eth_tx_queue_setup(id, 0, RING_DESC, rte_eth_dev_socket_id(id), NULL);
+	if (r == 0)
+		r = rte_eth_dev_start(id);
+	return r;
+}
+
 static int start_port(struct uport *p, const struct upfu_port_conf *c, struct rte_mempool *mp, char *err, size_t n)
 {
 	struct rte_eth_conf conf;
 	memset(&conf, 0, sizeof(conf));
 	if (probe(c->dev, &p->id, err, n) < 0)
 		return -1;
-	int r = rte_eth_dev_configure(p->id, 1, 1, &conf);
-	if (r == 0)
-		r = rte_eth_rx_queue_setup(p->id, 0, RING_DESC, rte_eth_dev_socket_id(p->id), NULL, mp);
-	if (r == 0)
-		r = rte_eth_tx_queue_setup(p->id, 0, RING_DESC, rte_eth_dev_socket_id(p->id), NULL);
-	if (r == 0)
-		r = rte_eth_dev_start(p->id);
+	/* Rx interrupts end an idle nap at the first packet (rx_wake.c); a PMD
+	 * that refuses them at configure or start runs without, as before */
+	conf.intr_conf.rxq = rx_intr_may_work(c->dev);
+	int r = bring_up(p->id, &conf, mp);
+	if (r != 0 && conf.intr_conf.rxq) {
+		conf.intr_conf.rxq = 0;
+		r = bring_up(p->id, &conf, mp);
+	}
+	p->intr_asked = conf.intr_conf.rxq;
 	if (r != 0) {
 		snprintf(err, n, "port %s: %s", c->dev, rte_strerror(-r));
 		return -1;
@@ -157,6 +178,9 @@ int upfu_start(const struct upfu_conf *c, char *err, size_t n)
 {
 	struct upfu *u = &self;
 	u->wake_fd = -1;
+	u->stop_fd = -1;
+	for (int i = 0; i < UPF_PORTS; i++)
+		u->rxw[i].fd = -1;
 	if (eal_up) {
 		snprintf(err, n, "UPF-U starts once per process");
 		return -1;
@@ -183,10 +207,12 @@ int upfu_start(const struct upfu_conf *c, char *err, size_t n)
 		return -1;
 	u->unit = qos_unit(u->hz);
 	wake_open(u, c->tables);
+	u->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	for (int i = 0; i < UPF_PORTS; i++) {
 		u->port[i].st = &u->t->stats.port[i];
 		if (start_port(&u->port[i], &c->port[i], u->pool, err, n) < 0)
 			return -1;
+		upfu_rx_wake_open(u, i, c->port[i].dev);
 	}
 	upfu_bench_bind(u);
 	return 0;
@@ -214,27 +240,41 @@ static void wake_open(struct upfu *u, const char *tables)
 	u->wake_fd = fd;
 }
 
-/* nap sleeps us microseconds, or less when UPF-C rings the doorbell. */
-static void nap(struct upfu *u, uint32_t us)
+/* nap sleeps us microseconds, or less when UPF-C rings the doorbell or a
+ * packet reaches a port (rx_wake.c); 1 when a packet ended it. */
+static int nap(struct upfu *u, uint32_t us)
 {
-	struct timespec ts = {0, (long)us * 1000};
-	if (u->wake_fd < 0) {
+	/* whole seconds apart: ppoll and nanosleep refuse tv_nsec >= 1e9 (a
+	 * upf.sleep of 1 s or more used to return at once: no nap at all) */
+	struct timespec ts = {us / 1000000, (long)(us % 1000000) * 1000};
+	struct pollfd p[1 + UPF_PORTS];
+	int n = 0;
+	if (u->wake_fd >= 0)
+		p[n++] = (struct pollfd){.fd = u->wake_fd, .events = POLLIN};
+	if (u->stop_fd >= 0) /* upfu_stop does not wait out a long upf.sleep */
+		p[n++] = (struct pollfd){.fd = u->stop_fd, .events = POLLIN};
+	int rx = upfu_rx_wake_arm(u, p + n, us == IDLE_FIRST_US);
+	CNT_ADD(u->st->naps, 1);
+	if (n + rx == 0) {
 		nanosleep(&ts, NULL);
-		return;
+		return 0;
 	}
-	struct pollfd p = {.fd = u->wake_fd, .events = POLLIN};
-	if (ppoll(&p, 1, &ts, NULL) > 0) {
+	if (ppoll(p, (nfds_t)(n + rx), &ts, NULL) > 0 && u->wake_fd >= 0 && (p[0].revents & POLLIN)) {
 		char drain[64];
 		while (recv(u->wake_fd, drain, sizeof(drain), MSG_DONTWAIT) > 0)
 			;
 	}
+	if (!upfu_rx_wake_disarm(u, p + n, rx))
+		return 0;
+	CNT_ADD(u->st->naps_rx, 1);
+	return 1;
 }
 
 /* upfu_run polls both ports while packets come; once none came for
  * spin_us it sleeps between polls, each sleep twice the last (from
  * IDLE_FIRST_US up to sleep_us), so a UPF-U idle for long costs about
- * 1000000 / sleep_us wake-ups a second and a packet after a pause waits at
- * most sleep_us. */
+ * 1000000 / sleep_us wake-ups a second. A packet after a pause ends the
+ * nap where the port can say so (rx_wake.c), else waits at most sleep_us. */
 void upfu_run(void)
 {
 	struct upfu *u = &self;
@@ -263,14 +303,25 @@ void upfu_run(void)
 			nap_us = IDLE_FIRST_US;
 		} else if (!upfu_qos_backlog(u) && now - last > spin) {
 			/* a shaper with a backlog releases it as credit comes: no nap */
-			nap(u, nap_us);
-			if (nap_us < u->sleep_us)
+			if (nap(u, nap_us)) {
+				/* a packet: poll again at once and spin, as after a burst; the
+				 * side socket may hear a frame before the PMD's ring holds it */
+				last = rte_rdtsc();
+				nap_us = IDLE_FIRST_US;
+			} else if (nap_us < u->sleep_us) {
 				nap_us = nap_us * 2 < u->sleep_us ? nap_us * 2 : u->sleep_us;
+			}
 		}
 	}
 }
 
-void upfu_stop(void) { __atomic_store_n(&self.stop, 1, __ATOMIC_RELAXED); }
+void upfu_stop(void)
+{
+	__atomic_store_n(&self.stop, 1, __ATOMIC_RELAXED);
+	uint64_t one = 1;
+	if (eal_up && self.stop_fd >= 0 && write(self.stop_fd, &one, sizeof(one)) < 0)
+		return; /* the counter is full: a wake-up is pending anyway */
+}
 
 void upfu_close(void)
 {
@@ -283,6 +334,11 @@ void upfu_close(void)
 	}
 	if (u->t && u->t->stats.upfu_pid == getpid())
 		u->t->stats.upfu_pid = 0;
+	upfu_rx_wake_close(u);
+	if (u->stop_fd >= 0) {
+		close(u->stop_fd);
+		u->stop_fd = -1;
+	}
 	if (u->wake_fd >= 0) {
 		close(u->wake_fd);
 		unlink(u->wake_path);

@@ -80,6 +80,13 @@ struct uport {
 	struct rte_mbuf *tx[TX_SLOTS];
 	struct arp_entry arp[ARP_SLOTS];
 	struct upf_port_stats *st;
+	uint8_t intr_asked; /* configured with intr_conf.rxq = 1 (rx_wake.c) */
+};
+
+/* rx_wake is what ends a nap when a packet reaches a port (rx_wake.c). */
+struct rx_wake {
+	int fd;       /* -1: none, the nap ends on its timeout */
+	uint8_t intr; /* 1: the PMD's Rx interrupt fd, else an AF_PACKET side socket */
 };
 
 /* Downlink buffering (buffer.c): per session slot a FIFO of held packets,
@@ -178,6 +185,8 @@ struct upfu {
 	struct vcache *vcache;  /* [max_sessions * 2]: verdict.h */
 	size_t vcache_len;      /* bytes mapped for vcache */
 	int wake_fd; /* UPF_WAKE_SUFFIX: UPF-C's commands end a nap; -1 = none */
+	struct rx_wake rxw[UPF_PORTS]; /* a packet on a port ends a nap */
+	int stop_fd; /* eventfd upfu_stop writes: ends a nap; -1 = none */
 	char wake_path[560];
 };
 
@@ -324,6 +333,16 @@ int upfu_neigh_heard(struct upfu *u, int port, uint32_t ip, const struct rte_eth
 /* upfu_neigh_tick, between bursts, asks again for hops still unresolved
  * and drops what waited past ARP_GIVE_UP_MS. */
 void upfu_neigh_tick(struct upfu *u);
+
+/* rx_wake.c */
+/* upfu_rx_wake_open finds what ends a nap when port i (started from the
+ * devargs dev) receives: its Rx interrupt, else for net_af_packet a side
+ * socket on its interface, else nothing. */
+void upfu_rx_wake_open(struct upfu *u, int i, const char *dev);
+void upfu_rx_wake_close(struct upfu *u);
+struct pollfd;
+int upfu_rx_wake_arm(struct upfu *u, struct pollfd *p, int first);
+int upfu_rx_wake_disarm(struct upfu *u, const struct pollfd *p, int n);
 
 /* bench.c */
 void upfu_bench_bind(struct upfu *u);
