@@ -128,12 +128,7 @@ func dataTSNs(t *testing.T, pkts [][]byte) []uint32 {
 // chunk the SACKs report missing three times goes again at once.
 func TestQueueDrainsOnSacksAndThreeMissesRetransmitAtOnce(t *testing.T) {
 	a, sent := sentAssoc(t)
-	msg := bytes.Repeat([]byte{'x'}, ownMaxChunkData)
-	for range 12 {
-		if err := a.WriteMsg(msg, 1); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFullChunks(t, a, 12)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	first := len(*sent)
@@ -168,12 +163,7 @@ func TestQueueDrainsOnSacksAndThreeMissesRetransmitAtOnce(t *testing.T) {
 // per expiry.
 func TestAfterT3TheMarkedChunksFollowTheFirstAck(t *testing.T) {
 	a, sent := sentAssoc(t)
-	msg := bytes.Repeat([]byte{'x'}, ownMaxChunkData)
-	for range 4 {
-		if err := a.WriteMsg(msg, 1); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFullChunks(t, a, 4)
 	a.mu.Lock()
 	a.snd.t3.deadline = time.Now().Add(-time.Millisecond) // due now
 	a.mu.Unlock()
@@ -347,5 +337,16 @@ func TestCloseDeliversWhatCwndHeldBack(t *testing.T) {
 	}
 	if _, _, err := readWithin(server, 20*time.Second); err == nil {
 		t.Fatal("the server still reads after the client closed")
+	}
+}
+
+// writeFullChunks writes n messages of one full DATA chunk each on stream 1.
+func writeFullChunks(t *testing.T, a *ownAssoc, n int) {
+	t.Helper()
+	msg := bytes.Repeat([]byte{'x'}, ownMaxChunkData)
+	for range n {
+		if err := a.WriteMsg(msg, 1); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
