@@ -356,7 +356,8 @@ func TestUDPSilentPeerIsDeclaredFailed(t *testing.T) {
 // A peer that answers heartbeats keeps its association however often it is
 // probed, and every HEARTBEAT carries its Heartbeat Info.
 func TestUDPAnsweredHeartbeatsKeepTheAssociation(t *testing.T) {
-	ln := listenWith(t, Options{HeartbeatInterval: 10 * time.Millisecond, PathMaxRetrans: 1})
+	// PathMaxRetrans 20: see TestUDPClientAnswersHeartbeats.
+	ln := listenWith(t, Options{HeartbeatInterval: 10 * time.Millisecond, PathMaxRetrans: 20})
 	gnb := dialRaw(t, ln.Addr(), nil)
 	gnb.associate(2, 2)
 	server := acceptOne(t, ln)
@@ -369,7 +370,11 @@ func TestUDPAnsweredHeartbeatsKeepTheAssociation(t *testing.T) {
 
 // Our own client answers the AMF's heartbeats too.
 func TestUDPClientAnswersHeartbeats(t *testing.T) {
-	ln := listenWith(t, Options{HeartbeatInterval: 10 * time.Millisecond, PathMaxRetrans: 1})
+	// 20 unanswered probes in a row (~200 ms) end the association: a
+	// client that does not answer still fails within the deadline below,
+	// while a CI machine that stalls this process for a few time slices
+	// (PathMaxRetrans 1 failed there after ~15 ms without an answer) does not.
+	ln := listenWith(t, Options{HeartbeatInterval: 10 * time.Millisecond, PathMaxRetrans: 20})
 	client, server := dialTest(t, ln)
 	neg := negotiationOf(server)
 	for deadline := time.Now().Add(10 * time.Second); neg.heartbeatAcks.Load() < 5; time.Sleep(5 * time.Millisecond) {
