@@ -164,3 +164,34 @@ func TestN2HandoverIndirectForwardingOverN4(t *testing.T) {
 		return true
 	})
 }
+
+// TS 29.244 7.5.8, TS 23.502 4.2.3.3 steps 2b-3a over real N4: the UPF
+// has the Session Report Response while the AMF has not yet answered the
+// N1N2MessageTransfer the report started (the SMF pages after answering,
+// on the N4 client's goroutine), so a slow AMF never makes the UPF send
+// its report again; another session's report is answered meanwhile too.
+func TestReportIsAnsweredBeforeTheAMFIsAsked(t *testing.T) {
+	upf := startWireUPF(t)
+	client := pfcpx.NewClient(pfcpx.ClientConfig{NodeID: netip.MustParseAddr("127.0.0.1"), UDPAddr: "127.0.0.1:0", T1: 200 * time.Millisecond, N1: 3})
+	s := newTestSMF(t, sbi.NewTCP(), setup{n4: client})
+	s.nf.upf, s.wire = upf.addr(), upf
+	_, seid := s.idleSession(t, subscribed, 1)
+	gate := make(chan struct{})
+	s.core.mu.Lock()
+	s.core.transferStatus, s.core.transferGate = []int{202}, gate
+	s.core.mu.Unlock()
+	defer close(gate)
+	if cause := upf.report(t, seid); cause != pfcpCauseAccepted {
+		t.Fatalf("report: cause %d, want 1", cause)
+	}
+	if tr := s.core.waitTransfer(t); tr.supi != subscribed || tr.req.PduSessionId != 1 {
+		t.Fatalf("paging transfer for %s session %d", tr.supi, tr.req.PduSessionId)
+	}
+	// The first transfer still waits for the AMF: N4 is served.
+	if cause := upf.report(t, seid+1000); cause != pfcpCauseSessionNotFound {
+		t.Fatalf("report for no session while a transfer waits: cause %d, want 65", cause)
+	}
+	if r := s.reports(t, "reported"); r != 1 {
+		t.Fatalf("%v reports paged, want 1", r)
+	}
+}
