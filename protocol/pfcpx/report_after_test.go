@@ -15,13 +15,7 @@ import (
 // answer, which it could not get if the follow-up ran first. It runs
 // once, and a handler that leaves work after it returned is told no.
 func TestReportFollowUpRunsAfterTheAnswerReachedTheUPF(t *testing.T) {
-	upf := newFakeUPF(t)
-	c := NewClient(ClientConfig{T1: 50 * time.Millisecond, N1: 2, UDPAddr: "127.0.0.1:0"})
-	defer c.Close()
-	s := aSession()
-	if _, err := c.Establish(context.Background(), "udp:"+upf.node.LocalAddr().String(), s); err != nil {
-		t.Fatal(err)
-	}
+	upf, c, s := clientWithSession(t)
 	answered, followed := make(chan struct{}), make(chan struct{})
 	var runs atomic.Int32
 	late := make(chan context.Context, 1)
