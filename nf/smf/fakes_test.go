@@ -228,12 +228,21 @@ type fakeCore struct {
 	// 409 is TEMPORARY_REJECT_REGISTRATION_ONGOING. The statuses given
 	// are used in turn, the last one from then on.
 	transferStatus []int
+	// transferGate, when set, holds the AMF's answer to every transfer
+	// until it is closed (an AMF that is slow to answer).
+	transferGate chan struct{}
 }
 
 func (f *fakeCore) setTransferStatus(statuses ...int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.transferStatus = statuses
+}
+
+func (f *fakeCore) gate() chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.transferGate
 }
 
 // nextTransferStatus is the answer to the transfer that just arrived
@@ -365,6 +374,9 @@ func (f *fakeCore) amf() http.Handler {
 		}
 		status := f.nextTransferStatus()
 		f.transfers <- tr
+		if gate := f.gate(); gate != nil {
+			<-gate
+		}
 		answerTransfer(w, status)
 	})
 	mux.HandleFunc("POST /namf-callback/v1/smctx-status/{supi}/{psi}", func(w http.ResponseWriter, r *http.Request) {

@@ -51,6 +51,16 @@ func startWireUPF(t *testing.T) *wireUPF {
 	return u
 }
 
+// smfOverN4 is an SMF whose N4 is pfcpx's client talking to a wireUPF.
+func smfOverN4(t *testing.T) (*wireUPF, *testSMF) {
+	t.Helper()
+	upf := startWireUPF(t)
+	client := pfcpx.NewClient(pfcpx.ClientConfig{NodeID: netip.MustParseAddr("127.0.0.1"), UDPAddr: "127.0.0.1:0", T1: 200 * time.Millisecond, N1: 3})
+	s := newTestSMF(t, sbi.NewTCP(), setup{n4: client})
+	s.nf.upf, s.wire = upf.addr(), upf
+	return upf, s
+}
+
 func (u *wireUPF) addr() string { return "udp:" + u.node.LocalAddr().String() }
 
 // report sends a Downlink Data Report for the session with CP SEID seid
@@ -93,10 +103,7 @@ func (u *wireUPF) downlinkFAR(t *testing.T) rules.FAR {
 // through the AMF, the gNB's answer forwards again, and a path switch
 // moves the downlink with the End Marker request UPF-C accepts.
 func TestPagingAndPathSwitchOverN4(t *testing.T) {
-	upf := startWireUPF(t)
-	client := pfcpx.NewClient(pfcpx.ClientConfig{NodeID: netip.MustParseAddr("127.0.0.1"), UDPAddr: "127.0.0.1:0", T1: 200 * time.Millisecond, N1: 3})
-	s := newTestSMF(t, sbi.NewTCP(), setup{n4: client})
-	s.nf.upf, s.wire = upf.addr(), upf
+	upf, s := smfOverN4(t)
 	ref, seid := s.idleSession(t, subscribed, 1)
 	// An Update FAR without Update Forwarding Parameters keeps the old
 	// ones (TS 29.244 7.5.4.3): UPF-C still holds the gNB's tunnel, which
@@ -132,10 +139,7 @@ func TestPagingAndPathSwitchOverN4(t *testing.T) {
 // access-to-access forwarding rules; COMPLETED moves the downlink to the
 // target, and the rules go when forwardingHold expired.
 func TestN2HandoverIndirectForwardingOverN4(t *testing.T) {
-	upf := startWireUPF(t)
-	client := pfcpx.NewClient(pfcpx.ClientConfig{NodeID: netip.MustParseAddr("127.0.0.1"), UDPAddr: "127.0.0.1:0", T1: 200 * time.Millisecond, N1: 3})
-	s := newTestSMF(t, sbi.NewTCP(), setup{n4: client})
-	s.nf.upf, s.wire = upf.addr(), upf
+	upf, s := smfOverN4(t)
 	s.nf.forwardingHold = time.Millisecond
 	ref := s.activeSession(t)
 	cmd := s.prepare(t, ref, false, ngapx.HandoverRequestAck{DL: targetTunnel, DLForwarding: &targetForward, QFIs: []uint8{1}})
@@ -163,4 +167,32 @@ func TestN2HandoverIndirectForwardingOverN4(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// TS 29.244 7.5.8, TS 23.502 4.2.3.3 steps 2b-3a over real N4: the UPF
+// has the Session Report Response while the AMF has not yet answered the
+// N1N2MessageTransfer the report started (the SMF pages after answering,
+// on the N4 client's goroutine), so a slow AMF never makes the UPF send
+// its report again; another session's report is answered meanwhile too.
+func TestReportIsAnsweredBeforeTheAMFIsAsked(t *testing.T) {
+	upf, s := smfOverN4(t)
+	_, seid := s.idleSession(t, subscribed, 1)
+	gate := make(chan struct{})
+	s.core.mu.Lock()
+	s.core.transferStatus, s.core.transferGate = []int{202}, gate
+	s.core.mu.Unlock()
+	defer close(gate)
+	if cause := upf.report(t, seid); cause != pfcpCauseAccepted {
+		t.Fatalf("report: cause %d, want 1", cause)
+	}
+	if tr := s.core.waitTransfer(t); tr.supi != subscribed || tr.req.PduSessionId != 1 {
+		t.Fatalf("paging transfer for %s session %d", tr.supi, tr.req.PduSessionId)
+	}
+	// The first transfer still waits for the AMF: N4 is served.
+	if cause := upf.report(t, seid+1000); cause != pfcpCauseSessionNotFound {
+		t.Fatalf("report for no session while a transfer waits: cause %d, want 65", cause)
+	}
+	if r := s.reports(t, "reported"); r != 1 {
+		t.Fatalf("%v reports paged, want 1", r)
+	}
 }

@@ -44,9 +44,10 @@ const (
 
 // handleReport is the SMF's rules.ReportHandler (TS 23.502 4.2.3.3 steps
 // 2a-2b): the answer goes back to the UPF at once; the transfer to the
-// AMF runs after it. A report for a session the SMF does not hold is
-// cause 65, so the UPF drops it (TS 29.244 7.5.9).
-func (n *NF) handleReport(_ context.Context, upf string, r *rules.Report) uint8 {
+// AMF runs after it, on the N4 client's goroutine that sent the answer
+// when the client offers that (afterAnswer). A report for a session the
+// SMF does not hold is cause 65, so the UPF drops it (TS 29.244 7.5.9).
+func (n *NF) handleReport(ctx context.Context, upf string, r *rules.Report) uint8 {
 	if n.stop.Err() != nil {
 		return pfcpCauseAccepted // stopping: no procedure starts any more
 	}
@@ -65,7 +66,7 @@ func (n *NF) handleReport(_ context.Context, upf string, r *rules.Report) uint8 
 		return pfcpCauseSessionNotFound
 	case start:
 		n.m.paging("reported")
-		n.background(func(ctx context.Context) {
+		n.afterAnswer(ctx, func(ctx context.Context) {
 			defer span.End()
 			n.page(tracing.WithSpan(ctx, span), c, 0)
 		})
@@ -264,4 +265,19 @@ func (n *NF) handleN1N2Failure(w http.ResponseWriter, r *http.Request) {
 	}
 	n.pagingFailed(r.Context(), c, "AMF: "+string(f.Cause))
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// afterAnswer runs f as background does, but on the goroutine of the N4
+// client that answers the UPF's request handled with ctx, once the answer
+// is sent (rules.LeaveAfterAnswer): no other goroutine is woken between
+// the Session Report and the N1N2MessageTransfer. A client that does not
+// offer it (or a stopping SMF's) gets the background's worker.
+func (n *NF) afterAnswer(ctx context.Context, f func(ctx context.Context)) {
+	run := n.procedure(f)
+	if run == nil {
+		return // stopped
+	}
+	if !rules.LeaveAfterAnswer(ctx, run) {
+		n.workers.Go(run)
+	}
 }

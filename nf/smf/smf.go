@@ -166,19 +166,27 @@ func (n *NF) Stop(context.Context) {
 // a timer fired, bounded by procedureTimeout and ended by Stop; after
 // Stop it runs nothing (a timer may still fire).
 func (n *NF) background(f func(ctx context.Context)) {
+	if run := n.procedure(f); run != nil {
+		n.workers.Go(run)
+	}
+}
+
+// procedure is f as background runs it, counted for Stop from now on;
+// nil after Stop.
+func (n *NF) procedure(f func(ctx context.Context)) func() {
 	n.bgMu.Lock()
 	if n.stopped {
 		n.bgMu.Unlock()
-		return
+		return nil
 	}
 	n.bg.Add(1) // before Stop's Wait, never concurrently with it
 	n.bgMu.Unlock()
-	n.workers.Go(func() {
+	return func() {
 		defer n.bg.Done()
 		ctx, cancel := context.WithTimeout(n.stop, procedureTimeout)
 		defer cancel()
 		f(ctx)
-	})
+	}
 }
 
 // errNoUPF: the SMF was built without N4.

@@ -29,41 +29,58 @@ func (c *Client) OnReport(h rules.ReportHandler) {
 	c.mu.Unlock()
 }
 
+var _ FollowingHandler = (*Client)(nil)
+
 // ServePFCP answers the requests a UPF sends the client: Session Report
-// Requests; everything else is ignored (TS 29.244 7.2.2.4.1).
+// Requests; everything else is ignored (TS 29.244 7.2.2.4.1). What the
+// report handler left to follow its answer runs in a goroutine of its
+// own (the client's Node uses ServePFCPThen instead).
 func (c *Client) ServePFCP(peer net.Addr, req *Message) *Message {
+	rsp, then := c.ServePFCPThen(peer, req)
+	if then != nil {
+		go then()
+	}
+	return rsp
+}
+
+// ServePFCPThen is ServePFCP with what the report handler left to run
+// once the response is sent (rules.LeaveAfterAnswer): the Node runs it
+// on the goroutine that answered.
+func (c *Client) ServePFCPThen(peer net.Addr, req *Message) (*Message, func()) {
 	body, ok := req.Body.(*SessionReportRequest)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	return c.serveReport(peer, req.Header, body)
 }
 
-func (c *Client) serveReport(peer net.Addr, h pfcp.Header, body *SessionReportRequest) *Message {
+func (c *Client) serveReport(peer net.Addr, h pfcp.Header, body *SessionReportRequest) (*Message, func()) {
 	c.mu.Lock()
 	handler := c.onReport
 	upSEID, known := c.upSEIDs[h.SEID]
 	c.mu.Unlock()
 	if handler == nil {
 		// TS 29.244 7.2.2.4.2: SEID 0 when the session is not known.
-		return RejectionOf(h, &Error{Cause: CauseSessionNotFound, Detail: "no Session Report handler"}, c.cfg.NodeID, 0)
+		return RejectionOf(h, &Error{Cause: CauseSessionNotFound, Detail: "no Session Report handler"}, c.cfg.NodeID, 0), nil
 	}
 	r, err := ReportOf(h.SEID, body)
 	if err != nil {
-		return RejectionOf(h, AsError(err), c.cfg.NodeID, upSEID)
+		return RejectionOf(h, AsError(err), c.cfg.NodeID, upSEID), nil
 	}
 	// The UPF gives up after T1 x (N1+1): an answer later than that is
 	// wasted.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(c.n1()+1)*c.t1())
 	defer cancel()
+	ctx, after := rules.WithAfterAnswer(ctx)
 	cause := handler(ctx, peer.Network()+":"+peer.String(), r)
+	then := after.Take()
 	if !known && cause == CauseAccepted {
 		c.cfg.Log.Debug("PFCP session report for a session this client did not establish", "cpSEID", h.SEID)
 	}
 	if cause == CauseSessionNotFound {
 		upSEID = 0
 	}
-	return &Message{Header: pfcp.Header{MessageType: pfcp.PFCP_SESSION_REPORT_RESPONSE, SEID: upSEID}, Body: ReportResponseOf(cause)}
+	return &Message{Header: pfcp.Header{MessageType: pfcp.PFCP_SESSION_REPORT_RESPONSE, SEID: upSEID}, Body: ReportResponseOf(cause)}, then
 }
 
 func (c *Client) n1() int {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/free5gc/pfcp"
 	"github.com/free5gc/pfcp/pfcpType"
+
+	"github.com/l25gc/l25gc/internal/gopool"
 )
 
 // Default PFCP timers (TS 29.244 6.4 leaves T1 and N1 to configuration):
@@ -31,6 +33,16 @@ const maxDatagram = 65535
 // and body; the Node sets the sequence number), or nil to send none.
 type Handler interface {
 	ServePFCP(peer net.Addr, req *Message) *Message
+}
+
+// FollowingHandler is a Handler whose answer to a request may leave
+// work to follow it (then, nil for none): the Node runs then on the
+// goroutine that answered, once the response is sent. The SMF pages
+// after answering a Session Report this way (TS 29.244 7.5.8, TS 23.502
+// 4.2.3.3 steps 2b-3a) instead of waking another goroutine for it.
+type FollowingHandler interface {
+	Handler
+	ServePFCPThen(peer net.Addr, req *Message) (rsp *Message, then func())
 }
 
 // HandlerFunc is a function as a Handler.
@@ -57,7 +69,9 @@ type NodeConfig struct {
 	// Concurrent answers each request in a goroutine of its own: a handler
 	// that waits for other NFs (the SMF's Session Report handler pages
 	// through the AMF) must not hold up the responses this node's own
-	// requests wait for. Retransmissions are still answered once.
+	// requests wait for. Retransmissions are still answered once. The
+	// goroutines are kept for the next requests (internal/gopool): a
+	// follow-up's SBI call grows a fresh goroutine's stack each time.
 	Concurrent bool
 }
 
@@ -75,6 +89,7 @@ type Node struct {
 	answers *answerCache
 	closed  chan struct{}
 	once    sync.Once
+	workers *gopool.Pool // Concurrent's
 }
 
 type call struct {
@@ -101,7 +116,11 @@ func NewNode(pc net.PacketConn, cfg NodeConfig) *Node {
 	// A retransmitted request may arrive up to N1*T1 after the first
 	// (TS 29.244 6.4): keep the answers that long, and then some.
 	keep := time.Duration(cfg.N1+1)*cfg.T1 + time.Second
-	return &Node{pc: pc, cfg: cfg, pending: map[uint32]*call{}, answers: newAnswerCache(keep), closed: make(chan struct{})}
+	n := &Node{pc: pc, cfg: cfg, pending: map[uint32]*call{}, answers: newAnswerCache(keep), closed: make(chan struct{})}
+	if cfg.Concurrent {
+		n.workers = gopool.New(0)
+	}
+	return n
 }
 
 // LocalAddr is the node's socket address.
@@ -195,8 +214,8 @@ func (n *Node) serveRequest(m *Message, raw []byte, from net.Addr) {
 		} // else still being handled: its answer goes out when done
 		return
 	}
-	if n.cfg.Concurrent {
-		go n.finishRequest(m, key, from)
+	if n.workers != nil {
+		n.workers.Go(func() { n.finishRequest(m, key, from) })
 		return
 	}
 	n.finishRequest(m, key, from)
@@ -204,7 +223,10 @@ func (n *Node) serveRequest(m *Message, raw []byte, from net.Addr) {
 
 // finishRequest has the request handled and sends and stores its answer.
 func (n *Node) finishRequest(m *Message, key answerKey, from net.Addr) {
-	rsp := n.answer(m, from)
+	rsp, then := n.answer(m, from)
+	if then != nil {
+		defer then() // after the response went (FollowingHandler)
+	}
 	if rsp == nil {
 		n.answers.forget(key)
 		return
@@ -219,15 +241,19 @@ func (n *Node) finishRequest(m *Message, key answerKey, from net.Addr) {
 	n.write(b, rsp, from)
 }
 
-func (n *Node) answer(m *Message, from net.Addr) *Message {
+func (n *Node) answer(m *Message, from net.Addr) (rsp *Message, then func()) {
 	if m.Header.MessageType == pfcp.PFCP_HEARTBEAT_REQUEST {
 		return &Message{Header: pfcp.Header{MessageType: pfcp.PFCP_HEARTBEAT_RESPONSE},
-			Body: &pfcp.HeartbeatResponse{RecoveryTimeStamp: &pfcpType.RecoveryTimeStamp{RecoveryTimeStamp: n.cfg.Recovery}}}
+			Body: &pfcp.HeartbeatResponse{RecoveryTimeStamp: &pfcpType.RecoveryTimeStamp{RecoveryTimeStamp: n.cfg.Recovery}}}, nil
 	}
-	if n.cfg.Handler == nil {
-		return nil
+	switch h := n.cfg.Handler.(type) {
+	case nil:
+		return nil, nil
+	case FollowingHandler:
+		return h.ServePFCPThen(from, m)
+	default:
+		return h.ServePFCP(from, m), nil
 	}
-	return n.cfg.Handler.ServePFCP(from, m)
 }
 
 func (n *Node) deliverResponse(m *Message, from net.Addr) {

@@ -139,6 +139,20 @@ func (u *fakeUPF) report(t *testing.T, cpSEID uint64, body *SessionReportRequest
 	return rsp
 }
 
+// clientWithSession is a client that established aSession at a fake UPF,
+// which can then report on it.
+func clientWithSession(t *testing.T) (*fakeUPF, *Client, *rules.Session) {
+	t.Helper()
+	upf := newFakeUPF(t)
+	c := NewClient(ClientConfig{T1: 50 * time.Millisecond, N1: 2, UDPAddr: "127.0.0.1:0"})
+	t.Cleanup(func() { c.Close() })
+	s := aSession()
+	if _, err := c.Establish(context.Background(), "udp:"+upf.node.LocalAddr().String(), s); err != nil {
+		t.Fatal(err)
+	}
+	return upf, c, s
+}
+
 func dldr(pdr uint16) *SessionReportRequest {
 	body, _ := ReportRequestOf(&rules.Report{DownlinkData: &rules.DownlinkDataReport{PDRIDs: []uint16{pdr}}})
 	return body
@@ -190,13 +204,7 @@ func TestClientDeliversSessionReports(t *testing.T) {
 // A Session Report whose answer was lost arrives again: it is answered
 // from the stored answer, and the handler (which pages a UE) runs once.
 func TestClientAnswersDuplicateReportsOnce(t *testing.T) {
-	upf := newFakeUPF(t)
-	c := NewClient(ClientConfig{T1: 50 * time.Millisecond, N1: 2, UDPAddr: "127.0.0.1:0"})
-	defer c.Close()
-	s := aSession()
-	if _, err := c.Establish(context.Background(), "udp:"+upf.node.LocalAddr().String(), s); err != nil {
-		t.Fatal(err)
-	}
+	upf, c, s := clientWithSession(t)
 	var calls atomic.Int32
 	c.OnReport(func(context.Context, string, *rules.Report) uint8 { calls.Add(1); return CauseAccepted })
 	raw := udpSocket(t)

@@ -109,26 +109,39 @@ func (u *UE) AnswerPaging(ctx context.Context) (pagedAt time.Time, latency time.
 	default:
 	}
 	if u.sec == nil {
-		return time.Time{}, 0, errors.New("service request: the UE has no NAS security context")
+		return time.Time{}, 0, errNoSecurity
 	}
-	u.drain() // what requestService does first, before the gNB may send
-	a := &pagingAnswer{done: make(chan pagingAnswered, 1)}
-	u.idle.answer.Store(a)
-	got, err := u.awaitAnswer(ctx, a)
+	got, err := u.awaitAnswer(ctx, u.armAnswer(), nil)
 	if err != nil {
 		return got.at, 0, err
 	}
+	latency, err = u.completeAnswer(ctx, got)
+	return got.at, latency, err
+}
+
+// armAnswer has the gNB answer the UE's next Paging from its own
+// goroutine (answerNow) while the owner waits in awaitAnswer.
+func (u *UE) armAnswer() *pagingAnswer {
+	u.drain() // what requestService does first, before the gNB may send
+	a := &pagingAnswer{done: make(chan pagingAnswered, 1)}
+	u.idle.answer.Store(a)
+	return a
+}
+
+// completeAnswer ends the answer to a Paging awaitAnswer returned: the
+// Service Accept to what the gNB sent, or the owner's own Service
+// Request; it returns the time from the Paging to the Accept.
+func (u *UE) completeAnswer(ctx context.Context, got pagingAnswered) (time.Duration, error) {
 	if got.toOwner {
-		latency, err = u.answerPaging(ctx, got.at)
-		return got.at, latency, err
+		return u.answerPaging(ctx, got.at)
 	}
 	if got.err == nil {
 		_, got.err = u.awaitServiceAccept(ctx, got.full, got.start)
 	}
 	if got.err != nil {
-		return got.at, 0, got.err
+		return 0, got.err
 	}
-	return got.at, time.Since(got.at), nil
+	return time.Since(got.at), nil
 }
 
 // pagingAnswer is a Service Request the gNB sends for the UE when it
@@ -139,19 +152,30 @@ type pagingAnswer struct {
 
 // pagingAnswered is a Paging answered by the gNB's goroutine: when it
 // arrived, and the Service Request sent (full, at start) or an error; or,
-// toOwner, a Paging the owner's goroutine is to answer.
+// toOwner, a Paging the owner's goroutine is to answer; or, uplink, no
+// Paging but uplink data for the owner to ask service for.
 type pagingAnswered struct {
 	at, start time.Time
 	full      []byte
 	toOwner   bool
+	uplink    bool
 	err       error
 }
 
+// errNoSecurity: a CM-IDLE UE without a NAS security context cannot send
+// a Service Request (TS 24.501 5.6.1.2).
+var errNoSecurity = errors.New("service request: the UE has no NAS security context")
+
+// errAssociationEnded: the gNB's N2 association ended while the UE waited
+// to be paged.
+var errAssociationEnded = errors.New("waiting for paging: N2 association ended")
+
 // awaitAnswer waits until the gNB answered a Paging with a, or a Paging
-// reached the UE otherwise (armed too late): then the owner answers it.
+// reached the UE otherwise (armed too late): then the owner answers it;
+// or, when uplink (nil: never) signals, the UE wants service itself.
 // Once disarmed, a is the owner's again; if the gNB took it first, its
 // outcome is awaited, as it is on its way.
-func (u *UE) awaitAnswer(ctx context.Context, a *pagingAnswer) (pagingAnswered, error) {
+func (u *UE) awaitAnswer(ctx context.Context, a *pagingAnswer, uplink <-chan struct{}) (pagingAnswered, error) {
 	var stop error
 	select {
 	case got := <-a.done:
@@ -160,8 +184,12 @@ func (u *UE) awaitAnswer(ctx context.Context, a *pagingAnswer) (pagingAnswered, 
 		if u.idle.answer.CompareAndSwap(a, nil) {
 			return pagingAnswered{at: at, toOwner: true}, nil
 		}
+	case <-uplink:
+		if u.idle.answer.CompareAndSwap(a, nil) {
+			return pagingAnswered{uplink: true}, nil
+		}
 	case <-u.g.done:
-		stop = errors.New("waiting for paging: N2 association ended")
+		stop = errAssociationEnded
 	case <-ctx.Done():
 		stop = ctx.Err()
 	}
@@ -209,7 +237,7 @@ func (u *UE) Stay(ctx context.Context, onPaged func(pagedAt time.Time, latency t
 			if ctx.Err() != nil {
 				return nil
 			}
-			if err != nil && !u.Idle() {
+			if err != nil && (!u.Idle() || errors.Is(err, errAssociationEnded) || errors.Is(err, errNoSecurity)) {
 				return err
 			}
 			continue
@@ -225,19 +253,24 @@ func (u *UE) Stay(ctx context.Context, onPaged func(pagedAt time.Time, latency t
 
 // serveIdle waits for what ends CM-IDLE: paging (answered with a mobile
 // terminated Service Request, reported to onPaged) or uplink data (a
-// Service Request of service type data, TS 24.501 5.6.1.2).
+// Service Request of service type data, TS 24.501 5.6.1.2). As in
+// AnswerPaging, the gNB's goroutine that reads the Paging sends the
+// Service Request: the owner is not woken first.
 func (u *UE) serveIdle(ctx context.Context, onPaged func(time.Time, time.Duration, error)) error {
-	select {
-	case <-u.idle.uplink:
+	if u.sec == nil {
+		return errNoSecurity
+	}
+	got, err := u.awaitAnswer(ctx, u.armAnswer(), u.idle.uplink)
+	switch {
+	case err != nil:
+		return err
+	case got.uplink:
 		_, err := u.RequestService(ctx)
 		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	case at := <-u.idle.paged:
-		lat, err := u.answerPaging(ctx, at)
-		if onPaged != nil {
-			onPaged(at, lat, err)
-		}
-		return err
 	}
+	lat, err := u.completeAnswer(ctx, got)
+	if onPaged != nil {
+		onPaged(got.at, lat, err)
+	}
+	return err
 }

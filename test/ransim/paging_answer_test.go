@@ -147,3 +147,42 @@ func TestKnownRadioCapabilityIsNotReportedAgain(t *testing.T) {
 	amf.send(ngapx.BuildUEContextReleaseCommand(testAMFUEID+1, ranID, ngapx.CauseNas(ngapType.CauseNasPresentNormalRelease)))
 	amf.next("UEContextReleaseComplete")
 }
+
+// A UE left to Stay (`l25gc ransim --idle`) answers a Paging as
+// AnswerPaging does: its Service Request is on N2 by the time the gNB has
+// handled the Paging; the owner reports the Accept, and once released to
+// CM-IDLE again the UE answers the next Paging the same way.
+func TestStayingUEAnswersPagingFromTheGNBsHandlingOfThePaging(t *testing.T) {
+	g, amf, ue := idleUEWithUserPlane(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	paged, stayed := make(chan error, 2), make(chan error, 1)
+	go func() {
+		stayed <- ue.Stay(ctx, func(_ time.Time, _ time.Duration, err error) { paged <- err })
+	}()
+	defer func() {
+		cancel()
+		if err := <-stayed; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitArmed(t, ue)
+	g.onPaging(pagingFor(amf, testSTMSI))
+	if n := len(amf.conn.up); n != 1 {
+		t.Fatalf("%d uplink messages when the gNB had handled the Paging: want the Initial UE Message", n)
+	}
+	rrc, _, ranID, _ := amf.initialNAS()
+	if rrc != int64(ngapType.RRCEstablishmentCausePresentMtAccess) {
+		t.Fatalf("RRC cause %d: want mt-Access", rrc)
+	}
+	amf.contextWithSession(ranID, ngapx.Tunnel{IPv4: testUPF.IPv4, TEID: testUPF.TEID + 1})
+	if err := <-paged; err != nil {
+		t.Fatalf("the paged UE's Service Request: %v", err)
+	}
+	amf.send(ngapx.BuildUEContextReleaseCommand(testAMFUEID+1, ranID, ngapx.CauseNas(ngapType.CauseNasPresentNormalRelease)))
+	amf.next("UEContextReleaseComplete")
+	waitArmed(t, ue)
+	g.onPaging(pagingFor(amf, testSTMSI))
+	if rrc, _, _, _ := amf.initialNAS(); rrc != int64(ngapType.RRCEstablishmentCausePresentMtAccess) {
+		t.Fatalf("second paging: RRC cause %d, want mt-Access", rrc)
+	}
+}
