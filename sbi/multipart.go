@@ -8,7 +8,6 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
-	"net/textproto"
 	"strings"
 )
 
@@ -39,34 +38,10 @@ func EncodeRelated(v any, parts ...Part) ([]byte, string, error) {
 	if len(parts) == 0 {
 		return root, "application/json", nil
 	}
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	if err := writePart(w, "application/json", "", root); err != nil {
-		return nil, "", err
-	}
-	for _, p := range parts {
-		if err := writePart(w, p.ContentType, p.ContentID, p.Data); err != nil {
-			return nil, "", err
-		}
-	}
-	if err := w.Close(); err != nil {
-		return nil, "", err
-	}
-	ct := mime.FormatMediaType("multipart/related", map[string]string{"boundary": w.Boundary(), "type": "application/json"})
-	return buf.Bytes(), ct, nil
-}
-
-func writePart(w *multipart.Writer, contentType, id string, data []byte) error {
-	h := textproto.MIMEHeader{"Content-Type": {contentType}}
-	if id != "" {
-		h.Set("Content-Id", id)
-	}
-	pw, err := w.CreatePart(h)
-	if err != nil {
-		return err
-	}
-	_, err = pw.Write(data)
-	return err
+	// multipart.Writer's bytes, written directly (multipart_fast.go).
+	boundary := newBoundary()
+	body := appendRelated(make([]byte, 0, relatedSize(boundary, root, parts)), boundary, root, parts)
+	return body, relatedContentType(boundary), nil
 }
 
 // ErrNotRelated says a body is neither JSON nor multipart/related.
@@ -80,17 +55,30 @@ const maxParts = 8
 // into v and the binary parts by Content-ID (without angle brackets). A
 // plain JSON body gives no parts.
 func DecodeRelated(contentType string, body []byte, v any) (map[string]Part, error) {
-	mt, params, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return nil, fmt.Errorf("content type %q: %w", contentType, err)
+	boundary, ours := relatedBoundary(contentType)
+	if !ours {
+		mt, params, err := mime.ParseMediaType(contentType)
+		if err != nil {
+			return nil, fmt.Errorf("content type %q: %w", contentType, err)
+		}
+		switch {
+		case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+			return nil, json.Unmarshal(body, v)
+		case mt != "multipart/related":
+			return nil, ErrNotRelated
+		}
+		boundary = params["boundary"]
 	}
-	switch {
-	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
-		return nil, json.Unmarshal(body, v)
-	case mt != "multipart/related":
-		return nil, ErrNotRelated
+	if raw, ok := splitRelatedFast(body, boundary); ok {
+		return relatedParts(raw, v)
 	}
-	r := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	return decodeMultipart(body, boundary, v)
+}
+
+// decodeMultipart reads any body mime/multipart reads, for what the fast
+// reader leaves to it.
+func decodeMultipart(body []byte, boundary string, v any) (map[string]Part, error) {
+	r := multipart.NewReader(bytes.NewReader(body), boundary)
 	parts := map[string]Part{}
 	rootSeen := false
 	for n := 0; ; n++ {
@@ -118,6 +106,29 @@ func DecodeRelated(contentType string, body []byte, v any) (map[string]Part, err
 		}
 		id := strings.Trim(p.Header.Get("Content-Id"), "<>")
 		parts[id] = Part{ContentID: id, ContentType: ct, Data: data}
+	}
+	if !rootSeen {
+		return nil, errors.New("multipart body has no application/json part")
+	}
+	return parts, nil
+}
+
+// relatedParts is decodeMultipart's reading of the parts the fast reader
+// split: the first JSON part into v, the others by Content-ID (without
+// angle brackets).
+func relatedParts(raw []rawPart, v any) (map[string]Part, error) {
+	parts := make(map[string]Part, len(raw))
+	rootSeen := false
+	for _, p := range raw {
+		if !rootSeen && strings.HasPrefix(p.contentType, "application/json") {
+			rootSeen = true
+			if err := json.Unmarshal(p.data, v); err != nil {
+				return nil, fmt.Errorf("multipart JSON part: %w", err)
+			}
+			continue
+		}
+		id := strings.Trim(p.contentID, "<>")
+		parts[id] = Part{ContentID: id, ContentType: p.contentType, Data: p.data}
 	}
 	if !rootSeen {
 		return nil, errors.New("multipart body has no application/json part")

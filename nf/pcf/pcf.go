@@ -14,6 +14,7 @@ import (
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/internal/gopool"
 	"github.com/l25gc/l25gc/nf"
 	"github.com/l25gc/l25gc/sbi"
 )
@@ -28,6 +29,9 @@ type NF struct {
 	udr        *udrClient
 	policies   *table[association] // AM policies, one per UE (by SUPI)
 	smPolicies *table[smPolicy]    // SM policies, one per PDU session (by SUPI and PDU session id)
+	// workers run the parallel UDR read of an SM policy creation on
+	// goroutines whose stacks have grown already (internal/gopool).
+	workers *gopool.Pool
 }
 
 // New builds the PCF.
@@ -35,7 +39,8 @@ func New(env *nf.Env) (*NF, error) {
 	cfg := env.Config
 	return &NF{env: env, log: env.Log,
 		id:  sbi.InstanceID(models.NrfNfManagementNfType_PCF, cfg.AdvertisedAddr(cfg.PCF.SBIPort)),
-		udr: &udrClient{c: env.Client, nrf: env.NRF}, policies: newTable[association](), smPolicies: newTable[smPolicy]()}, nil
+		udr: &udrClient{c: env.Client, nrf: env.NRF}, policies: newTable[association](), smPolicies: newTable[smPolicy](),
+		workers: gopool.New(0)}, nil
 }
 
 // Handler serves npcf-am-policy-control and npcf-smpolicycontrol.

@@ -72,17 +72,18 @@ func (n *NF) createSM(ctx context.Context, req *models.SmPolicyContextData) (str
 
 // policyDataOf reads the UE's SM policy data and QoS flows from the UDR,
 // both at once: a session establishment waits for one UDR round trip, not
-// two.
+// two. The second read runs on a pooled goroutine: a fresh one grows its
+// stack through the SBI client's JSON decoding on every session.
 func (n *NF) policyDataOf(ctx context.Context, req *models.SmPolicyContextData) (*models.SmPolicyData, *policyFlows, error) {
 	type flowsResult struct {
 		flows *policyFlows
 		err   error
 	}
 	ch := make(chan flowsResult, 1)
-	go func() {
+	n.workers.Go(func() {
 		f, err := n.udr.policyFlows(ctx, req.Supi)
 		ch <- flowsResult{f, err}
-	}()
+	})
 	data, err := n.udr.smPolicyData(ctx, req.Supi, req.SliceInfo, req.Dnn)
 	fr := <-ch
 	if err != nil {

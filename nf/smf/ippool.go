@@ -4,26 +4,27 @@ package smf
 // allocates the UE's address from a local pool).
 //
 // Leases survive an SMF restart so that an address a UE still uses is
-// never handed to another: each lease is one small file,
-// <data_dir>/smf/leases/<dnn>/<address>, holding its owner (SUPI and PDU
-// session ID), created when the address is handed out and removed when it
-// is freed. At start the SMF reads them back. A UE that establishes the
-// same PDU session again (same owner, e.g. after the SMF restarted and
-// lost its contexts) gets its address back; addresses of owners that never
-// come back stay reserved until an operator removes their files. One file
-// per lease keeps each allocation O(1) on disk, whatever the pool's size.
+// never handed to another: each lease is a record in the pool's log,
+// <data_dir>/smf/leases/<dnn>/leases.log (ippool_leases.go), naming its
+// owner (SUPI and PDU session ID), appended when the address is handed out
+// and again when it is freed. At start the SMF replays the log. A UE that
+// establishes the same PDU session again (same owner, e.g. after the SMF
+// restarted and lost its contexts) gets its address back; addresses of
+// owners that never come back stay reserved until an operator removes the
+// log. One append per lease keeps each allocation O(1) on disk, whatever
+// the pool's size.
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/internal/keylog"
 )
 
 // errPoolExhausted: no address is free (5GSM #26, TS 24.501 6.4.1.4.2).
@@ -41,6 +42,8 @@ type ipPool struct {
 	next    uint32 // offset tried first: allocation goes round the pool
 	byAddr  map[uint32]string
 	byOwner map[string]uint32
+	log     *keylog.Log           // nil when dir is ""
+	foreign map[netip.Addr]string // leases outside prefix, kept for compaction
 }
 
 // newIPPool builds the pool of d and reads back its leases from dir.
@@ -52,7 +55,7 @@ func newIPPool(d config.SMFDNN, dir string) (*ipPool, error) {
 	hostBits := 32 - prefix.Bits()
 	p := &ipPool{dnn: d.DNN, prefix: prefix.Masked(), dir: dir,
 		first: u32(prefix.Masked().Addr()) + 1, size: uint32(uint64(1)<<hostBits - 2), // no network, no broadcast address
-		byAddr: map[uint32]string{}, byOwner: map[string]uint32{}}
+		byAddr: map[uint32]string{}, byOwner: map[string]uint32{}, foreign: map[netip.Addr]string{}}
 	for _, s := range d.DNS {
 		if a, err := netip.ParseAddr(s); err == nil {
 			p.dns = append(p.dns, a)
@@ -74,26 +77,7 @@ func (p *ipPool) load() error {
 	if p.dir == "" {
 		return nil
 	}
-	if err := os.MkdirAll(p.dir, 0o700); err != nil {
-		return fmt.Errorf("UE address leases: %w", err)
-	}
-	entries, err := os.ReadDir(p.dir)
-	if err != nil {
-		return fmt.Errorf("UE address leases: %w", err)
-	}
-	for _, e := range entries {
-		a, err := netip.ParseAddr(e.Name())
-		if err != nil || !p.prefix.Contains(a) {
-			continue // not a lease of this pool
-		}
-		owner, err := os.ReadFile(filepath.Join(p.dir, e.Name()))
-		if err != nil {
-			return fmt.Errorf("UE address lease %s: %w", e.Name(), err)
-		}
-		p.byAddr[u32(a)] = strings.TrimSpace(string(owner))
-		p.byOwner[strings.TrimSpace(string(owner))] = u32(a)
-	}
-	return nil
+	return p.openLeases()
 }
 
 // allocate hands owner an address: the one it already holds, or a free one.
@@ -119,13 +103,10 @@ func (p *ipPool) allocate(owner string) (netip.Addr, error) {
 }
 
 func (p *ipPool) persist(v uint32, owner string) error {
-	if p.dir == "" {
+	if p.log == nil {
 		return nil
 	}
-	if err := os.WriteFile(filepath.Join(p.dir, addrOf(v).String()), []byte(owner+"\n"), 0o600); err != nil {
-		return fmt.Errorf("UE address lease: %w", err)
-	}
-	return nil
+	return p.writeLease(leaseRecord{Op: "put", Addr: addrOf(v).String(), Owner: owner})
 }
 
 // release frees a, when held by owner.
@@ -138,8 +119,11 @@ func (p *ipPool) release(a netip.Addr, owner string) {
 	}
 	delete(p.byAddr, v)
 	delete(p.byOwner, owner)
-	if p.dir != "" {
-		_ = os.Remove(filepath.Join(p.dir, a.String())) // gone already: freed either way
+	if p.log != nil {
+		// A lost record leaves the address reserved after a restart for
+		// its owner, never handed to two: freed either way.
+		_ = p.writeLease(leaseRecord{Op: "del", Addr: a.String()})
+		p.compactLeases()
 	}
 }
 
@@ -162,11 +146,19 @@ func newIPPools(dnns []config.SMFDNN, dir string) (ipPools, error) {
 		}
 		p, err := newIPPool(d, sub)
 		if err != nil {
+			out.close()
 			return nil, err
 		}
 		out[strings.ToLower(d.DNN)] = p
 	}
 	return out, nil
+}
+
+// close closes every pool's lease log.
+func (ps ipPools) close() {
+	for _, p := range ps {
+		_ = p.close()
+	}
 }
 
 func (ps ipPools) of(dnn string) (*ipPool, bool) {

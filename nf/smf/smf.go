@@ -149,14 +149,15 @@ func (n *NF) Profile() models.NrfNfManagementNfProfile {
 // Start has no background work of its own.
 func (n *NF) Start(context.Context) error { return nil }
 
-// Stop ends the procedures still running, then the N4 client if it has
-// sockets to close (pfcpx.Client).
+// Stop ends the procedures still running, closes the address leases'
+// logs, then the N4 client if it has sockets to close (pfcpx.Client).
 func (n *NF) Stop(context.Context) {
 	n.bgMu.Lock()
 	n.stopped = true
 	n.bgMu.Unlock()
 	n.cancel()
 	n.bg.Wait()
+	n.pools.close()
 	if c, ok := n.n4.(io.Closer); ok {
 		_ = c.Close()
 	}

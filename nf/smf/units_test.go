@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/free5gc/openapi/models"
@@ -48,8 +46,12 @@ func TestLeasesSurviveARestart(t *testing.T) {
 		t.Fatalf("imsi-1/1 got %v back, want its %v", got, a)
 	}
 	restarted.release(a, "imsi-9/9") // not its owner: kept
-	if _, err := os.Stat(filepath.Join(dir, a.String())); err != nil {
-		t.Fatalf("lease of %v removed by a stranger: %v", a, err)
+	again, err := newIPPool(d, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.byAddr[u32(a)] != "imsi-1/1" {
+		t.Fatalf("lease of %v after a stranger's release and a restart: %q, want imsi-1/1", a, again.byAddr[u32(a)])
 	}
 }
 

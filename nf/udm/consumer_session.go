@@ -5,7 +5,10 @@ package udm
 // kept as context data (TS 29.505 context-data/smf-registrations).
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -14,8 +17,12 @@ import (
 )
 
 // smData reads the SM subscription data, passing the SMF's single-nssai and
-// dnn filters on (both already checked; "" for none).
-func (u *udrClient) smData(ctx context.Context, supi, plmn, snssai, dnn string) ([]models.SessionManagementSubscriptionData, error) {
+// dnn filters on (both already checked; "" for none), as the UDR encoded
+// it: Nudm_SDM_Get answers it unchanged (as the AM data, provisioned_reads.go),
+// so decoding it into the models and encoding it again would only cost
+// CPU on every PDU session. It must be a JSON array (or null); empty says
+// whether it holds no element.
+func (u *udrClient) smData(ctx context.Context, supi, plmn, snssai, dnn string) (raw json.RawMessage, empty bool, err error) {
 	q := url.Values{}
 	if snssai != "" {
 		q.Set("single-nssai", snssai)
@@ -27,9 +34,27 @@ func (u *udrClient) smData(ctx context.Context, supi, plmn, snssai, dnn string) 
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var out []models.SessionManagementSubscriptionData
-	err := u.do(ctx, http.MethodGet, path, nil, &out)
-	return out, err
+	if err := u.do(ctx, http.MethodGet, path, nil, &raw); err != nil {
+		return nil, false, err
+	}
+	empty, ok := emptyJSONArray(raw)
+	if !ok {
+		return nil, false, errors.New("UDR sm-data is not a JSON array")
+	}
+	return raw, empty, nil
+}
+
+// emptyJSONArray reads a JSON value already checked valid: ok when it is
+// an array or null (or absent), empty when it holds no element.
+func emptyJSONArray(raw json.RawMessage) (empty, ok bool) {
+	b := bytes.TrimSpace(raw)
+	switch {
+	case len(b) == 0 || string(b) == "null":
+		return true, true
+	case b[0] != '[':
+		return false, false
+	}
+	return len(bytes.TrimSpace(b[1:len(b)-1])) == 0, true
 }
 
 func smfRegPath(supi string, id int32) string {

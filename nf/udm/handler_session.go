@@ -42,16 +42,21 @@ func (n *NF) handleSMData(w http.ResponseWriter, r *http.Request) {
 	if !validSMDataQuery(w, q.Get("single-nssai"), q.Get("dnn")) {
 		return
 	}
-	sm, err := n.udr.smData(r.Context(), supi, plmn, q.Get("single-nssai"), q.Get("dnn"))
+	sm, empty, err := n.udr.smData(r.Context(), supi, plmn, q.Get("single-nssai"), q.Get("dnn"))
 	if err != nil {
 		sbi.WriteError(w, "UDR", err)
 		return
 	}
-	if len(sm) == 0 && (q.Get("single-nssai") != "" || q.Get("dnn") != "") {
+	if empty && (q.Get("single-nssai") != "" || q.Get("dnn") != "") {
 		sbi.WriteProblem(w, http.StatusNotFound, sbi.CauseDataNotFound, "no session management subscription for this S-NSSAI and DNN")
 		return
 	}
-	sbi.WriteJSON(w, http.StatusOK, sm)
+	if len(sm) == 0 {
+		sm = json.RawMessage("null") // no body from the UDR: what encoding its nil list gave
+	}
+	// The bytes sbi.WriteJSON gave for the decoded list: our UDR encodes
+	// the same models, compact, and the encoder ends with a newline.
+	sbi.WriteRawJSON(w, http.StatusOK, append(sm, '\n'))
 }
 
 // validSMDataQuery checks single-nssai (a JSON Snssai) and dnn; on failure
