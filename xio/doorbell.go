@@ -92,8 +92,9 @@ type eventfdBell struct {
 }
 
 // newEventfdBell creates the eventfd and publishes it as this NF's
-// doorbell. An error leaves the futex doorbell in place.
-func newEventfdBell() (*eventfdBell, error) {
+// doorbell (v's senders' and own wake-ups then write it). An error leaves
+// the futex doorbell in place.
+func newEventfdBell(v *shmView) (*eventfdBell, error) {
 	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("xio: eventfd doorbell: %w", err)
@@ -108,7 +109,8 @@ func newEventfdBell() (*eventfdBell, error) {
 		f.Close()
 		return nil, fmt.Errorf("xio: eventfd doorbell: pidfd_getfd: %w", syscall.Errno(-r))
 	}
-	return &eventfdBell{f: f, raw: raw, sleeping: (*uint32)(unsafe.Pointer(C.xio_sleeping_word()))}, nil
+	v.eventfd, v.ownEfd = true, fd
+	return &eventfdBell{f: f, raw: raw, sleeping: v.sleepingWord(v.me)}, nil
 }
 
 // wait parks the calling goroutine until the eventfd is written or d
@@ -147,10 +149,10 @@ func (s *stack) sleepEventfd(idleSince time.Time) int {
 	for {
 		ms := s.sleepMS.Load()
 		bound := time.Duration(ms) * time.Millisecond
-		woke := C.xio_efd_arm() != 0 || s.bell.wait(bound)
+		woke := s.shm.efdArm() || s.bell.wait(bound)
 		atomic.StoreUint32(s.bell.sleeping, 0) // disarm: senders stop writing
 		if !woke {
-			C.xio_count_sleep_timeout()
+			s.sleepTimeouts.Add(1)
 		}
 		s.ring.acquire()
 		if n := s.takeBatch(false); n > 0 {
