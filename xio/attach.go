@@ -155,7 +155,7 @@ func attach(cfg Config) (*stack, error) {
 	}
 	attached = newStack(cfg)
 	if cfg.Doorbell == DoorbellEventfd {
-		attached.bell, attached.bellErr = newEventfdBell()
+		attached.bell, attached.bellErr = newEventfdBell(attached.shm)
 	}
 	go attached.poll()
 	return attached, nil

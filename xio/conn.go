@@ -199,7 +199,7 @@ func (c *Conn) tryRead(b []byte) (int, error, bool) {
 		return 0, closedError("read", c.local, c.remote), true
 	case len(c.q) > 0:
 		n := c.take(b)
-		C.xio_ack(C.uint32_t(c.idx), C.uint32_t(c.gen), C.uint32_t(c.side), C.uint64_t(n))
+		c.st.shm.ack(c.idx, c.gen, c.side, uint64(n))
 		return n, nil, true
 	case c.reset:
 		return 0, opError("read", c.local, c.remote, -C.ECONNRESET, "read"), true
@@ -255,8 +255,7 @@ func (c *Conn) write(ctx context.Context, b []byte) (int, error) {
 		if ctx != nil && ctx.Err() != nil {
 			return total, ctxError("write", c.local, c.remote, ctx.Err())
 		}
-		r := C.xio_send(C.uint32_t(c.idx), C.uint32_t(c.gen), C.uint32_t(c.side),
-			unsafe.Pointer(&b[total]), C.size_t(len(b)-total))
+		r := c.st.shm.send(c.idx, c.gen, c.side, b[total:])
 		switch {
 		case r > 0:
 			total += int(r)
@@ -296,7 +295,7 @@ func (c *Conn) shut(reset bool) error {
 		if reset {
 			r = 1
 		}
-		// Wait for a writer inside xio_send: if our side closed under it
+		// Wait for a writer inside shmView.send: if our side closed under it
 		// and the peer had closed already, the slot would be freed and
 		// could be reused by another process's conn before its last
 		// chunks went out.

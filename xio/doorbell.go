@@ -58,8 +58,16 @@ const (
 // (taking the batch, sending the answer) wakes it, and it then ticks every
 // 20 µs for as long as the NF works, a thread switch each. A futex sleeper
 // keeps its P in a system call, sysmon never waits and backs off to 10 ms.
-// The eventfd pays only once no cgo call is left on the wake-up path
-// (taking from the ring and sending in Go).
+// Since taking, sending and waking run in Go (shmops.go) no cgo call is
+// left on the eventfd's path, and its server-side switches fell to the
+// futex's (bench sbi --gap 2ms, loaded machine, alternated: 3.9-4.3 per
+// request against the futex's 4.3-5.1, from 5.5-6.1 before), but neither
+// its p50 (197-206 µs against 141-183) nor its client side (8.8-9.0
+// switches against 6.6-7.0) is better yet, so the futex stays the default.
+// A likely cause, not yet measured by itself:
+// a poller parked in the netpoller hands each message to a goroutine whose
+// P the runtime wakes another thread for (wakep), which a thread that
+// leaves a futex sleep holding its P avoids.
 const defaultDoorbell = DoorbellFutex
 
 // doorbellFromEnv is Config.Doorbell's default: $L25GC_XIO_DOORBELL if set
@@ -92,8 +100,9 @@ type eventfdBell struct {
 }
 
 // newEventfdBell creates the eventfd and publishes it as this NF's
-// doorbell. An error leaves the futex doorbell in place.
-func newEventfdBell() (*eventfdBell, error) {
+// doorbell (v's senders' and own wake-ups then write it). An error leaves
+// the futex doorbell in place.
+func newEventfdBell(v *shmView) (*eventfdBell, error) {
 	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("xio: eventfd doorbell: %w", err)
@@ -108,7 +117,8 @@ func newEventfdBell() (*eventfdBell, error) {
 		f.Close()
 		return nil, fmt.Errorf("xio: eventfd doorbell: pidfd_getfd: %w", syscall.Errno(-r))
 	}
-	return &eventfdBell{f: f, raw: raw, sleeping: (*uint32)(unsafe.Pointer(C.xio_sleeping_word()))}, nil
+	v.eventfd, v.ownEfd = true, fd
+	return &eventfdBell{f: f, raw: raw, sleeping: v.sleepingWord(v.me)}, nil
 }
 
 // wait parks the calling goroutine until the eventfd is written or d
@@ -147,10 +157,10 @@ func (s *stack) sleepEventfd(idleSince time.Time) int {
 	for {
 		ms := s.sleepMS.Load()
 		bound := time.Duration(ms) * time.Millisecond
-		woke := C.xio_efd_arm() != 0 || s.bell.wait(bound)
+		woke := s.shm.efdArm() || s.bell.wait(bound)
 		atomic.StoreUint32(s.bell.sleeping, 0) // disarm: senders stop writing
 		if !woke {
-			C.xio_count_sleep_timeout()
+			s.sleepTimeouts.Add(1)
 		}
 		s.ring.acquire()
 		if n := s.takeBatch(false); n > 0 {

@@ -36,7 +36,6 @@ type PacketConn struct {
 	st       *stack
 	svc, gen uint32
 	addr     Addr
-	caddr    *C.char // our address for the C stack; freed at Close
 
 	mu     sync.Mutex
 	q      []datagram
@@ -64,7 +63,7 @@ func ListenPacket(addr string) (net.PacketConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &PacketConn{st: st, svc: svc, gen: gen, addr: Addr(addr), caddr: C.CString(addr),
+	p := &PacketConn{st: st, svc: svc, gen: gen, addr: Addr(addr),
 		notify: make(chan struct{}, 1), rdl: newDeadline(), wdl: newDeadline(),
 		closedCh: make(chan struct{}), peers: map[string][2]uint32{}}
 	st.packets[svc] = p
@@ -123,7 +122,7 @@ func (p *PacketConn) pop() (datagram, bool, error) {
 	p.q[0] = datagram{}
 	p.q = p.q[1:]
 	// Read by the application: the senders may send that much more.
-	C.xio_dgram_ack(C.uint32_t(p.svc), C.uint32_t(p.gen), C.uint32_t(d.size))
+	p.st.shm.dgramAck(p.svc, p.gen, d.size)
 	return d, true, nil
 }
 
@@ -166,12 +165,8 @@ func (p *PacketConn) WriteTo(b []byte, addr net.Addr) (int, error) {
 	}
 }
 
-func (p *PacketConn) send(ref [2]uint32, b []byte) C.long {
-	var ptr unsafe.Pointer
-	if len(b) > 0 {
-		ptr = unsafe.Pointer(&b[0])
-	}
-	return C.xio_sendto(C.uint32_t(ref[0]), C.uint32_t(ref[1]), p.caddr, ptr, C.size_t(len(b)))
+func (p *PacketConn) send(ref [2]uint32, b []byte) int {
+	return p.st.shm.sendTo(ref[0], ref[1], string(p.addr), b)
 }
 
 func (p *PacketConn) resolve(dst string, addr net.Addr) ([2]uint32, error) {
@@ -211,11 +206,6 @@ func (p *PacketConn) Close() error {
 		p.q = nil
 		p.mu.Unlock()
 		close(p.closedCh)
-		// The writer may be mid-send with caddr: free it under its lock.
-		p.wmu.Lock()
-		C.free(unsafe.Pointer(p.caddr))
-		p.caddr = nil
-		p.wmu.Unlock()
 	})
 	return err
 }

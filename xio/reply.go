@@ -1,10 +1,5 @@
 package xio
 
-/*
-#include "stack.h"
-*/
-import "C"
-
 import (
 	"context"
 	"math/bits"
@@ -145,7 +140,7 @@ func (s *stack) pollForReply(c *Conn, until time.Time) bool {
 			s.replyPolls.Add(1)
 		}
 		polled = true
-		C.xio_bell_quiet()
+		s.shm.bellQuiet()
 		woke := s.pollRing(c, until)
 		s.handBack()
 		if !woke || c.readable() || time.Now().After(until) {
@@ -189,10 +184,10 @@ func (s *stack) pollRing(c *Conn, until time.Time) bool {
 // The drain is bounded (traffic may never stop); what it leaves, it rings
 // for itself, as a sender would have.
 func (s *stack) handBack() {
-	C.xio_bell_arm()
+	s.shm.bellArm()
 	for i := 0; ; i++ {
 		if i == handBackBatches {
-			C.xio_bell_self()
+			s.shm.bellSelf()
 			break
 		}
 		n := s.takeBatch(false)

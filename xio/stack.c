@@ -7,9 +7,18 @@
  * blocks instead of filling the pool. Datagrams go to a bound packet service
  * and have a window per socket (ONVM_DGRAM_WINDOW). Every destination NF has
  * a quota of queued buffers, so one that stalls cannot take the whole pool.
- * One Go poller per process drains this NF's rx ring (xio_poll_nb while
- * traffic flows, then xio_sleep on the doorbell futex); a goroutine waiting
- * for a reply may drain it instead while the poller sleeps (xio/reply.go).
+ * One Go poller per process drains this NF's rx ring while traffic flows,
+ * then sleeps on its doorbell (here, xio_sleep on the futex, or parked in
+ * Go's netpoller on an eventfd); a goroutine waiting for a reply may drain
+ * it instead while the poller sleeps (xio/reply.go).
+ *
+ * What is done per request (taking from the ring, taking a buffer, sending
+ * a stream's bytes or a datagram, delivering and waking, the window
+ * counters) the Go side
+ * does itself on the shared memory, by the same protocol (xio/shmops.go,
+ * xio/ring.go): a cgo call on that path wakes Go's sysmon (xio/doorbell.go).
+ * This file keeps set-up, the tables under the lock, closing and the
+ * futex sleep.
  *
  * Everything read from shared memory was written by another process, which
  * may have been buggy, killed half-way, or hostile: ring entries are checked
@@ -37,11 +46,7 @@
 
 static struct onvm_view nf;
 static uint32_t conn_hint;
-static uint64_t sleep_timeouts; /* doorbell sleeps that ran out their time */
-/* How our poller sleeps (ONVM_SLEEP_*), and its eventfd when it parks in
- * Go's netpoller (xio/doorbell.go); set once before the poller starts. */
-static uint32_t sleep_mode = ONVM_SLEEP_FUTEX;
-static int own_efd = -1;
+static uint64_t sleep_timeouts; /* futex sleeps that ran out their time */
 
 /* xio_primary_running says whether a DPDK primary holds its config file lock,
  * so a missing manager is reported without a failed rte_eal_init (which
@@ -81,18 +86,6 @@ static int take_slot(char *err, size_t n)
 	return -1;
 }
 
-static unsigned take(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max);
-
-/* drain_stale frees what a previous holder of the slot left in its ring
- * (the manager drains it when it reaps; this is belt and braces). */
-static void drain_stale(void)
-{
-	struct onvm_msg *batch[64], hdr[64];
-	unsigned k;
-	while ((k = take(batch, hdr, 64)) > 0)
-		xio_free_batch(batch, k);
-}
-
 int xio_attach(int argc, char **argv, char *err, size_t n)
 {
 	if (onvm_eal_init(argc, argv) < 0) {
@@ -102,9 +95,11 @@ int xio_attach(int argc, char **argv, char *err, size_t n)
 	nf.pid = (uint32_t)getpid();
 	nf.lock_timeout_ms = ONVM_LOCK_TIMEOUT_MS;
 	nf.self = ONVM_MAX_NF;
+	/* What a previous holder of the slot left in its ring the manager
+	 * drained when it reaped it; the Go side drains it once more before
+	 * its poller starts (xio/stack.go newStack). */
 	if (onvm_view_lookup(&nf, err, n) < 0 || take_slot(err, n) < 0)
 		return -1;
-	drain_stale();
 	return 0;
 }
 
@@ -304,105 +299,6 @@ static struct onvm_conn *conn_of(uint32_t c, uint32_t gen)
 	return cn;
 }
 
-int xio_conn_status(uint32_t c, uint32_t gen, uint32_t side)
-{
-	struct onvm_conn *cn = conn_of(c, gen);
-	if (cn == NULL || side > 1)
-		return -EPIPE;
-	if (__atomic_load_n(&cn->reset, __ATOMIC_ACQUIRE))
-		return -ECONNRESET;
-	if (__atomic_load_n(&cn->closed[1 - side], __ATOMIC_ACQUIRE))
-		return -EPIPE;
-	uint32_t p = cn->nf[1 - side];
-	if (p >= ONVM_MAX_NF)
-		return -ECONNRESET;
-	struct onvm_nf *peer = &nf.shm->nf[p];
-	if (__atomic_load_n(&peer->state, __ATOMIC_ACQUIRE) != ONVM_NF_ACTIVE ||
-	    peer->gen != cn->nfgen[1 - side])
-		return -ECONNRESET;
-	return 0;
-}
-
-/* send_chunk copies one buffer's worth of p and delivers it, stamped with
- * the generation the caller holds: were the slot reused meanwhile, the new
- * conn's reader drops it as stale instead of reading our bytes. */
-static int send_chunk(struct onvm_conn *cn, uint32_t c, uint32_t gen, uint32_t side,
-		      const uint8_t *p, uint32_t len)
-{
-	struct onvm_msg *m = onvm_msg_alloc(&nf);
-	if (m == NULL)
-		return -EAGAIN;
-	m->type = ONVM_MSG_DATA;
-	m->conn = c;
-	m->gen = gen;
-	m->side = 1 - side;
-	m->len = len;
-	memcpy(m->data, p, len);
-	/* Count the bytes before the peer can see (and ack) them. */
-	__atomic_add_fetch(&cn->sent[side], len, __ATOMIC_RELEASE);
-	int r = onvm_deliver(&nf, cn->nf[1 - side], m, 1);
-	if (r != 0) {
-		__atomic_sub_fetch(&cn->sent[side], len, __ATOMIC_RELEASE);
-		onvm_msg_free(&nf, m);
-	}
-	return r;
-}
-
-/* xio_send sends as much of p as the window, the peer's quota and the pool
- * allow; -EAGAIN when nothing could go (the caller waits and retries). One
- * writer per side, and the caller keeps its side open meanwhile (Conn.shut
- * waits for the writer), but the conn is still re-checked before every
- * chunk: bytes must never reach a conn that reused the slot. */
-long xio_send(uint32_t c, uint32_t gen, uint32_t side, const void *p, size_t n)
-{
-	int st = xio_conn_status(c, gen, side);
-	if (st < 0)
-		return st;
-	struct onvm_conn *cn = &nf.shm->conn[c];
-	int64_t inflight = (int64_t)(__atomic_load_n(&cn->sent[side], __ATOMIC_ACQUIRE) -
-				     __atomic_load_n(&cn->acked[side], __ATOMIC_ACQUIRE));
-	int64_t room = ONVM_CONN_WINDOW - inflight;
-	size_t done = 0;
-	int err = -EAGAIN;
-	for (unsigned k = 0; done < n && room > 0; k++) {
-		XIO_SEND_HOOK(c, gen, side, k);
-		if (conn_of(c, gen) == NULL) {
-			err = -EPIPE;
-			break;
-		}
-		size_t len = n - done;
-		if (len > ONVM_MSG_PAYLOAD)
-			len = ONVM_MSG_PAYLOAD;
-		if ((int64_t)len > room)
-			len = room;
-		int r = send_chunk(cn, c, gen, side, (const uint8_t *)p + done, len);
-		if (r < 0) {
-			err = r;
-			break;
-		}
-		done += len;
-		room -= len;
-	}
-	if (done > 0)
-		return (long)done;
-	switch (err) {
-	case -ENOBUFS: /* no buffer: wait for one like for window */
-		return -EAGAIN;
-	case -ECONNREFUSED: /* the peer's NF is gone */
-	case -EINVAL:
-		return -ECONNRESET;
-	}
-	return err;
-}
-
-/* xio_ack tells side 1-side's sender that side's application read n bytes. */
-void xio_ack(uint32_t c, uint32_t gen, uint32_t side, uint64_t n)
-{
-	struct onvm_conn *cn = conn_of(c, gen);
-	if (cn != NULL && side <= 1)
-		__atomic_add_fetch(&cn->acked[1 - side], n, __ATOMIC_RELEASE);
-}
-
 /* xio_close closes our side. If the table lock cannot be had (a live
  * process holds it for seconds) the side stays open in the table: the peer
  * learns of it when we exit. */
@@ -424,153 +320,6 @@ void xio_close(uint32_t c, uint32_t gen, uint32_t side, int reset)
 	onvm_unlock(&nf);
 	if (notify)
 		onvm_send_ctl_msg(&nf, &ctl);
-}
-
-/* xio_sendto sends one datagram to packet service svc: the source address,
- * then the payload, in one buffer. -EAGAIN while the receiving socket has its
- * window unread (or its NF its quota queued): like a stream, the sender
- * waits instead of the datagram being dropped. */
-long xio_sendto(uint32_t svc, uint32_t gen, const char *src, const void *p, size_t n)
-{
-	size_t alen = strlen(src);
-	if (svc >= ONVM_MAX_SVC || alen >= ONVM_ADDR_LEN)
-		return -EINVAL;
-	if (alen + n > ONVM_MSG_PAYLOAD)
-		return -EMSGSIZE;
-	struct onvm_svc *s = &nf.shm->svc[svc];
-	if (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) != gen ||
-	    __atomic_load_n(&s->kind, __ATOMIC_ACQUIRE) != ONVM_SVC_PACKET)
-		return -ECONNREFUSED;
-	uint32_t dst = s->nf;
-	uint64_t charge = alen + n + ONVM_DGRAM_CHARGE;
-	int64_t unread = (int64_t)(__atomic_load_n(&s->dg_sent, __ATOMIC_ACQUIRE) -
-				   __atomic_load_n(&s->dg_read, __ATOMIC_ACQUIRE));
-	if (unread > 0 && unread + (int64_t)charge > ONVM_DGRAM_WINDOW)
-		return -EAGAIN;
-	struct onvm_msg *m = onvm_msg_alloc(&nf);
-	if (m == NULL)
-		return -EAGAIN;
-	m->type = ONVM_MSG_DGRAM;
-	m->svc = svc;
-	m->gen = gen;
-	m->addrlen = alen;
-	m->len = alen + n;
-	memcpy(m->data, src, alen);
-	memcpy(m->data + alen, p, n);
-	__atomic_add_fetch(&s->dg_sent, charge, __ATOMIC_RELEASE);
-	int r = onvm_deliver(&nf, dst, m, 1);
-	if (r == 0 && __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) == gen)
-		return n;
-	/* Not sent, or the socket was unbound meanwhile (its reader drops
-	 * it): take the charge back. */
-	__atomic_sub_fetch(&s->dg_sent, charge, __ATOMIC_RELEASE);
-	if (r == 0)
-		return -ECONNREFUSED;
-	onvm_msg_free(&nf, m);
-	switch (r) {
-	case -ENOBUFS:
-		return -EAGAIN;
-	case -EINVAL:
-		return -ECONNREFUSED;
-	}
-	return r;
-}
-
-/* xio_dgram_ack tells packet service svc's senders its application read a
- * datagram of len bytes (address included). */
-void xio_dgram_ack(uint32_t svc, uint32_t gen, uint32_t len)
-{
-	if (svc >= ONVM_MAX_SVC)
-		return;
-	struct onvm_svc *s = &nf.shm->svc[svc];
-	if (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) == gen)
-		__atomic_add_fetch(&s->dg_read, (uint64_t)len + ONVM_DGRAM_CHARGE, __ATOMIC_RELEASE);
-}
-
-/* msg_ok checks a header copy handed to us before the Go side reads it:
- * payload-carrying types only in data buffers, len within the buffer. */
-static int msg_ok(const struct onvm_msg *h, int kind)
-{
-	int data = kind == ONVM_BUF_DATA;
-	if (h->len > (data ? ONVM_MSG_PAYLOAD : 0))
-		return 0;
-	switch (h->type) {
-	case ONVM_MSG_SYN:
-		return data && h->side == 1 && h->conn < ONVM_MAX_CONN && h->svc < ONVM_MAX_SVC;
-	case ONVM_MSG_DATA:
-		return data && h->side <= 1 && h->conn < ONVM_MAX_CONN;
-	case ONVM_MSG_FIN:
-	case ONVM_MSG_RST:
-		return h->side <= 1 && h->conn < ONVM_MAX_CONN;
-	case ONVM_MSG_DGRAM:
-		return data && h->svc < ONVM_MAX_SVC && h->addrlen <= h->len &&
-		       h->addrlen < ONVM_ADDR_LEN;
-	case ONVM_MSG_WAKE:
-		return 1;
-	}
-	return 0;
-}
-
-/* take dequeues up to max messages handed to us, with a private copy of
- * each header in hdr[]: the sender can still write the buffer, so the Go
- * side reads only the copy that was checked. An entry that is not a buffer,
- * or a buffer not handed to this NF (INRING(self)), is dropped untouched;
- * one handed to us with a bad header is freed. Both count in our slot's
- * rx_bad. Taking is a CAS, as the manager may free a dead sender's orphan
- * at the same moment (onvm_ops.h). */
-static unsigned take(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max)
-{
-	if (XIO_TAKE_PAUSED())
-		return 0;
-	struct onvm_nf *me = &nf.shm->nf[nf.self];
-	uint32_t mine = ONVM_OWN(ONVM_BUF_HELD, nf.self, nf.self);
-	unsigned k = 0, n;
-	do {
-		n = rte_ring_dequeue_burst(nf.rx[nf.self], (void **)out, max, NULL);
-		unsigned bad = 0, uncount = 0;
-		for (unsigned i = 0; i < n; i++) {
-			struct onvm_msg *m = out[i];
-			int kind = onvm_buf_kind(&nf, m);
-			if (kind == ONVM_BUF_BAD) {
-				bad++;
-				continue;
-			}
-			uint32_t o = __atomic_load_n(&m->own, __ATOMIC_ACQUIRE);
-			if (ONVM_OWN_STATE(o) != ONVM_BUF_INRING || ONVM_OWN_OWNER(o) != nf.self ||
-			    !__atomic_compare_exchange_n(&m->own, &o, mine, 0, __ATOMIC_ACQUIRE,
-							 __ATOMIC_RELAXED)) {
-				bad++;
-				continue;
-			}
-			if (o & ONVM_OWN_COUNTED)
-				uncount++;
-			memcpy(&hdr[k], m, sizeof(*m));
-			if (!msg_ok(&hdr[k], kind)) {
-				bad++;
-				onvm_msg_free(&nf, m);
-				continue;
-			}
-			out[k++] = m;
-		}
-		if (uncount)
-			__atomic_sub_fetch(&me->queued, uncount, __ATOMIC_RELAXED);
-		if (bad)
-			__atomic_add_fetch(&me->rx_bad, bad, __ATOMIC_RELAXED);
-	} while (k == 0 && n == max); /* all dropped: look again before sleeping */
-	return k;
-}
-
-/* xio_poll_nb returns what is in the rx ring without blocking. With
- * nothing there and yield set it gives up the core once (sched_yield): a
- * poller that never yields can starve, on two shared cores, the very thread
- * it waits for; one that always yields loses a whole time slice to any
- * busy process on every empty poll. The Go poller yields now and then. */
-int xio_poll_nb(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max, int yield)
-{
-	unsigned n = take(out, hdr, max);
-	if (n == 0 && yield)
-		sched_yield();
-	return n;
 }
 
 /* ring_waiting says whether our rx ring holds something to take (while a
@@ -604,34 +353,6 @@ int xio_sleep(int sleep_ms)
 	return ready;
 }
 
-/* xio_bell_quiet tells senders not to ring: a goroutine waiting for a reply
- * polls the ring itself, so a sender's futex wake (a syscall for it, a
- * thread wake-up here) would be wasted. The caller holds the consumer token
- * and calls xio_bell_arm before it gives the token up. */
-void xio_bell_quiet(void) { __atomic_store_n(&nf.shm->nf[nf.self].sleeping, 0, __ATOMIC_RELEASE); }
-
-/* xio_bell_arm tells senders to ring again (the poller may be waiting on the
- * doorbell). The fence orders the store before the caller's last look at the
- * ring, as in xio_sleep: a message enqueued after that look rings. */
-void xio_bell_arm(void)
-{
-	__atomic_store_n(&nf.shm->nf[nf.self].sleeping, sleep_mode, __ATOMIC_SEQ_CST);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-}
-
-/* xio_bell_self rings our own doorbell: a consumer that gives the token up
- * with messages still in the ring wakes the poller for them. */
-void xio_bell_self(void)
-{
-	if (sleep_mode != ONVM_SLEEP_EVENTFD) {
-		onvm_ring_bell(&nf.shm->nf[nf.self]);
-		return;
-	}
-	uint64_t one = 1;
-	if (write(own_efd, &one, sizeof(one)) < 0)
-		onvm_ring_bell(&nf.shm->nf[nf.self]);
-}
-
 /* xio_doorbell_eventfd makes fd (a non-blocking eventfd the Go side parks
  * on) our doorbell: published in our slot for senders to copy with
  * pidfd_getfd. It first copies it once itself, so a kernel without pidfd
@@ -649,41 +370,27 @@ int xio_doorbell_eventfd(int fd)
 	if (got < 0)
 		return -err;
 	close(got);
-	own_efd = fd;
 	__atomic_store_n(&nf.shm->nf[nf.self].efd, fd, __ATOMIC_RELEASE);
-	sleep_mode = ONVM_SLEEP_EVENTFD;
 	return 0;
 }
-
-/* xio_efd_arm tells senders our poller is about to park on its eventfd,
- * then looks at the ring once more (the order xio_sleep keeps, so a
- * message enqueued after the look writes the eventfd). 1 if the ring holds
- * something: the caller does not park. */
-int xio_efd_arm(void)
-{
-	__atomic_store_n(&nf.shm->nf[nf.self].sleeping, ONVM_SLEEP_EVENTFD, __ATOMIC_SEQ_CST);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	int ready = ring_waiting();
-	if (!ready)
-		XIO_SLEEP_HOOK();
-	return ready;
-}
-
-/* xio_sleeping_word is our slot's 'sleeping' word: the Go side clears it on
- * wake-up with an atomic store instead of a cgo call. */
-uint32_t *xio_sleeping_word(void) { return &nf.shm->nf[nf.self].sleeping; }
-
-/* xio_count_sleep_timeout counts an eventfd park that ran out its time. */
-void xio_count_sleep_timeout(void) { __atomic_add_fetch(&sleep_timeouts, 1, __ATOMIC_RELAXED); }
 
 /* xio_sleep_timeouts is how many doorbell sleeps ran out their time: a
  * message served only after one would be a lost wake-up. */
 uint64_t xio_sleep_timeouts(void) { return __atomic_load_n(&sleep_timeouts, __ATOMIC_RELAXED); }
 
-void xio_free_batch(struct onvm_msg **bufs, unsigned n)
+/* xio_nf_view is this process's view of the shared memory, which the Go
+ * side reads once at attach for the operations it performs itself on it
+ * (xio/shmview.go). */
+struct onvm_view *xio_nf_view(void) { return &nf; }
+
+/* xio_rx_ring is NF slot i's rx ring (set-up, for xio/ring.go). */
+void *xio_rx_ring(uint32_t i) { return i < ONVM_MAX_NF ? nf.rx[i] : NULL; }
+
+/* xio_efd_fetch copies NF dst's eventfd doorbell for attach generation
+ * gen (onvm_efd_fetch): once per peer attach, off the per-request path. */
+int xio_efd_fetch(uint32_t dst, uint32_t gen)
 {
-	for (unsigned i = 0; i < n; i++)
-		onvm_msg_free(&nf, bufs[i]);
+	return dst < ONVM_MAX_NF ? onvm_efd_fetch(&nf, dst, gen) : -1;
 }
 
 #ifdef L25GC_TESTHOOKS

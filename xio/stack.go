@@ -63,9 +63,19 @@ type stack struct {
 	// sleeps on the futex (bellErr: why the eventfd was not had).
 	bell    *eventfdBell
 	bellErr error
+	// sleepTimeouts counts eventfd parks that ran out their time (the
+	// futex sleep counts its own in C).
+	sleepTimeouts atomic.Uint64
 
-	batch **C.struct_onvm_msg // C arrays: C keeps no Go pointer
-	hdrs  *C.struct_onvm_msg  // checked private copies of the batch's headers
+	// shm is the shared memory the per-request operations work on in Go
+	// (shmops.go), without a cgo call.
+	shm *shmView
+	// The batch being dispatched, under the consumer token: the buffers
+	// (checked to be ours), checked private copies of their headers, and
+	// the raw ring entries they came from.
+	batch [batchMax]*C.struct_onvm_msg
+	hdrs  [batchMax]C.struct_onvm_msg
+	raw   [batchMax]uintptr
 }
 
 func newStack(cfg Config) *stack {
@@ -77,11 +87,22 @@ func newStack(cfg Config) *stack {
 		packets:   map[uint32]*PacketConn{},
 		spin:      newSpinPolicy(cfg.Spin),
 		ring:      newConsumerToken(),
-		batch:     (**C.struct_onvm_msg)(C.malloc(C.size_t(batchMax) * C.size_t(unsafe.Sizeof((*C.struct_onvm_msg)(nil))))),
-		hdrs:      (*C.struct_onvm_msg)(C.malloc(C.size_t(batchMax) * C.size_t(unsafe.Sizeof(C.struct_onvm_msg{})))),
+		shm:       newShmView(),
 	}
 	s.sleepMS.Store(pollSleepMS)
+	s.drainStale()
 	return s
+}
+
+// drainStale frees what a previous holder of our slot left in its ring
+// (the manager drains it when it reaps; this is belt and braces), before
+// the poller starts.
+func (s *stack) drainStale() {
+	for n := s.takeBatch(false); n > 0; n = s.takeBatch(false) {
+		for _, m := range s.batch[:n] {
+			s.shm.free(m)
+		}
+	}
 }
 
 // poll is the process's poller: it drains the rx ring and hands every
@@ -89,8 +110,10 @@ func newStack(cfg Config) *stack {
 // pool at once. While traffic flows it spins in Go, yielding to the
 // goroutines it just woke so they run on this P without a thread wake-up
 // (~30 µs each on this VM); once the ring is empty it spins for as long as
-// s.spin says that pays (spin.go), then sleeps in C on the doorbell futex,
-// which a sender rings only when it sees us asleep. It holds the ring's
+// s.spin says that pays (spin.go), then sleeps on the doorbell (blocked in
+// C on the futex, or parked on an eventfd: doorbell.go), which a sender
+// rings only when it sees us asleep. Taking, dispatching and freeing make
+// no cgo call (shmops.go). It holds the ring's
 // consumer token except while it sleeps: meanwhile a goroutine waiting for
 // a reply may take the token and drain the ring itself (reply.go).
 func (s *stack) poll() {
@@ -104,22 +127,26 @@ func (s *stack) poll() {
 // drainBatch dispatches the n messages just taken into s.batch and frees
 // their buffers (consumer token held).
 func (s *stack) drainBatch(n int) {
-	batch := unsafe.Slice(s.batch, batchMax)
-	hdrs := unsafe.Slice(s.hdrs, batchMax)
 	for i := 0; i < n; i++ {
-		s.dispatch(batch[i], &hdrs[i])
+		s.dispatch(s.batch[i], &s.hdrs[i])
 	}
-	C.xio_free_batch(s.batch, C.uint(n))
+	for i := 0; i < n; i++ {
+		s.shm.free(s.batch[i])
+		s.batch[i] = nil
+	}
 }
 
 // takeBatch takes up to batchMax messages into s.batch without blocking
-// (consumer token held); yield gives up the core once if there are none.
+// (consumer token held); yield gives up the core once if there are none:
+// a poller that never yields can starve, on two shared cores, the very
+// thread it waits for; one that always yields loses a whole time slice to
+// any busy process on every empty poll.
 func (s *stack) takeBatch(yield bool) int {
-	y := C.int(0)
-	if yield {
-		y = 1
+	n := s.shm.take(s.batch[:], s.hdrs[:], s.raw[:])
+	if n == 0 && yield {
+		schedYield()
 	}
-	return int(C.xio_poll_nb(s.batch, s.hdrs, batchMax, y))
+	return n
 }
 
 // pollIdle returns the next messages of the rx ring (at least one),
@@ -190,7 +217,7 @@ func (s *stack) sleep(idleSince time.Time) int {
 }
 
 // payload copies m's payload out of shared memory. h is the private copy
-// of m's header that C checked (len fits the buffer); the check is repeated
+// of m's header that take checked (len fits the buffer); the check is repeated
 // here so that no path can hand GoBytes a length past the buffer.
 func payload(m, h *C.struct_onvm_msg) []byte {
 	n := uint32(h.len)
@@ -201,7 +228,7 @@ func payload(m, h *C.struct_onvm_msg) []byte {
 }
 
 // dispatch hands one message to its Go owner. It reads the header only
-// from h (checked in C), the payload from m.
+// from h (checked by take), the payload from m.
 func (s *stack) dispatch(m, h *C.struct_onvm_msg) {
 	switch h._type {
 	case C.ONVM_MSG_SYN:
@@ -273,7 +300,7 @@ func (s *stack) onDatagram(m, h *C.struct_onvm_msg) {
 	data := payload(m, h)
 	alen := int(h.addrlen)
 	if alen > len(data) {
-		C.xio_dgram_ack(h.svc, h.gen, h.len) // keep the window whole
+		s.shm.dgramAck(uint32(h.svc), uint32(h.gen), uint32(h.len)) // keep the window whole
 		return
 	}
 	p.deliver(Addr(data[:alen]), data[alen:], uint32(len(data)))

@@ -19,24 +19,14 @@ void xio_unbind(uint32_t svc, uint32_t gen);
 int xio_lookup(const char *addr, uint32_t kind, uint32_t *svc, uint32_t *gen);
 
 int xio_dial(const char *addr, uint32_t *conn, uint32_t *gen);
-long xio_send(uint32_t conn, uint32_t gen, uint32_t side, const void *p, size_t n);
-void xio_ack(uint32_t conn, uint32_t gen, uint32_t side, uint64_t n);
-int xio_conn_status(uint32_t conn, uint32_t gen, uint32_t side);
 void xio_close(uint32_t conn, uint32_t gen, uint32_t side, int reset);
 
-long xio_sendto(uint32_t svc, uint32_t gen, const char *src, const void *p, size_t n);
-void xio_dgram_ack(uint32_t svc, uint32_t gen, uint32_t len);
-
-int xio_poll_nb(struct onvm_msg **out, struct onvm_msg *hdr, unsigned max, int yield);
 int xio_sleep(int sleep_ms);
-void xio_bell_quiet(void);
-void xio_bell_arm(void);
-void xio_bell_self(void);
 int xio_doorbell_eventfd(int fd);
-int xio_efd_arm(void);
-uint32_t *xio_sleeping_word(void);
-void xio_count_sleep_timeout(void);
 uint64_t xio_sleep_timeouts(void);
-void xio_free_batch(struct onvm_msg **bufs, unsigned n);
+struct onvm_view;
+struct onvm_view *xio_nf_view(void);
+void *xio_rx_ring(uint32_t i);
+int xio_efd_fetch(uint32_t dst, uint32_t gen);
 
 #endif

@@ -11,6 +11,7 @@
 #endif
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -359,4 +360,85 @@ int xio_test_reaps_pending(void)
 			n++;
 	}
 	return n;
+}
+
+void xio_test_run_send_hook(uint32_t c, uint32_t gen, uint32_t side, unsigned chunk)
+{
+	XIO_SEND_HOOK(c, gen, side, chunk);
+}
+
+void xio_test_run_sleep_hook(void) { XIO_SLEEP_HOOK(); }
+
+void xio_test_run_wedge_check_hook(const void *r) { ONVM_WEDGE_CHECK_HOOK((const struct rte_ring *)r); }
+
+/* ---- a ring of the rx rings' kind, for the tests that pin the Go ring
+ * (xio/ring.go) to DPDK's: in heap memory, so no memzone is needed and
+ * nothing else ever touches it. */
+
+void *xio_test_ring_new(unsigned count)
+{
+	ssize_t sz = rte_ring_get_memsize(count);
+	if (sz < 0)
+		return NULL;
+	size_t n = ((size_t)sz + RTE_CACHE_LINE_SIZE - 1) & ~(size_t)(RTE_CACHE_LINE_SIZE - 1);
+	void *p = aligned_alloc(RTE_CACHE_LINE_SIZE, n);
+	if (p == NULL)
+		return NULL;
+	if (rte_ring_init(p, "xio_test_ring", count, RING_F_MP_RTS_ENQ | RING_F_SC_DEQ) != 0) {
+		free(p);
+		return NULL;
+	}
+	/* DPDK's default htd_max is an eighth of the capacity: on a ring as
+	 * small as these, a few live producers in flight would pass the
+	 * wedge check's half of it. The rx rings (32768) allow 4095. */
+	rte_ring_set_prod_htd_max(p, rte_ring_get_capacity(p));
+	return p;
+}
+
+void xio_test_ring_free(void *r) { free(r); }
+
+long xio_test_ring_memsize(unsigned count) { return (long)rte_ring_get_memsize(count); }
+
+int xio_test_ring_enqueue(void *r, uintptr_t obj) { return rte_ring_enqueue(r, (void *)obj); }
+
+unsigned xio_test_ring_dequeue(void *r, uintptr_t *out, unsigned n)
+{
+	return rte_ring_dequeue_burst(r, (void **)out, n, NULL);
+}
+
+/* The ring's geometry and positions as DPDK's API and onvm_ring.h read
+ * them: size, capacity, htd_max, count, prod head, prod tail, cons head,
+ * cons tail. */
+void xio_test_ring_state(const void *r, uint32_t out[8])
+{
+	struct onvm_ring_pos p = onvm_ring_prod(r), c = onvm_ring_cons(r);
+	out[0] = rte_ring_get_size(r);
+	out[1] = rte_ring_get_capacity(r);
+	out[2] = rte_ring_get_prod_htd_max(r);
+	out[3] = rte_ring_count(r);
+	out[4] = p.head;
+	out[5] = p.tail;
+	out[6] = c.head;
+	out[7] = c.tail;
+}
+
+/* xio_test_ring_set_pos moves an empty, idle ring's positions to pos, so
+ * a test can run its 32-bit counters across their wrap. */
+void xio_test_ring_set_pos(void *v, uint32_t pos)
+{
+	struct rte_ring *r = v;
+	union __rte_ring_rts_poscnt pc = {.val = {.cnt = 0, .pos = pos}};
+	__atomic_store_n(&r->rts_prod.head.raw, pc.raw, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->rts_prod.tail.raw, pc.raw, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->cons.head, pos, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->cons.tail, pos, __ATOMIC_RELEASE);
+}
+
+/* xio_test_ring_enqueue_seq enqueues base, base+step, ... (n objects) in
+ * order with DPDK's enqueue, waiting for room: a C producer racing Go's. */
+void xio_test_ring_enqueue_seq(void *r, uintptr_t base, uintptr_t step, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		while (rte_ring_enqueue(r, (void *)(base + i * step)) != 0)
+			rte_pause();
 }

@@ -238,7 +238,9 @@ func ReleaseSleepForTest() { C.xio_test_release_sleep() }
 
 // SleepTimeoutsForTest is how many doorbell sleeps of this process's
 // poller ran out their time.
-func SleepTimeoutsForTest() uint64 { return uint64(C.xio_sleep_timeouts()) }
+func SleepTimeoutsForTest() uint64 {
+	return uint64(C.xio_sleep_timeouts()) + attached.sleepTimeouts.Load()
+}
 
 // SetSleepForTest sets how long one doorbell sleep lasts at most.
 func SetSleepForTest(d time.Duration) { attached.sleepMS.Store(int32(d / time.Millisecond)) }
@@ -297,3 +299,27 @@ func AwaitingForTest() int { return int(attached.awaiting.Load()) }
 
 // ReplyPollsForTest is how many waits for a reply have polled the ring.
 func ReplyPollsForTest() uint64 { return attached.replyPolls.Load() }
+
+// The Go data path's hooks (hooks_off.go): each reads the C hook of the
+// same name, so one arming in testhooks.c holds C and Go alike.
+func takePausedHook() bool {
+	return atomic.LoadInt32((*int32)(unsafe.Pointer(&C.xio_take_paused))) != 0
+}
+
+func sendHook(c, gen, side uint32, chunk int) {
+	if C.xio_send_hook != nil {
+		C.xio_test_run_send_hook(C.uint32_t(c), C.uint32_t(gen), C.uint32_t(side), C.uint(chunk))
+	}
+}
+
+func sleepHook() {
+	if C.xio_sleep_hook != nil {
+		C.xio_test_run_sleep_hook()
+	}
+}
+
+func wedgeCheckHook(r *shmRing) {
+	if C.xio_test_wedge_check_hook != nil {
+		C.xio_test_run_wedge_check_hook(r.c)
+	}
+}

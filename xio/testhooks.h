@@ -16,12 +16,13 @@
 
 struct onvm_view;
 
-/* Run before each chunk xio_send sends; NULL unless a test armed it. */
+/* Run before each chunk a stream write sends (xio/shmops.go send); NULL
+ * unless a test armed it. */
 extern void (*xio_send_hook)(uint32_t c, uint32_t gen, uint32_t side, unsigned chunk);
 /* While set, the poller takes nothing from its ring. */
 extern int xio_take_paused;
-/* Run by a poller that found its ring empty and is about to wait on the
- * doorbell futex; NULL unless a test armed it. */
+/* Run by a poller that found its ring empty and is about to wait on its
+ * doorbell (futex or eventfd); NULL unless a test armed it. */
 extern void (*xio_sleep_hook)(void);
 
 #define XIO_SEND_HOOK(c, gen, side, chunk)                          \
@@ -79,6 +80,21 @@ void xio_test_arm_overtake(void);
 void xio_test_arm_sleep_park(void);
 int xio_test_sleep_parked(void);
 void xio_test_release_sleep(void);
+/* Run the armed hooks for the Go data path (xio/testhooks.go). */
+void xio_test_run_send_hook(uint32_t c, uint32_t gen, uint32_t side, unsigned chunk);
+void xio_test_run_sleep_hook(void);
+void xio_test_run_wedge_check_hook(const void *r);
+/* A ring of the rx rings' kind in heap memory (the ring tests). */
+void *xio_test_ring_new(unsigned count);
+void xio_test_ring_free(void *r);
+long xio_test_ring_memsize(unsigned count);
+int xio_test_ring_enqueue(void *r, uintptr_t obj);
+unsigned xio_test_ring_dequeue(void *r, uintptr_t *out, unsigned n);
+void xio_test_ring_state(const void *r, uint32_t out[8]);
+void xio_test_ring_set_pos(void *r, uint32_t pos);
+void xio_test_ring_enqueue_seq(void *r, uintptr_t base, uintptr_t step, unsigned n);
+struct rte_ring;
+extern void (*xio_test_wedge_check_hook)(const struct rte_ring *r);
 
 #else /* production: the data path carries no hook */
 

@@ -53,7 +53,13 @@ func run(m *testing.M) int {
 	// the poller parks on the eventfd doorbell (also off by default) and
 	// child processes sleep on the futex unless a test says otherwise,
 	// so every test's messages cross both kinds.
-	if err := xio.Init(xio.Config{FilePrefix: mgr.Prefix, ReplySpin: 100 * time.Microsecond, Doorbell: xio.DoorbellEventfd}); err != nil {
+	// L25GC_XIO_DOORBELL=futex runs the suite with this process on the
+	// futex too.
+	bell := xio.DoorbellEventfd
+	if v := os.Getenv("L25GC_XIO_DOORBELL"); v != "" {
+		bell = v
+	}
+	if err := xio.Init(xio.Config{FilePrefix: mgr.Prefix, ReplySpin: 100 * time.Microsecond, Doorbell: bell}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

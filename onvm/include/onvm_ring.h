@@ -2,6 +2,11 @@
  * onvm_ring.h — the only code that reads or writes DPDK's private rte_ring
  * fields (struct rte_ring's prod/cons and rts_prod head/tail). Nothing else
  * in the manager, the NF stack or the tests may touch them: call these.
+ * The one exception is its Go mirror, xio/ring.go: the NF stack enqueues
+ * and dequeues in Go, without a cgo call per message (why: xio/doorbell.go),
+ * by DPDK's own protocol for these rings, with the field offsets taken
+ * from DPDK's header (offsetof) and pinned by xio/ring_test.go against
+ * DPDK's enqueue and dequeue. A change of DPDK release re-checks both.
  *
  * Why reach inside at all: DPDK's public ring API has no call that tells a
  * ring's head from its tail, and X-IO must survive a process killed inside
@@ -45,6 +50,10 @@ _Static_assert(sizeof(union __rte_ring_rts_poscnt) == sizeof(uint64_t),
 	       "DPDK's RTS head/tail is no longer one 64-bit word: re-check onvm_ring.h");
 _Static_assert(offsetof(struct rte_ring, rts_prod) == offsetof(struct rte_ring, prod),
 	       "DPDK's rts_prod no longer overlays prod: re-check onvm_ring.h");
+/* xio/ring.go splits the RTS word into its two halves by these offsets. */
+_Static_assert(offsetof(union __rte_ring_rts_poscnt, val.cnt) == 0 &&
+		       offsetof(union __rte_ring_rts_poscnt, val.pos) == 4,
+	       "DPDK's RTS word is no longer {cnt, pos}: re-check xio/ring.go");
 
 /* A ring side's head and tail positions. */
 struct onvm_ring_pos {
