@@ -123,10 +123,15 @@ func TestWaitLeavesTheCallersTheirReserve(t *testing.T) {
 	if p.wait(short, 0, time.Now().Add(-350*time.Millisecond)) {
 		t.Fatal("waited into the last eighth of a 400 ms budget")
 	}
-	half, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	// Half of a 40 s budget left (its quarter, 10 s, under a reserve of an
+	// hour): waiting 1 ms leaves enough. A 200 ms deadline here failed when
+	// a loaded CI machine stalled the test for 100 ms before the wait; a
+	// reserve that ignored the quarter rule (an hour) still refuses.
+	long := retryPolicy{first: time.Millisecond, max: time.Millisecond, reserve: time.Hour}
+	half, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if !p.wait(half, 0, time.Now().Add(-200*time.Millisecond)) {
-		t.Fatal("did not wait 1 ms with half of a 400 ms budget left")
+	if !long.wait(half, 0, time.Now().Add(-20*time.Second)) {
+		t.Fatal("did not wait 1 ms with half of a 40 s budget left")
 	}
 }
 

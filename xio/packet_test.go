@@ -186,8 +186,8 @@ func TestPFCPAcrossProcesses(t *testing.T) {
 		if !errors.Is(err, syscall.ECONNREFUSED) {
 			t.Fatalf("blocked write to a peer that died: %v, want ECONNREFUSED", err)
 		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("a write blocked on a dead peer's window is still blocked after 2s")
+	case <-time.After(20 * time.Second): // bounds a failing test only: a stalled CI machine's reaper may be late
+		t.Fatal("a write blocked on a dead peer's window is still blocked after 20 s")
 	}
 	if _, err := pc.WriteTo(heartbeatRequest(t, 4), xio.Addr(n4)); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("heartbeat to a dead peer: %v, want ECONNREFUSED", err)
@@ -210,8 +210,8 @@ func TestPacketCloseUnblocksReadFrom(t *testing.T) {
 		if !errors.Is(err, net.ErrClosed) {
 			t.Fatalf("ReadFrom after Close: %v, want net.ErrClosed", err)
 		}
-	case <-time.After(time.Second):
-		t.Fatal("ReadFrom still blocked 1s after Close")
+	case <-time.After(20 * time.Second): // bounds a failing test only
+		t.Fatal("ReadFrom still blocked 20 s after Close")
 	}
 }
 

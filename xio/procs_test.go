@@ -98,7 +98,8 @@ func (m *privateManager) exited() bool {
 	}
 }
 
-// waitOutput waits until out contains want.
+// waitOutput waits until out contains want; within bounds a failing test
+// only (20 s at every call: a stalled CI machine makes output late).
 func waitOutput(t *testing.T, out *testio.SyncBuffer, want string, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)

@@ -234,7 +234,7 @@ func TestAdoptedReapResendsResets(t *testing.T) {
 		t.Fatalf("the read ended before any manager sent an RST: %s", readOut.String())
 	}
 	startAdopter(t, holder)
-	waitOutput(t, readOut, "read failed", 3*time.Second)
+	waitOutput(t, readOut, "read failed", 20*time.Second)
 	if !strings.Contains(readOut.String(), "reset") {
 		t.Fatalf("the reader's read ended, but not by a reset: %s", readOut.String())
 	}

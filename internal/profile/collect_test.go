@@ -57,6 +57,39 @@ func startChild(t *testing.T, dir string) int {
 	return cmd.Process.Pid
 }
 
+// awaitProfiledCPU waits until the child, its profile running, has burned
+// 200 ms of CPU (20 samples at 100 Hz). A 300 ms sleep instead could leave
+// a child that a loaded CI machine barely ran with no sample: its row then
+// has no CPU and no top functions. A profile that never starts or a
+// /proc reading that never grows still fails, at the bound.
+func awaitProfiledCPU(t *testing.T, dir string, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second) // bounds a failing test only
+	for _, err := os.Stat(filepath.Join(dir, profile.PartName(pid))); err != nil; _, err = os.Stat(filepath.Join(dir, profile.PartName(pid))) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the child's profile never started: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	base, err := profile.ReadProc(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		now, err := profile.ReadProc(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now.Sub(base).CPU() >= 200*time.Millisecond {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the child burned %v of CPU in 30 s", now.Sub(base).CPU())
+		}
+		time.Sleep(100 * time.Millisecond) // seldom: this process's own CPU must stay below the child's
+	}
+}
+
 // A window over a signalled process and this one gives a row per
 // process with its profile, /proc costs per procedure and report.json.
 func TestSessionProfilesEachProcess(t *testing.T) {
@@ -73,7 +106,7 @@ func TestSessionProfilesEachProcess(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(300 * time.Millisecond) // the child burns CPU meanwhile
+			awaitProfiledCPU(t, dir, pid)
 			r, err := s.Stop("registration", 10)
 			if err != nil {
 				t.Fatal(err)
@@ -81,9 +114,19 @@ func TestSessionProfilesEachProcess(t *testing.T) {
 			if len(r.Processes) != 2 {
 				t.Fatalf("%d processes, want udm and sim", len(r.Processes))
 			}
+			// Rows go by CPU, most first. Which of the two burned more is
+			// up to the scheduler (a child starved on a loaded CI machine
+			// burned less than this process): the order is checked, and
+			// the udm row found by name.
+			if a, b := r.Processes[0], r.Processes[1]; a.CPUSeconds < b.CPUSeconds {
+				t.Fatalf("rows %s (%.3f s) before %s (%.3f s): want the most CPU first", a.Name, a.CPUSeconds, b.Name, b.CPUSeconds)
+			}
 			udm := r.Processes[0]
+			if udm.Name != "udm" {
+				udm = r.Processes[1]
+			}
 			if udm.Name != "udm" || udm.CPUSeconds <= 0 || udm.Profile != "udm.pprof" || len(udm.TopFlat) == 0 {
-				t.Fatalf("udm row %+v: want its CPU, udm.pprof and top functions first", udm)
+				t.Fatalf("udm row %+v: want its CPU, udm.pprof and top functions", udm)
 			}
 			if udm.MicrosPerProcedure != udm.CPUSeconds*1e6/10 {
 				t.Errorf("%.1f µs/procedure for %.3f s over 10", udm.MicrosPerProcedure, udm.CPUSeconds)

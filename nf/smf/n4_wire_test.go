@@ -28,6 +28,11 @@ type wireUPF struct {
 	smf   net.Addr
 }
 
+// wireN1 bounds every N4 request of these tests at T1 x (N1+1) = 4 s:
+// each must be answered, and 800 ms (N1 3) is a stall a loaded CI machine
+// can reach. A peer that never answers still fails them.
+const wireN1 = 19
+
 func startWireUPF(t *testing.T) *wireUPF {
 	t.Helper()
 	u := &wireUPF{table: rules.NewMemTable()}
@@ -39,7 +44,7 @@ func startWireUPF(t *testing.T) *wireUPF {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.node = pfcpx.NewNode(pc, pfcpx.NodeConfig{T1: 200 * time.Millisecond, N1: 3, NodeID: netip.MustParseAddr("127.0.0.1"),
+	u.node = pfcpx.NewNode(pc, pfcpx.NodeConfig{T1: 200 * time.Millisecond, N1: wireN1, NodeID: netip.MustParseAddr("127.0.0.1"),
 		Handler: pfcpx.HandlerFunc(func(peer net.Addr, req *pfcpx.Message) *pfcpx.Message {
 			u.mu.Lock()
 			u.smf = peer
@@ -55,7 +60,7 @@ func startWireUPF(t *testing.T) *wireUPF {
 func smfOverN4(t *testing.T) (*wireUPF, *testSMF) {
 	t.Helper()
 	upf := startWireUPF(t)
-	client := pfcpx.NewClient(pfcpx.ClientConfig{NodeID: netip.MustParseAddr("127.0.0.1"), UDPAddr: "127.0.0.1:0", T1: 200 * time.Millisecond, N1: 3})
+	client := pfcpx.NewClient(pfcpx.ClientConfig{NodeID: netip.MustParseAddr("127.0.0.1"), UDPAddr: "127.0.0.1:0", T1: 200 * time.Millisecond, N1: wireN1})
 	s := newTestSMF(t, sbi.NewTCP(), setup{n4: client})
 	s.nf.upf, s.wire = upf.addr(), upf
 	return upf, s

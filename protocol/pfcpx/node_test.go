@@ -79,7 +79,11 @@ func TestNodeRetransmitsAndServerAnswersDuplicatesOnce(t *testing.T) {
 	server := serveNode(t, NodeConfig{Handler: countingHandler(&calls)})
 	// The client's socket loses the first answer it reads.
 	lossy := &dropFirstReads{PacketConn: udpSocket(t), drop: 1}
-	client := NewNode(lossy, NodeConfig{T1: 50 * time.Millisecond, N1: 3})
+	// A short T1 makes the retransmission come soon; N1 100 (5 s in all)
+	// keeps a CI machine that stalls this process past 3 x T1 from
+	// failing the request. A node that never retransmits still fails:
+	// the only answer it reads is lost.
+	client := NewNode(lossy, NodeConfig{T1: 50 * time.Millisecond, N1: 100})
 	go client.Serve()
 	defer client.Close()
 	rsp, err := client.Request(context.Background(), server.LocalAddr(), associationRequest())

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/free5gc/pfcp"
 	"github.com/free5gc/pfcp/pfcpType"
@@ -108,7 +107,10 @@ type fakeUPF struct {
 
 func newFakeUPF(t *testing.T) *fakeUPF {
 	u := &fakeUPF{}
-	u.node = serveNode(t, NodeConfig{T1: 50 * time.Millisecond, N1: 2, Handler: HandlerFunc(u.serve)})
+	// The default T1 and N1 (3 s, 3): a report must be answered, and a
+	// 50 ms T1 with N1 2 failed it when a loaded CI machine stalled this
+	// process for 150 ms; an SMF that does not answer still fails it.
+	u.node = serveNode(t, NodeConfig{Handler: HandlerFunc(u.serve)})
 	return u
 }
 
@@ -144,7 +146,7 @@ func (u *fakeUPF) report(t *testing.T, cpSEID uint64, body *SessionReportRequest
 func clientWithSession(t *testing.T) (*fakeUPF, *Client, *rules.Session) {
 	t.Helper()
 	upf := newFakeUPF(t)
-	c := NewClient(ClientConfig{T1: 50 * time.Millisecond, N1: 2, UDPAddr: "127.0.0.1:0"})
+	c := NewClient(ClientConfig{UDPAddr: "127.0.0.1:0"}) // default T1, N1: see newFakeUPF
 	t.Cleanup(func() { c.Close() })
 	s := aSession()
 	if _, err := c.Establish(context.Background(), "udp:"+upf.node.LocalAddr().String(), s); err != nil {
@@ -163,7 +165,7 @@ func dldr(pdr uint16) *SessionReportRequest {
 // under the UP SEID; before a handler is set, cause 65.
 func TestClientDeliversSessionReports(t *testing.T) {
 	upf := newFakeUPF(t)
-	c := NewClient(ClientConfig{T1: 50 * time.Millisecond, N1: 2, UDPAddr: "127.0.0.1:0"})
+	c := NewClient(ClientConfig{UDPAddr: "127.0.0.1:0"}) // default T1, N1: see newFakeUPF
 	defer c.Close()
 	upfAddr := "udp:" + upf.node.LocalAddr().String()
 	s := aSession()

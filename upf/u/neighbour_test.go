@@ -166,7 +166,7 @@ func TestGratuitousARPRefreshesNeighbour(t *testing.T) {
 	l.gnb.send(t, arpFrame(1, moved, gnbIP, net.HardwareAddr{0, 0, 0, 0, 0, 0}, gnbIP))
 	for try := 0; ; try++ { // the announcement and the packet race on two ports
 		l.dn.send(t, downlinkFrame(n6, "after"))
-		f, err := l.gnb.recv(200*time.Millisecond, isGTPU)
+		f, err := l.gnb.recv(wait, isGTPU) // 200 ms failed a UPF-U stalled that long on a loaded CI machine
 		if err != nil {
 			t.Fatalf("no downlink after the announcement: %v", err)
 		}
