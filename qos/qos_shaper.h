@@ -423,8 +423,9 @@ static inline void qos_count_in(struct qos_flow_cold *f, enum qos_colour c, uint
 /* qos_admit checks and meters a packet of flow i (RFC 2698; colour-blind
  * callers pass QOS_GREEN as in), activating the flow in the fair share;
  * the caller counts it (a red one is counted here). Its colour, or a
- * QOS_DROP_* verdict + QOS_COLOURS. */
-static inline int qos_admit(struct qos_ref s, uint32_t i, uint64_t now, uint32_t len, enum qos_colour in)
+ * QOS_DROP_* verdict + QOS_COLOURS; *need is its credit (len × unit),
+ * what the shaper's buckets charge too. */
+static inline int qos_admit(struct qos_ref s, uint32_t i, uint64_t now, uint32_t len, enum qos_colour in, int64_t *need)
 {
 	/* Flows from nflows on are zeroed (qos_ref_configure) and a flow in
 	 * use has a unit (8 × hz), so the profile's line says it, without
@@ -438,7 +439,12 @@ static inline int qos_admit(struct qos_ref s, uint32_t i, uint64_t now, uint32_t
 		f->last_arrival = now;
 	if (!(s.h->active & QOS_BIT(i)))
 		qos_activate(s, i, now);
-	enum qos_colour c = qos_trtcm_aware(&f->meter, &f->prof, now, len, in);
+	/* A flow's profile and its shaper count credit in the same unit (both
+	 * qos_unit of the shaper's clock, qos_ref_configure): one product
+	 * serves the meter and the buckets. */
+	*need = (int64_t)((uint64_t)len * f->prof.unit);
+	qos_trtcm_refill(&f->meter, &f->prof, now);
+	enum qos_colour c = qos_trtcm_charge(&f->meter, &f->prof, (uint64_t)*need, in);
 	if (c == QOS_RED) {
 		qos_count_in(&s.c->flow[i], c, len);
 		return QOS_COLOURS + QOS_DROP_RED;
@@ -472,7 +478,8 @@ static inline enum qos_verdict qos_queue(struct qos_ref s, uint32_t i, uint64_t 
  * Colour-blind callers pass QOS_GREEN as in (RFC 2698 section 3). */
 static inline enum qos_verdict qos_ref_enqueue(struct qos_ref s, uint32_t i, uint64_t now, uint64_t handle, uint32_t len, enum qos_colour in)
 {
-	int c = qos_admit(s, i, now, len, in);
+	int64_t need;
+	int c = qos_admit(s, i, now, len, in, &need);
 	if (c >= QOS_COLOURS)
 		return (enum qos_verdict)(c - QOS_COLOURS);
 	qos_count_in(&s.c->flow[i], (enum qos_colour)c, len);
@@ -633,7 +640,8 @@ static inline unsigned qos_ref_dequeue(struct qos_ref s, uint64_t now, struct qo
 static inline enum qos_verdict qos_ref_submit(struct qos_ref s, uint32_t i, uint64_t now, uint64_t handle, uint32_t len,
 					      enum qos_colour in, struct qos_out *o)
 {
-	int c = qos_admit(s, i, now, len, in);
+	int64_t need;
+	int c = qos_admit(s, i, now, len, in, &need);
 	if (c >= QOS_COLOURS)
 		return (enum qos_verdict)(c - QOS_COLOURS);
 	struct qos_flow_hot *f = &s.h->flow[i];
@@ -646,7 +654,6 @@ static inline enum qos_verdict qos_ref_submit(struct qos_ref s, uint32_t i, uint
 		qos_expire_idle(s, now);
 		s.h->expire_at = now + (s.h->idle_ticks >> 3);
 	}
-	int64_t need = (int64_t)len * (int64_t)s.h->unit;
 	qos_bucket_refill(&s.h->ambr, now);
 	qos_bucket_refill(&f->share, now);
 	int own = qos_bucket_holds(&f->share, need) &&
