@@ -16,12 +16,39 @@
 
 /* ---- the per-packet version (qos_shaper.h before the change), frozen ---- */
 
+/* The refills with 128-bit products, as they were. */
+static inline uint64_t ref_fill(uint64_t tok, uint64_t cap, uint64_t rate, uint64_t dt)
+{
+	qos_u128 t = (qos_u128)rate * dt + tok;
+	return t >= cap ? cap : (uint64_t)t;
+}
+
+static inline void ref_trtcm_refill(struct qos_trtcm *m, const struct qos_trtcm_profile *p, uint64_t now)
+{
+	if (now <= m->last)
+		return;
+	uint64_t dt = now - m->last;
+	m->last = now;
+	m->tc = ref_fill(m->tc, p->cbs, p->cir, dt);
+	m->tp = ref_fill(m->tp, p->pbs, p->pir, dt);
+}
+
+static inline void ref_bucket_refill(struct qos_bucket *b, uint64_t now)
+{
+	if (now <= b->last)
+		return;
+	uint64_t room = b->tokens >= b->cap ? 0 : (uint64_t)(b->cap - b->tokens);
+	qos_u128 add = (qos_u128)b->rate * (now - b->last);
+	b->tokens = add >= room ? b->cap : b->tokens + (int64_t)add;
+	b->last = now;
+}
+
 static inline enum qos_colour ref_trtcm_aware(struct qos_trtcm *m, const struct qos_trtcm_profile *p, uint64_t now, uint32_t len,
 					      enum qos_colour in)
 {
 	if (len > QOS_MAX_PKT_BYTES)
 		return QOS_RED;
-	qos_trtcm_refill(m, p, now);
+	ref_trtcm_refill(m, p, now);
 	uint64_t b = (uint64_t)len * p->unit;
 	if (in == QOS_RED || (!p->no_peak && m->tp < b))
 		return QOS_RED;
@@ -78,8 +105,8 @@ static inline enum qos_verdict ref_submit(struct qos_ref s, uint32_t i, uint64_t
 		s.h->expire_at = now + (s.h->idle_ticks >> 3);
 	}
 	int64_t need = (int64_t)len * (int64_t)s.h->unit;
-	qos_bucket_refill(&s.h->ambr, now);
-	qos_bucket_refill(&f->share, now);
+	ref_bucket_refill(&s.h->ambr, now);
+	ref_bucket_refill(&f->share, now);
 	int own = qos_bucket_holds(&f->share, need) &&
 		  (s.h->ambr.tokens + s.h->ambr.cap >= need || qos_bucket_holds(&s.h->ambr, need));
 	if (!own && !qos_bucket_holds(&s.h->ambr, need)) {
@@ -217,4 +244,34 @@ out:
 	free(one);
 	free(two);
 	return r;
+}
+
+/* l25gc_qos_fill_check compares qos_fill and qos_bucket_refill with the
+ * 128-bit versions on n random cases drawn around their edges (products
+ * beyond 64 bits, at and next to the room left, a bucket above its size
+ * or in debt): how many differ. */
+uint64_t l25gc_qos_fill_check(uint64_t seed, uint64_t n)
+{
+	uint64_t x = seed | 1, bad = 0;
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t cap = ref_rnd(&x) % 8 == 0 ? ref_rnd(&x) % 4 : ref_rnd(&x) >> (2 + ref_rnd(&x) % 60);
+		uint64_t rate = ref_rnd(&x) >> (ref_rnd(&x) % 64), dt = ref_rnd(&x) >> (ref_rnd(&x) % 64);
+		uint64_t tok = ref_rnd(&x) % 4 == 0 ? cap - ref_rnd(&x) % (cap + 1) : ref_rnd(&x) % (cap + 2 + cap / 8);
+		if (rate != 0 && ref_rnd(&x) % 4 == 0) /* a product right at the room, or one next to it */
+			dt = (cap > tok ? cap - tok : 0) / rate + ref_rnd(&x) % 3;
+		if (qos_fill(tok, cap, rate, dt) != ref_fill(tok, cap, rate, dt))
+			bad++;
+		cap &= (QOS_MAX_CREDIT - 1);
+		struct qos_bucket a = {.cap = (int64_t)cap, .rate = rate, .last = 1};
+		a.tokens = ref_rnd(&x) % 2 ? (int64_t)(tok & (QOS_MAX_CREDIT - 1)) : -(int64_t)(ref_rnd(&x) % (cap + 1));
+		if (ref_rnd(&x) % 2 == 0 && a.tokens > a.cap)
+			a.tokens = a.cap;
+		struct qos_bucket b = a;
+		uint64_t now = 1 + (dt >> 1);
+		qos_bucket_refill(&a, now);
+		ref_bucket_refill(&b, now);
+		if (memcmp(&a, &b, sizeof(a)) != 0)
+			bad++;
+	}
+	return bad;
 }

@@ -19,3 +19,9 @@ func refCheck(seed, steps uint64) (int64, [8]uint64) {
 	}
 	return r, out
 }
+
+// fillCheck compares the refills (qos_fill, qos_bucket_refill) with their
+// 128-bit versions on n random cases around their edges: how many differ.
+func fillCheck(seed, n uint64) uint64 {
+	return uint64(C.l25gc_qos_fill_check(C.uint64_t(seed), C.uint64_t(n)))
+}

@@ -24,3 +24,14 @@ func TestSubmitMatchesPerPacketVersion(t *testing.T) {
 		}
 	}
 }
+
+// The refills add rate × time without 128-bit arithmetic and give exactly
+// what the 128-bit versions gave, where the product passes 64 bits, lands
+// on or next to the room left, and for buckets above their size or in debt.
+func TestRefillsMatch128BitVersions(t *testing.T) {
+	for _, seed := range []uint64{3, 1234, 0xabcdef} {
+		if bad := fillCheck(seed, 2_000_000); bad != 0 {
+			t.Fatalf("seed %d: %d refills differ from the 128-bit versions", seed, bad)
+		}
+	}
+}
