@@ -500,11 +500,12 @@ static int forward(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k,
 	if (d == UL && v->qfi == 0)
 		v->qfi = k->qfi; /* forwarded data keeps its QoS flow (TS 38.415) */
 	uint32_t bytes = k->inner_len; /* deliver rewrites k's packet */
-	int flow = -1;
-	int32_t shaper = v->sess_qer != UPF_NONE ? upfu_shaper_of(u, slot, d, v, &flow) : -1;
-	int r = enforce(u, slot, v, d, bytes, shaper < 0);
-	if (r == 0 && shaper >= 0)
-		return shape(u, m, k, slot, v, d, (uint32_t)shaper, flow);
+	struct upfu_shaper_pick sp = {-1, -1};
+	if (v->sess_qer != UPF_NONE)
+		sp = upfu_shaper_of(u, slot, d, v);
+	int r = enforce(u, slot, v, d, bytes, sp.idx < 0);
+	if (r == 0 && sp.idx >= 0)
+		return shape(u, m, k, slot, v, d, (uint32_t)sp.idx, sp.flow);
 	if (r == 0 && (r = deliver(u, m, k, v, d, NULL)) == 0)
 		count(u, slot, v, d, bytes); /* what left, not what a next hop lost */
 	return r;

@@ -281,17 +281,25 @@ static void remember(struct upfu *u, struct vcache *c, const struct shaped *sh)
 	c->v.shaper_flow = (int8_t)flow;
 }
 
-int32_t upfu_shaper_find(struct upfu *u, uint32_t slot, int dir, const struct verdict *v, int *flow)
+struct upfu_shaper_pick upfu_shaper_find(struct upfu *u, uint32_t slot, int dir, const struct verdict *v)
 {
 	struct shaped *sh = upfu_shaper(u, slot, dir, v->up_seid, v->seq);
 	if (sh == NULL)
-		return -1;
-	*flow = upfu_shaper_flow(sh, v->flow_qer);
+		return (struct upfu_shaper_pick){-1, -1};
 	remember(u, upfu_vcache_at(u, slot, dir), sh);
-	return (int32_t)(sh - u->qos.pool);
+	return (struct upfu_shaper_pick){(int32_t)(sh - u->qos.pool), upfu_shaper_flow(sh, v->flow_qer)};
 }
 
 /* ---- per packet -------------------------------------------------------------- */
+
+/* upfu_shape_straight is qos_submit_straight out of line: in a frame of
+ * its own its few values stay in registers, where inlined into the burst
+ * loop GCC spilled them. */
+__attribute__((noinline)) int upfu_shape_straight(struct qos_shaper_hot *h, uint32_t flow, uint64_t now, uint32_t len)
+{
+	struct qos_out o;
+	return qos_submit_straight(h, flow, now, 0, len, QOS_GREEN, &o);
+}
 
 /* upfu_shape_listed lists pool entry idx for upfu_qos_poll: a packet of
  * its session was queued (upfu_shape, shape.h). */

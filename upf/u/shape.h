@@ -9,17 +9,17 @@
 
 #define UPFU_SHAPE_PORT_BIT 63 /* a queued handle: the mbuf, output port N3 in bit 63 */
 
-/* upfu_shaper_of is the pool index of the shaper of the session whose
- * verdict v is (pipeline forward), -1 not shaped, and in *flow the flow
- * v's packets take: from the verdict when the cache entry knew it, else
- * from upfu_shaper (shape.c), noted in the entry for the next packets. */
-static inline int32_t upfu_shaper_of(struct upfu *u, uint32_t slot, int dir, const struct verdict *v, int *flow)
+/* upfu_shaper_of is the shaper of the session whose verdict v is
+ * (pipeline forward): its pool index (-1 not shaped) and the flow v's
+ * packets take, from the verdict when the cache entry knew it, else from
+ * upfu_shaper (shape.c), noted in the entry for the next packets.
+ * Returned by value: an address-taken flow lived on the stack and the
+ * burst loop reloaded it at every use. */
+static inline struct upfu_shaper_pick upfu_shaper_of(struct upfu *u, uint32_t slot, int dir, const struct verdict *v)
 {
-	if (v->shaper >= 0) {
-		*flow = v->shaper_flow;
-		return v->shaper;
-	}
-	return upfu_shaper_find(u, slot, dir, v, flow);
+	if (v->shaper >= 0)
+		return (struct upfu_shaper_pick){v->shaper, v->shaper_flow};
+	return upfu_shaper_find(u, slot, dir, v);
 }
 
 /* upfu_shape meters the prepared frame m of pool entry idx's flow and
@@ -35,7 +35,11 @@ static inline int upfu_shape(struct upfu *u, uint32_t idx, int flow, struct rte_
 		return UPF_DROP_RULE_BUSY; /* rules and verdict out of step: the next packet rereads */
 	uint64_t handle = (uint64_t)(uintptr_t)m | ((uint64_t)(h->port == UPF_N3) << UPFU_SHAPE_PORT_BIT);
 	struct qos_out o;
-	enum qos_verdict r = qos_ref_submit(upfu_qos_ref(u, idx), (uint32_t)flow, u->now, handle, bytes, QOS_GREEN, &o);
+	/* The common case first, on the hot part alone (qos_submit_straight:
+	 * when it does not apply, qos_ref_submit runs as without it). */
+	enum qos_verdict r = QOS_SENT_GREEN;
+	if (!upfu_shape_straight(&u->qos.hot[idx], (uint32_t)flow, u->now, bytes))
+		r = qos_ref_submit(upfu_qos_ref(u, idx), (uint32_t)flow, u->now, handle, bytes, QOS_GREEN, &o);
 	switch (r) {
 	case QOS_SENT_GREEN:
 	case QOS_SENT_YELLOW: {
