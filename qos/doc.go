@@ -78,6 +78,10 @@
 //	                                                      fast path: nothing
 //	                                                      queued and credit →
 //	                                                      send it now
+//	qos_submit_straight(hot, flow, now, handle, len, in,  qos_submit's common
+//	                    out)                              case on the hot part
+//	                                                      alone (a green packet
+//	                                                      everything pays for)
 //	qos_dequeue(s, now, out, max)                         per loop iteration
 //	qos_flush(s, flow, out, max)                          packets back, unsent
 //	qos_backlog(s)                                        keep polling while != 0

@@ -119,11 +119,16 @@ static inline uint64_t qos_credit(uint64_t bytes, uint64_t unit, int *ok)
 	return (uint64_t)c;
 }
 
-/* qos_fill adds rate × dt credit to tok, saturating at cap. */
+/* qos_fill adds rate × dt credit to tok, saturating at cap. Exact without
+ * 128-bit arithmetic (issue 13: per packet, GCC kept the 128-bit sums of
+ * UPF-U's burst loop on the stack): a product beyond 64 bits, or beyond
+ * the room left, fills the bucket. */
 static inline uint64_t qos_fill(uint64_t tok, uint64_t cap, uint64_t rate, uint64_t dt)
 {
-	qos_u128 t = (qos_u128)rate * dt + tok;
-	return t >= cap ? cap : (uint64_t)t;
+	uint64_t add;
+	if (tok >= cap || __builtin_mul_overflow(rate, dt, &add) || add >= cap - tok)
+		return cap;
+	return tok + add;
 }
 
 #include "qos_trtcm.h"

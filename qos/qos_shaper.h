@@ -214,10 +214,13 @@ static inline void qos_bucket_refill(struct qos_bucket *b, uint64_t now)
 {
 	if (now <= b->last)
 		return;
-	/* cap - tokens fits 64 bits unsigned (tokens >= -cap - one packet) */
-	uint64_t room = b->tokens >= b->cap ? 0 : (uint64_t)(b->cap - b->tokens);
-	qos_u128 add = (qos_u128)b->rate * (now - b->last);
-	b->tokens = add >= room ? b->cap : b->tokens + (int64_t)add;
+	/* cap - tokens fits 64 bits unsigned (tokens >= -cap - one packet);
+	 * a product beyond 64 bits fills it (qos_fill) */
+	uint64_t room = b->tokens >= b->cap ? 0 : (uint64_t)(b->cap - b->tokens), add;
+	if (__builtin_mul_overflow(b->rate, now - b->last, &add) || add >= room)
+		b->tokens = b->cap;
+	else
+		b->tokens += (int64_t)add;
 	b->last = now;
 }
 
@@ -423,8 +426,9 @@ static inline void qos_count_in(struct qos_flow_cold *f, enum qos_colour c, uint
 /* qos_admit checks and meters a packet of flow i (RFC 2698; colour-blind
  * callers pass QOS_GREEN as in), activating the flow in the fair share;
  * the caller counts it (a red one is counted here). Its colour, or a
- * QOS_DROP_* verdict + QOS_COLOURS. */
-static inline int qos_admit(struct qos_ref s, uint32_t i, uint64_t now, uint32_t len, enum qos_colour in)
+ * QOS_DROP_* verdict + QOS_COLOURS; *need is its credit (len × unit),
+ * what the shaper's buckets charge too. */
+static inline int qos_admit(struct qos_ref s, uint32_t i, uint64_t now, uint32_t len, enum qos_colour in, int64_t *need)
 {
 	/* Flows from nflows on are zeroed (qos_ref_configure) and a flow in
 	 * use has a unit (8 × hz), so the profile's line says it, without
@@ -438,7 +442,12 @@ static inline int qos_admit(struct qos_ref s, uint32_t i, uint64_t now, uint32_t
 		f->last_arrival = now;
 	if (!(s.h->active & QOS_BIT(i)))
 		qos_activate(s, i, now);
-	enum qos_colour c = qos_trtcm_aware(&f->meter, &f->prof, now, len, in);
+	/* A flow's profile and its shaper count credit in the same unit (both
+	 * qos_unit of the shaper's clock, qos_ref_configure): one product
+	 * serves the meter and the buckets. */
+	*need = (int64_t)((uint64_t)len * f->prof.unit);
+	qos_trtcm_refill(&f->meter, &f->prof, now);
+	enum qos_colour c = qos_trtcm_charge(&f->meter, &f->prof, (uint64_t)*need, in);
 	if (c == QOS_RED) {
 		qos_count_in(&s.c->flow[i], c, len);
 		return QOS_COLOURS + QOS_DROP_RED;
@@ -472,7 +481,8 @@ static inline enum qos_verdict qos_queue(struct qos_ref s, uint32_t i, uint64_t 
  * Colour-blind callers pass QOS_GREEN as in (RFC 2698 section 3). */
 static inline enum qos_verdict qos_ref_enqueue(struct qos_ref s, uint32_t i, uint64_t now, uint64_t handle, uint32_t len, enum qos_colour in)
 {
-	int c = qos_admit(s, i, now, len, in);
+	int64_t need;
+	int c = qos_admit(s, i, now, len, in, &need);
 	if (c >= QOS_COLOURS)
 		return (enum qos_verdict)(c - QOS_COLOURS);
 	qos_count_in(&s.c->flow[i], (enum qos_colour)c, len);
@@ -616,6 +626,55 @@ static inline unsigned qos_ref_dequeue(struct qos_ref s, uint64_t now, struct qo
 	return n;
 }
 
+/* qos_submit_straight is qos_ref_submit's common case in one pass (issue
+ * 13: what every packet of a session within its rates does): a green
+ * packet of an active flow of a session with nothing queued, between idle
+ * checks, that its meter (green), its share and the AMBR all pay for. It
+ * refills the flow's meter and share and the AMBR bucket, and when they
+ * pay, charges them as qos_ref_submit would and returns 1 (sent green, *o
+ * filled). Else 0, having changed nothing but the refills the general
+ * path then does too, for the same packet at the same time, where a
+ * refill at an unchanged time adds nothing: it runs exactly as without
+ * this one (TestSubmitMatchesPerPacketVersion, whose clock also steps
+ * back, where an extra refill would show). Needs only
+ * the hot part, with few values live, so a caller that inlines it keeps
+ * them in registers. */
+static inline int qos_submit_straight(struct qos_shaper_hot *h, uint32_t i, uint64_t now, uint64_t handle, uint32_t len,
+				      enum qos_colour in, struct qos_out *o)
+{
+	if (in != QOS_GREEN || i >= QOS_MAX_FLOWS || len == 0 || len > QOS_MAX_PKT_BYTES)
+		return 0;
+	if (h->backlog || now >= h->expire_at || !(h->active & QOS_BIT(i)))
+		return 0;
+	struct qos_flow_hot *f = &h->flow[i];
+	/* unit 0: no such flow (qos_admit); else the shaper's unit too */
+	uint64_t b = (uint64_t)len * f->prof.unit;
+	if (b == 0)
+		return 0;
+	if (now > f->last_arrival)
+		f->last_arrival = now;
+	qos_trtcm_refill(&f->meter, &f->prof, now);
+	/* RFC 2698 green: Tp and Tc both hold B (qos_trtcm_charge). A red
+	 * packet leaves the buckets below unrefilled, as the general path. */
+	if ((!f->prof.no_peak && f->meter.tp < b) || f->meter.tc < b)
+		return 0;
+	qos_bucket_refill(&h->ambr, now);
+	qos_bucket_refill(&f->share, now);
+	int64_t need = (int64_t)b;
+	/* on the flow's share, the AMBR within its debt allowance (qos_ref_submit's own) */
+	if (!qos_bucket_holds(&f->share, need) || (h->ambr.tokens + h->ambr.cap < need && !qos_bucket_holds(&h->ambr, need)))
+		return 0;
+	if (!f->prof.no_peak)
+		f->meter.tp -= b;
+	f->meter.tc -= b;
+	h->ambr.tokens -= need;
+	f->share.tokens -= need;
+	f->straight_pkts++;
+	f->straight_bytes += len;
+	*o = (struct qos_out){.handle = handle, .len = len, .flow = (uint8_t)i, .colour = QOS_GREEN};
+	return 1;
+}
+
 /* qos_ref_submit is qos_ref_enqueue with a fast path (issue 13: QoS must
  * cost the fast path little when every packet is of another session).
  * When the session has nothing queued, a packet its flow's share can pay
@@ -633,7 +692,10 @@ static inline unsigned qos_ref_dequeue(struct qos_ref s, uint64_t now, struct qo
 static inline enum qos_verdict qos_ref_submit(struct qos_ref s, uint32_t i, uint64_t now, uint64_t handle, uint32_t len,
 					      enum qos_colour in, struct qos_out *o)
 {
-	int c = qos_admit(s, i, now, len, in);
+	if (qos_submit_straight(s.h, i, now, handle, len, in, o))
+		return QOS_SENT_GREEN;
+	int64_t need;
+	int c = qos_admit(s, i, now, len, in, &need);
 	if (c >= QOS_COLOURS)
 		return (enum qos_verdict)(c - QOS_COLOURS);
 	struct qos_flow_hot *f = &s.h->flow[i];
@@ -646,7 +708,6 @@ static inline enum qos_verdict qos_ref_submit(struct qos_ref s, uint32_t i, uint
 		qos_expire_idle(s, now);
 		s.h->expire_at = now + (s.h->idle_ticks >> 3);
 	}
-	int64_t need = (int64_t)len * (int64_t)s.h->unit;
 	qos_bucket_refill(&s.h->ambr, now);
 	qos_bucket_refill(&f->share, now);
 	int own = qos_bucket_holds(&f->share, need) &&

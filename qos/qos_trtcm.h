@@ -104,14 +104,13 @@ static inline void qos_trtcm_refill(struct qos_trtcm *m, const struct qos_trtcm_
 	m->tp = qos_fill(m->tp, p->pbs, p->pir, dt);
 }
 
-/* qos_trtcm_aware colours a packet of len bytes pre-coloured in (RFC 2698
- * section 3, colour-aware mode). */
-static inline enum qos_colour qos_trtcm_aware(struct qos_trtcm *m, const struct qos_trtcm_profile *p, uint64_t now, uint32_t len, enum qos_colour in)
+/* qos_trtcm_charge colours a packet of b credit (its length × unit)
+ * pre-coloured in against buckets already refilled to its arrival (RFC
+ * 2698 section 3, colour-aware mode). Apart from the refill so that a
+ * caller that has the credit at hand (qos_ref_submit: the shaper's buckets
+ * charge the same credit) computes it once. */
+static inline enum qos_colour qos_trtcm_charge(struct qos_trtcm *m, const struct qos_trtcm_profile *p, uint64_t b, enum qos_colour in)
 {
-	if (len > QOS_MAX_PKT_BYTES)
-		return QOS_RED;
-	qos_trtcm_refill(m, p, now);
-	uint64_t b = (uint64_t)len * p->unit;
 	/* "If the packet has been precolored as red or if Tp(t)-B < 0, the
 	 * packet is red" */
 	if (in == QOS_RED || (!p->no_peak && m->tp < b))
@@ -125,6 +124,16 @@ static inline enum qos_colour qos_trtcm_aware(struct qos_trtcm *m, const struct 
 	/* "else the packet is green and both Tp and Tc are decremented by B" */
 	m->tc -= b;
 	return QOS_GREEN;
+}
+
+/* qos_trtcm_aware colours a packet of len bytes pre-coloured in (RFC 2698
+ * section 3, colour-aware mode). */
+static inline enum qos_colour qos_trtcm_aware(struct qos_trtcm *m, const struct qos_trtcm_profile *p, uint64_t now, uint32_t len, enum qos_colour in)
+{
+	if (len > QOS_MAX_PKT_BYTES)
+		return QOS_RED;
+	qos_trtcm_refill(m, p, now);
+	return qos_trtcm_charge(m, p, (uint64_t)len * p->unit, in);
 }
 
 /* qos_trtcm_blind colours a packet of len bytes (colour-blind mode, which is

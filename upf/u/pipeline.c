@@ -19,7 +19,7 @@
 #include <rte_prefetch.h>
 #include <rte_udp.h>
 
-#include "priv.h"
+#include "shape.h"
 
 #define ENCAP_LEN (RTE_ETHER_HDR_LEN + 20 + 8 + 8 + 4 + 4) /* Eth IPv4 UDP GTP opt PDU-SC */
 #define READ_BUDGET_US 20 /* wait this long for a session being written, then "rule_busy" */
@@ -229,7 +229,7 @@ static int decide(const struct upf_sess *s, enum dir d, const struct upfu_pkt *k
 	v->pdr_id = best->id;
 	v->up_seid = s->up_seid;
 	v->flow_qer = v->sess_qer = UPF_NONE;
-	v->shaper = -1; /* found at the first shaped packet (shape.c upfu_shaper_of) */
+	v->shaper = -1; /* found at the first shaped packet (shape.h upfu_shaper_of) */
 	take_qers(s, best, d, unit, v);
 	take_urrs(s, best, v);
 	*cache = cacheable(s, best, d, keyed_n, w);
@@ -482,12 +482,12 @@ static int deliver(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k,
  * URRs count it once queued: a queued packet leaves unless the rules
  * change under it (counted as flushed). */
 static int shape(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k, uint32_t slot, const struct verdict *v,
-		 enum dir d, struct shaped *sh, int flow)
+		 enum dir d, uint32_t shaper, int flow)
 {
 	uint32_t bytes = k->inner_len;
 	struct upfu_hop h;
 	int r = deliver(u, m, k, v, d, &h);
-	if (r == 0 && (r = upfu_shape(u, sh, flow, m, &h, bytes)) == 0)
+	if (r == 0 && (r = upfu_shape(u, shaper, flow, m, &h, bytes)) == 0)
 		count(u, slot, v, d, bytes);
 	return r;
 }
@@ -500,11 +500,12 @@ static int forward(struct upfu *u, struct rte_mbuf *m, const struct upfu_pkt *k,
 	if (d == UL && v->qfi == 0)
 		v->qfi = k->qfi; /* forwarded data keeps its QoS flow (TS 38.415) */
 	uint32_t bytes = k->inner_len; /* deliver rewrites k's packet */
-	int flow = -1;
-	struct shaped *sh = v->sess_qer != UPF_NONE ? upfu_shaper_of(u, slot, d, v, &flow) : NULL;
-	int r = enforce(u, slot, v, d, bytes, sh == NULL);
-	if (r == 0 && sh != NULL)
-		return shape(u, m, k, slot, v, d, sh, flow);
+	struct upfu_shaper_pick sp = {-1, -1};
+	if (v->sess_qer != UPF_NONE)
+		sp = upfu_shaper_of(u, slot, d, v);
+	int r = enforce(u, slot, v, d, bytes, sp.idx < 0);
+	if (r == 0 && sp.idx >= 0)
+		return shape(u, m, k, slot, v, d, (uint32_t)sp.idx, sp.flow);
 	if (r == 0 && (r = deliver(u, m, k, v, d, NULL)) == 0)
 		count(u, slot, v, d, bytes); /* what left, not what a next hop lost */
 	return r;

@@ -249,16 +249,19 @@ struct shaped *upfu_shaper(struct upfu *u, uint32_t slot, int dir, uint64_t up_s
 /* upfu_shaper_flow is the flow of sh that flow QER index qer takes
  * (UPF_NONE: the default flow), -1 none. */
 int upfu_shaper_flow(const struct shaped *sh, uint8_t qer);
-/* upfu_shaper_of is the shaper of the session whose verdict v is (pipeline
- * forward) and in *flow the flow v's packets take: from the verdict when
- * the cache entry knew it, else from upfu_shaper, noted in the entry for
- * the next packets. NULL: not shaped. */
-struct shaped *upfu_shaper_of(struct upfu *u, uint32_t slot, int dir, const struct verdict *v, int *flow);
-/* upfu_shape queues the prepared frame m of sh's flow (upfu_shaper_flow);
- * 0 = queued (m is taken), else m is the caller's and the reason says why
- * (UPF_DROP_MBR: red). */
-int upfu_shape(struct upfu *u, struct shaped *sh, int flow, struct rte_mbuf *m, const struct upfu_hop *h,
-	       uint32_t bytes);
+/* upfu_shaper_pick is a session's shaper for a packet: its pool index
+ * (-1 not shaped) and the flow of it the packet takes (-1 none). */
+struct upfu_shaper_pick {
+	int32_t idx;
+	int32_t flow;
+};
+/* upfu_shaper_find is upfu_shaper_of's slow part (shape.h): the shaper of
+ * the session whose verdict v is, noted in the verdict cache entry. */
+struct upfu_shaper_pick upfu_shaper_find(struct upfu *u, uint32_t slot, int dir, const struct verdict *v);
+/* upfu_shape_straight is qos_submit_straight out of line (shape.h). */
+int upfu_shape_straight(struct qos_shaper_hot *h, uint32_t flow, uint64_t now, uint32_t len);
+/* upfu_shape_listed lists pool entry idx for upfu_qos_poll (shape.h). */
+void upfu_shape_listed(struct upfu *u, uint32_t idx);
 /* upfu_qos_drain sends at once, in order, whatever slot's shaper of dir
  * holds: before an End Marker, every packet queued for the old tunnel
  * must have left (TS 23.502 4.9.1.2.2 step 6, TS 29.281 7.3.2). */

@@ -29,9 +29,9 @@
 #include <rte_cycles.h>
 #include <rte_ip.h>
 
-#include "priv.h"
+#include "shape.h"
 
-#define PORT_BIT 63
+#define PORT_BIT UPFU_SHAPE_PORT_BIT
 #define DEQ_MAX UPFU_BURST
 #define POLL_SHAPERS 64 /* backlogged sessions served per loop */
 #define READ_TRIES 1000 /* a session being rewritten: try again at its next packet */
@@ -281,61 +281,35 @@ static void remember(struct upfu *u, struct vcache *c, const struct shaped *sh)
 	c->v.shaper_flow = (int8_t)flow;
 }
 
-struct shaped *upfu_shaper_of(struct upfu *u, uint32_t slot, int dir, const struct verdict *v, int *flow)
+struct upfu_shaper_pick upfu_shaper_find(struct upfu *u, uint32_t slot, int dir, const struct verdict *v)
 {
-	if (v->shaper >= 0) {
-		*flow = v->shaper_flow;
-		return &u->qos.pool[v->shaper];
-	}
 	struct shaped *sh = upfu_shaper(u, slot, dir, v->up_seid, v->seq);
 	if (sh == NULL)
-		return NULL;
-	*flow = upfu_shaper_flow(sh, v->flow_qer);
+		return (struct upfu_shaper_pick){-1, -1};
 	remember(u, upfu_vcache_at(u, slot, dir), sh);
-	return sh;
+	return (struct upfu_shaper_pick){(int32_t)(sh - u->qos.pool), upfu_shaper_flow(sh, v->flow_qer)};
 }
 
 /* ---- per packet -------------------------------------------------------------- */
 
-/* upfu_shape meters the frame and sends it at once when its session has
- * nothing queued and the buckets allow it (qos_submit: the common case
- * costs no queue and no dequeue); else it queues it and lists the session
- * for upfu_qos_poll. */
-int upfu_shape(struct upfu *u, struct shaped *sh, int flow, struct rte_mbuf *m, const struct upfu_hop *h,
-	       uint32_t bytes)
+/* upfu_shape_straight is qos_submit_straight out of line: in a frame of
+ * its own its few values stay in registers, where inlined into the burst
+ * loop GCC spilled them. */
+__attribute__((noinline)) int upfu_shape_straight(struct qos_shaper_hot *h, uint32_t flow, uint64_t now, uint32_t len)
 {
-	if (flow < 0)
-		return UPF_DROP_RULE_BUSY; /* rules and verdict out of step: the next packet rereads */
-	uint64_t handle = (uint64_t)(uintptr_t)m | ((uint64_t)(h->port == UPF_N3) << PORT_BIT);
 	struct qos_out o;
-	uint32_t idx = (uint32_t)(sh - u->qos.pool);
-	enum qos_verdict r = qos_ref_submit(upfu_qos_ref(u, idx), (uint32_t)flow, u->now, handle, bytes, QOS_GREEN, &o);
-	switch (r) {
-	case QOS_SENT_GREEN:
-	case QOS_SENT_YELLOW: {
-		int e = upfu_send_via(u, h->port, h->dst, m);
-		if (e == 0)
-			CNT_ADD(u->qos.st.sent[r == QOS_SENT_GREEN ? 0 : 1], 1);
-		return e;
-	}
-	case QOS_QUEUED_GREEN:
-	case QOS_QUEUED_YELLOW:
-		break;
-	case QOS_DROP_RED:
-		CNT_ADD(u->qos.st.red, 1);
-		return UPF_DROP_MBR;
-	case QOS_DROP_FULL:
-		/* the colour the meter gave it says which guarantee was lost */
-		CNT_ADD(u->qos.st.full[o.colour == QOS_GREEN ? 0 : 1], 1);
-		return UPF_DROP_MBR;
-	default:
-		return UPF_DROP_RULE_BUSY;
-	}
+	return qos_submit_straight(h, flow, now, 0, len, QOS_GREEN, &o);
+}
+
+/* upfu_shape_listed lists pool entry idx for upfu_qos_poll: a packet of
+ * its session was queued (upfu_shape, shape.h). */
+void upfu_shape_listed(struct upfu *u, uint32_t idx)
+{
+	struct shaped *sh = &u->qos.pool[idx];
 	if (!sh->busy) {
 		sh->busy = 1;
 		u->qos.busy[u->qos.nbusy++] = idx;
 	}
-	return 0;
 }
 
 /* ---- per loop iteration ------------------------------------------------------ */
