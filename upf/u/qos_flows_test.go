@@ -9,12 +9,14 @@ import (
 	"github.com/l25gc/l25gc/upf/rules"
 )
 
-// eightFlowSession is bench qos --flows 8 at a fifth of its rates: the
-// default flow (QER 1) and seven QoS flows, flow i (1..7) matched by DN
-// port qosFlowPort+i with GBR (i%3+1)·0.4 and MBR (i%4+2)·0.8 Mbit/s,
-// each with its uplink and downlink PDR, under a Session-AMBR of 16
-// Mbit/s (the session-level QER 64, listed last by every PDR): 16 PDRs and
-// 9 QERs, the most a session holds besides the handover's forwarding PDR.
+// eightFlowSession is bench qos --flows 8 at a fifth of its rates, in
+// labMbit (a twentieth in Mbit/s): the default flow (QER 1) and seven QoS
+// flows, flow i (1..7) matched by DN port qosFlowPort+i with GBR
+// (i%3+1)·0.4 and MBR (i%4+2)·0.8 labMbit (the smallest MBR, 1.6 labMbit,
+// meters 2 packets of pktBytes over its 50 ms), each with its uplink and
+// downlink PDR, under a Session-AMBR of 16 labMbit (the session-level QER
+// 64, listed last by every PDR): 16 PDRs and 9 QERs, the most a session
+// holds besides the handover's forwarding PDR.
 func eightFlowSession(seid uint64, ue netip.Addr, ambr uint64) (*rules.Session, []qos.FairFlow) {
 	s := session(seid, ue, upTEID+uint32(seid), gnbTEID, qfi)
 	s.PDRs[0].QERIDs = []uint32{1, 64}
@@ -22,7 +24,7 @@ func eightFlowSession(seid uint64, ue netip.Addr, ambr uint64) (*rules.Session, 
 	s.QERs = append(s.QERs, rules.QER{ID: 64, GateULOpen: true, GateDLOpen: true, MBRUL: ambr, MBRDL: ambr})
 	flows := []qos.FairFlow{{Active: true}}
 	for i := 1; i < rules.MaxQoSFlows; i++ {
-		gbr, mbr := uint64(i%3+1)*400_000, uint64(i%4+2)*800_000
+		gbr, mbr := uint64(i%3+1)*2*labMbit/5, uint64(i%4+2)*4*labMbit/5
 		q := uint8(10 + i)
 		sdf := []string{fmt.Sprintf("permit out 17 from %s %d to assigned", dnIP, qosFlowPort+i)}
 		ul := s.PDRs[0]
@@ -37,7 +39,7 @@ func eightFlowSession(seid uint64, ue netip.Addr, ambr uint64) (*rules.Session, 
 	return s, flows
 }
 
-// Eight flows of one session, each offered 10 Mbit/s (80 in all, five
+// Eight flows of one session, each offered 10 labMbit (80 in all, five
 // times the AMBR, and two and a half times the largest MBR, so the split
 // holds while the lab delivers less than half of it), share what the
 // session passes as qos.FairShare computes (GBRs first, the rest shared
@@ -53,7 +55,7 @@ func TestQoSEightFlowsShareTheAMBRMaxMin(t *testing.T) {
 	l := newLab(t)
 	_, n6 := l.ready()
 	ue := netip.MustParseAddr("10.60.0.16")
-	const ambr, offered = 16 * mbit, 10 * mbit
+	const ambr, offered = 16 * labMbit, 10 * labMbit
 	s, flows := eightFlowSession(16, ue, ambr)
 	l.install(t, s)
 	ports := []uint16{plainPort}

@@ -172,15 +172,15 @@ func TestQoSTwoFlowsShareTheAMBRFairly(t *testing.T) {
 	l := newLab(t)
 	_, n6 := l.ready()
 	ue1, ue2 := netip.MustParseAddr("10.60.0.11"), netip.MustParseAddr("10.60.0.19")
-	l.install(t, qosSession(11, ue1, 10*mbit, 2*mbit, 5*mbit))
-	l.install(t, qosSession(19, ue2, 10*mbit, 4*mbit, 7*mbit))
+	l.install(t, qosSession(11, ue1, 10*labMbit, 2*labMbit, 5*labMbit))
+	l.install(t, qosSession(19, ue2, 10*labMbit, 4*labMbit, 7*labMbit))
 	c1, c2 := counted(11, ue1, true), counted(19, ue2, true)
-	_, fwd := l.measureCounted(t, n6, merge(c1, c2), offer{ue1, qosFlowPort, 16 * mbit}, offer{ue1, plainPort, 16 * mbit},
-		offer{ue2, qosFlowPort, 16 * mbit}, offer{ue2, plainPort, 16 * mbit})
-	checkShares(t, "case 1", pick(fwd, c1), map[flowKey]float64{{ue1, qosFlowPort}: 5 * mbit, {ue1, plainPort}: 5 * mbit}, byPort)
-	checkShares(t, "case 2", pick(fwd, c2), map[flowKey]float64{{ue2, qosFlowPort}: 7 * mbit, {ue2, plainPort}: 3 * mbit}, byPort)
-	notAbove(t, "case 1", pick(fwd, c1), 10*mbit)
-	notAbove(t, "case 2", pick(fwd, c2), 10*mbit)
+	_, fwd := l.measureCounted(t, n6, merge(c1, c2), offer{ue1, qosFlowPort, 16 * labMbit}, offer{ue1, plainPort, 16 * labMbit},
+		offer{ue2, qosFlowPort, 16 * labMbit}, offer{ue2, plainPort, 16 * labMbit})
+	checkShares(t, "case 1", pick(fwd, c1), map[flowKey]float64{{ue1, qosFlowPort}: 5 * labMbit, {ue1, plainPort}: 5 * labMbit}, byPort)
+	checkShares(t, "case 2", pick(fwd, c2), map[flowKey]float64{{ue2, qosFlowPort}: 7 * labMbit, {ue2, plainPort}: 3 * labMbit}, byPort)
+	notAbove(t, "case 1", pick(fwd, c1), 10*labMbit)
+	notAbove(t, "case 2", pick(fwd, c2), 10*labMbit)
 }
 
 // A flow alone gets its MBR (the meter drops red above it), and non-QoS
@@ -198,18 +198,18 @@ func TestQoSFlowAloneGetsItsMBRAndPlainTrafficTheAMBR(t *testing.T) {
 	_, n6 := l.ready()
 	q, qRef := netip.MustParseAddr("10.60.0.12"), netip.MustParseAddr("10.60.0.31")
 	p, pRef := netip.MustParseAddr("10.60.0.17"), netip.MustParseAddr("10.60.0.32")
-	l.install(t, qosSession(12, q, 10*mbit, 2*mbit, 5*mbit))
-	l.install(t, qosSession(31, qRef, 10*mbit, 2*mbit, 5*mbit/2))
-	l.install(t, qosSession(17, p, 10*mbit, 2*mbit, 5*mbit))
-	l.install(t, qosSession(32, pRef, 5*mbit, 1*mbit, 2*mbit))
+	l.install(t, qosSession(12, q, 10*labMbit, 2*labMbit, 5*labMbit))
+	l.install(t, qosSession(31, qRef, 10*labMbit, 2*labMbit, 5*labMbit/2))
+	l.install(t, qosSession(17, p, 10*labMbit, 2*labMbit, 5*labMbit))
+	l.install(t, qosSession(32, pRef, 5*labMbit, 1*labMbit, 2*labMbit))
 	cq := map[flowKey]urrOf{{q, qosFlowPort}: {12, urrQoS}, {qRef, qosFlowPort}: {31, urrQoS}}
 	cp := map[flowKey]urrOf{{p, plainPort}: {17, urrPlain}, {pRef, plainPort}: {32, urrPlain}}
-	_, fwd := l.measureCounted(t, n6, merge(cq, cp), offer{q, qosFlowPort, 10 * mbit}, offer{qRef, qosFlowPort, 5 * mbit},
-		offer{p, plainPort, 20 * mbit}, offer{pRef, plainPort, 10 * mbit})
-	checkShares(t, "QoS flows alone", pick(fwd, cq), map[flowKey]float64{{q, qosFlowPort}: 5 * mbit, {qRef, qosFlowPort}: 5 * mbit / 2}, byUE)
-	checkShares(t, "non-QoS flows alone", pick(fwd, cp), map[flowKey]float64{{p, plainPort}: 10 * mbit, {pRef, plainPort}: 5 * mbit}, byUE)
-	notAbove(t, "QoS flow alone", pick(fwd, counted(12, q, true)), 5*mbit)
-	notAbove(t, "non-QoS flow alone", pick(fwd, counted(17, p, false)), 10*mbit)
+	_, fwd := l.measureCounted(t, n6, merge(cq, cp), offer{q, qosFlowPort, 10 * labMbit}, offer{qRef, qosFlowPort, 5 * labMbit},
+		offer{p, plainPort, 20 * labMbit}, offer{pRef, plainPort, 10 * labMbit})
+	checkShares(t, "QoS flows alone", pick(fwd, cq), map[flowKey]float64{{q, qosFlowPort}: 5 * labMbit, {qRef, qosFlowPort}: 5 * labMbit / 2}, byUE)
+	checkShares(t, "non-QoS flows alone", pick(fwd, cp), map[flowKey]float64{{p, plainPort}: 10 * labMbit, {pRef, plainPort}: 5 * labMbit}, byUE)
+	notAbove(t, "QoS flow alone", pick(fwd, counted(12, q, true)), 5*labMbit)
+	notAbove(t, "non-QoS flow alone", pick(fwd, counted(17, p, false)), 10*labMbit)
 }
 
 // One session's flood (four times its AMBR) does not take another
@@ -219,12 +219,12 @@ func TestQoSFloodOfOneSessionLeavesAnotherItsAMBR(t *testing.T) {
 	l := newLab(t)
 	_, n6 := l.ready()
 	a, b := netip.MustParseAddr("10.60.0.13"), netip.MustParseAddr("10.60.0.14")
-	l.install(t, qosSession(13, a, 5*mbit, 1*mbit, 2*mbit))
-	l.install(t, qosSession(14, b, 5*mbit, 1*mbit, 2*mbit))
+	l.install(t, qosSession(13, a, 5*labMbit, 1*labMbit, 2*labMbit))
+	l.install(t, qosSession(14, b, 5*labMbit, 1*labMbit, 2*labMbit))
 	c := merge(counted(13, a, false), counted(14, b, false))
-	_, fwd := l.measureCounted(t, n6, c, offer{a, plainPort, 20 * mbit}, offer{b, plainPort, 10 * mbit})
-	checkShares(t, "flood", fwd, map[flowKey]float64{{a, plainPort}: 5 * mbit, {b, plainPort}: 5 * mbit}, byUE)
-	notAbove(t, "flooding session", pick(fwd, counted(13, a, false)), 5*mbit)
+	_, fwd := l.measureCounted(t, n6, c, offer{a, plainPort, 20 * labMbit}, offer{b, plainPort, 10 * labMbit})
+	checkShares(t, "flood", fwd, map[flowKey]float64{{a, plainPort}: 5 * labMbit, {b, plainPort}: 5 * labMbit}, byUE)
+	notAbove(t, "flooding session", pick(fwd, counted(13, a, false)), 5*labMbit)
 }
 
 // New rules take effect at once (the shaper is reconfigured when the
@@ -237,15 +237,15 @@ func TestQoSRulesChangeAndSessionsBeyondThePool(t *testing.T) {
 	l := newLab(t)
 	_, n6 := l.ready()
 	ue, ref := netip.MustParseAddr("10.60.0.15"), netip.MustParseAddr("10.60.0.18")
-	l.install(t, qosSession(15, ue, 10*mbit, 2*mbit, 5*mbit))
-	l.install(t, qosSession(18, ref, 10*mbit, 2*mbit, 5*mbit))
+	l.install(t, qosSession(15, ue, 10*labMbit, 2*labMbit, 5*labMbit))
+	l.install(t, qosSession(18, ref, 10*labMbit, 2*labMbit, 5*labMbit))
 	c := map[flowKey]urrOf{{ue, qosFlowPort}: {15, urrQoS}, {ref, qosFlowPort}: {18, urrQoS}}
-	offers := []offer{{ue, qosFlowPort, 16 * mbit}, {ref, qosFlowPort, 16 * mbit}}
+	offers := []offer{{ue, qosFlowPort, 16 * labMbit}, {ref, qosFlowPort, 16 * labMbit}}
 	_, fwd := l.measureCounted(t, n6, c, offers...)
-	checkShares(t, "both at MBR 5", fwd, map[flowKey]float64{{ue, qosFlowPort}: 5 * mbit, {ref, qosFlowPort}: 5 * mbit}, byUE)
-	l.install(t, qosSession(15, ue, 10*mbit, 2*mbit, 3*mbit))
+	checkShares(t, "both at MBR 5", fwd, map[flowKey]float64{{ue, qosFlowPort}: 5 * labMbit, {ref, qosFlowPort}: 5 * labMbit}, byUE)
+	l.install(t, qosSession(15, ue, 10*labMbit, 2*labMbit, 3*labMbit))
 	_, fwd = l.measureCounted(t, n6, c, offers...)
-	checkShares(t, "MBR 3 against 5", fwd, map[flowKey]float64{{ue, qosFlowPort}: 3 * mbit, {ref, qosFlowPort}: 5 * mbit}, byUE)
+	checkShares(t, "MBR 3 against 5", fwd, map[flowKey]float64{{ue, qosFlowPort}: 3 * labMbit, {ref, qosFlowPort}: 5 * labMbit}, byUE)
 
 	// the pool holds labShapedSessions × 2 shapers, one per session and
 	// direction: as many downlink-only sessions (two of them taken above),
@@ -255,10 +255,10 @@ func TestQoSRulesChangeAndSessionsBeyondThePool(t *testing.T) {
 	var poolOffers []offer
 	for i := range labShapedSessions*2 + 1 {
 		a := netip.AddrFrom4([4]byte{10, 60, 0, byte(20 + i)})
-		l.install(t, qosSession(uint64(20+i), a, 10*mbit, 2*mbit, 5*mbit))
+		l.install(t, qosSession(uint64(20+i), a, 10*labMbit, 2*labMbit, 5*labMbit))
 		pool[flowKey{a, plainPort}] = urrOf{uint64(20 + i), urrPlain}
-		want[flowKey{a, plainPort}] = 2 * mbit
-		poolOffers = append(poolOffers, offer{a, plainPort, 2 * mbit})
+		want[flowKey{a, plainPort}] = 2 * labMbit
+		poolOffers = append(poolOffers, offer{a, plainPort, 2 * labMbit})
 	}
 	// Under every AMBR all of it passes, shaped or not; but a session
 	// beyond the pool has only the QER's policer, 10 ms deep and with no
