@@ -5,7 +5,9 @@ package e2e
 // (a network-requested PDU session modification, TS 23.502 4.3.3.2);
 // UDP flows then cross UPF-U at the offered rates, and each flow's receiver
 // must see the rate qos.FairShare gives it (bench.QoSCase.Expected) within
-// ±5 % over 10 s, downlink and uplink.
+// ±5 % over 10 s, downlink and uplink. A run whose flows together fall
+// short of what the shaper passes (the load never reached it) is measured
+// once more, never passed as it is.
 
 import (
 	"context"
@@ -87,6 +89,16 @@ func checkRates(t *testing.T, ue netip.Addr, c bench.QoSCase, dir string, secs i
 		t.Fatal(err)
 	}
 	got := runUDPFlows(t, ue, c, dir, secs)
+	if totalBitRate(got) < (1-0.05)*totalBitRate(want) {
+		// The shaper is work conserving: offered more than it passes, it
+		// passes the case's whole total. Less in all means the offered
+		// load did not reach it (a generator or a UPF-U short of CPU on a
+		// loaded machine), not a split: measure once more. A shaper that
+		// loses rate fails the second time too, flow by flow below.
+		t.Logf("%s %s: the flows got %.3f Mbit/s in all, want %.3f: the load did not reach the shaper; measuring again",
+			c.Name, dir, totalBitRate(got)/1e6, totalBitRate(want)/1e6)
+		got = runUDPFlows(t, ue, c, dir, secs)
+	}
 	for i, f := range c.Flows {
 		if math.Abs(got[i]-float64(want[i])) > 0.05*float64(want[i]) {
 			t.Errorf("%s %s flow %q: %.3f Mbit/s, want %.3f ±5 %% (AMBR %d, GBR %d, MBR %d, offered %d)",
@@ -127,4 +139,13 @@ func runUDPFlows(t *testing.T, ue netip.Addr, c bench.QoSCase, dir string, secs 
 		t.Logf("%s %s flow %q: per second %v bit/s", c.Name, dir, c.Flows[i].Name, ps)
 	}
 	return rates
+}
+
+// totalBitRate adds rates of any numeric kind as float64 bit/s.
+func totalBitRate[T uint64 | float64](rates []T) float64 {
+	var s float64
+	for _, r := range rates {
+		s += float64(r)
+	}
+	return s
 }
