@@ -116,6 +116,7 @@ func newLabWith(t *testing.T, env ...string) *lab {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.upf.Stop() })
+	favourLab(t, l.upf.Cmd.Process.Pid)
 	if l.table, err = shm.Open(tc); err != nil {
 		t.Fatal(err)
 	}
