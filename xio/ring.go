@@ -121,6 +121,7 @@ func (r *shmRing) dequeue(out []uintptr) int {
 		out[i] = *r.slot(head + i)
 	}
 	atomic.StoreUint32(r.consTail, head+n) // release: the slots may be reused
+	raceSync()                             // acquire what the senders wrote (race builds)
 	return int(n)
 }
 
@@ -140,6 +141,7 @@ const headWaitSpins = 1 << 12
 // updates, it gives up with ringWedged: nothing was changed until the
 // head CAS, so giving up before it is safe.
 func (r *shmRing) enqueue(obj uintptr) int {
+	raceSync() // release what this sender wrote (race builds)
 	var pos uint32
 	for {
 		oh, bad := r.headWait()

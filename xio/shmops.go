@@ -258,6 +258,7 @@ func counter(p *C.uint64_t) *uint64 { return (*uint64)(unsafe.Pointer(p)) }
 // or peer closed) or -ECONNRESET (reset, or the peer's NF died or
 // restarted).
 func (v *shmView) connStatus(c, gen, side uint32) int {
+	raceSync() // a close or reset made by C (race builds)
 	cn := v.connOf(c, gen)
 	if cn == nil || side > 1 {
 		return -C.EPIPE
