@@ -13,11 +13,7 @@ import "C"
 func refCheck(seed, steps uint64) (int64, [8]uint64) {
 	var counts [8]C.uint64_t
 	r := int64(C.l25gc_qos_ref_check(C.uint64_t(seed), C.uint64_t(steps), &counts[0]))
-	var out [8]uint64
-	for i, c := range counts {
-		out[i] = uint64(c)
-	}
-	return r, out
+	return r, verdictCounts(&counts)
 }
 
 // fillCheck compares the refills (qos_fill, qos_bucket_refill) with their
