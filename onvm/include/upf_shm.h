@@ -59,7 +59,7 @@
 #include "shm_layout.h"
 
 #define UPF_SHM_MAGIC 0x55504654u /* "UPFT" */
-#define UPF_SHM_VERSION 5         /* bump on any change of a struct below (4: 17 PDRs, 9 QERs; 5: nap counters) */
+#define UPF_SHM_VERSION 6         /* bump on any change of a struct below (4: 17 PDRs, 9 QERs; 5: nap counters; 6: QER weight) */
 
 /* The tables file: printf(UPF_TABLES_FILE, huge_dir, file_prefix). */
 #define UPF_TABLES_FILE "%s/%s-upf-tables"
@@ -169,9 +169,9 @@ struct upf_qer {
 	uint64_t gbr_ul;
 	uint64_t gbr_dl;
 	uint32_t id;
-	uint8_t qfi;   /* marked in the downlink PDU Session Container */
-	uint8_t gates; /* UPF_GATE_* */
-	uint8_t pad[2];
+	uint8_t qfi;     /* marked in the downlink PDU Session Container */
+	uint8_t gates;   /* UPF_GATE_* */
+	uint16_t weight; /* the flow's share of the AMBR's excess (qos_fair.h); 0 = 1 */
 };
 
 /* A usage reporting rule (TS 29.244 5.2.2). */
@@ -409,7 +409,7 @@ struct upf_shm {
 	F(upf_qer, id, 32)                                                      \
 	F(upf_qer, qfi, 36)                                                     \
 	F(upf_qer, gates, 37)                                                   \
-	F(upf_qer, pad, 38)                                                     \
+	F(upf_qer, weight, 38)                                                  \
 	S(upf_urr, 16)                                                          \
 	F(upf_urr, id, 0)                                                       \
 	F(upf_urr, epoch, 4)                                                    \

@@ -100,7 +100,19 @@ type QER struct {
 	MBRDL      uint64
 	GBRUL      uint64
 	GBRDL      uint64
+	// Weight is the flow's share of what is left of the Session-AMBR once
+	// every GBR flow has its GBR (issue 13: shared max-min fairly by
+	// weight, package qos); 0 = not given, 1. The SMF sets it from the
+	// flow's 5QI (smf.qos.weights); N4 carries it in a vendor-specific IE
+	// (protocol/pfcpx), as TS 29.244 has none. 1..MaxWeight.
+	Weight uint16
 }
+
+// MaxWeight bounds a QER's Weight: the shaper's deficit round robin lends
+// a flow 1600 bytes per unit of weight per turn (qos.h QOS_QUANTUM_BYTES),
+// so a weight of 100 is already a 160 KB turn; a ratio beyond 100:1 is no
+// longer a share but a priority.
+const MaxWeight = 100
 
 // URR counts what its PDRs detect (TS 29.244 5.2.2); this user plane
 // measures volume and packets, reported on deletion and on query.

@@ -52,7 +52,7 @@ func decodeFAR(cs *C.struct_upf_sess, c *C.struct_upf_far) rules.FAR {
 }
 
 func decodeQER(c *C.struct_upf_qer) rules.QER {
-	return rules.QER{ID: uint32(c.id), QFI: uint8(c.qfi),
+	return rules.QER{ID: uint32(c.id), QFI: uint8(c.qfi), Weight: uint16(c.weight),
 		GateULOpen: c.gates&C.UPF_GATE_UL != 0, GateDLOpen: c.gates&C.UPF_GATE_DL != 0,
 		MBRUL: uint64(c.mbr_ul), MBRDL: uint64(c.mbr_dl), GBRUL: uint64(c.gbr_ul), GBRDL: uint64(c.gbr_dl)}
 }

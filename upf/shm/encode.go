@@ -120,8 +120,11 @@ func encodeQERs(cs *C.struct_upf_sess, qers []rules.QER) (map[uint32]C.uint8_t, 
 		if q.QFI > 63 {
 			return nil, fmt.Errorf("qer %d: QFI %d: want 0-63 (TS 38.415 5.5.3.3)", q.ID, q.QFI)
 		}
+		if q.Weight > rules.MaxWeight {
+			return nil, fmt.Errorf("qer %d: weight %d: want 1-%d", q.ID, q.Weight, rules.MaxWeight)
+		}
 		c := &cs.qer[i]
-		c.id, c.qfi = C.uint32_t(q.ID), C.uint8_t(q.QFI)
+		c.id, c.qfi, c.weight = C.uint32_t(q.ID), C.uint8_t(q.QFI), C.uint16_t(q.Weight)
 		c.mbr_ul, c.mbr_dl = C.uint64_t(q.MBRUL), C.uint64_t(q.MBRDL)
 		c.gbr_ul, c.gbr_dl = C.uint64_t(q.GBRUL), C.uint64_t(q.GBRDL)
 		if q.GateULOpen {

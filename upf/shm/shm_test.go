@@ -47,7 +47,7 @@ func sessionWith(seid uint64, ue netip.Addr, teid uint32) *rules.Session {
 			{ID: 2, Action: rules.ActionForward, Destination: rules.Access, OuterHeader: &rules.OuterHeader{TEID: 0x77, PeerIPv4: gnb}},
 		},
 		QERs: []rules.QER{{ID: 1, QFI: 9, GateULOpen: true, GateDLOpen: true, MBRUL: 1e8, MBRDL: 2e8},
-			{ID: 2, QFI: 5, GateDLOpen: true, GBRDL: 1e6, MBRDL: 5e6}},
+			{ID: 2, QFI: 5, GateDLOpen: true, GBRDL: 1e6, MBRDL: 5e6, Weight: 3}},
 		URRs: []rules.URR{{ID: 1}, {ID: 2, VolumeThreshold: 1 << 20}},
 	}}
 }
@@ -137,6 +137,7 @@ func TestInstallRejectsBadRulesNamingTheField(t *testing.T) {
 		"choose TEID":      {func(s *rules.Session) { s.PDRs[0].LocalFTEID = &rules.FTEID{Choose: true} }, "pdr 1: local F-TEID: TEID 0"},
 		"two UE addresses": {func(s *rules.Session) { s.PDRs[1].UEIPv4 = netip.MustParseAddr("10.60.0.9") }, "pdr 2: UE address 10.60.0.9, another PDR has 10.60.0.7"},
 		"QFI":              {func(s *rules.Session) { s.QERs[0].QFI = 64 }, "qer 1: QFI 64"},
+		"weight":           {func(s *rules.Session) { s.QERs[1].Weight = rules.MaxWeight + 1 }, "qer 2: weight 101: want 1-100"},
 		"too many URRs": {func(s *rules.Session) {
 			s.URRs = []rules.URR{{ID: 1}, {ID: 2}, {ID: 3}, {ID: 4}, {ID: 5}}
 		}, "urr 5: at most 4 URRs"},

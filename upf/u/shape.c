@@ -7,9 +7,10 @@
  * Which rules are shaped (the contract with UPF-C, TS 29.244 5.2.4): a QER
  * with QFI 0 is session-level, its MBR of a direction the Session-AMBR,
  * listed last by every PDR of the session; a QER with QFI != 0 is a flow
- * QER, listed first. A PDR without a flow QER is the default (non-GBR,
- * uncapped) flow. A session without a session-level QER is not shaped: its
- * QERs' MBR buckets apply as before (pipeline.c police).
+ * QER, listed first; its weight (0 = 1) is the flow's share of the AMBR
+ * left after the GBRs. A PDR without a flow QER is the default (non-GBR,
+ * uncapped, weight 1) flow. A session without a session-level QER is not
+ * shaped: its QERs' MBR buckets apply as before (pipeline.c police).
  *
  * Shapers come from a pool (upf.qos.max_shaped_sessions × 2): a shaper is
  * 19 KB, one per session slot would be GBs. A session the pool cannot
@@ -139,6 +140,9 @@ static int flows_of(const struct upf_sess *s, int dir, uint64_t hz, uint64_t que
 			f->mbr_bps = qer_mbr(&s->qer[flow_qer], dir);
 			if (f->mbr_bps != 0 && f->gbr_bps > f->mbr_bps)
 				f->gbr_bps = f->mbr_bps; /* qos_fair.h takes a GBR above its MBR as the MBR */
+			/* its share of the excess (the SMF's smf.qos.weights by
+			 * 5QI); the default flow, without a QER, weighs 1 */
+			f->weight = s->qer[flow_qer].weight;
 		}
 		f->queue_ns = queue_ns;
 		f->in_use = 1;
