@@ -257,6 +257,13 @@ func PatchQER(q *rules.QER, ie *QERIE) error {
 		}
 		q.QFI = ie.QFI.QFI
 	}
+	w, err := weightOf(q.ID, ie.Weight)
+	if err != nil {
+		return err
+	}
+	if w != 0 { // absent: 1 in a Create QER (Weight 0), unchanged in an Update QER
+		q.Weight = w
+	}
 	return nil
 }
 

@@ -161,6 +161,10 @@ func QERIEOf(q rules.QER) (*QERIE, error) {
 	if q.QFI != 0 {
 		ie.QFI = &pfcpType.QFI{QFI: q.QFI}
 	}
+	if q.Weight > rules.MaxWeight {
+		return nil, fmt.Errorf("QER %d: weight %d, want 1..%d", q.ID, q.Weight, rules.MaxWeight)
+	}
+	ie.Weight = weightIEs(q.Weight)
 	return ie, nil
 }
 

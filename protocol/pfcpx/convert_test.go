@@ -41,7 +41,7 @@ func aSession() *rules.Session {
 		},
 		QERs: []rules.QER{
 			{ID: 1, QFI: 9, GateULOpen: true, GateDLOpen: true, MBRUL: 100_000_000, MBRDL: 200_000_000},
-			{ID: 2, QFI: 5, GateULOpen: true, GateDLOpen: false, MBRUL: 7_000_000, MBRDL: 7_000_000, GBRUL: 4_000_000, GBRDL: 4_000_000},
+			{ID: 2, QFI: 5, GateULOpen: true, GateDLOpen: false, MBRUL: 7_000_000, MBRDL: 7_000_000, GBRUL: 4_000_000, GBRDL: 4_000_000, Weight: 3},
 		},
 		URRs: []rules.URR{{ID: 1, VolumeThreshold: 1 << 30}, {ID: 2}},
 	}}

@@ -64,6 +64,9 @@ func TestEstablishmentIEsChecked(t *testing.T) {
 		{"F-TEID without address", func(r *SessionEstablishmentRequest) {
 			r.CreatePDR[0].PDI.LocalFTEID = &pfcpType.FTEID{V6: true, Teid: 1, Ipv6Address: net.ParseIP("::1")}
 		}, CauseMandatoryIEIncorrect, IEFTEID},
+		{"QER weight 0", func(r *SessionEstablishmentRequest) { r.CreateQER[1].Weight[0].Data = []byte{0, 0} }, CauseMandatoryIEIncorrect, IEQERWeight},
+		{"QER weight 101", func(r *SessionEstablishmentRequest) { r.CreateQER[1].Weight[0].Data = []byte{0, 101} }, CauseMandatoryIEIncorrect, IEQERWeight},
+		{"QER weight of one octet", func(r *SessionEstablishmentRequest) { r.CreateQER[1].Weight[0].Data = []byte{3} }, CauseMandatoryIEIncorrect, IEQERWeight},
 		{"two QFIs", func(r *SessionEstablishmentRequest) {
 			r.CreatePDR[0].PDI.QFI = []*pfcpType.QFI{{QFI: 1}, {QFI: 2}}
 		}, CauseServiceNotSupported, IEQFI},

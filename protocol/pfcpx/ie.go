@@ -82,7 +82,7 @@ var ieNames = map[uint16]string{
 	IEURRID: "URR ID", IEOuterHeaderCreation: "Outer Header Creation",
 	IEUEIPAddress: "UE IP Address", IEOuterHeaderRemoval: "Outer Header Removal",
 	IERecoveryTimeStamp: "Recovery Time Stamp", IEFARID: "FAR ID", IEQERID: "QER ID",
-	IEFailedRuleID: "Failed Rule ID", IEQFI: "QFI",
+	IEFailedRuleID: "Failed Rule ID", IEQFI: "QFI", IEQERWeight: "QER Weight (L25GC+ vendor-specific)",
 }
 
 // NetworkInstance is the Network Instance IE (TS 29.244 8.2.4): an octet

@@ -71,6 +71,9 @@ type QERIE struct {
 	MaximumBitrate    *pfcpType.MBR        `tlv:"26"`
 	GuaranteedBitrate *pfcpType.GBR        `tlv:"27"`
 	QFI               *pfcpType.QFI        `tlv:"124"`
+	// Weight is L25GC+'s vendor-specific QER weight (vendor.go); a slice,
+	// so another enterprise's IE of the same type is read and passed over.
+	Weight []*VendorIE `tlv:"32769"`
 }
 
 // URRIE is Create URR (7.5.2.4) and Update URR (7.5.4.4).

@@ -36,19 +36,26 @@ func TestWireDissectsWithoutMalformedPackets(t *testing.T) {
 	}
 	s := pduSession("10.60.0.1")
 	s.URRs[0].VolumeThreshold = 1 << 20
+	s.QERs[0].Weight = 1 // smf.qos.weights: the vendor-specific QER weight IE in every flow QER
 	est, err := c.Establish(ctx, upf, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	table.Count(est.UPSEID, rules.Usage{URRID: 2, UplinkBytes: 10, DownlinkBytes: 20, UplinkPackets: 1, DownlinkPackets: 2})
-	if _, err := c.Modify(ctx, upf, est.UPSEID, &rules.Modification{Create: qosFlow()}); err != nil {
+	flow := qosFlow()
+	flow.QERs[0].Weight = 3
+	if _, err := c.Modify(ctx, upf, est.UPSEID, &rules.Modification{Create: flow}); err != nil {
 		t.Fatal(err)
 	}
 	buffer := s.FARs[1]
 	buffer.Action = rules.ActionBuffer | rules.ActionNotify
-	if _, err := c.Modify(ctx, upf, est.UPSEID, &rules.Modification{Update: rules.Rules{FARs: []rules.FAR{buffer}, QERs: qosFlow().QERs},
+	flow.QERs[0].Weight = 2
+	if _, err := c.Modify(ctx, upf, est.UPSEID, &rules.Modification{Update: rules.Rules{FARs: []rules.FAR{buffer}, QERs: flow.QERs},
 		Remove: rules.RuleIDs{PDRs: []uint16{3, 4}, URRs: []uint32{2}}}); err != nil {
 		t.Fatal(err)
+	}
+	if got := installedWeights(t, table); got[1] != 1 || got[2] != 2 {
+		t.Fatalf("QER weights in the table %v, want QER 1 weighing 1 and QER 2 (updated from 3) 2", got)
 	}
 	// Paging's Session Report (DLDR), then a path switch with SNDEM.
 	sink := newReportSink(pfcpx.CauseAccepted)
@@ -87,4 +94,18 @@ func TestWireDissectsWithoutMalformedPackets(t *testing.T) {
 			t.Errorf("no PFCP message of type %s captured (got %v)", want, types)
 		}
 	}
+}
+
+// installedWeights are the weights of the QERs of the table's one session.
+func installedWeights(t *testing.T, table rules.Table) map[uint32]uint16 {
+	t.Helper()
+	ss, err := table.Sessions()
+	if err != nil || len(ss) != 1 {
+		t.Fatalf("sessions %+v (%v), want one", ss, err)
+	}
+	out := map[uint32]uint16{}
+	for _, q := range ss[0].QERs {
+		out[q.ID] = q.Weight
+	}
+	return out
 }
