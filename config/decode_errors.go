@@ -195,7 +195,9 @@ func typeAt(path string) reflect.Type {
 	}
 	for _, part := range strings.Split(path, ".") {
 		key, _, _ := strings.Cut(part, "[")
-		if t = fieldType(t, key); t == nil {
+		if t != nil && t.Kind() == reflect.Map { // a map's keys are data (smf.qos.weights.<5QI>)
+			t = t.Elem()
+		} else if t = fieldType(t, key); t == nil {
 			return nil
 		}
 		for range strings.Count(part, "[") { // one list level per index

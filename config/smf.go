@@ -2,11 +2,15 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/l25gc/l25gc/domain"
+	"github.com/l25gc/l25gc/upf/rules"
 )
 
 // SMF configures the session management function (TS 23.501 6.2.2).
@@ -18,6 +22,34 @@ type SMF struct {
 	DNNs []SMFDNN `yaml:"dnns"`
 	// UPF is the user plane the SMF sets sessions up in (N4, TS 29.244).
 	UPF SMFUPF `yaml:"upf"`
+	// QoS is how the SMF weighs a session's QoS flows.
+	QoS SMFQoS `yaml:"qos,omitempty"`
+}
+
+// SMFQoS weighs QoS flows by their 5QI (TS 23.501 Table 5.7.4-1).
+type SMFQoS struct {
+	// Weights map a 5QI (its decimal value as the key) to its flows' share
+	// of the Session-AMBR left once every GBR flow has its GBR: UPF-U
+	// shares that rest max-min fairly by weight (issue 13), so {"1": 3,
+	// "9": 1} gives a 5QI 1 flow three parts for each part of the default
+	// flow (5QI 9). A 5QI not listed weighs 1; with none listed every flow
+	// weighs 1 and N4 carries no weight (the vendor-specific QER IE of
+	// protocol/pfcpx).
+	Weights map[string]int `yaml:"weights,omitempty"`
+}
+
+// Weight is the weight of flows of 5QI fiveQI: 0 when no weights are
+// configured (none is sent), else the configured one or 1.
+func (q SMFQoS) Weight(fiveQI uint8) uint16 {
+	if len(q.Weights) == 0 {
+		return 0
+	}
+	for k, w := range q.Weights {
+		if n, err := strconv.ParseUint(k, 10, 8); err == nil && uint8(n) == fiveQI {
+			return uint16(w) // validated: 1..rules.MaxWeight
+		}
+	}
+	return 1
 }
 
 // SMFDNN is one data network of the SMF.
@@ -59,6 +91,7 @@ func defaultSMF() SMF {
 // for a UE (at least a /30: the network and broadcast addresses are never
 // handed out) that overlaps no other DNN's.
 func (v *validator) smf(s *SMF) {
+	v.smfQoS(&s.QoS)
 	var pools []netip.Prefix
 	seen := map[string]bool{}
 	for i, d := range s.DNNs {
@@ -101,4 +134,26 @@ func (v *validator) pool(field, s string, others []netip.Prefix) (netip.Prefix, 
 		}
 	}
 	return p, true
+}
+
+// smfQoS: every key of smf.qos.weights is a 5QI, named once, and every
+// weight is within 1..rules.MaxWeight.
+func (v *validator) smfQoS(q *SMFQoS) {
+	keys := slices.Sorted(maps.Keys(q.Weights))
+	seen := map[uint64]string{}
+	for _, k := range keys {
+		f := "smf.qos.weights." + k
+		n, err := strconv.ParseUint(k, 10, 8)
+		if err != nil || n == 0 || n == 255 {
+			v.fail(f, "%q is not a 5QI: want 1..254 (TS 23.501 Table 5.7.4-1; 0 and 255 are reserved, TS 24.501 9.11.4.12)", k)
+			continue
+		}
+		if other, dup := seen[n]; dup {
+			v.fail(f, "5QI %d is listed twice (%q and %q)", n, other, k)
+		}
+		seen[n] = k
+		if w := q.Weights[k]; w < 1 || w > rules.MaxWeight {
+			v.fail(f, "weight %d of 5QI %d: want 1..%d (the flow's share of the Session-AMBR beside the session's other flows)", w, n, rules.MaxWeight)
+		}
+	}
 }

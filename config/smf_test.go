@@ -56,3 +56,38 @@ func TestSMFDefaultsAndUPFAddress(t *testing.T) {
 		t.Errorf("SMF section %+v", c.SMF)
 	}
 }
+
+// smf.qos.weights: keys are 5QIs (quoted or not), weights 1..100; a bad
+// key or weight is refused naming its line and key.
+func TestSMFQoSWeights(t *testing.T) {
+	c, err := Parse("node.yaml", []byte("smf:\n  qos:\n    weights: {\"1\": 3, 9: 2, 128: 100}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for fiveQI, want := range map[uint8]uint16{1: 3, 9: 2, 128: 100, 5: 1, 254: 1} {
+		if got := c.SMF.QoS.Weight(fiveQI); got != want {
+			t.Errorf("5QI %d weighs %d, want %d", fiveQI, got, want)
+		}
+	}
+	if got := Default().SMF.QoS.Weight(9); got != 0 {
+		t.Errorf("without weights 5QI 9 weighs %d, want 0 (none sent)", got)
+	}
+	cases := []struct{ name, yaml, want string }{
+		{"5QI 0", "smf:\n  qos:\n    weights:\n      \"0\": 2\n",
+			`node.yaml:4: smf.qos.weights.0: "0" is not a 5QI: want 1..254`},
+		{"5QI 256", "smf:\n  qos:\n    weights:\n      9: 1\n      256: 2\n", `node.yaml:5: smf.qos.weights.256: "256" is not a 5QI`},
+		{"not a number", "smf:\n  qos:\n    weights:\n      voice: 2\n", `node.yaml:4: smf.qos.weights.voice: "voice" is not a 5QI`},
+		{"weight 0", "smf:\n  qos:\n    weights:\n      \"1\": 0\n", "node.yaml:4: smf.qos.weights.1: weight 0 of 5QI 1: want 1..100"},
+		{"weight 101", "smf:\n  qos:\n    weights:\n      \"1\": 101\n", "node.yaml:4: smf.qos.weights.1: weight 101 of 5QI 1: want 1..100"},
+		{"5QI twice", "smf:\n  qos:\n    weights:\n      \"9\": 1\n      \"09\": 2\n", `smf.qos.weights.9: 5QI 9 is listed twice ("09" and "9")`},
+		{"weight not a number", "smf:\n  qos:\n    weights:\n      \"1\": high\n", "node.yaml:4: smf.qos.weights.1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("node.yaml", []byte(c.yaml))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got error %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
