@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -76,6 +77,24 @@ func TestSessionShowPrintsFairShare(t *testing.T) {
 			!strings.Contains(lines[3], c.nonQoS) || !strings.Contains(lines[4], c.qosRate) {
 			t.Fatalf("GBR %d MBR %d:\n%s", c.gbr, c.mbr, out.String())
 		}
+	}
+}
+
+// Weights (smf.qos.weights) show per flow and split the excess: AMBR 10,
+// GBR 2, the QoS flow weighing 3 and the default flow 1 share the 8 left
+// 6:2, so 8 and 2 where equal weights give 6 and 4.
+func TestSessionShowPrintsWeights(t *testing.T) {
+	s := paperSession(2e6, 10e6)
+	s.Flows[0].Weight, s.Flows[1].Weight = 1, 3
+	var out bytes.Buffer
+	if err := printSession(&out, s); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out.String(), "\n")
+	if len(lines) < 5 || !strings.Contains(lines[2], "weight") ||
+		!regexp.MustCompile(`^\s+1\s+9\s+1\s+-\s+-\s+2 / 2 Mbit/s`).MatchString(lines[3]) ||
+		!regexp.MustCompile(`^\s+2\s+1\s+3\s+.*\s+8 / 8 Mbit/s`).MatchString(lines[4]) {
+		t.Fatalf("weights 1 and 3:\n%s", out.String())
 	}
 }
 

@@ -4,7 +4,7 @@ package main
 // flows (GBR, MBR), the Session-AMBR and the rate each flow gets when all
 // of them are busy — computed by qos.FairShare, the algorithm UPF-U's
 // shapers run (issue 13: each GBR flow its GBR, the rest of the AMBR
-// shared max-min fairly, each capped by its MBR).
+// shared max-min fairly by the flows' weights, each capped by its MBR).
 
 import (
 	"fmt"
@@ -64,8 +64,8 @@ func expectedShares(s smf.SessionView) (ul, dl qos.Share, err error) {
 	up := make([]qos.FairFlow, len(s.Flows))
 	down := make([]qos.FairFlow, len(s.Flows))
 	for i, f := range s.Flows {
-		up[i] = qos.FairFlow{GBR: f.GBRUplinkBps, MBR: f.MBRUplinkBps, Active: true}
-		down[i] = qos.FairFlow{GBR: f.GBRDownlinkBps, MBR: f.MBRDownlinkBps, Active: true}
+		up[i] = qos.FairFlow{GBR: f.GBRUplinkBps, MBR: f.MBRUplinkBps, Weight: uint32(f.Weight), Active: true}
+		down[i] = qos.FairFlow{GBR: f.GBRDownlinkBps, MBR: f.MBRDownlinkBps, Weight: uint32(f.Weight), Active: true}
 	}
 	if ul, err = qos.FairShare(s.AMBRUplinkBps, up); err != nil {
 		return ul, dl, err
@@ -82,7 +82,7 @@ func printSession(out io.Writer, s smf.SessionView) error {
 	fmt.Fprintf(out, "%s PDU session %d: dnn %s, s-nssai %s, UE %s, %s\n", s.SUPI, s.PDUSessionID, s.DNN, s.SNSSAI, orDash(s.UEIPv4), s.State)
 	fmt.Fprintf(out, "  Session-AMBR UL/DL: %s\n", ratePair(s.AMBRUplinkBps, s.AMBRDownlinkBps))
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  QFI\t5QI\tGBR UL/DL\tMBR UL/DL\texpected UL/DL (all busy)\tfilter")
+	fmt.Fprintln(tw, "  QFI\t5QI\tweight\tGBR UL/DL\tMBR UL/DL\texpected UL/DL (all busy)\tfilter")
 	for i, f := range s.Flows {
 		filter := "(default flow)"
 		if len(f.Filters) > 0 {
@@ -91,7 +91,7 @@ func printSession(out io.Writer, s smf.SessionView) error {
 		if f.Pending {
 			filter += " (pending: the gNB has not confirmed it)"
 		}
-		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\t%s\n", f.QFI, f.FiveQI, ratePair(f.GBRUplinkBps, f.GBRDownlinkBps),
+		fmt.Fprintf(tw, "  %d\t%d\t%d\t%s\t%s\t%s\t%s\n", f.QFI, f.FiveQI, max(f.Weight, 1), ratePair(f.GBRUplinkBps, f.GBRDownlinkBps),
 			ratePair(f.MBRUplinkBps, f.MBRDownlinkBps), ratePair(ul.Rates[i], dl.Rates[i]), filter)
 	}
 	if err := tw.Flush(); err != nil {

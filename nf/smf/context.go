@@ -10,6 +10,7 @@ import (
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/protocol/ngapx"
 )
 
@@ -59,6 +60,8 @@ type smContext struct {
 	flows            []qosFlow // the default flow first
 	pending          []qosFlow // flows of a modification not yet confirmed by the gNB
 	changing         []qosFlow // flows changed by a modification the gNB has not confirmed: their old values
+	// weights is smf.qos: each flow's QER weight by its 5QI (upf_rules.go).
+	weights config.SMFQoS
 
 	policyURI      string // the PCF's SM policy association; "" = local policy
 	uecmRegistered bool

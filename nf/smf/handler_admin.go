@@ -66,7 +66,7 @@ func (n *NF) handleListSessions(w http.ResponseWriter, _ *http.Request) {
 	for _, c := range n.ctxs.all() {
 		c.mu.Lock()
 		v := SessionView{SUPI: c.supi, PDUSessionID: c.psi, DNN: c.dnn, SNSSAI: snssaiString(c.snssai), State: c.state.String(),
-			QFIs: pendingOf(c.flows), UPSEID: c.upSEID, AMBRUplinkBps: c.ambrUp, AMBRDownlinkBps: c.ambrDown, Flows: flowViews(c.flows, c.pending)}
+			QFIs: pendingOf(c.flows), UPSEID: c.upSEID, AMBRUplinkBps: c.ambrUp, AMBRDownlinkBps: c.ambrDown, Flows: c.flowViews()}
 		if c.ueIP.IsValid() {
 			v.UEIPv4 = c.ueIP.String()
 		}

@@ -80,7 +80,7 @@ func (n *NF) create(ctx context.Context, d *models.SmfPduSessionSmContextCreateD
 	}
 	c := &smContext{supi: d.Supi, psi: g.PDUSessionID, pti: g.PTI, dnn: d.Dnn, servingNfID: d.ServingNfId,
 		statusURI: d.SmContextStatusUri, anType: d.AnType, ratType: d.RatType, plmn: d.ServingNetwork,
-		wantsDNS: g.WantsDNSv4, ipv4Only: g.PDUSessionType == nasx.PDUSessionTypeIPv4v6}
+		wantsDNS: g.WantsDNSv4, ipv4Only: g.PDUSessionType == nasx.PDUSessionTypeIPv4v6, weights: n.env.Config.SMF.QoS}
 	if d.SNssai != nil {
 		c.snssai = *d.SNssai
 	}

@@ -7,7 +7,9 @@ import (
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/nf/udr/prov"
+	"github.com/l25gc/l25gc/protocol/ngapx"
 	"github.com/l25gc/l25gc/sbi"
 	"github.com/l25gc/l25gc/upf/rules"
 )
@@ -140,4 +142,68 @@ func gbrDecision(gbr, mbr string) models.SmPolicyDecision {
 		PccRules: map[string]*models.PccRule{"gbr": {PccRuleId: "gbr", Precedence: 10, RefQosData: []string{"q"},
 			FlowInfos: []models.FlowInformation{{FlowDescription: iperfFlow}}}},
 		QosDecs: map[string]*models.QosData{"q": {QosId: "q", Var5qi: 1, GbrUl: gbr, GbrDl: gbr, MaxbrUl: mbr, MaxbrDl: mbr}}}
+}
+
+// smf.qos.weights reach the UPF in each flow QER by the flow's 5QI: the
+// default flow (5QI 9) and a GBR flow (5QI 1) get theirs at once, a 5QI
+// not listed 1 (said, so an Update QER does not keep the old weight), and
+// the admin view shows them; without weights no QER carries one.
+func TestFlowQERsCarryTheir5QIsWeight(t *testing.T) {
+	s := newTestSMF(t, sbi.NewTCP(), setup{cfg: func(c *config.Config) { c.SMF.QoS.Weights = map[string]int{"1": 3, "9": 2} }})
+	token := adminToken(t, s)
+	ref, _ := s.established(t, subscribed, 1, establishmentRequest(t, 1, 1))
+	s.activate(t, ref)
+	if q := qerByID(t, s.n4.only(t), qerOf(defaultQFI)); q.Weight != 2 {
+		t.Fatalf("default flow QER %+v, want weight 2 (5QI 9)", q)
+	}
+	if code, body := s.admin(t, "POST", adminPrefix+"/"+subscribed+"/1/policy", token, gbrDecision("2 Mbps", "5 Mbps")); code != 204 {
+		t.Fatalf("policy: %d %s", code, body)
+	}
+	s.core.waitTransfer(t)
+	sess := s.n4.only(t)
+	checkQERShape(t, sess, 100_000_000, 200_000_000)
+	if q := qerByID(t, sess, qerOf(2)); q.Weight != 3 {
+		t.Fatalf("GBR flow QER %+v, want weight 3 (5QI 1)", q)
+	}
+	if q := qerByID(t, sess, qerSession); q.Weight != 0 {
+		t.Fatalf("session QER %+v carries a weight", q)
+	}
+	code, body := s.admin(t, "GET", adminPrefix, token, nil)
+	var list []SessionView
+	if code != 200 || json.Unmarshal(body, &list) != nil || len(list) != 1 || len(list[0].Flows) != 2 ||
+		list[0].Flows[0].Weight != 2 || list[0].Flows[1].Weight != 3 {
+		t.Fatalf("session view: %d %s, want weights 2 and 3", code, body)
+	}
+
+	plain := newTestSMF(t, sbi.NewTCP(), setup{})
+	plain.established(t, subscribed, 1, establishmentRequest(t, 1, 1))
+	if q := qerByID(t, plain.n4.only(t), qerOf(defaultQFI)); q.Weight != 0 {
+		t.Fatalf("without smf.qos.weights: default flow QER %+v, want no weight", q)
+	}
+}
+
+// A policy moving a flow to another 5QI sends an Update QER with that
+// 5QI's weight, 1 when it is not listed.
+func TestPolicyChangingA5QIChangesItsWeight(t *testing.T) {
+	s := newTestSMF(t, sbi.NewTCP(), setup{cfg: func(c *config.Config) { c.SMF.QoS.Weights = map[string]int{"1": 3} }})
+	token := adminToken(t, s)
+	ref, _ := s.established(t, subscribed, 1, establishmentRequest(t, 1, 1))
+	s.activate(t, ref)
+	if code, body := s.admin(t, "POST", adminPrefix+"/"+subscribed+"/1/policy", token, gbrDecision("2 Mbps", "5 Mbps")); code != 204 {
+		t.Fatalf("policy: %d %s", code, body)
+	}
+	s.core.waitTransfer(t)
+	if q := qerByID(t, s.n4.only(t), qerOf(2)); q.Weight != 3 {
+		t.Fatalf("GBR flow QER %+v, want weight 3", q)
+	}
+	s.modifyAnswered(t, ref, ngapx.ModifyResponse{QFIs: []uint8{2}})
+	d := gbrDecision("2 Mbps", "5 Mbps")
+	d.QosDecs["q"].Var5qi = 2
+	if code, body := s.admin(t, "POST", adminPrefix+"/"+subscribed+"/1/policy", token, d); code != 204 {
+		t.Fatalf("policy: %d %s", code, body)
+	}
+	s.core.waitTransfer(t)
+	if q := qerByID(t, s.n4.only(t), qerOf(2)); q.Weight != 1 {
+		t.Fatalf("after 5QI 2: GBR flow QER %+v, want weight 1", q)
+	}
 }

@@ -70,10 +70,14 @@ func (c *smContext) flowPDRs(f qosFlow, local *rules.FTEID) []rules.PDR {
 func flowQERIDs(f qosFlow) []uint32 { return []uint32{qerOf(f.QFI), qerSession} }
 
 // flowQER marks the flow's QFI and carries its GBR and MBR (0 = none: the
-// default, non-GBR flow has neither and takes its share of the AMBR).
+// default, non-GBR flow has neither and takes its share of the AMBR) and
+// its 5QI's weight in that share (smf.qos.weights; 0 when the operator
+// gave none, so N4 carries only TS 29.244's IEs). A flow whose 5QI a
+// policy changes gets an Update QER (sameQoS compares 5QIs), so its
+// weight follows.
 func (c *smContext) flowQER(f qosFlow) rules.QER {
 	return rules.QER{ID: qerOf(f.QFI), QFI: f.QFI, GateULOpen: true, GateDLOpen: true,
-		MBRUL: f.MBRUp, MBRDL: f.MBRDown, GBRUL: f.GBRUp, GBRDL: f.GBRDown}
+		MBRUL: f.MBRUp, MBRDL: f.MBRDown, GBRUL: f.GBRUp, GBRDL: f.GBRDown, Weight: c.weights.Weight(f.FiveQI)}
 }
 
 // sessionQER is the session-level QER: QFI 0, MBR = the Session-AMBR per
