@@ -89,6 +89,13 @@ func TestWireDissectsWithoutMalformedPackets(t *testing.T) {
 	if testing.Verbose() {
 		t.Logf("a Session Establishment Request as tshark reads it:\n%s", tsharkcap.Tail([]byte(capt.Tshark(t, "-V", "-Y", "pfcp.msg_type==50")), 5000))
 	}
+	// the weight IEs (QER 1 at establishment, QER 2 created and updated)
+	// dissect as an enterprise's IE, with our Enterprise ID and 2 octets
+	ids := strings.Fields(capt.Tshark(t, "-Y", "pfcp.enterprise_ie == 32769", "-T", "fields", "-e", "pfcp.enterprise_id", "-e", "pfcp.enterprise_ie_data"))
+	t.Logf("enterprise IEs (ID, data): %v", ids)
+	if want := []string{"32473", "0001", "32473", "0003", "32473", "0002"}; !slices.Equal(ids, want) {
+		t.Errorf("QER weight IEs as tshark reads them %v, want %v", ids, want)
+	}
 	for _, want := range []string{"1", "2", "5", "6", "9", "10", "50", "51", "52", "53", "54", "55", "56", "57"} {
 		if !slices.Contains(types, want) {
 			t.Errorf("no PFCP message of type %s captured (got %v)", want, types)
