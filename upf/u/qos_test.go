@@ -274,6 +274,32 @@ func TestQoSRulesChangeAndSessionsBeyondThePool(t *testing.T) {
 	}
 }
 
+// Weights (the QERs' Weight: smf.qos.weights by 5QI at the SMF, a vendor
+// IE on N4) share the excess: two non-GBR flows without MBR, weighing 1
+// (the default flow) and 3 (the QoS flow), both offered twice the AMBR,
+// get a quarter and three quarters of it (equal weights: a half each).
+// New weights in the session's rules take effect at once: swapped, the
+// shares swap.
+func TestQoSWeightsShareTheExcess(t *testing.T) {
+	l := newLab(t)
+	_, n6 := l.ready()
+	ue := netip.MustParseAddr("10.60.0.16")
+	weighted := func(plain, qos uint16) *rules.Session {
+		s := qosSession(16, ue, 8*labMbit, 0, 0)
+		s.QERs[0].Weight, s.QERs[1].Weight = plain, qos
+		return s
+	}
+	l.install(t, weighted(1, 3))
+	c := counted(16, ue, true)
+	offers := []offer{{ue, qosFlowPort, 16 * labMbit}, {ue, plainPort, 16 * labMbit}}
+	_, fwd := l.measureCounted(t, n6, c, offers...)
+	checkShares(t, "weights 1:3", fwd, map[flowKey]float64{{ue, plainPort}: 2 * labMbit, {ue, qosFlowPort}: 6 * labMbit}, byPort)
+	notAbove(t, "weights 1:3", fwd, 8*labMbit)
+	l.install(t, weighted(3, 1))
+	_, fwd = l.measureCounted(t, n6, c, offers...)
+	checkShares(t, "weights 3:1", fwd, map[flowKey]float64{{ue, plainPort}: 6 * labMbit, {ue, qosFlowPort}: 2 * labMbit}, byPort)
+}
+
 // An End Marker follows every packet sent into the old tunnel (TS 29.281
 // 7.3.2), also those a shaper still held when the path switched: UPF-U
 // sends the session's queue first.
