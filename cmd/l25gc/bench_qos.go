@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -17,11 +18,39 @@ func init() { benchCmds = append(benchCmds, newBenchQoSCmd) }
 // qosBenchFlags are the flags of bench qos.
 type qosBenchFlags struct {
 	name, ambr, gbr, mbr, offered, jsonPath string
+	weights                                 string
 	flows, seconds                          int
 }
 
 // qosCase is the case the flags ask for.
 func (f qosBenchFlags) qosCase() (bench.QoSCase, error) {
+	c, err := f.namedCase()
+	if err != nil {
+		return c, err
+	}
+	c.Weights, err = parseQoSWeights(f.weights)
+	return c, err
+}
+
+// parseQoSWeights reads --weights "5QI=weight,…" into smf.qos.weights;
+// the core's config check judges the 5QIs and weights (file:line: field).
+func parseQoSWeights(s string) (map[string]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	out := map[string]int{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		w, err := strconv.Atoi(v)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("--weights %q: want 5QI=weight pairs such as 1=3,9=1", s)
+		}
+		out[k] = w
+	}
+	return out, nil
+}
+
+func (f qosBenchFlags) namedCase() (bench.QoSCase, error) {
 	if f.flows > 0 {
 		return bench.QoSCaseFlows(f.flows)
 	}
@@ -55,9 +84,12 @@ func newBenchQoSCmd() *cobra.Command {
 			"expected_mbps from qos.FairShare (the algorithm UPF-U shapes with); --json writes\n" +
 			"one object per flow and direction, and an SVG chart of throughput over time next\n" +
 			"to it. Case 1: AMBR 10, QoS GBR 2 MBR 5; case 2: GBR 4 MBR 7; both flows offer 10\n" +
-			"Mbit/s. --flows N: the default flow and N-1 QoS flows with mixed GBR/MBR.",
+			"Mbit/s. --flows N: the default flow and N-1 QoS flows with mixed GBR/MBR.\n" +
+			"--weights runs the core with those smf.qos.weights (5QI=weight): the QoS flows\n" +
+			"are 5QI 1, the non-QoS flow 5QI 9; expected_mbps shares the excess by them.",
 		Example: "  sudo flock /work/userplane.lock l25gc bench qos --case 1 --json qos1.json\n" +
-			"  sudo flock /work/userplane.lock l25gc bench qos --case custom --ambr '20 Mbps' --gbr '5 Mbps' --mbr '12 Mbps' --offered '20 Mbps'",
+			"  sudo flock /work/userplane.lock l25gc bench qos --case custom --ambr '20 Mbps' --gbr '5 Mbps' --mbr '12 Mbps' --offered '20 Mbps'\n" +
+			"  sudo flock /work/userplane.lock l25gc bench qos --case custom --ambr '10 Mbps' --gbr '1 Mbps' --mbr '10 Mbps' --offered '10 Mbps' --weights 1=3,9=1",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := f.qosCase()
 			if err != nil {
@@ -92,20 +124,21 @@ func newBenchQoSCmd() *cobra.Command {
 	fl.StringVar(&f.gbr, "gbr", "", "--case custom: the QoS flow's GBR")
 	fl.StringVar(&f.mbr, "mbr", "", "--case custom: the QoS flow's MBR")
 	fl.StringVar(&f.offered, "offered", "", "--case custom: what each of the two flows offers")
+	fl.StringVar(&f.weights, "weights", "", "smf.qos.weights for the core, as 5QI=weight pairs (e.g. 1=3,9=1: the QoS flows weigh 3, the non-QoS flow 1)")
 	fl.StringVar(&f.jsonPath, "json", "", "write the results as JSON to this file, and an SVG chart next to it")
 	return cmd
 }
 
 func printQoSResults(out io.Writer, rs []bench.QoSResult) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "CASE\tFLOW\tDIRECTION\tGBR\tMBR\tAMBR\tOFFERED\tMbit/s\tEXPECTED\tERROR %\tPER SECOND\t")
+	fmt.Fprintln(tw, "CASE\tFLOW\tDIRECTION\tGBR\tMBR\tWEIGHT\tAMBR\tOFFERED\tMbit/s\tEXPECTED\tERROR %\tPER SECOND\t")
 	for _, r := range rs {
 		errPct := 0.0
 		if r.ExpectedMbps > 0 {
 			errPct = 100 * (r.Mbps - r.ExpectedMbps) / r.ExpectedMbps
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%g\t%g\t%g\t%g\t%.3f\t%.3f\t%+.1f\t%s\t\n", r.Case, r.Flow, r.Direction, r.GBRMbps, r.MBRMbps,
-			r.AMBRMbps, r.OfferedMbps, r.Mbps, r.ExpectedMbps, errPct, perSecondText(r.PerSecondMbps))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%g\t%g\t%d\t%g\t%g\t%.3f\t%.3f\t%+.1f\t%s\t\n", r.Case, r.Flow, r.Direction, r.GBRMbps, r.MBRMbps,
+			max(r.Weight, 1), r.AMBRMbps, r.OfferedMbps, r.Mbps, r.ExpectedMbps, errPct, perSecondText(r.PerSecondMbps))
 	}
 	tw.Flush()
 }

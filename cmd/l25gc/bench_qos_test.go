@@ -22,3 +22,23 @@ func TestBenchQoSCaseFlags(t *testing.T) {
 		}
 	}
 }
+
+// --weights gives the core's smf.qos.weights; the expected rates share
+// the excess by them (AMBR 10, GBR 1: 9 left, 3:1 → 1 + 6.75 and 2.25).
+func TestBenchQoSWeightsFlag(t *testing.T) {
+	f := qosBenchFlags{name: "custom", ambr: "10 Mbps", gbr: "1 Mbps", mbr: "10 Mbps", offered: "10 Mbps", weights: "1=3, 9=1"}
+	c, err := f.qosCase()
+	if err != nil || c.Weights["1"] != 3 || c.Weights["9"] != 1 {
+		t.Fatalf("--weights: %+v %v", c, err)
+	}
+	want, err := c.Expected()
+	if err != nil || want[0] != 7_750_000 || want[1] != 2_250_000 {
+		t.Fatalf("expected %v (%v), want 7.75 and 2.25 Mbit/s", want, err)
+	}
+	for _, bad := range []string{"1", "1=x", "=3,9"} {
+		f.weights = bad
+		if _, err := f.qosCase(); err == nil {
+			t.Errorf("--weights %q accepted", bad)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/l25gc/l25gc/config"
 	"github.com/l25gc/l25gc/qos"
 )
 
@@ -26,6 +27,24 @@ type QoSCase struct {
 	Name  string
 	AMBR  uint64
 	Flows []QoSFlowSpec
+	// Weights is the smf.qos.weights the case's core runs with (5QI →
+	// weight; nil: every flow weighs 1). The QoS flows are 5QI 1 (GBR,
+	// conversational voice), the non-QoS one the default flow's 5QI 9.
+	Weights map[string]int
+}
+
+// 5QIs of the case's flows (applyCase; TS 23.501 Table 5.7.4-1).
+const qosFlow5QI, defaultFlow5QI = 1, 9
+
+// Weight is flow f's weight in the fair share: that of its 5QI in
+// Weights, 1 when not listed.
+func (c QoSCase) Weight(f QoSFlowSpec) uint32 {
+	q := config.SMFQoS{Weights: c.Weights}
+	fiveQI := uint8(defaultFlow5QI)
+	if f.QoS {
+		fiveQI = qosFlow5QI
+	}
+	return uint32(max(q.Weight(fiveQI), 1))
 }
 
 const mbps = 1_000_000
@@ -73,7 +92,7 @@ func (c QoSCase) Expected() ([]uint64, error) {
 		if mbr == 0 || (f.Offered != 0 && f.Offered < mbr) {
 			mbr = f.Offered
 		}
-		in[i] = qos.FairFlow{GBR: min(f.GBR, mbr), MBR: mbr, Active: f.Offered > 0}
+		in[i] = qos.FairFlow{GBR: min(f.GBR, mbr), MBR: mbr, Weight: c.Weight(f), Active: f.Offered > 0}
 	}
 	s, err := qos.FairShare(c.AMBR, in)
 	if err != nil {
@@ -96,6 +115,9 @@ type QoSResult struct {
 	OfferedMbps  float64 `json:"offered_mbps"`
 	Mbps         float64 `json:"mbps"`
 	ExpectedMbps float64 `json:"expected_mbps"`
+	// Weight is the flow's weight when the case gives weights (else 1,
+	// left out: the issue's object as it was).
+	Weight uint32 `json:"weight,omitempty"`
 	// PerSecondMbps is the throughput of each second, for the chart; not
 	// in the issue's object, so left out of the JSON.
 	PerSecondMbps []float64 `json:"-"`
@@ -116,6 +138,9 @@ func (c QoSCase) QoSResults(direction string, perSecond [][]uint64) ([]QoSResult
 		r := QoSResult{Procedure: "qos", Case: c.Name, Flow: f.Name, QoS: f.QoS, Direction: direction,
 			GBRMbps: toMbps(f.GBR), MBRMbps: toMbps(f.MBR), AMBRMbps: toMbps(c.AMBR), OfferedMbps: toMbps(f.Offered),
 			ExpectedMbps: toMbps(want[i])}
+		if len(c.Weights) > 0 {
+			r.Weight = c.Weight(f)
+		}
 		var sum uint64
 		for _, b := range perSecond[i] {
 			sum += b

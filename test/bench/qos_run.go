@@ -61,6 +61,9 @@ func QoS(ctx context.Context, o QoSOptions) ([]QoSResult, error) {
 	if !slices.Contains(cfg.NFs, "upf-u") {
 		cfg.NFs = append(cfg.NFs, "upf-u")
 	}
+	if len(o.Case.Weights) > 0 {
+		cfg.SMF.QoS.Weights = o.Case.Weights
+	}
 	core, err := StartFreshCore(ctx, FreshCore{Config: cfg, Binary: o.Binary, SBI: cfg.SBI.Transport, Subscribers: 1, Out: o.Out})
 	if err != nil {
 		return nil, err
@@ -156,8 +159,8 @@ func applyCase(ctx context.Context, binary, path string, cfg *config.Config, c Q
 			continue
 		}
 		want++
-		args = append(args, "--qos-flow", fmt.Sprintf("filter=permit out 17 from 10.200.0.2 %d to assigned;5qi=1;gbr=%d bps/%d bps;mbr=%d bps/%d bps;precedence=%d",
-			qosBasePort+i, f.GBR, f.GBR, f.MBR, f.MBR, 10+i))
+		args = append(args, "--qos-flow", fmt.Sprintf("filter=permit out 17 from 10.200.0.2 %d to assigned;5qi=%d;gbr=%d bps/%d bps;mbr=%d bps/%d bps;precedence=%d",
+			qosBasePort+i, qosFlow5QI, f.GBR, f.GBR, f.MBR, f.MBR, 10+i))
 	}
 	if out, err := exec.CommandContext(ctx, binary, args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("bench qos: l25gc policy set: %v\n%s", err, out)

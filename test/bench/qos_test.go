@@ -91,3 +91,22 @@ func TestQoSResultJSONShape(t *testing.T) {
 		t.Error("one measured flow for two accepted")
 	}
 }
+
+// A case with weights reports each flow's weight; without, the object
+// stays the (no weight key, checked above).
+func TestQoSResultWeights(t *testing.T) {
+	c, _ := QoSCaseNamed("1")
+	c.Weights = map[string]int{"1": 3}
+	if w := c.Weight(c.Flows[0]); w != 3 {
+		t.Errorf("the 5QI 1 flow weighs %d, want 3", w)
+	}
+	if w := c.Weight(c.Flows[1]); w != 1 {
+		t.Errorf("the default flow (5QI 9, not listed) weighs %d, want 1", w)
+	}
+	// AMBR 10, GBR 2, MBR 5: the QoS flow reaches its MBR either way.
+	c.Flows[0].MBR = 10 * mbps
+	rs, err := c.QoSResults("downlink", [][]uint64{{8 * mbps}, {2 * mbps}})
+	if err != nil || rs[0].Weight != 3 || rs[1].Weight != 1 || rs[0].ExpectedMbps != 8 || rs[1].ExpectedMbps != 2 {
+		t.Fatalf("results %+v (%v), want weights 3 and 1, expected 8 and 2", rs, err)
+	}
+}

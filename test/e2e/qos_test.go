@@ -57,6 +57,32 @@ func TestQoSPaperCasesThroughUPFU(t *testing.T) {
 	}
 }
 
+// smf.qos.weights reach UPF-U's shaper: with the GBR flow's 5QI 1
+// weighing 3 and the default flow's 5QI 9 weighing 1, AMBR 10 and GBR 2
+// leave 8 shared 6:2, so the flows get 8 and 2 Mbit/s (equal weights
+// would give 6 and 4), downlink and uplink; session show prints them.
+func TestQoSWeightsFromConfigThroughUPFU(t *testing.T) {
+	weights := map[string]int{"1": 3, "9": 1}
+	cfg, path := coreConfig(t, t.TempDir(), func(c *config.Config) {
+		withUserPlane(c)
+		c.SMF.QoS.Weights = weights
+	})
+	startCore(t, cfg, path)
+	c := bench.QoSCase{Name: "weights", AMBR: 10e6, Weights: weights, Flows: []bench.QoSFlowSpec{
+		{Name: "qos", QoS: true, GBR: 2e6, MBR: 10e6, Offered: 10e6}, {Name: "non-qos", Offered: 10e6}}}
+	h := holdUE(t, path)
+	defer h.release(t)
+	applyQoSCase(t, cfg, path, h, c)
+	s := smfSessions(t, cfg)
+	if len(s) != 1 || len(s[0].Flows) != 2 || s[0].Flows[0].Weight != 1 || s[0].Flows[1].Weight != 3 {
+		t.Fatalf("the SMF's session %+v, want the default flow weighing 1 and the QoS flow 3", s)
+	}
+	ue := netip.MustParseAddr(h.addr)
+	for _, dir := range []string{"downlink", "uplink"} {
+		checkRates(t, ue, c, dir, 10)
+	}
+}
+
 // applyQoSCase sets the session's AMBR and adds the case's QoS flow with
 // the CLI, and waits until the gNB confirmed the flow.
 func applyQoSCase(t *testing.T, cfg *config.Config, path string, h *heldUE, c bench.QoSCase) {
