@@ -13,8 +13,8 @@ import (
 // 29.244 8.1.1, IE type 32768 and above, its first two octets an
 // Enterprise ID) inside Create QER and Update QER. A UPF that does not know
 // it skips it, as TS 29.244 7.2.2.4.1 asks of unknown optional IEs
-// (free5gc/pfcp v1.1.2's tlv decoder skips a type its struct does not list,
-// so a free5GC UPF does); tshark shows it as an enterprise-specific IE.
+// (free5gc/pfcp v1.1.2's tlv decoder, this package's too, skips a type its
+// struct does not list); tshark shows it as an enterprise-specific IE.
 //
 // The SMF writes it only when the operator gave weights (smf.qos.weights),
 // and then on every flow QER, weight 1 included: in an Update QER an
