@@ -7,7 +7,7 @@ import (
 
 // The SMF's data networks are refused at load with the field that is
 // wrong: a UE pool that cannot hand out an address, or that two DNNs
-// would hand out twice.
+// would hand out twice; so are smf.qos.weights that are not a 5QI's.
 func TestSMFValidation(t *testing.T) {
 	cases := []struct{ name, yaml, want string }{
 		{"pool not a prefix", "smf:\n  dnns:\n    - {dnn: internet, pool: 10.60.0.0}\n",
@@ -23,6 +23,15 @@ func TestSMFValidation(t *testing.T) {
 		{"DNS not IPv4", "smf:\n  dnns:\n    - {dnn: internet, pool: 10.60.0.0/16, dns: [\"dns.google\"]}\n",
 			`node.yaml:3: smf.dnns[0].dns[0]: want an IPv4 address, got "dns.google"`},
 		{"SMF port clash", "smf:\n  sbi_port: 29518\n", "smf.sbi_port: port 29518 is already used by amf.sbi_port"},
+		// smf.qos.weights: keys are 5QIs, weights 1..100
+		{"5QI 0", "smf:\n  qos:\n    weights:\n      \"0\": 2\n",
+			`node.yaml:4: smf.qos.weights.0: "0" is not a 5QI: want 1..254`},
+		{"5QI 256", "smf:\n  qos:\n    weights:\n      9: 1\n      256: 2\n", `node.yaml:5: smf.qos.weights.256: "256" is not a 5QI`},
+		{"not a number", "smf:\n  qos:\n    weights:\n      voice: 2\n", `node.yaml:4: smf.qos.weights.voice: "voice" is not a 5QI`},
+		{"weight 0", "smf:\n  qos:\n    weights:\n      \"1\": 0\n", "node.yaml:4: smf.qos.weights.1: weight 0 of 5QI 1: want 1..100"},
+		{"weight 101", "smf:\n  qos:\n    weights:\n      \"1\": 101\n", "node.yaml:4: smf.qos.weights.1: weight 101 of 5QI 1: want 1..100"},
+		{"5QI twice", "smf:\n  qos:\n    weights:\n      \"9\": 1\n      \"09\": 2\n", `smf.qos.weights.9: 5QI 9 is listed twice ("09" and "9")`},
+		{"weight not a number", "smf:\n  qos:\n    weights:\n      \"1\": high\n", "node.yaml:4: smf.qos.weights.1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -57,8 +66,8 @@ func TestSMFDefaultsAndUPFAddress(t *testing.T) {
 	}
 }
 
-// smf.qos.weights: keys are 5QIs (quoted or not), weights 1..100; a bad
-// key or weight is refused naming its line and key.
+// smf.qos.weights: keys are 5QIs (quoted or not); an unlisted 5QI weighs
+// 1, and none at all 0 (no weight sent). Bad ones: TestSMFValidation.
 func TestSMFQoSWeights(t *testing.T) {
 	c, err := Parse("node.yaml", []byte("smf:\n  qos:\n    weights: {\"1\": 3, 9: 2, 128: 100}\n"))
 	if err != nil {
@@ -71,23 +80,5 @@ func TestSMFQoSWeights(t *testing.T) {
 	}
 	if got := Default().SMF.QoS.Weight(9); got != 0 {
 		t.Errorf("without weights 5QI 9 weighs %d, want 0 (none sent)", got)
-	}
-	cases := []struct{ name, yaml, want string }{
-		{"5QI 0", "smf:\n  qos:\n    weights:\n      \"0\": 2\n",
-			`node.yaml:4: smf.qos.weights.0: "0" is not a 5QI: want 1..254`},
-		{"5QI 256", "smf:\n  qos:\n    weights:\n      9: 1\n      256: 2\n", `node.yaml:5: smf.qos.weights.256: "256" is not a 5QI`},
-		{"not a number", "smf:\n  qos:\n    weights:\n      voice: 2\n", `node.yaml:4: smf.qos.weights.voice: "voice" is not a 5QI`},
-		{"weight 0", "smf:\n  qos:\n    weights:\n      \"1\": 0\n", "node.yaml:4: smf.qos.weights.1: weight 0 of 5QI 1: want 1..100"},
-		{"weight 101", "smf:\n  qos:\n    weights:\n      \"1\": 101\n", "node.yaml:4: smf.qos.weights.1: weight 101 of 5QI 1: want 1..100"},
-		{"5QI twice", "smf:\n  qos:\n    weights:\n      \"9\": 1\n      \"09\": 2\n", `smf.qos.weights.9: 5QI 9 is listed twice ("09" and "9")`},
-		{"weight not a number", "smf:\n  qos:\n    weights:\n      \"1\": high\n", "node.yaml:4: smf.qos.weights.1"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse("node.yaml", []byte(c.yaml))
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("got error %v, want it to contain %q", err, c.want)
-			}
-		})
 	}
 }

@@ -65,14 +65,7 @@ func TestEstablishedSessionHasSessionLevelQER(t *testing.T) {
 // its two PDRs list its own QER (GBR 2, MBR 5 Mbps) then the session QER,
 // which keeps the AMBR.
 func TestModificationAddsGBRFlowUnderSessionQER(t *testing.T) {
-	s := newTestSMF(t, sbi.NewTCP(), setup{})
-	token := adminToken(t, s)
-	ref, _ := s.established(t, subscribed, 1, establishmentRequest(t, 1, 1))
-	s.activate(t, ref)
-	if code, body := s.admin(t, "POST", adminPrefix+"/"+subscribed+"/1/policy", token, gbrDecision("2 Mbps", "5 Mbps")); code != 204 {
-		t.Fatalf("policy: %d %s", code, body)
-	}
-	s.core.waitTransfer(t)
+	s, _, _ := withGBRFlow(t, setup{})
 	sess := s.n4.only(t)
 	checkQERShape(t, sess, 100_000_000, 200_000_000)
 	if len(sess.PDRs) != 4 {
@@ -149,19 +142,12 @@ func gbrDecision(gbr, mbr string) models.SmPolicyDecision {
 // not listed 1 (said, so an Update QER does not keep the old weight), and
 // the admin view shows them; without weights no QER carries one.
 func TestFlowQERsCarryTheir5QIsWeight(t *testing.T) {
-	s := newTestSMF(t, sbi.NewTCP(), setup{cfg: func(c *config.Config) { c.SMF.QoS.Weights = map[string]int{"1": 3, "9": 2} }})
-	token := adminToken(t, s)
-	ref, _ := s.established(t, subscribed, 1, establishmentRequest(t, 1, 1))
-	s.activate(t, ref)
-	if q := qerByID(t, s.n4.only(t), qerOf(defaultQFI)); q.Weight != 2 {
-		t.Fatalf("default flow QER %+v, want weight 2 (5QI 9)", q)
-	}
-	if code, body := s.admin(t, "POST", adminPrefix+"/"+subscribed+"/1/policy", token, gbrDecision("2 Mbps", "5 Mbps")); code != 204 {
-		t.Fatalf("policy: %d %s", code, body)
-	}
-	s.core.waitTransfer(t)
+	s, token, _ := withGBRFlow(t, setup{cfg: func(c *config.Config) { c.SMF.QoS.Weights = map[string]int{"1": 3, "9": 2} }})
 	sess := s.n4.only(t)
 	checkQERShape(t, sess, 100_000_000, 200_000_000)
+	if q := qerByID(t, sess, qerOf(defaultQFI)); q.Weight != 2 {
+		t.Fatalf("default flow QER %+v, want weight 2 (5QI 9)", q)
+	}
 	if q := qerByID(t, sess, qerOf(2)); q.Weight != 3 {
 		t.Fatalf("GBR flow QER %+v, want weight 3 (5QI 1)", q)
 	}
@@ -185,14 +171,7 @@ func TestFlowQERsCarryTheir5QIsWeight(t *testing.T) {
 // A policy moving a flow to another 5QI sends an Update QER with that
 // 5QI's weight, 1 when it is not listed.
 func TestPolicyChangingA5QIChangesItsWeight(t *testing.T) {
-	s := newTestSMF(t, sbi.NewTCP(), setup{cfg: func(c *config.Config) { c.SMF.QoS.Weights = map[string]int{"1": 3} }})
-	token := adminToken(t, s)
-	ref, _ := s.established(t, subscribed, 1, establishmentRequest(t, 1, 1))
-	s.activate(t, ref)
-	if code, body := s.admin(t, "POST", adminPrefix+"/"+subscribed+"/1/policy", token, gbrDecision("2 Mbps", "5 Mbps")); code != 204 {
-		t.Fatalf("policy: %d %s", code, body)
-	}
-	s.core.waitTransfer(t)
+	s, token, ref := withGBRFlow(t, setup{cfg: func(c *config.Config) { c.SMF.QoS.Weights = map[string]int{"1": 3} }})
 	if q := qerByID(t, s.n4.only(t), qerOf(2)); q.Weight != 3 {
 		t.Fatalf("GBR flow QER %+v, want weight 3", q)
 	}
@@ -206,4 +185,19 @@ func TestPolicyChangingA5QIChangesItsWeight(t *testing.T) {
 	if q := qerByID(t, s.n4.only(t), qerOf(2)); q.Weight != 1 {
 		t.Fatalf("after 5QI 2: GBR flow QER %+v, want weight 1", q)
 	}
+}
+
+// withGBRFlow is an active session to which a network-requested
+// modification added a GBR flow (QFI 2, 5QI 1, GBR 2 and MBR 5 Mbps).
+func withGBRFlow(t *testing.T, o setup) (s *testSMF, token, ref string) {
+	t.Helper()
+	s = newTestSMF(t, sbi.NewTCP(), o)
+	token = adminToken(t, s)
+	ref, _ = s.established(t, subscribed, 1, establishmentRequest(t, 1, 1))
+	s.activate(t, ref)
+	if code, body := s.admin(t, "POST", adminPrefix+"/"+subscribed+"/1/policy", token, gbrDecision("2 Mbps", "5 Mbps")); code != 204 {
+		t.Fatalf("policy: %d %s", code, body)
+	}
+	s.core.waitTransfer(t)
+	return s, token, ref
 }
