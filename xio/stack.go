@@ -181,15 +181,6 @@ func (s *stack) pollIdle() int {
 		if now.Sub(lastCheck) < clockEvery*contendedYield && now.Sub(idleSince) < limit {
 			lastCheck = now
 			runtime.Gosched()
-			// Once per check the core goes to the kernel too: a
-			// Gosched only hands it to this process's goroutines, so
-			// a spinner kept it from the threads of other processes
-			// that are runnable on it (at 64 procedures in flight on
-			// 2 cores, the peers that would answer it), the budget
-			// spent on every idle gap. Uncontended, the kernel gives
-			// it straight back (~1 µs); contended, the others run
-			// and the time check above ends the spin.
-			schedYield()
 			continue
 		}
 		return s.sleep(idleSince)
