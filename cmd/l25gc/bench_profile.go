@@ -76,9 +76,9 @@ func closeProfile(s *profile.Session, rs []bench.Result, dir string, out io.Writ
 }
 
 // windowProcedures names what the window measured and how many: the first
-// result's successes. A pdu or paging run also registers its UEs (and
-// pages set up idle sessions) inside the window, so its label names every
-// procedure of the run: the cost is per UE, for all of them.
+// result's successes. The window holds a run's measured procedures only
+// (a pdu or paging run opens it after its UEs' unmeasured setup), so the
+// label names every procedure of the run.
 func windowProcedures(rs []bench.Result) (string, int) {
 	if len(rs) == 0 {
 		return "procedures (run failed)", 0
@@ -87,9 +87,5 @@ func windowProcedures(rs []bench.Result) (string, int) {
 	for i, r := range rs {
 		names[i] = r.Procedure
 	}
-	label := strings.Join(names, "+")
-	if rs[0].Procedure != "registration" {
-		label += " (per UE, with its unmeasured setup)"
-	}
-	return label, rs[0].Succeeded
+	return strings.Join(names, "+"), rs[0].Succeeded
 }

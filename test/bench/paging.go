@@ -119,7 +119,9 @@ func idleRun(dnn string, dnAddr netip.Addr, name string, phase idlePhase) run {
 		var results []Result
 		if err == nil {
 			f.Progress = ProgressLine(w, phaseLabel(name, mode, f.UEs, warm))
+			startMeasuring(ctx)
 			results = phase(ctx, f, dn, probes, mode)
+			endMeasuring(ctx, results)
 		}
 		if derr := deregister(ctx, ues, f); derr != nil {
 			fmt.Fprintf(w, "warning: %v\n", derr)

@@ -41,6 +41,7 @@ func pduRun(dnn string) run {
 			return nil, fmt.Errorf("bench: %d of %d registrations before the sessions failed: %v", reg.Failed, f.UEs, reg.Errors)
 		}
 		f.Progress = ProgressLine(w, phaseLabel(ProcedurePDUSession, mode, f.UEs, warm))
+		startMeasuring(ctx)
 		est := ransim.RunFleet(ctx, ues, f, ransim.Establish(ransim.SessionRequest{ID: 1, DNN: dnn}))
 		held := ransim.WithSession(ues, 1)
 		var rel ransim.Outcome

@@ -45,10 +45,11 @@ type RegistrationOptions struct {
 	// BackOff, when set, has registering UEs back off at #22 and try again
 	// (bench registration); nil: a reject is a failure.
 	BackOff *ransim.BackOff
-	// Window, when set, opens around each measured run (never the
-	// warm-up) with the core's processes (nil on a running core), for
-	// `bench --profile`; the function it returns closes it with the run's
-	// results.
+	// Window, when set, opens where each measured run's measurement
+	// starts (never in the warm-up, nor around a run's unmeasured setup:
+	// startMeasuring) with the core's processes (nil on a running core),
+	// for `bench --profile`; the function it returns closes it with the
+	// run's results.
 	Window func(pids map[string]int, mode string, ues int) func([]Result)
 	// Tracing, when set, has fresh cores and the simulator export spans
 	// and gives each result its breakdown (breakdown.go); nil: off.
@@ -76,6 +77,7 @@ func phaseLabel(procedure, mode string, ues int, warm bool) string {
 // registrationRun registers the fleet.
 func registrationRun(ctx context.Context, g *ransim.GNB, f ransim.Fleet, mode string, w io.Writer, warm bool) ([]Result, error) {
 	f.Progress = ProgressLine(w, phaseLabel("registration", mode, f.UEs, warm))
+	startMeasuring(ctx)
 	out, err := ransim.RegisterFleet(ctx, g, f)
 	if err != nil {
 		return nil, err
@@ -264,12 +266,12 @@ func fleetRuns(ctx context.Context, o RegistrationOptions, amf, mode string, pid
 			return results, err
 		}
 		offset += n
-		closeWindow := func([]Result) {}
+		var w *measuredWindow
 		if o.Window != nil {
-			closeWindow = o.Window(pids, mode, n)
+			w = &measuredWindow{open: func() func([]Result) { return o.Window(pids, mode, n) }}
 		}
-		rs, err := r(ctx, g, f, mode, o.Out, false)
-		closeWindow(rs)
+		rs, err := r(withWindow(ctx, w), g, f, mode, o.Out, false)
+		w.end(rs)
 		if err != nil {
 			return results, err
 		}
