@@ -25,7 +25,9 @@ package ratelimit
 // "home", then probes: E_max doubles (never past the demand or Max) and
 // stays doubled while each doubling buys at least GoodputGain more
 // goodput; then E_max falls by a quarter at a time while the goodput
-// stays within GoodputTolerance of the home's. A probe that fails puts
+// stays within GoodputTolerance of the best window's in the busy period
+// (not the last home's: cuts that each lose a little would otherwise walk
+// E_max down a slope the tolerance cannot see). A probe that fails puts
 // the home back. The home is measured again every GoodputSettleWindows
 // windows and probed afresh, so a long burst follows a changing load.
 //
@@ -34,7 +36,7 @@ package ratelimit
 // force once E_current is within it (a cut lets the procedures in
 // progress finish first), then the next E_max/2 completions are skipped
 // (those procedures began under the old level) and the goodput is taken
-// over the next E_max, at least MinGoodputWindow. Noise on a shared machine is
+// over the next E_max, at least MinGoodputWindow and MinGoodputSpan. Noise on a shared machine is
 // the reason for the gain and the tolerance (hysteresis): a doubling that
 // buys less than a tenth is not worth a doubled wait, and a cut is kept
 // only when it loses less than a twentieth. Why not steer by the hold
@@ -57,6 +59,10 @@ const (
 	GoodputTolerance = 0.05
 	// MinGoodputWindow is the fewest completions a window measures.
 	MinGoodputWindow = 32
+	// MinGoodputSpan is the shortest time a window measures: on a shared
+	// machine a GC pause or a descheduled NF takes tens of milliseconds,
+	// which would decide a shorter window alone.
+	MinGoodputSpan = 100 * time.Millisecond
 	// GoodputSettleWindows is how many windows the home keeps between probes.
 	GoodputSettleWindows = 4
 )
@@ -76,6 +82,7 @@ type goodputState struct {
 	phase    goodputPhase
 	home     int     // the level the goodput justified last
 	homeRate float64 // its goodput, completions per second
+	bestRate float64 // the best window's goodput in this busy period
 	level    int     // E_max this window measures
 	inForce  bool    // E_current came within level
 	skip     int     // completions still to skip
@@ -137,10 +144,11 @@ func (l *Limiter) noteGoodputLocked(result string) {
 		return
 	}
 	g.counted++
-	if g.counted < max(g.level, MinGoodputWindow) || !now.After(g.since) {
+	if g.counted < max(g.level, MinGoodputWindow) || now.Sub(g.since) < MinGoodputSpan {
 		return
 	}
 	g.lastRate = float64(g.counted) / now.Sub(g.since).Seconds()
+	g.bestRate = max(g.bestRate, g.lastRate)
 	g.counted, g.since = 0, now
 	l.judgeGoodputLocked(g.lastRate)
 }
@@ -178,8 +186,8 @@ func (l *Limiter) judgeGoodputLocked(rate float64) {
 		g.triedUp = true
 		l.probeDownLocked()
 	case gpDown:
-		if rate >= g.homeRate*(1-GoodputTolerance) {
-			g.home, g.homeRate = g.level, max(g.homeRate, rate)
+		if rate >= g.bestRate*(1-GoodputTolerance) {
+			g.home, g.homeRate = g.level, rate
 			l.counts.GoodputCuts++
 			l.probeDownLocked()
 			return

@@ -95,12 +95,12 @@ func (l *Limiter) goodputHome() (int, float64) {
 // through the next probes.
 func TestGoodputRuleClimbsWhileGoodputRises(t *testing.T) {
 	l, clk := goodputRule(32, 1, 1024)
-	sim := newGoodputSim(t, l, clk, func(n int) float64 { return 100 * float64(min(n, 256)) })
+	sim := newGoodputSim(t, l, clk, func(n int) float64 { return float64(min(n, 256)) })
 	sim.request(2000)
 	sim.finish(20000)
 	st := l.State()
-	if home, rate := l.goodputHome(); home != 256 || math.Abs(rate-25600) > 1 || st.GoodputRaises != 3 || st.GoodputCuts != 0 {
-		t.Fatalf("home %d at %.0f/s (E_max %d), raises %d, cuts %d; want 256 at 25600/s after three raises, no cut",
+	if home, rate := l.goodputHome(); home != 256 || math.Abs(rate-256) > 0.01 || st.GoodputRaises != 3 || st.GoodputCuts != 0 {
+		t.Fatalf("home %d at %.0f/s (E_max %d), raises %d, cuts %d; want 256 at 256/s after three raises, no cut",
 			home, rate, st.EMax, st.GoodputRaises, st.GoodputCuts)
 	}
 	sim.drain()
@@ -113,7 +113,7 @@ func TestGoodputRuleClimbsWhileGoodputRises(t *testing.T) {
 // more than 5 %), and stays there.
 func TestGoodputRuleCutsWhileGoodputHolds(t *testing.T) {
 	l, clk := goodputRule(32, 1, 1024)
-	sim := newGoodputSim(t, l, clk, func(n int) float64 { return 500 * float64(min(n, 16)) / 16 })
+	sim := newGoodputSim(t, l, clk, func(n int) float64 { return 5 * float64(min(n, 16)) / 16 })
 	sim.request(2000)
 	sim.finish(20000)
 	st := l.State()
@@ -132,7 +132,7 @@ func TestGoodputRuleCutsWhileGoodputHolds(t *testing.T) {
 // probes down first (a raise to 2·home may never complete in a batch).
 func TestGoodputProbeCutShortPutsTheHomeBack(t *testing.T) {
 	l, clk := goodputRule(32, 1, 1024)
-	sim := newGoodputSim(t, l, clk, func(n int) float64 { return 100 * float64(n) })
+	sim := newGoodputSim(t, l, clk, func(n int) float64 { return float64(n) })
 	sim.request(100)
 	for l.State().EMax != 64 {
 		sim.finish(1) // the home window at 32, then the raise's probe
@@ -157,7 +157,7 @@ func TestGoodputProbeCutShortPutsTheHomeBack(t *testing.T) {
 // batch ends at a home, never at a probe's level.
 func TestGoodputRuleAcrossBatches(t *testing.T) {
 	l, clk := goodputRule(32, 1, 1024)
-	sim := newGoodputSim(t, l, clk, func(n int) float64 { return 500 * float64(min(n, 16)) / 16 })
+	sim := newGoodputSim(t, l, clk, func(n int) float64 { return 5 * float64(min(n, 16)) / 16 })
 	for range 6 {
 		sim.closed = false
 		sim.request(1024)
@@ -176,7 +176,7 @@ func TestGoodputRuleAcrossBatches(t *testing.T) {
 // and the rule measures from the cut's level.
 func TestLatencyRuleStandsAsideForGoodput(t *testing.T) {
 	l, clk := goodputRule(32, 1, 1024)
-	sim := newGoodputSim(t, l, clk, func(n int) float64 { return 100 * float64(n) })
+	sim := newGoodputSim(t, l, clk, func(n int) float64 { return float64(n) })
 	sim.request(500)
 	sim.finish(10)
 	if d := l.Step(fast); d.Change != 0 {
@@ -201,7 +201,7 @@ func TestLatencyRuleStandsAsideForGoodput(t *testing.T) {
 func TestGoodputRuleIdleAtLowLoad(t *testing.T) {
 	l, clk := goodputRule(32, 1, 1024)
 	l.cfg.HoldRule = true
-	sim := newGoodputSim(t, l, clk, func(n int) float64 { return 100 * float64(n) })
+	sim := newGoodputSim(t, l, clk, func(n int) float64 { return float64(n) })
 	sim.request(40) // 32 in progress, 8 waiting: demand 40 ≤ 64
 	sim.finish(5000)
 	if st := l.State(); st.GoodputRate != 0 || st.GoodputRaises != 0 || st.GoodputCuts != 0 || st.EMax > 64 {
@@ -213,7 +213,7 @@ func TestGoodputRuleIdleAtLowLoad(t *testing.T) {
 // Only successful procedures are goodput: rejects complete no window.
 func TestGoodputRuleCountsOnlySuccess(t *testing.T) {
 	l, clk := goodputRule(32, 1, 1024)
-	sim := newGoodputSim(t, l, clk, func(n int) float64 { return 100 * float64(n) })
+	sim := newGoodputSim(t, l, clk, func(n int) float64 { return float64(n) })
 	sim.result = ResultReject
 	sim.request(500)
 	sim.finish(5000)
@@ -229,7 +229,7 @@ func TestGoodputRuleCountsOnlySuccess(t *testing.T) {
 func TestGoodputRuleOffInThePaperVariantAndWhenSwitchedOff(t *testing.T) {
 	paper, clk := goodputRule(32, 1, 1024)
 	paper.cfg.Growth = 1
-	sim := newGoodputSim(t, paper, clk, func(n int) float64 { return 100 * float64(n) })
+	sim := newGoodputSim(t, paper, clk, func(n int) float64 { return float64(n) })
 	sim.request(500)
 	sim.finish(2000)
 	if st := paper.State(); st.EMax != 32 || st.GoodputRate != 0 {
@@ -241,7 +241,7 @@ func TestGoodputRuleOffInThePaperVariantAndWhenSwitchedOff(t *testing.T) {
 	sim.drain()
 	off, clk := goodputRule(32, 1, 1024)
 	off.cfg.GoodputRule = false
-	sim = newGoodputSim(t, off, clk, func(n int) float64 { return 100 * float64(n) })
+	sim = newGoodputSim(t, off, clk, func(n int) float64 { return float64(n) })
 	sim.request(500)
 	if d := off.Step(fast); d.EMax != 64 {
 		t.Fatalf("goodput_rule false, fast interval: E_max %d, want the slow start's 32·2", d.EMax)
@@ -252,7 +252,7 @@ func TestGoodputRuleOffInThePaperVariantAndWhenSwitchedOff(t *testing.T) {
 // Max and Min bound the probes: a doubling stops at Max, a cut at Min.
 func TestGoodputProbesStayWithinBounds(t *testing.T) {
 	l, clk := goodputRule(32, 1, 48)
-	sim := newGoodputSim(t, l, clk, func(n int) float64 { return 100 * float64(n) })
+	sim := newGoodputSim(t, l, clk, func(n int) float64 { return float64(n) })
 	sim.request(500)
 	sim.finish(5000)
 	if home, _ := l.goodputHome(); home != 48 {
@@ -260,7 +260,7 @@ func TestGoodputProbesStayWithinBounds(t *testing.T) {
 	}
 	sim.drain()
 	l, clk = goodputRule(32, 20, 1024)
-	sim = newGoodputSim(t, l, clk, func(int) float64 { return 500 })
+	sim = newGoodputSim(t, l, clk, func(int) float64 { return 5 })
 	sim.request(500)
 	sim.finish(5000)
 	if home, _ := l.goodputHome(); home != 20 {
@@ -273,7 +273,7 @@ func TestGoodputProbesStayWithinBounds(t *testing.T) {
 // level, for adaptive's return.
 func TestModeSwitchDuringAProbeKeepsTheHome(t *testing.T) {
 	l, clk := goodputRule(32, 1, 1024)
-	sim := newGoodputSim(t, l, clk, func(n int) float64 { return 100 * float64(n) })
+	sim := newGoodputSim(t, l, clk, func(n int) float64 { return float64(n) })
 	sim.request(500)
 	for l.State().EMax != 64 {
 		sim.finish(1)

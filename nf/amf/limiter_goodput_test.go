@@ -35,9 +35,9 @@ func TestGoodputRuleOnMetrics(t *testing.T) {
 		acquire()
 	}
 	for l.State().GoodputRaises == 0 && len(running) > 0 {
-		// 1 ms per completion per procedure in progress: goodput
-		// proportional to E_current, so each doubling pays.
-		clk.advance(time.Second / time.Duration(1000*l.State().ECurrent))
+		// A second per completion per procedure in progress:
+		// goodput proportional to E_current, so each doubling pays.
+		clk.advance(time.Second / time.Duration(l.State().ECurrent))
 		s := running[0]
 		running = running[1:]
 		s.Finish(ratelimit.ResultSuccess)
@@ -53,7 +53,7 @@ func TestGoodputRuleOnMetrics(t *testing.T) {
 	}
 	for name, want := range map[string]float64{
 		"l25gc_amf_limiter_goodput_raises_total": 1, "l25gc_amf_limiter_goodput_cuts_total": 0,
-		"l25gc_amf_limiter_goodput_per_second": 32000,
+		"l25gc_amf_limiter_goodput_per_second": 32,
 	} {
 		if v, ok := got[name]; !ok || v != want {
 			t.Errorf("%s = %v (published %v), want %v", name, v, ok, want)
