@@ -47,8 +47,10 @@ package ratelimit
 // start and the ramp stand aside, as they do for the hold-time rule at
 // low load); an EWMA above the threshold still cuts (the paper's rule for
 // a crowded scheduler), after which the rule measures from the new level.
-// A busy period that ends during a probe puts the home back, so the next
-// batch starts from the last level the goodput justified.
+// A busy period (from a queue until the demand falls under half the
+// home) that ends during a probe puts the home back, so the next batch starts
+// from the last level the goodput justified; a window in which the queue
+// emptied is measured again, not judged.
 
 import "time"
 
@@ -88,6 +90,7 @@ type goodputState struct {
 	skip     int     // completions still to skip
 	counted  int     // completions measured
 	since    time.Time
+	slack    bool // the queue emptied in the window: no judgement
 	homeLeft int // home windows before the next probe
 	// triedUp, triedDown: this cycle's probes (a cycle ends when the
 	// home settles); a direction that failed is not tried twice.
@@ -116,9 +119,20 @@ func (l *Limiter) goodputOwnsLocked(slow bool) bool {
 // before the freed slot is handed on).
 func (l *Limiter) noteGoodputLocked(result string) {
 	g := &l.goodput
-	if !l.goodputRuleOn() || len(l.waiting) == 0 || l.lowLoadLocked() {
+	if !l.goodputRuleOn() || l.lowLoadLocked() {
 		l.endBusyLocked()
 		return
+	}
+	if len(l.waiting) == 0 {
+		// The demand fell within E_max. Once it falls under half the
+		// home (a batch drains) the busy period ends; a queue that
+		// empties for a moment (registrations in flight near E_max)
+		// only spoils the window: the limit did not bind all through it.
+		if !g.busy || l.current < g.home/2 {
+			l.endBusyLocked()
+			return
+		}
+		g.slack = true
 	}
 	if !g.busy || l.emax != g.level {
 		// A new busy period, or another rule moved E_max (a latency
@@ -139,12 +153,16 @@ func (l *Limiter) noteGoodputLocked(result string) {
 	case g.skip > 0:
 		g.skip--
 		if g.skip == 0 {
-			g.since = now
+			g.since, g.slack = now, false
 		}
 		return
 	}
 	g.counted++
 	if g.counted < max(g.level, MinGoodputWindow) || now.Sub(g.since) < MinGoodputSpan {
+		return
+	}
+	if g.slack {
+		g.counted, g.since, g.slack = 0, now, false // measure this level again
 		return
 	}
 	g.lastRate = float64(g.counted) / now.Sub(g.since).Seconds()

@@ -152,6 +152,33 @@ func TestGoodputProbeCutShortPutsTheHomeBack(t *testing.T) {
 	sim.drain()
 }
 
+// A queue that empties for a moment (a demand just above E_max, one
+// arrival late now and then) spoils the window it falls in: no window is
+// judged, E_max stays, and the busy period goes on; the same demand
+// without the gaps is judged.
+func TestGoodputWindowWithSlackIsNotJudged(t *testing.T) {
+	for _, gaps := range []bool{true, false} {
+		l, clk := goodputRule(32, 1, 1024)
+		sim := newGoodputSim(t, l, clk, func(n int) float64 { return float64(n) })
+		sim.request(33)
+		for i := range 2000 {
+			sim.closed = !gaps || i%16 != 0
+			sim.finish(1)
+			if gaps && i%16 == 1 {
+				sim.request(1) // the late arrival
+			}
+		}
+		st := l.State()
+		if home, _ := l.goodputHome(); gaps && (st.GoodputRate != 0 || st.EMax != 32 || home != 32) {
+			t.Fatalf("gaps: goodput %.1f E_max %d home %d, want no window judged, 32 kept in one busy period", st.GoodputRate, st.EMax, home)
+		}
+		if !gaps && st.GoodputRate == 0 {
+			t.Fatal("no gaps: no window judged")
+		}
+		sim.drain()
+	}
+}
+
 // Repeated batches of 1024 with a flat goodput above 16: E_max walks down
 // over the batches and stays at the level where the goodput holds; each
 // batch ends at a home, never at a probe's level.
