@@ -179,6 +179,33 @@ func TestGoodputWindowWithSlackIsNotJudged(t *testing.T) {
 	}
 }
 
+// During a probe a queue that empties for a moment does not end the
+// busy period (which would put the home back): E_max stays at the
+// probe's level until the demand falls under half the home.
+func TestMomentaryEmptyQueueKeepsTheProbe(t *testing.T) {
+	l, clk := goodputRule(32, 1, 1024)
+	sim := newGoodputSim(t, l, clk, func(n int) float64 { return float64(n) })
+	sim.request(100)
+	for l.State().EMax != 64 {
+		sim.finish(1) // the home window at 32, then the raise's probe
+	}
+	sim.closed = false
+	for l.State().Queue > 0 {
+		sim.finish(1)
+	}
+	sim.finish(2) // completions with an empty queue, 63 and 62 in progress
+	sim.closed = true
+	sim.request(3) // the demand is back above E_max
+	sim.finish(1)
+	if st := l.State(); st.EMax != 64 {
+		t.Fatalf("after a moment without a queue: E_max %d, want the probe's 64 kept", st.EMax)
+	}
+	sim.drain()
+	if st := l.State(); st.EMax != 32 {
+		t.Fatalf("after the demand drained: E_max %d, want the home 32 back", st.EMax)
+	}
+}
+
 // Repeated batches of 1024 with a flat goodput above 16: E_max walks down
 // over the batches and stays at the level where the goodput holds; each
 // batch ends at a home, never at a probe's level.
