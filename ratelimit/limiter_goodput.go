@@ -91,7 +91,7 @@ type goodputState struct {
 	counted  int     // completions measured
 	since    time.Time
 	slack    bool // the queue emptied in the window: no judgement
-	homeLeft int // home windows before the next probe
+	homeLeft int  // home windows before the next probe
 	// triedUp, triedDown: this cycle's probes (a cycle ends when the
 	// home settles); a direction that failed is not tried twice.
 	triedUp, triedDown bool

@@ -88,6 +88,18 @@ func (l *Limiter) goodputHome() (int, float64) {
 	return l.goodput.home, l.goodput.homeRate
 }
 
+// upProbe is a limiter with a demand of n whose rule has measured the
+// home 32 and is probing twice that (goodput proportional to E_current).
+func upProbe(t *testing.T, n int) (*Limiter, *goodputSim) {
+	l, clk := goodputRule(32, 1, 1024)
+	sim := newGoodputSim(t, l, clk, func(n int) float64 { return float64(n) })
+	sim.request(n)
+	for l.State().EMax != 64 {
+		sim.finish(1)
+	}
+	return l, sim
+}
+
 // A registration burst: goodput rises with E_max up to 256 in progress
 // (slots held across round trips), flat beyond. From the initial 32 the
 // rule doubles while each doubling buys goodput (32 → 256, three
@@ -131,12 +143,7 @@ func TestGoodputRuleCutsWhileGoodputHolds(t *testing.T) {
 // starts from a level the goodput did not justify, and the next cycle
 // probes down first (a raise to 2·home may never complete in a batch).
 func TestGoodputProbeCutShortPutsTheHomeBack(t *testing.T) {
-	l, clk := goodputRule(32, 1, 1024)
-	sim := newGoodputSim(t, l, clk, func(n int) float64 { return float64(n) })
-	sim.request(100)
-	for l.State().EMax != 64 {
-		sim.finish(1) // the home window at 32, then the raise's probe
-	}
+	l, sim := upProbe(t, 100)
 	sim.drain() // the queue empties before the probe at 64 is judged
 	if st := l.State(); st.EMax != 32 || st.GoodputRaises != 0 {
 		t.Fatalf("after a probe cut short: E_max %d raises %d, want the home 32 back", st.EMax, st.GoodputRaises)
@@ -183,12 +190,7 @@ func TestGoodputWindowWithSlackIsNotJudged(t *testing.T) {
 // busy period (which would put the home back): E_max stays at the
 // probe's level until the demand falls under half the home.
 func TestMomentaryEmptyQueueKeepsTheProbe(t *testing.T) {
-	l, clk := goodputRule(32, 1, 1024)
-	sim := newGoodputSim(t, l, clk, func(n int) float64 { return float64(n) })
-	sim.request(100)
-	for l.State().EMax != 64 {
-		sim.finish(1) // the home window at 32, then the raise's probe
-	}
+	l, sim := upProbe(t, 100)
 	sim.closed = false
 	for l.State().Queue > 0 {
 		sim.finish(1)
@@ -326,12 +328,7 @@ func TestGoodputProbesStayWithinBounds(t *testing.T) {
 // A mode switch during a probe keeps adaptive's home, not the probe's
 // level, for adaptive's return.
 func TestModeSwitchDuringAProbeKeepsTheHome(t *testing.T) {
-	l, clk := goodputRule(32, 1, 1024)
-	sim := newGoodputSim(t, l, clk, func(n int) float64 { return float64(n) })
-	sim.request(500)
-	for l.State().EMax != 64 {
-		sim.finish(1)
-	}
+	l, sim := upProbe(t, 500)
 	if err := l.SetMode("fixed:8"); err != nil {
 		t.Fatal(err)
 	}

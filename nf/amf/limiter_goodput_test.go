@@ -43,25 +43,11 @@ func TestGoodputRuleOnMetrics(t *testing.T) {
 		s.Finish(ratelimit.ResultSuccess)
 		acquire()
 	}
-	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, f := range fams {
-		got[f.GetName()] = value(f.GetMetric()[0])
-	}
-	for name, want := range map[string]float64{
+	wantGathered(t, reg, map[string]float64{
 		"l25gc_amf_limiter_goodput_raises_total": 1, "l25gc_amf_limiter_goodput_cuts_total": 0,
 		"l25gc_amf_limiter_goodput_per_second": 32,
-	} {
-		if v, ok := got[name]; !ok || v != want {
-			t.Errorf("%s = %v (published %v), want %v", name, v, ok, want)
-		}
-	}
-	if e := got["l25gc_amf_limiter_emax"]; e != 64 {
-		t.Errorf("l25gc_amf_limiter_emax = %v, want the next doubling's probe 64", e)
-	}
+		"l25gc_amf_limiter_emax":               64, // the next doubling's probe
+	})
 	for _, s := range running {
 		s.Finish(ratelimit.ResultSuccess)
 	}
