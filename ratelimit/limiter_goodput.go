@@ -31,6 +31,14 @@ package ratelimit
 // the home back. The home is measured again every GoodputSettleWindows
 // windows and probed afresh, so a long burst follows a changing load.
 //
+// Cuts stop at the initial E_max (amf.limiter.initial, the limit the
+// operator sized for the machine): above low load a burst starts there
+// anyway (the lift, limiter_holdtime.go), so a cut below it would last a
+// burst at most, and on a shared machine the noise of short windows let
+// such cuts through where the fixed limits said they cost (stop 16: at a
+// batch of 1024 fixed:64 beat fixed:16 and fixed:20 on both figures,
+// yet the rule sat at 24-32 a third of the time with no floor).
+//
 // A window is counted in completions, not time, like the hold-time rule's
 // rounds (a round trip of the window in TCP's terms): a new level comes in
 // force once E_current is within it (a cut lets the procedures in
@@ -228,11 +236,12 @@ func (l *Limiter) probeUpLocked() {
 	l.measureLocked(up)
 }
 
-// probeDownLocked tries three quarters of the home, if Min leaves room
-// and no cut failed in this cycle; else it probes up.
+// probeDownLocked tries three quarters of the home, if the initial E_max
+// (within [Min, Max]) leaves room and no cut failed in this cycle; else
+// it probes up.
 func (l *Limiter) probeDownLocked() {
 	g := &l.goodput
-	down := max(g.home*3/4, l.cfg.Min)
+	down := max(g.home*3/4, l.initialLimit())
 	if down >= g.home || g.triedDown {
 		l.nextOrSettleLocked(true)
 		return

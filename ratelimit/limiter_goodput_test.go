@@ -88,10 +88,11 @@ func (l *Limiter) goodputHome() (int, float64) {
 	return l.goodput.home, l.goodput.homeRate
 }
 
-// upProbe is a limiter with a demand of n whose rule has measured the
-// home 32 and is probing twice that (goodput proportional to E_current).
+// upProbe is a limiter (initial 8) with a demand of n whose rule has
+// measured the home 32 and is probing twice that (goodput proportional to E_current).
 func upProbe(t *testing.T, n int) (*Limiter, *goodputSim) {
-	l, clk := goodputRule(32, 1, 1024)
+	l, clk := goodputRule(8, 1, 1024) // cuts may go under 32
+	setEMax(l, 32)
 	sim := newGoodputSim(t, l, clk, func(n int) float64 { return float64(n) })
 	sim.request(n)
 	for l.State().EMax != 64 {
@@ -124,7 +125,8 @@ func TestGoodputRuleClimbsWhileGoodputRises(t *testing.T) {
 // the goodput holds (32 → 24 → 18) and stops where it falls (13 loses
 // more than 5 %), and stays there.
 func TestGoodputRuleCutsWhileGoodputHolds(t *testing.T) {
-	l, clk := goodputRule(32, 1, 1024)
+	l, clk := goodputRule(8, 1, 1024)
+	setEMax(l, 32)
 	sim := newGoodputSim(t, l, clk, func(n int) float64 { return 5 * float64(min(n, 16)) / 16 })
 	sim.request(2000)
 	sim.finish(20000)
@@ -212,7 +214,8 @@ func TestMomentaryEmptyQueueKeepsTheProbe(t *testing.T) {
 // over the batches and stays at the level where the goodput holds; each
 // batch ends at a home, never at a probe's level.
 func TestGoodputRuleAcrossBatches(t *testing.T) {
-	l, clk := goodputRule(32, 1, 1024)
+	l, clk := goodputRule(8, 1, 1024)
+	setEMax(l, 32)
 	sim := newGoodputSim(t, l, clk, func(n int) float64 { return 5 * float64(min(n, 16)) / 16 })
 	for range 6 {
 		sim.closed = false
@@ -305,7 +308,8 @@ func TestGoodputRuleOffInThePaperVariantAndWhenSwitchedOff(t *testing.T) {
 	sim.drain()
 }
 
-// Max and Min bound the probes: a doubling stops at Max, a cut at Min.
+// Max and Min bound the probes: a doubling stops at Max, a cut at Min
+// and at the initial E_max.
 func TestGoodputProbesStayWithinBounds(t *testing.T) {
 	l, clk := goodputRule(32, 1, 48)
 	sim := newGoodputSim(t, l, clk, func(n int) float64 { return float64(n) })
@@ -315,12 +319,21 @@ func TestGoodputProbesStayWithinBounds(t *testing.T) {
 		t.Fatalf("rising goodput, Max 48: home %d, want 48", home)
 	}
 	sim.drain()
-	l, clk = goodputRule(32, 20, 1024)
+	l, clk = goodputRule(8, 20, 1024)
+	setEMax(l, 32)
 	sim = newGoodputSim(t, l, clk, func(int) float64 { return 5 })
 	sim.request(500)
 	sim.finish(5000)
 	if home, _ := l.goodputHome(); home != 20 {
 		t.Fatalf("flat goodput, Min 20: home %d, want 20", home)
+	}
+	sim.drain()
+	l, clk = goodputRule(32, 1, 1024)
+	sim = newGoodputSim(t, l, clk, func(int) float64 { return 5 })
+	sim.request(500)
+	sim.finish(5000)
+	if home, _ := l.goodputHome(); home != 32 || l.State().GoodputCuts != 0 {
+		t.Fatalf("flat goodput, initial 32: home %d cuts %d, want 32 and no cut", home, l.State().GoodputCuts)
 	}
 	sim.drain()
 }
