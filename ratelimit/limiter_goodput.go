@@ -20,13 +20,14 @@ package ratelimit
 // goodput = E_current / hold time, and when a smaller E_max completes
 // (nearly) as many procedures per second, the extra slots only make every
 // procedure wait longer inside the AMF and the NFs behind it. In each
-// busy period (from the queue's filling to its emptying) the rule
-// measures the goodput (successful completions per second) at E_max, its
-// "home", then probes: E_max doubles (never past the demand or Max) and
+// busy period (from a queue until the demand falls under half the home)
+// the rule measures the goodput (successful completions per second) at
+// E_max, its "home", then probes both ways, the first one alternating
+// from cycle to cycle: E_max doubles (never past the demand or Max) and
 // stays doubled while each doubling buys at least GoodputGain more
-// goodput; then E_max falls by a quarter at a time while the goodput
-// stays within GoodputTolerance of the best window's in the busy period
-// (not the last home's: cuts that each lose a little would otherwise walk
+// goodput; E_max falls by a quarter at a time while the goodput stays
+// within GoodputTolerance of the best window's in the busy period (not
+// the last home's: cuts that each lose a little would otherwise walk
 // E_max down a slope the tolerance cannot see). A probe that fails puts
 // the home back. The home is measured again every GoodputSettleWindows
 // windows and probed afresh, so a long burst follows a changing load.
@@ -37,17 +38,18 @@ package ratelimit
 // burst at most, and on a shared machine the noise of short windows let
 // such cuts through where the fixed limits said they cost (stop 16: at a
 // batch of 1024 fixed:64 beat fixed:16 and fixed:20 on both figures,
-// yet the rule sat at 24-32 a third of the time with no floor).
+// yet the rule sat at 24-32 half the time with no floor).
 //
 // A window is counted in completions, not time, like the hold-time rule's
 // rounds (a round trip of the window in TCP's terms): a new level comes in
 // force once E_current is within it (a cut lets the procedures in
 // progress finish first), then the next E_max/2 completions are skipped
 // (those procedures began under the old level) and the goodput is taken
-// over the next E_max, at least MinGoodputWindow and MinGoodputSpan. Noise on a shared machine is
-// the reason for the gain and the tolerance (hysteresis): a doubling that
-// buys less than a tenth is not worth a doubled wait, and a cut is kept
-// only when it loses less than a twentieth. Why not steer by the hold
+// over the next E_max, at least MinGoodputWindow and MinGoodputSpan.
+// Noise on a shared machine is the reason for the gain and the tolerance
+// (hysteresis): a doubling that buys less than a tenth is not worth a
+// doubled wait, and a cut is kept only when it loses less than a
+// twentieth. Why not steer by the hold
 // time (Vegas) here as at low load: in a registration burst the hold time
 // grows by an order of magnitude while the goodput still rises.
 //
@@ -55,10 +57,10 @@ package ratelimit
 // start and the ramp stand aside, as they do for the hold-time rule at
 // low load); an EWMA above the threshold still cuts (the paper's rule for
 // a crowded scheduler), after which the rule measures from the new level.
-// A busy period (from a queue until the demand falls under half the
-// home) that ends during a probe puts the home back, so the next batch starts
-// from the last level the goodput justified; a window in which the queue
-// emptied is measured again, not judged.
+// A busy period that ends during a probe puts the home back, so the next
+// batch starts from the last level the goodput justified, and the next
+// cycle probes down first; a window in which the queue emptied is
+// measured again, not judged.
 
 import "time"
 
