@@ -205,24 +205,27 @@ func (l *Limiter) judgeGoodputLocked(rate float64) {
 		}
 		g.downFirst = !g.downFirst
 	case gpUp:
-		if rate >= g.homeRate*(1+GoodputGain) {
-			g.home, g.homeRate = g.level, rate
-			l.counts.GoodputRaises++
-			l.probeUpLocked()
-			return
-		}
-		g.triedUp = true
-		l.probeDownLocked()
+		l.judgeProbeLocked(rate >= g.homeRate*(1+GoodputGain), rate, &l.counts.GoodputRaises, &g.triedUp,
+			l.probeUpLocked, l.probeDownLocked)
 	case gpDown:
-		if rate >= g.bestRate*(1-GoodputTolerance) {
-			g.home, g.homeRate = g.level, rate
-			l.counts.GoodputCuts++
-			l.probeDownLocked()
-			return
-		}
-		g.triedDown = true
-		l.probeUpLocked()
+		l.judgeProbeLocked(rate >= g.bestRate*(1-GoodputTolerance), rate, &l.counts.GoodputCuts, &g.triedDown,
+			l.probeDownLocked, l.probeUpLocked)
 	}
+}
+
+// judgeProbeLocked ends a probe: kept, its level is the new home (counted)
+// and the probe goes on the same way; else that way is tried for this
+// cycle and the other way gets its turn.
+func (l *Limiter) judgeProbeLocked(kept bool, rate float64, count *uint64, tried *bool, again, other func()) {
+	g := &l.goodput
+	if kept {
+		g.home, g.homeRate = g.level, rate
+		*count++
+		again()
+		return
+	}
+	*tried = true
+	other()
 }
 
 // probeUpLocked tries twice the home, if the demand and Max leave room

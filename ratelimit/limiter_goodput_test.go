@@ -311,31 +311,28 @@ func TestGoodputRuleOffInThePaperVariantAndWhenSwitchedOff(t *testing.T) {
 // Max and Min bound the probes: a doubling stops at Max, a cut at Min
 // and at the initial E_max.
 func TestGoodputProbesStayWithinBounds(t *testing.T) {
-	l, clk := goodputRule(32, 1, 48)
-	sim := newGoodputSim(t, l, clk, func(n int) float64 { return float64(n) })
-	sim.request(500)
-	sim.finish(5000)
-	if home, _ := l.goodputHome(); home != 48 {
-		t.Fatalf("rising goodput, Max 48: home %d, want 48", home)
+	rising := func(n int) float64 { return float64(n) }
+	flat := func(int) float64 { return 5 }
+	for _, c := range []struct {
+		name              string
+		initial, lo, hi   int
+		rate              func(int) float64
+		wantHome, maxCuts int
+	}{
+		{"rising goodput, Max 48", 32, 1, 48, rising, 48, 0},
+		{"flat goodput, Min 20", 8, 20, 1024, flat, 20, 2},
+		{"flat goodput, initial 32", 32, 1, 1024, flat, 32, 0},
+	} {
+		l, clk := goodputRule(c.initial, c.lo, c.hi)
+		setEMax(l, 32)
+		sim := newGoodputSim(t, l, clk, c.rate)
+		sim.request(500)
+		sim.finish(5000)
+		if home, _ := l.goodputHome(); home != c.wantHome || l.State().GoodputCuts > uint64(c.maxCuts) {
+			t.Fatalf("%s: home %d cuts %d, want %d, at most %d cuts", c.name, home, l.State().GoodputCuts, c.wantHome, c.maxCuts)
+		}
+		sim.drain()
 	}
-	sim.drain()
-	l, clk = goodputRule(8, 20, 1024)
-	setEMax(l, 32)
-	sim = newGoodputSim(t, l, clk, func(int) float64 { return 5 })
-	sim.request(500)
-	sim.finish(5000)
-	if home, _ := l.goodputHome(); home != 20 {
-		t.Fatalf("flat goodput, Min 20: home %d, want 20", home)
-	}
-	sim.drain()
-	l, clk = goodputRule(32, 1, 1024)
-	sim = newGoodputSim(t, l, clk, func(int) float64 { return 5 })
-	sim.request(500)
-	sim.finish(5000)
-	if home, _ := l.goodputHome(); home != 32 || l.State().GoodputCuts != 0 {
-		t.Fatalf("flat goodput, initial 32: home %d cuts %d, want 32 and no cut", home, l.State().GoodputCuts)
-	}
-	sim.drain()
 }
 
 // A mode switch during a probe keeps adaptive's home, not the probe's
