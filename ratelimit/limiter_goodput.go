@@ -138,7 +138,7 @@ func (l *Limiter) noteGoodputLocked(result string) {
 		// home (a batch drains) the busy period ends; a queue that
 		// empties for a moment (registrations in flight near E_max)
 		// only spoils the window: the limit did not bind all through it.
-		if !g.busy || l.current < g.home/2 {
+		if !g.busy || l.current < (g.home+1)/2 {
 			l.endBusyLocked()
 			return
 		}
