@@ -64,6 +64,11 @@ type Limiter struct {
 	// HoldLoad is how far the hold-time rule reaches: while procedures in
 	// progress plus the queue stay within HoldLoad × initial E_max (0: 2).
 	HoldLoad int `yaml:"hold_load"`
+	// GoodputRule (with Growth > 1): above that low load E_max follows
+	// the goodput it buys, a hill climb on completions per second
+	// (ratelimit/limiter_goodput.go), instead of the latency rule's slow
+	// start to the demand; a slow EWMA still cuts.
+	GoodputRule bool `yaml:"goodput_rule"`
 }
 
 // HoldAlphaPerCPU and HoldBetaPerCPU bound, per GOMAXPROCS, how many
@@ -115,7 +120,7 @@ func DefaultLimiter() Limiter {
 	return Limiter{Mode: "adaptive", Interval: 500 * time.Millisecond, EWMAWeight: 0.3,
 		Threshold: 10 * time.Millisecond, Statistic: "mean", Initial: 0, Min: 1, Max: 1024,
 		Queue: 4096, ProcedureTimeout: time.Minute, OverloadHigh: 1024, OverloadLow: 256, Growth: 2,
-		RampInterval: DefaultRampInterval, HoldRule: true}
+		RampInterval: DefaultRampInterval, HoldRule: true, GoodputRule: true}
 }
 
 // DefaultRampInterval lets a slow start double E_max five times per
@@ -147,6 +152,7 @@ func (l Limiter) Settings() (ratelimit.LimiterConfig, ratelimit.Statistic) {
 	alpha, beta := cmp.Or(l.HoldAlphaPerCPU, HoldAlphaPerCPU), cmp.Or(l.HoldBetaPerCPU, HoldBetaPerCPU)
 	c.HoldAlpha, c.HoldBeta = alpha*runtime.GOMAXPROCS(0), beta*runtime.GOMAXPROCS(0)
 	c.HoldLoad = l.HoldLoad
+	c.GoodputRule = l.GoodputRule
 	return c, stat
 }
 

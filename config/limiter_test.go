@@ -93,3 +93,18 @@ func TestLimiterHoldRule(t *testing.T) {
 		t.Fatal("hold_rule: false left the rule on")
 	}
 }
+
+// The goodput rule is on by default, and goodput_rule: false turns it
+// off (the A/B switch of bench --limiter adaptive/goodput_rule=false).
+func TestLimiterGoodputRule(t *testing.T) {
+	if d, _ := Default().AMF.Limiter.Settings(); !d.GoodputRule {
+		t.Fatal("default: goodput rule off, want on")
+	}
+	cfg, err := Parse("node.yaml", []byte("amf:\n  limiter:\n    goodput_rule: false\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off, _ := cfg.AMF.Limiter.Settings(); off.GoodputRule {
+		t.Fatal("goodput_rule: false left the rule on")
+	}
+}

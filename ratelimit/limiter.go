@@ -42,7 +42,9 @@ package ratelimit
 // often not the AMF's doing, and cutting then only starves procedures).
 // With HoldRule too, at low load (a demand within the initial E_max)
 // E_max follows the procedures' hold times instead of the scheduler
-// latency, which says nothing there (limiter_holdtime.go).
+// latency, which says nothing there (limiter_holdtime.go); with
+// GoodputRule, above it E_max follows the goodput it buys
+// (limiter_goodput.go).
 
 import (
 	"errors"
@@ -113,6 +115,9 @@ type LimiterConfig struct {
 	// HoldLoad: the rule holds while E_current plus the queue stay within
 	// HoldLoad × the initial E_max (0: 2).
 	HoldLoad int
+	// GoodputRule (with Growth > 1): above low load E_max follows the
+	// goodput it buys (limiter_goodput.go).
+	GoodputRule bool
 	// Fixed is the limit of mode fixed; 0 takes Initial (clamped). Kept
 	// apart from Initial, Min and Max so that a switch to adaptive at run
 	// time (SetMode) finds the adaptive bounds.
@@ -157,6 +162,8 @@ type Limiter struct {
 	rampWake chan struct{}
 	// hold is the hold-time rule's memory (limiter_holdtime.go).
 	hold holdState
+	// goodput is the goodput rule's memory (limiter_goodput.go).
+	goodput goodputState
 	// adaptiveEMax is adaptive's E_max while another mode runs, 0 if
 	// adaptive has not run yet (limiter_mode.go).
 	adaptiveEMax int
@@ -169,6 +176,8 @@ type LimiterCounts struct {
 	Held uint64
 	// HoldCuts and HoldRaises count the hold-time rule's moves.
 	HoldCuts, HoldRaises uint64
+	// GoodputCuts and GoodputRaises count the goodput rule's kept probes.
+	GoodputCuts, GoodputRaises uint64
 }
 
 type waiter struct {
@@ -282,6 +291,7 @@ func (s *Slot) Finish(result string) bool {
 	l.current--
 	delete(l.open, s)
 	l.noteHoldLocked(s, result)
+	l.noteGoodputLocked(result)
 	ready := l.admitLocked()
 	l.mu.Unlock()
 	startAll(ready)
@@ -338,7 +348,7 @@ func (l *Limiter) Step(latency float64) Decision {
 	d := Decision{Latency: latency, EWMA: l.ewma, ECurrent: l.current}
 	l.forgetCutWhenIdleLocked()
 	slow := l.ewma > l.cfg.Threshold.Seconds()
-	if l.cfg.Mode == ModeAdaptive && l.current >= l.emax && !l.holdRuleOwnsLocked(slow) {
+	if l.cfg.Mode == ModeAdaptive && l.current >= l.emax && !l.holdRuleOwnsLocked(slow) && !l.goodputOwnsLocked(slow) {
 		old := l.emax
 		switch {
 		case l.slowStartLocked(slow):
@@ -438,6 +448,9 @@ type LimiterState struct {
 	EWMA, Latency  float64 // seconds
 	// HoldRatio is the hold-time rule's last round: mean hold / base.
 	HoldRatio float64
+	// GoodputRate is the goodput rule's last window: successful
+	// completions per second.
+	GoodputRate float64
 	LimiterCounts
 }
 
@@ -446,5 +459,5 @@ func (l *Limiter) State() LimiterState {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return LimiterState{Mode: l.cfg.Mode, Setting: l.settingLocked(), EMax: l.emax, ECurrent: l.current, Queue: len(l.waiting),
-		EWMA: l.ewma, Latency: l.last, HoldRatio: l.hold.lastRatio, LimiterCounts: l.counts}
+		EWMA: l.ewma, Latency: l.last, HoldRatio: l.hold.lastRatio, GoodputRate: l.goodput.lastRate, LimiterCounts: l.counts}
 }

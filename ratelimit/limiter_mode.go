@@ -42,6 +42,7 @@ func (l *Limiter) SetMode(setting string) error {
 // E_max for its return.
 func (l *Limiter) switchLocked(mode Mode, n int) {
 	if l.cfg.Mode == ModeAdaptive && mode != ModeAdaptive {
+		l.endBusyLocked() // a goodput probe's level is not adaptive's E_max
 		l.adaptiveEMax = l.emax
 	}
 	wasAdaptive := l.cfg.Mode == ModeAdaptive

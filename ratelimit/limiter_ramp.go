@@ -44,11 +44,14 @@ func (l *Limiter) Ramp(latency float64) Decision {
 
 // rampAllowedLocked: adaptive, the limit reached, the scheduler fast both
 // over the short interval and on average, and not low load, where the
-// hold-time rule owns E_max (limiter_holdtime.go; slowStartLocked checks
+// hold-time rule owns E_max (limiter_holdtime.go), and not with the
+// goodput rule, which owns the raises above low load
+// (limiter_goodput.go; slowStartLocked checks
 // that a slow start is on and that messages wait).
 func (l *Limiter) rampAllowedLocked(latency float64) bool {
 	th := l.cfg.Threshold.Seconds()
-	return l.cfg.Mode == ModeAdaptive && l.current >= l.emax && latency <= th && l.ewma <= th && !l.lowLoadLocked()
+	return l.cfg.Mode == ModeAdaptive && l.current >= l.emax && latency <= th && l.ewma <= th && !l.lowLoadLocked() &&
+		!l.goodputRuleOn()
 }
 
 // RampMonitor calls Ramp at every tick with the source's latency since
@@ -80,11 +83,12 @@ func (l *Limiter) RampMonitor(ctx context.Context, src LatencySource, ticks <-ch
 	}
 }
 
-// rampWanted: a slow start is on and messages wait.
+// rampWanted: a slow start is on, messages wait, and the goodput rule
+// does not own the raises.
 func (l *Limiter) rampWanted() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.ramping && len(l.waiting) > 0
+	return l.ramping && len(l.waiting) > 0 && !l.goodputRuleOn()
 }
 
 // wakeRampLocked wakes RampMonitor when a slow start gets a queue.

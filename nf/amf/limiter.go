@@ -65,6 +65,9 @@ func publishLimiter(reg prometheus.Registerer, l *ratelimit.Limiter) {
 		gauge("hold_ratio", "The hold-time rule's last round at low load: mean procedure hold time over the shortest recent one of its kind.", func(s ratelimit.LimiterState) float64 { return s.HoldRatio }),
 		counter("hold_cuts_total", "Rounds at low load whose hold times lowered E_max (procedures only queued inside the AMF).", func(s ratelimit.LimiterState) uint64 { return s.HoldCuts }),
 		counter("hold_raises_total", "Rounds at low load whose hold times raised E_max by one.", func(s ratelimit.LimiterState) uint64 { return s.HoldRaises }),
+		gauge("goodput_per_second", "The goodput rule's last window above low load: successful procedure completions per second.", func(s ratelimit.LimiterState) float64 { return s.GoodputRate }),
+		counter("goodput_cuts_total", "Probes above low load that lowered E_max by a quarter and kept the goodput (within 5 %).", func(s ratelimit.LimiterState) uint64 { return s.GoodputCuts }),
+		counter("goodput_raises_total", "Probes above low load that doubled E_max and raised the goodput (by 10 % or more).", func(s ratelimit.LimiterState) uint64 { return s.GoodputRaises }),
 		counter("expired_total", "Procedures still counted after amf.limiter.procedure_timeout, ended by the limiter.", func(s ratelimit.LimiterState) uint64 { return s.Expired }),
 	)
 }

@@ -34,6 +34,15 @@ func TestHoldRuleOnMetrics(t *testing.T) {
 	for _, s := range slots {
 		s.Finish(ratelimit.ResultSuccess)
 	}
+	wantGathered(t, reg, map[string]float64{
+		"l25gc_amf_limiter_emax": 5, "l25gc_amf_limiter_hold_ratio": 1,
+		"l25gc_amf_limiter_hold_raises_total": 1, "l25gc_amf_limiter_hold_cuts_total": 0,
+	})
+}
+
+// wantGathered checks the registry's single-series metrics against want.
+func wantGathered(t *testing.T, reg *prometheus.Registry, want map[string]float64) {
+	t.Helper()
 	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -42,12 +51,9 @@ func TestHoldRuleOnMetrics(t *testing.T) {
 	for _, f := range fams {
 		got[f.GetName()] = value(f.GetMetric()[0])
 	}
-	for name, want := range map[string]float64{
-		"l25gc_amf_limiter_emax": 5, "l25gc_amf_limiter_hold_ratio": 1,
-		"l25gc_amf_limiter_hold_raises_total": 1, "l25gc_amf_limiter_hold_cuts_total": 0,
-	} {
-		if v, ok := got[name]; !ok || v != want {
-			t.Errorf("%s = %v (published %v), want %v", name, v, ok, want)
+	for name, w := range want {
+		if v, ok := got[name]; !ok || v != w {
+			t.Errorf("%s = %v (published %v), want %v", name, v, ok, w)
 		}
 	}
 }
