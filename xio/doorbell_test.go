@@ -27,6 +27,10 @@ func init() { roles["countingecho"] = countingEchoRole }
 // flows).
 const askTimeouts = "timeouts?"
 
+// askDoorbell is the question countingEchoRole answers with the doorbell
+// its poller sleeps on.
+const askDoorbell = "doorbell?"
+
 // countingEchoRole is an NF process echoing at $XIO_PEER_ADDR, sleeping on
 // the doorbell $L25GC_XIO_DOORBELL names; it answers askTimeouts.
 func countingEchoRole(ctx context.Context) error {
@@ -49,8 +53,12 @@ func countingEcho(c net.Conn) {
 			return
 		}
 		out := buf[:n]
-		if string(out) == askTimeouts {
+		switch string(out) {
+		case askTimeouts:
 			out = []byte(strconv.FormatUint(xio.SleepTimeoutsForTest(), 10))
+		case askDoorbell:
+			bell, err := xio.DoorbellInUse()
+			out = []byte(fmt.Sprintf("%s %v", bell, err))
 		}
 		if _, err := c.Write(out); err != nil {
 			return
@@ -96,6 +104,33 @@ func TestEventfdDoorbellInUseWhenAsked(t *testing.T) {
 	got, err := xio.DoorbellInUse()
 	if got != xio.DoorbellEventfd || err != nil {
 		t.Fatalf("doorbell in use %q (%v), want %q", got, err, xio.DoorbellEventfd)
+	}
+}
+
+// TestDoorbellDefaultFollowsProcs: an NF process left to the default
+// sleeps on the eventfd when it runs on one P (config tuning.procs), where
+// a futex sleep would hold its only P, and on the futex with more.
+func TestDoorbellDefaultFollowsProcs(t *testing.T) {
+	for procs, want := range map[string]string{"1": xio.DoorbellEventfd, "2": xio.DoorbellFutex} {
+		t.Run("GOMAXPROCS="+procs, func(t *testing.T) {
+			addr := uniqueAddr(t)
+			p := startCaptured(t, "countingecho", &testio.SyncBuffer{},
+				"XIO_PEER_ADDR="+addr, "L25GC_XIO_DOORBELL=", "GOMAXPROCS="+procs)
+			t.Cleanup(p.Kill)
+			c := dial(t, addr)
+			defer c.Close()
+			if _, err := c.Write([]byte(askDoorbell)); err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 256)
+			n, err := c.Read(buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(buf[:n]); got != want+" <nil>" {
+				t.Fatalf("the peer sleeps on %q, want %q", got, want+" <nil>")
+			}
+		})
 	}
 }
 
