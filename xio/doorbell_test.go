@@ -69,21 +69,28 @@ func countingEcho(c net.Conn) {
 // peerTimeouts asks the countingecho NF at addr for its sleep timeouts.
 func peerTimeouts(t *testing.T, addr string) uint64 {
 	t.Helper()
+	answer := askPeer(t, addr, askTimeouts)
+	v, err := strconv.ParseUint(answer, 10, 64)
+	if err != nil {
+		t.Fatalf("peer answered %q: %v", answer, err)
+	}
+	return v
+}
+
+// askPeer asks the countingecho NF at addr question and returns its answer.
+func askPeer(t *testing.T, addr, question string) string {
+	t.Helper()
 	c := dial(t, addr)
 	defer c.Close()
-	if _, err := c.Write([]byte(askTimeouts)); err != nil {
+	if _, err := c.Write([]byte(question)); err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, 32)
+	buf := make([]byte, 256)
 	n, err := c.Read(buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := strconv.ParseUint(string(buf[:n]), 10, 64)
-	if err != nil {
-		t.Fatalf("peer answered %q: %v", buf[:n], err)
-	}
-	return v
+	return string(buf[:n])
 }
 
 func startCountingEcho(t *testing.T, addr, doorbell string) *xioproc.Proc {
@@ -117,17 +124,7 @@ func TestDoorbellDefaultFollowsProcs(t *testing.T) {
 			p := startCaptured(t, "countingecho", &testio.SyncBuffer{},
 				"XIO_PEER_ADDR="+addr, "L25GC_XIO_DOORBELL=", "GOMAXPROCS="+procs)
 			t.Cleanup(p.Kill)
-			c := dial(t, addr)
-			defer c.Close()
-			if _, err := c.Write([]byte(askDoorbell)); err != nil {
-				t.Fatal(err)
-			}
-			buf := make([]byte, 256)
-			n, err := c.Read(buf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := string(buf[:n]); got != want+" <nil>" {
+			if got := askPeer(t, addr, askDoorbell); got != want+" <nil>" {
 				t.Fatalf("the peer sleeps on %q, want %q", got, want+" <nil>")
 			}
 		})
