@@ -8,9 +8,10 @@ import (
 	"github.com/l25gc/l25gc/internal/hosttune"
 )
 
-// Tuning is the host latency tuning `l25gc up` applies while the core runs
-// and puts back when it stops (README "Latency tuning"). Every field's
-// zero value leaves the host as it is.
+// Tuning is the latency tuning of the node: the host's, which `l25gc up`
+// applies while the core runs and puts back when it stops (README "Latency
+// tuning"; its zero value leaves the host as it is), and its processes' own
+// (Procs).
 type Tuning struct {
 	// HaltPollNs sets the guest haltpoll idle driver's guest_halt_poll_ns
 	// (a KVM guest's idle vCPU polls that long before it halts, so a
