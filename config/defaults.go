@@ -41,6 +41,7 @@ func defaultSections() *Config {
 		LogLevel: "info",
 		SBI:      SBI{Transport: "xio", BindIP: "127.0.0.1", OAuth2: "on", TLS: "off", XIOSpin: XIOSpin{Budget: 50 * time.Microsecond}},
 		NRF:      NRF{ValidityPeriod: time.Hour, HeartbeatTimer: 10 * time.Second, AccessTokenTTL: time.Hour},
+		Tuning:   Tuning{Procs: Procs{All: 1}},
 
 		LogMaxSizeMB: 100,
 		LogMaxFiles:  5,

@@ -31,3 +31,35 @@ func TestTuningHaltPollIsOptionalAndBounded(t *testing.T) {
 		}
 	}
 }
+
+// tuning.procs: one P for every NF by default, an override per NF, 0 for
+// Go's own default; negative counts and unknown NF names are refused
+// naming the field.
+func TestTuningProcsDefaultsOverridesAndBounds(t *testing.T) {
+	d, err := Parse("node.yaml", []byte("log_max_files: 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.ProcsFor("amf"); got != 1 {
+		t.Fatalf("default AMF procs %d, want 1", got)
+	}
+	c, err := Parse("node.yaml", []byte("tuning:\n  halt_poll_ns: 0\n  procs:\n    nf:\n      amf: 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ProcsFor("amf") != 2 || c.ProcsFor("udm") != 1 {
+		t.Fatalf("procs amf %d udm %d, want 2 and the default 1", c.ProcsFor("amf"), c.ProcsFor("udm"))
+	}
+	if c, err := Parse("node.yaml", []byte("tuning:\n  procs:\n    all: 0\n")); err != nil || c.ProcsFor("smf") != 0 {
+		t.Fatalf("all: 0 gave %v, %v; want 0 (Go's default)", c, err)
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{"tuning:\n  procs:\n    all: -1\n", "node.yaml:3: tuning.procs.all: must be from 0 (Go's default) to 1024, got -1"},
+		{"tuning:\n  procs:\n    nf:\n      amff: 2\n", `tuning.procs.nf.amff: no NF named "amff"`},
+		{"tuning:\n  procs:\n    nf:\n      smf: 5000\n", "tuning.procs.nf.smf: must be from 0 (Go's default) to 1024, got 5000"},
+	} {
+		if _, err := Parse("node.yaml", []byte(c.yaml)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.yaml, err, c.want)
+		}
+	}
+}

@@ -61,7 +61,7 @@ func (c *Config) validateFor(cat Catalog, file string, root *yaml.Node) error {
 	}
 	v.sbi(c)
 	v.xioSpin(cat, c.SBI.XIOSpin)
-	v.tuning(c.Tuning)
+	v.tuning(cat, c.Tuning)
 	v.nfs(cat, c)
 	if err := cat.Check(); err != nil {
 		v.errs = append(v.errs, fmt.Errorf("%s: the NF table: %w", file, err)) // a table a node cannot run, not the file's fault

@@ -44,7 +44,8 @@ type Config struct {
 	// Doorbell is how the poller sleeps: DoorbellFutex (blocked in C)
 	// or DoorbellEventfd (parked in Go's netpoller); doorbell.go says
 	// which is better and why. "" takes $L25GC_XIO_DOORBELL, else
-	// defaultDoorbell. Should the eventfd not work here (no
+	// doorbellFor the process's GOMAXPROCS (the eventfd with one P, the
+	// futex with more). Should the eventfd not work here (no
 	// pidfd_getfd), the futex is used (DoorbellInUse says why).
 	Doorbell string
 }

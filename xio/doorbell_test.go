@@ -27,6 +27,10 @@ func init() { roles["countingecho"] = countingEchoRole }
 // flows).
 const askTimeouts = "timeouts?"
 
+// askDoorbell is the question countingEchoRole answers with the doorbell
+// its poller sleeps on.
+const askDoorbell = "doorbell?"
+
 // countingEchoRole is an NF process echoing at $XIO_PEER_ADDR, sleeping on
 // the doorbell $L25GC_XIO_DOORBELL names; it answers askTimeouts.
 func countingEchoRole(ctx context.Context) error {
@@ -49,8 +53,12 @@ func countingEcho(c net.Conn) {
 			return
 		}
 		out := buf[:n]
-		if string(out) == askTimeouts {
+		switch string(out) {
+		case askTimeouts:
 			out = []byte(strconv.FormatUint(xio.SleepTimeoutsForTest(), 10))
+		case askDoorbell:
+			bell, err := xio.DoorbellInUse()
+			out = []byte(fmt.Sprintf("%s %v", bell, err))
 		}
 		if _, err := c.Write(out); err != nil {
 			return
@@ -61,21 +69,28 @@ func countingEcho(c net.Conn) {
 // peerTimeouts asks the countingecho NF at addr for its sleep timeouts.
 func peerTimeouts(t *testing.T, addr string) uint64 {
 	t.Helper()
+	answer := askPeer(t, addr, askTimeouts)
+	v, err := strconv.ParseUint(answer, 10, 64)
+	if err != nil {
+		t.Fatalf("peer answered %q: %v", answer, err)
+	}
+	return v
+}
+
+// askPeer asks the countingecho NF at addr question and returns its answer.
+func askPeer(t *testing.T, addr, question string) string {
+	t.Helper()
 	c := dial(t, addr)
 	defer c.Close()
-	if _, err := c.Write([]byte(askTimeouts)); err != nil {
+	if _, err := c.Write([]byte(question)); err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, 32)
+	buf := make([]byte, 256)
 	n, err := c.Read(buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := strconv.ParseUint(string(buf[:n]), 10, 64)
-	if err != nil {
-		t.Fatalf("peer answered %q: %v", buf[:n], err)
-	}
-	return v
+	return string(buf[:n])
 }
 
 func startCountingEcho(t *testing.T, addr, doorbell string) *xioproc.Proc {
@@ -96,6 +111,23 @@ func TestEventfdDoorbellInUseWhenAsked(t *testing.T) {
 	got, err := xio.DoorbellInUse()
 	if got != xio.DoorbellEventfd || err != nil {
 		t.Fatalf("doorbell in use %q (%v), want %q", got, err, xio.DoorbellEventfd)
+	}
+}
+
+// TestDoorbellDefaultFollowsProcs: an NF process left to the default
+// sleeps on the eventfd when it runs on one P (config tuning.procs), where
+// a futex sleep would hold its only P, and on the futex with more.
+func TestDoorbellDefaultFollowsProcs(t *testing.T) {
+	for procs, want := range map[string]string{"1": xio.DoorbellEventfd, "2": xio.DoorbellFutex} {
+		t.Run("GOMAXPROCS="+procs, func(t *testing.T) {
+			addr := uniqueAddr(t)
+			p := startCaptured(t, "countingecho", &testio.SyncBuffer{},
+				"XIO_PEER_ADDR="+addr, "L25GC_XIO_DOORBELL=", "GOMAXPROCS="+procs)
+			t.Cleanup(p.Kill)
+			if got := askPeer(t, addr, askDoorbell); got != want+" <nil>" {
+				t.Fatalf("the peer sleeps on %q, want %q", got, want+" <nil>")
+			}
+		})
 	}
 }
 

@@ -83,6 +83,7 @@ func runProcess(cfg *config.Config, name string, run registry.Process) error {
 // runNF builds the NF of entry and serves it until SIGTERM.
 func runNF(cfg *config.Config, entry registry.Entry) error {
 	name := entry.Name
+	nf.SetProcs(cfg.ProcsFor(name))
 	log, file, err := openNFLog(cfg, name)
 	if err != nil {
 		return err

@@ -53,6 +53,7 @@ func newRansimCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			nf.SetProcs(cfg.Tuning.Procs.All) // as the NFs it drives (config tuning.procs)
 			if len(cfg.Subscribers) == 0 {
 				return fmt.Errorf("the config has no subscriber range to take keys from")
 			}
