@@ -49,9 +49,19 @@ type Client struct {
 	assocs map[string]*association
 	seid   atomic.Uint64
 	// onReport handles the UPFs' Session Reports (client_report.go);
-	// upSEIDs maps the CP SEIDs of established sessions to the UPF's.
+	// upSEIDs maps the CP SEIDs of established sessions to the UPF's;
+	// cpSEIDs is its inverse, so a deletion forgets its session without a
+	// scan (each UPF allocates its own UP SEIDs, so one alone does not
+	// name a session).
 	onReport rules.ReportHandler
-	upSEIDs  map[uint64]uint64
+	upSEIDs  map[uint64]upSession
+	cpSEIDs  map[upSession]uint64
+}
+
+// upSession names a session as a UPF does: its UP SEID at that UPF.
+type upSession struct {
+	upf    string
+	upSEID uint64
 }
 
 var _ rules.N4 = (*Client)(nil)
@@ -89,7 +99,7 @@ func NewClient(cfg ClientConfig) *Client {
 	if cfg.XIOAddr == "" {
 		cfg.XIOAddr = fmt.Sprintf("pfcp-cp-%d-%d", os.Getpid(), xioClients.Add(1))
 	}
-	return &Client{cfg: cfg, recovery: time.Now(), nodes: map[string]*Node{}, assocs: map[string]*association{}, upSEIDs: map[uint64]uint64{}}
+	return &Client{cfg: cfg, recovery: time.Now(), nodes: map[string]*Node{}, assocs: map[string]*association{}, upSEIDs: map[uint64]upSession{}, cpSEIDs: map[upSession]uint64{}}
 }
 
 // Close closes the client's sockets; requests in flight fail.
@@ -135,7 +145,7 @@ func (c *Client) Establish(ctx context.Context, upf string, s *rules.Session) (*
 		}
 		est, err := EstablishedOf(r)
 		if err == nil {
-			c.track(s.CPSEID, est.UPSEID)
+			c.track(upf, s.CPSEID, est.UPSEID)
 		}
 		return est, err
 	}
@@ -187,11 +197,11 @@ func (c *Client) Delete(ctx context.Context, upf string, upSEID uint64) ([]rules
 	}
 	if e := ResponseError(r.Cause, r.OffendingIE, nil); e != nil {
 		if e.Cause == CauseSessionNotFound {
-			c.untrack(upSEID)
+			c.untrack(upf, upSEID)
 		}
 		return nil, e.CauseError()
 	}
-	c.untrack(upSEID)
+	c.untrack(upf, upSEID)
 	return UsagesOf(r.UsageReport), nil
 }
 

@@ -57,7 +57,8 @@ func (c *Client) ServePFCPThen(peer net.Addr, req *Message) (*Message, func()) {
 func (c *Client) serveReport(peer net.Addr, h pfcp.Header, body *SessionReportRequest) (*Message, func()) {
 	c.mu.Lock()
 	handler := c.onReport
-	upSEID, known := c.upSEIDs[h.SEID]
+	up, known := c.upSEIDs[h.SEID]
+	upSEID := up.upSEID
 	c.mu.Unlock()
 	if handler == nil {
 		// TS 29.244 7.2.2.4.2: SEID 0 when the session is not known.
@@ -99,19 +100,24 @@ func (c *Client) t1() time.Duration {
 
 // track remembers the UP SEID of an established session (the SEID of the
 // Session Report Responses about it).
-func (c *Client) track(cpSEID, upSEID uint64) {
-	c.mu.Lock()
-	c.upSEIDs[cpSEID] = upSEID
-	c.mu.Unlock()
-}
-
-// untrack forgets the session with UP SEID upSEID.
-func (c *Client) untrack(upSEID uint64) {
+func (c *Client) track(upf string, cpSEID, upSEID uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for cp, up := range c.upSEIDs {
-		if up == upSEID {
-			delete(c.upSEIDs, cp)
-		}
+	if old, ok := c.upSEIDs[cpSEID]; ok {
+		delete(c.cpSEIDs, old) // established again: the old UP SEID is gone
+	}
+	up := upSession{upf, upSEID}
+	c.upSEIDs[cpSEID] = up
+	c.cpSEIDs[up] = cpSEID
+}
+
+// untrack forgets the session with UP SEID upSEID at upf.
+func (c *Client) untrack(upf string, upSEID uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	up := upSession{upf, upSEID}
+	if cp, ok := c.cpSEIDs[up]; ok {
+		delete(c.cpSEIDs, up)
+		delete(c.upSEIDs, cp)
 	}
 }

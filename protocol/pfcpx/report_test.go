@@ -125,6 +125,9 @@ func (u *fakeUPF) serve(peer net.Addr, req *Message) *Message {
 	case *SessionEstablishmentRequest:
 		return &Message{Header: pfcp.Header{MessageType: pfcp.PFCP_SESSION_ESTABLISHMENT_RESPONSE, SEID: req.Header.SEID},
 			Body: &SessionEstablishmentResponse{NodeID: NodeIDOf(gnbAddr), Cause: &pfcpType.Cause{CauseValue: CauseAccepted}, UPFSEID: fseidOf(0x77, gnbAddr)}}
+	case *SessionDeletionRequest:
+		return &Message{Header: pfcp.Header{MessageType: pfcp.PFCP_SESSION_DELETION_RESPONSE, SEID: req.Header.SEID},
+			Body: &SessionDeletionResponse{Cause: &pfcpType.Cause{CauseValue: CauseAccepted}}}
 	}
 	return nil
 }
@@ -200,6 +203,40 @@ func TestClientDeliversSessionReports(t *testing.T) {
 	defer mu.Unlock()
 	if len(got) != 2 || got[0].DownlinkData == nil || got[0].DownlinkData.PDRIDs[0] != 2 || from[0] != upfAddr {
 		t.Fatalf("handler saw %+v from %v, want the DLDR of PDR 2 from %s", got, from, upfAddr)
+	}
+}
+
+// Each UPF allocates its own UP SEIDs: two UPFs that both gave 0x77 hold
+// two sessions, and deleting one leaves the other's reports answered under
+// its UP SEID.
+func TestClientForgetsOnlyTheDeletedUPFsSession(t *testing.T) {
+	a, b := newFakeUPF(t), newFakeUPF(t)
+	c := NewClient(ClientConfig{UDPAddr: "127.0.0.1:0"})
+	defer c.Close()
+	c.OnReport(func(context.Context, string, *rules.Report) uint8 { return CauseAccepted })
+	atA, atB := aSession(), aSession()
+	atB.CPSEID++
+	for _, e := range []struct {
+		upf *fakeUPF
+		s   *rules.Session
+	}{{a, atA}, {b, atB}} {
+		if _, err := c.Establish(context.Background(), "udp:"+e.upf.node.LocalAddr().String(), e.s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Delete(context.Background(), "udp:"+a.node.LocalAddr().String(), 0x77); err != nil {
+		t.Fatal(err)
+	}
+	if rsp := b.report(t, atB.CPSEID, dldr(2)); CauseOf(rsp) != CauseAccepted || rsp.Header.SEID != 0x77 {
+		t.Fatalf("report of the session left at the second UPF: cause %d SEID %#x, want 1 under UP SEID 0x77", CauseOf(rsp), rsp.Header.SEID)
+	}
+	if rsp := a.report(t, atA.CPSEID, dldr(2)); rsp.Header.SEID != 0 {
+		t.Fatalf("report of the deleted session answered under SEID %#x, want 0 (not known)", rsp.Header.SEID)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.upSEIDs) != 1 || len(c.cpSEIDs) != 1 {
+		t.Fatalf("tracked %v / %v, want only the second UPF's session", c.upSEIDs, c.cpSEIDs)
 	}
 }
 
