@@ -1,6 +1,7 @@
 package amf
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,9 +126,11 @@ type ueTable struct {
 	// bySUPI indexes byID by SUPI (ue_supi_index.go): usually one id, two
 	// while an old connection of the UE is being released.
 	bySUPI map[string][]int64
-	perGNB map[uint64]int
-	nextID atomic.Int64
-	tmsi   atomic.Uint32
+	// idleBySUPI indexes idle by SUPI (ue_idle_index.go).
+	idleBySUPI map[string][]uint32
+	perGNB     map[uint64]int
+	nextID     atomic.Int64
+	tmsi       atomic.Uint32
 	tmsiReservation
 	// deregistered are the 5G-TMSIs of UEs deregistered implicitly, so that
 	// their Service Request gets #10 (mobile_reachable.go).
@@ -139,7 +142,7 @@ type ueTable struct {
 
 func newUETable() *ueTable {
 	return &ueTable{byID: map[int64]*ueContext{}, idle: map[uint32]*ueContext{}, perGNB: map[uint64]int{},
-		bySUPI: map[string][]int64{}}
+		bySUPI: map[string][]int64{}, idleBySUPI: map[string][]uint32{}}
 }
 
 // allocID gives a fresh AMF UE NGAP ID (TS 38.413 9.3.3.1: 0..2^40-1).
@@ -243,7 +246,7 @@ func (t *ueTable) park(ue *ueContext) {
 	t.mu.Lock()
 	t.removeLocked(ue.amfID)
 	if ue.guti != nil {
-		t.idle[ue.guti.TMSI] = ue
+		t.parkLocked(ue.guti.TMSI, ue)
 	}
 	t.mu.Unlock()
 }
@@ -258,7 +261,7 @@ func (t *ueTable) takeIdleIf(tmsi uint32, accept func(*ueContext) bool) (ue *ueC
 	if !found || !accept(ue) {
 		return nil, found
 	}
-	delete(t.idle, tmsi)
+	t.unparkLocked(tmsi)
 	return ue, true
 }
 
@@ -268,9 +271,9 @@ func (t *ueTable) takeIdleSUPI(supi string) []*ueContext {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []*ueContext
-	for k, ue := range t.idle {
-		if ue.supi == supi {
-			delete(t.idle, k)
+	for _, tmsi := range slices.Clone(t.idleBySUPI[supi]) {
+		if ue := t.idle[tmsi]; ue != nil && ue.supi == supi {
+			t.unparkLocked(tmsi)
 			out = append(out, ue)
 		}
 	}
@@ -318,12 +321,7 @@ func (t *ueTable) superseded(ue *ueContext) bool {
 			return true
 		}
 	}
-	for _, o := range t.idle {
-		if newer(o) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(t.idleOfSUPI(ue.supi), newer)
 }
 
 // editIdleSUPI changes the parked contexts of supi in place, under the
@@ -331,14 +329,11 @@ func (t *ueTable) superseded(ue *ueContext) bool {
 func (t *ueTable) editIdleSUPI(supi string, edit func(*ueContext)) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	found := false
-	for _, ue := range t.idle {
-		if ue.supi == supi {
-			edit(ue)
-			found = true
-		}
+	parked := t.idleOfSUPI(supi)
+	for _, ue := range parked {
+		edit(ue)
 	}
-	return found
+	return len(parked) > 0
 }
 
 // known says whether the AMF has a context for supi, connected or parked.

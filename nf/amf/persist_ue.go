@@ -60,7 +60,7 @@ func (t *ueTable) reserveUpTo(tmsi uint32) {
 // restoreIdle parks a restored context under its 5G-TMSI.
 func (t *ueTable) restoreIdle(ue *ueContext) {
 	t.mu.Lock()
-	t.idle[ue.guti.TMSI] = ue
+	t.parkLocked(ue.guti.TMSI, ue)
 	t.mu.Unlock()
 }
 
