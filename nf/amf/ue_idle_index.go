@@ -32,18 +32,7 @@ func (t *ueTable) unparkLocked(tmsi uint32) {
 }
 
 // unindexIdle forgets that the context parked under tmsi has supi.
-func (t *ueTable) unindexIdle(supi string, tmsi uint32) {
-	tmsis, ok := t.idleBySUPI[supi]
-	if !ok {
-		return
-	}
-	tmsis = slices.DeleteFunc(tmsis, func(x uint32) bool { return x == tmsi })
-	if len(tmsis) == 0 {
-		delete(t.idleBySUPI, supi)
-		return
-	}
-	t.idleBySUPI[supi] = tmsis
-}
+func (t *ueTable) unindexIdle(supi string, tmsi uint32) { dropFromIndex(t.idleBySUPI, supi, tmsi) }
 
 // idleOfSUPI lists the contexts parked with supi; t.mu held.
 func (t *ueTable) idleOfSUPI(supi string) []*ueContext {

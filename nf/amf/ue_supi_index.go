@@ -31,15 +31,19 @@ func (t *ueTable) indexSUPI(supi string, id int64) {
 }
 
 // unindexSUPI forgets that connected context id has supi; t.mu held.
-func (t *ueTable) unindexSUPI(supi string, id int64) {
-	ids, ok := t.bySUPI[supi]
+func (t *ueTable) unindexSUPI(supi string, id int64) { dropFromIndex(t.bySUPI, supi, id) }
+
+// dropFromIndex removes v from key's list in a multi-valued index, and the
+// key with its last value.
+func dropFromIndex[K, V comparable](index map[K][]V, key K, v V) {
+	vs, ok := index[key]
 	if !ok {
 		return
 	}
-	ids = slices.DeleteFunc(ids, func(x int64) bool { return x == id })
-	if len(ids) == 0 {
-		delete(t.bySUPI, supi)
+	vs = slices.DeleteFunc(vs, func(x V) bool { return x == v })
+	if len(vs) == 0 {
+		delete(index, key)
 		return
 	}
-	t.bySUPI[supi] = ids
+	index[key] = vs
 }
