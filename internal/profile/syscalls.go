@@ -148,7 +148,20 @@ func tracefsEvents() string {
 	return ""
 }
 
-func syscallTracepoints() bool { return tracefsEvents() != "" }
+// syscallTracepoints says whether perf can count system calls by name,
+// mounting tracefs at its usual place first when it is not mounted (a
+// fresh Debian machine boots without it; perf needs it for tracepoints).
+func syscallTracepoints() bool {
+	if tracefsEvents() != "" {
+		return true
+	}
+	if os.Geteuid() == 0 {
+		// Failure (no tracefs in this kernel, a container without the
+		// right) leaves the check below to say no.
+		_ = syscall.Mount("nodev", "/sys/kernel/tracing", "tracefs", 0, "")
+	}
+	return tracefsEvents() != ""
+}
 
 // perfEvents is perf's -e list: every call, and each watched call this
 // kernel has a tracepoint for.
