@@ -49,7 +49,7 @@ func TestLimiterSettings(t *testing.T) {
 		t.Fatalf("settings %+v %+v", lc, stat)
 	}
 	d, _ := Default().AMF.Limiter.Settings()
-	if d.Mode != ratelimit.ModeAdaptive || d.Initial != InitialPerCPU*runtime.GOMAXPROCS(0) || d.Threshold != 10*time.Millisecond || d.Min != 1 || d.Max != 1024 || d.MaxAge != time.Minute || d.Growth != 2 {
+	if d.Mode != ratelimit.ModeAdaptive || d.Initial != InitialPerCPU*runtime.NumCPU() || d.Threshold != 10*time.Millisecond || d.Min != 1 || d.Max != 1024 || d.MaxAge != time.Minute || d.Growth != 2 {
 		t.Fatalf("default settings %+v", d)
 	}
 }
@@ -80,7 +80,7 @@ func TestLimiterRamps(t *testing.T) {
 // hold_rule: false turns it off (the A/B switch of bench --limiter).
 func TestLimiterHoldRule(t *testing.T) {
 	d, _ := Default().AMF.Limiter.Settings()
-	cpus := runtime.GOMAXPROCS(0)
+	cpus := runtime.NumCPU()
 	if !d.HoldRule || d.HoldAlpha != HoldAlphaPerCPU*cpus || d.HoldBeta != HoldBetaPerCPU*cpus {
 		t.Fatalf("default: hold rule %v α %d β %d, want on with %d and %d", d.HoldRule, d.HoldAlpha, d.HoldBeta,
 			HoldAlphaPerCPU*cpus, HoldBetaPerCPU*cpus)
