@@ -37,8 +37,8 @@ type idleState struct {
 	// the UE answers it.
 	paged chan time.Time
 	// answer, while the UE's owner waits in AnswerPaging, is how the
-	// UE answers a Paging from a goroutine the gNB starts on reading
-	// it (paging.go, answerNow).
+	// UE answers a Paging from the gNB's goroutine that read it
+	// (paging.go, answerNow).
 	answer atomic.Pointer[pagingAnswer]
 	// uplink is signalled when the UE's IP stack sends on a parked
 	// tunnel: it has uplink data and wants service (Stay answers it).

@@ -44,16 +44,7 @@ func (g *GNB) onPaging(pdu *ngapType.NGAPPDU) {
 		return
 	}
 	g.tracer().PagingReceived(at, ue.supi)
-	if a := ue.idle.answer.Swap(nil); a != nil {
-		// The answer leaves from a goroutine of its own, not from this
-		// reader: a real gNB reads N2 while its UEs answer over the air,
-		// and a burst of Pagings must not each wait, here, for the
-		// Service Requests of the UEs paged before them (with 64 idle
-		// UEs paged at once that put the last Paging's arrival ~1 ms
-		// late, the simulator's own work). Alone, the reader goes back
-		// to its socket and parks, and this goroutine runs next on the
-		// same thread: no wake-up is added.
-		go ue.answerNow(a, at)
+	if ue.answerNow(at) {
 		return
 	}
 	ue.page(at)
@@ -103,8 +94,8 @@ func (u *UE) AwaitPaging(ctx context.Context) (time.Time, error) {
 // Service Accept.
 //
 // Over the air a paged UE answers at once, waiting on nothing but the
-// radio: so while the owner waits here, a goroutine the gNB starts on reading
-// the Paging sends the Service Request itself (answerNow) and the owner's
+// radio: so while the owner waits here, the gNB's goroutine that read the
+// Paging sends the Service Request itself (answerNow) and the owner's
 // goroutine only reads the answers, rather than the answer waiting for
 // that goroutine to be woken and scheduled first.
 func (u *UE) AnswerPaging(ctx context.Context) (pagedAt time.Time, latency time.Duration, err error) {
@@ -128,8 +119,8 @@ func (u *UE) AnswerPaging(ctx context.Context) (pagedAt time.Time, latency time.
 	return got.at, latency, err
 }
 
-// armAnswer has the gNB answer the UE's next Paging (answerNow) while the
-// owner waits in awaitAnswer.
+// armAnswer has the gNB answer the UE's next Paging from its own
+// goroutine (answerNow) while the owner waits in awaitAnswer.
 func (u *UE) armAnswer() *pagingAnswer {
 	u.drain() // what requestService does first, before the gNB may send
 	a := &pagingAnswer{done: make(chan pagingAnswered, 1)}
@@ -159,7 +150,7 @@ type pagingAnswer struct {
 	done chan pagingAnswered // buffered: the gNB never waits
 }
 
-// pagingAnswered is a Paging answered by the gNB (answerNow): when it
+// pagingAnswered is a Paging answered by the gNB's goroutine: when it
 // arrived, and the Service Request sent (full, at start) or an error; or,
 // toOwner, a Paging the owner's goroutine is to answer; or, uplink, no
 // Paging but uplink data for the owner to ask service for.
@@ -208,16 +199,20 @@ func (u *UE) awaitAnswer(ctx context.Context, a *pagingAnswer, uplink <-chan str
 	return <-a.done, nil
 }
 
-// answerNow: the gNB, having read a Paging for a UE whose owner waits in
-// AnswerPaging and taken its answer a, sends the UE's Service Request
-// (TS 24.501 5.6.1.2: mobile terminated services, RRC cause mt-Access)
-// from a goroutine it starts for it. The owner's goroutine is parked
-// until done, so the UE's state is this goroutine's meanwhile. No
-// overload action sheds mt-Access (TS 38.413 8.7.6.2, overload.go), so
-// it never waits for admission.
-func (u *UE) answerNow(a *pagingAnswer, at time.Time) {
+// answerNow: the gNB, reading a Paging for a UE whose owner waits in
+// AnswerPaging, sends the UE's Service Request itself (TS 24.501 5.6.1.2:
+// mobile terminated services, RRC cause mt-Access). The owner's goroutine
+// is parked until done, so the UE's state is this goroutine's meanwhile.
+// No overload action sheds mt-Access (TS 38.413 8.7.6.2, overload.go), so
+// the reader never waits for admission.
+func (u *UE) answerNow(at time.Time) bool {
+	a := u.idle.answer.Swap(nil)
+	if a == nil {
+		return false
+	}
 	full, start, err := u.sendServiceRequest(nasx.ServiceTypeMobileTerminated, nil)
 	a.done <- pagingAnswered{at: at, start: start, full: full, err: err}
+	return true
 }
 
 // answerPaging runs the Service Request answering the paging the gNB
@@ -259,8 +254,8 @@ func (u *UE) Stay(ctx context.Context, onPaged func(pagedAt time.Time, latency t
 // serveIdle waits for what ends CM-IDLE: paging (answered with a mobile
 // terminated Service Request, reported to onPaged) or uplink data (a
 // Service Request of service type data, TS 24.501 5.6.1.2). As in
-// AnswerPaging, the gNB sends the Service Request on reading the Paging
-// (answerNow): the owner is not woken first.
+// AnswerPaging, the gNB's goroutine that reads the Paging sends the
+// Service Request: the owner is not woken first.
 func (u *UE) serveIdle(ctx context.Context, onPaged func(time.Time, time.Duration, error)) error {
 	if u.sec == nil {
 		return errNoSecurity
