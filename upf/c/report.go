@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"time"
 
 	"github.com/free5gc/pfcp"
 	"go.opentelemetry.io/otel/trace"
@@ -142,7 +141,7 @@ func (n *NF) watchDownlinkData(ctx context.Context, up UserPlane) {
 			return
 		}
 		n.wg.Add(1)
-		go n.report(rctx, span, up, note.UPSEID, peer, msg)
+		n.reports.Go(func() { n.report(rctx, span, up, note.UPSEID, peer, msg) })
 	}
 	n.server.mu.Lock()
 	n.server.onRoutable = reportNote
@@ -163,9 +162,8 @@ func (n *NF) report(ctx context.Context, span trace.Span, up UserPlane, upSEID u
 		n.env.Log.Warn("session report: no N4 socket over the SMF's network", "network", peer.Network())
 		return
 	}
-	// T1 x (N1+1) bounds it; ctx ends it at Stop.
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
+	// The node's T1 x (N1+1) bounds it (pfcpx.Node.Request); ctx ends it
+	// at Stop.
 	rsp, err := requestTraced(ctx, node, peer, msg)
 	if err != nil {
 		var te *pfcpx.TimeoutError

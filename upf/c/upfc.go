@@ -41,6 +41,7 @@ import (
 
 	"github.com/free5gc/openapi/models"
 
+	"github.com/l25gc/l25gc/internal/gopool"
 	"github.com/l25gc/l25gc/nf"
 	"github.com/l25gc/l25gc/protocol/pfcpx"
 	"github.com/l25gc/l25gc/upf/rules"
@@ -66,6 +67,10 @@ type NF struct {
 	wg     sync.WaitGroup
 	// stopWatch ends the watch of UPF-U's downlink data notes.
 	stopWatch context.CancelFunc
+	// reports runs the Session Reports (report.go) on kept goroutines:
+	// a fresh one grew its stack in the PFCP encoder for each report of
+	// a burst of idle UEs' downlink data.
+	reports *gopool.Pool
 }
 
 // New builds UPF-C over an in-memory table (until the registry plugs in
@@ -94,7 +99,7 @@ func NewWithOptions(env *nf.Env, o Options) (*NF, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &NF{env: env, opts: o, server: srv}, nil
+	return &NF{env: env, opts: o, server: srv, reports: gopool.New(0)}, nil
 }
 
 // nodeIDOf is UPF-C's Node ID: the IP of its PFCP address, or, when that
