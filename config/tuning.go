@@ -14,14 +14,21 @@ import (
 // (Procs).
 type Tuning struct {
 	// HaltPollNs sets the guest haltpoll idle driver's guest_halt_poll_ns
-	// (a KVM guest's idle vCPU polls that long before it halts, so a
+	// (a KVM guest's idle vCPU polls up to that long before it halts, so a
 	// wake-up within it costs no VM exit; each idle period then spins up to
-	// that long). nil leaves the host alone; on a host without the driver
-	// (bare metal, other hypervisors) `up` says so and does nothing.
+	// that long). nil is the default: on a KVM guest whose window is 0
+	// (nobody tuned it) hosttune.DefaultHaltPollNs, any other value of the
+	// host's left as it is. HaltPollLeave (-1) never touches the host. On
+	// a host without the driver (bare metal, other hypervisors) nothing
+	// happens; `up` says so when the config asked for a value.
 	HaltPollNs *int64 `yaml:"halt_poll_ns,omitempty"`
 	// Procs is how many Go Ps (GOMAXPROCS) each NF process runs with.
 	Procs Procs `yaml:"procs"`
 }
+
+// HaltPollLeave is tuning.halt_poll_ns's value that leaves the host's
+// haltpoll window alone, the default's too.
+const HaltPollLeave = hosttune.Leave
 
 // Procs is tuning.procs: GOMAXPROCS per NF process. Go gives each process
 // one P per CPU; an NF with a second P idle wakes a thread for it at every
@@ -51,8 +58,8 @@ func (c *Config) ProcsFor(name string) int {
 // tuning checks the window is one the kernel takes and that is a latency
 // setting rather than a vCPU spinning all its idle time.
 func (v *validator) tuning(cat Catalog, t Tuning) {
-	if t.HaltPollNs != nil && (*t.HaltPollNs < 0 || *t.HaltPollNs > hosttune.MaxHaltPollNs) {
-		v.fail("tuning.halt_poll_ns", "must be from 0 to %d ns (10 ms), got %d", hosttune.MaxHaltPollNs, *t.HaltPollNs)
+	if t.HaltPollNs != nil && (*t.HaltPollNs < HaltPollLeave || *t.HaltPollNs > hosttune.MaxHaltPollNs) {
+		v.fail("tuning.halt_poll_ns", "must be from 0 to %d ns (10 ms), or -1 to leave the host alone, got %d", hosttune.MaxHaltPollNs, *t.HaltPollNs)
 	}
 	if t.Procs.All < 0 || t.Procs.All > maxProcs {
 		v.fail("tuning.procs.all", "must be from 0 (Go's default) to %d, got %d", maxProcs, t.Procs.All)

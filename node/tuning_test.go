@@ -2,12 +2,14 @@ package node
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/internal/hosttune"
 )
 
 // coreTuning is a Core as Start makes it, with its haltpoll knob a
@@ -56,7 +58,41 @@ func TestCoreAppliesHaltPollAndPutsItBack(t *testing.T) {
 	}
 }
 
-// Without tuning in the config the host is not touched.
+// Without tuning in the config, a KVM guest whose window is 0 gets the
+// default while the core runs, recorded for `down`, and 0 back after.
+func TestCoreSetsTheDefaultHaltPollOnAGuestAtZero(t *testing.T) {
+	c, knob, out := coreTuning(t, nil)
+	if err := c.applyTuning(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := knobValue(t, knob), fmt.Sprint(hosttune.DefaultHaltPollNs); got != want {
+		t.Fatalf("while up the knob holds %s, want the default %s", got, want)
+	}
+	if c.tuned == nil || c.tuned.Previous != 0 {
+		t.Fatalf("recorded %+v, want the previous 0 to put back", c.tuned)
+	}
+	c.restoreTuning()
+	if got := knobValue(t, knob); got != "0" {
+		t.Fatalf("after stop the knob holds %s, want 0 back", got)
+	}
+	if !strings.Contains(out.String(), "the default on a KVM guest at 0") {
+		t.Fatalf("output %q does not say the default was set", out)
+	}
+}
+
+// tuning.halt_poll_ns: -1 leaves a guest at 0 as it is.
+func TestCoreTuningLeaveKeepsTheHostAtZero(t *testing.T) {
+	leave := int64(config.HaltPollLeave)
+	c, knob, _ := coreTuning(t, &leave)
+	if err := c.applyTuning(); err != nil || c.tuned != nil {
+		t.Fatalf("apply: %v, tuned %+v", err, c.tuned)
+	}
+	if got := knobValue(t, knob); got != "0" {
+		t.Fatalf("knob %s, want 0 untouched", got)
+	}
+}
+
+// Without tuning in the config a window someone set is not touched.
 func TestCoreWithoutTuningLeavesTheHostAlone(t *testing.T) {
 	c, knob, _ := coreTuning(t, nil)
 	if err := os.WriteFile(knob, []byte("12345"), 0o644); err != nil {

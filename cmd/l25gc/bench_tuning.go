@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -11,12 +12,16 @@ import (
 	"github.com/l25gc/l25gc/internal/hosttune"
 )
 
-// noHaltPoll is --halt-poll-ns's default: leave the host as it is.
+// noHaltPoll is --halt-poll-ns's default: what the node config sets.
 const noHaltPoll = -1
 
-// withHaltPoll wraps a benchmark so that --halt-poll-ns N sets the guest
-// haltpoll window for its run and puts the host's value back afterwards,
-// also when the run fails or is interrupted (README "Latency tuning").
+// withHaltPoll wraps a benchmark so that the guest haltpoll window is set
+// once for its whole run and the host's value put back afterwards, also
+// when the run fails or is interrupted (README "Latency tuning"): --halt-poll-ns
+// N when given, else what the node config makes `l25gc up` set (its
+// tuning.halt_poll_ns, or the default on a KVM guest at 0). The cores the
+// run starts leave the host to it (benchRun), so each core, the table's
+// host line and the JSON's "host" all see the one setting.
 func withHaltPoll(cmd *cobra.Command, knob hosttune.HaltPoll) {
 	run := cmd.RunE
 	if run == nil {
@@ -24,12 +29,34 @@ func withHaltPoll(cmd *cobra.Command, knob hosttune.HaltPoll) {
 	}
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		ns, err := c.Flags().GetInt64("halt-poll-ns")
-		if err != nil || ns == noHaltPoll {
+		if err != nil {
+			return run(c, args)
+		}
+		flag := ns != noHaltPoll
+		var set, byDefault bool
+		if flag {
+			set = true
+		} else {
+			cfg, err := loadConfig(c)
+			if err != nil {
+				return err
+			}
+			ns, set, byDefault = knob.Wanted(cfg.Tuning.HaltPollNs)
+		}
+		if !set {
 			return run(c, args)
 		}
 		applied, err := knob.Apply(ns)
-		if err != nil {
+		switch {
+		case err != nil && byDefault:
+			fmt.Fprintf(c.ErrOrStderr(), "halt polling left off: %v\n", err)
+			return run(c, args)
+		case errors.Is(err, hosttune.ErrNoHaltPoll) && !flag:
+			return run(c, args)
+		case err != nil && flag:
 			return fmt.Errorf("--halt-poll-ns: %w", err)
+		case err != nil:
+			return fmt.Errorf("tuning.halt_poll_ns: %w", err)
 		}
 		defer func() {
 			if _, err := knob.Restore(applied); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,6 +73,38 @@ func TestBenchHaltPollFlagIsPutBackAfterTheRun(t *testing.T) {
 	data, _ := os.ReadFile(knob.Path)
 	if strings.TrimSpace(string(data)) != "0" {
 		t.Fatalf("after the run the knob holds %q, want 0 back", data)
+	}
+}
+
+// Without --halt-poll-ns a run sets what `up` would (README "Latency
+// tuning"): on a guest whose window is 0 the default for the run, put back
+// after; a window someone set stays as it is.
+func TestBenchWithoutTheFlagSetsTheDefaultOnAGuestAtZero(t *testing.T) {
+	for _, c := range []struct{ host, during, after string }{
+		{"0", fmt.Sprint(hosttune.DefaultHaltPollNs), "0"},
+		{"12345", "12345", "12345"},
+	} {
+		knob := hosttune.HaltPoll{Path: filepath.Join(t.TempDir(), "guest_halt_poll_ns")}
+		if err := os.WriteFile(knob.Path, []byte(c.host+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var during string
+		cmd := &cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error {
+			data, _ := os.ReadFile(knob.Path)
+			during = strings.TrimSpace(string(data))
+			return nil
+		}}
+		cmd.Flags().Int64("halt-poll-ns", noHaltPoll, "")
+		cmd.Flags().String("config", "", "")
+		withHaltPoll(cmd, knob)
+		cmd.SetArgs(nil)
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(knob.Path)
+		if after := strings.TrimSpace(string(data)); during != c.during || after != c.after {
+			t.Fatalf("host at %s: the knob held %s during the run and %s after, want %s and %s", c.host, during, after, c.during, c.after)
+		}
 	}
 }
 

@@ -28,6 +28,37 @@ const HaltPollPath = "/sys/module/haltpoll/parameters/guest_halt_poll_ns"
 // vCPU that spins most of its idle time, not a latency setting.
 const MaxHaltPollNs = 10_000_000
 
+// DefaultHaltPollNs is the window a core sets on a KVM guest whose window
+// is 0 when its config names none (config tuning.halt_poll_ns; README
+// "Latency tuning" has the measurements behind it). Not longer: UPF-U's
+// idle naps (up to 250 µs) end within a 200 µs window often enough that
+// the driver keeps polling through them, about a fifth of both vCPUs with
+// the core at rest; at 100 µs it shrinks the window back and polls almost
+// nothing, while the SBI wake-ups inside a procedure still land within it.
+const DefaultHaltPollNs = 100_000
+
+// Leave is the setting that never touches the host: config
+// tuning.halt_poll_ns -1, bench --halt-poll-ns -1.
+const Leave = -1
+
+// Wanted resolves a configured window (config tuning.halt_poll_ns) against
+// this host: set says whether to write ns, byDefault that the config named
+// none and this is DefaultHaltPollNs on a guest whose window was 0. A
+// window someone else set (non-zero) is theirs: the default leaves it, as
+// it leaves a host without the driver or whose knob cannot be read.
+func (h HaltPoll) Wanted(configured *int64) (ns int64, set, byDefault bool) {
+	switch {
+	case configured == nil:
+		if cur, err := h.Read(); err != nil || cur != 0 {
+			return 0, false, true
+		}
+		return DefaultHaltPollNs, true, true
+	case *configured == Leave:
+		return 0, false, false
+	}
+	return *configured, true, false
+}
+
 // ErrNoHaltPoll says this host has no guest haltpoll driver (bare metal,
 // another hypervisor, a kernel without it): there is nothing to tune.
 var ErrNoHaltPoll = errors.New("no guest haltpoll idle driver on this host (bare metal or another hypervisor): nothing to tune")

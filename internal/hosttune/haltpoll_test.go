@@ -117,3 +117,38 @@ func TestSnapshotAndDescribeSayTheValue(t *testing.T) {
 		t.Fatalf("Describe of 0: %q", d)
 	}
 }
+
+// Wanted: a configured window is set as it is; none configured is the
+// default only on a guest at 0 (a window someone set is theirs, a host
+// without the driver has nothing to set); Leave sets nothing.
+func TestWantedResolvesTheConfiguredWindow(t *testing.T) {
+	at := func(v string) HaltPoll {
+		h := HaltPoll{Path: filepath.Join(t.TempDir(), "guest_halt_poll_ns")}
+		if v != "" {
+			if err := os.WriteFile(h.Path, []byte(v), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return h
+	}
+	n := func(v int64) *int64 { return &v }
+	for _, c := range []struct {
+		name           string
+		host           string // "": no driver
+		configured     *int64
+		ns             int64
+		set, byDefault bool
+	}{
+		{"default on a guest at 0", "0", nil, DefaultHaltPollNs, true, true},
+		{"default leaves a window someone set", "12345", nil, 0, false, true},
+		{"default on a host without the driver", "", nil, 0, false, true},
+		{"configured", "12345", n(100000), 100000, true, false},
+		{"configured 0", "12345", n(0), 0, true, false},
+		{"leave", "0", n(Leave), 0, false, false},
+	} {
+		ns, set, byDefault := at(c.host).Wanted(c.configured)
+		if ns != c.ns || set != c.set || byDefault != c.byDefault {
+			t.Errorf("%s: got %d %v %v, want %d %v %v", c.name, ns, set, byDefault, c.ns, c.set, c.byDefault)
+		}
+	}
+}
