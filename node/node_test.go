@@ -162,6 +162,10 @@ func nodeConfig(t *testing.T, nfs ...string) (*config.Config, string) {
 	t.Setenv(envFakePorts, fmt.Sprintf("%d,%d,%d,%d", ports[0], ports[1], ports[2], ports[3]))
 	cat := withFake() // the test NFs' ports as their processes will see them
 	cfg := config.DefaultFor(cat)
+	// A unit test leaves the host's haltpoll window alone (the default
+	// sets it on a guest at 0; tuning_test.go tests that on a file).
+	leave := int64(config.HaltPollLeave)
+	cfg.Tuning.HaltPollNs = &leave
 	for i, spec := range cat[2:] {
 		*spec.PortsIn(cfg) = config.NF{SBIPort: ports[4+2*i], MetricsPort: ports[5+2*i]}
 		if !spec.HasSBI() { // UPF-C: its N4 UDP port takes the SBI port's slot

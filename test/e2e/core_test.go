@@ -85,6 +85,10 @@ func coreConfig(t *testing.T, dir string, edit func(*config.Config)) (*config.Co
 	// traffic (withUserPlane): the control plane's tests need UPF-C alone.
 	cfg.NFs = slices.DeleteFunc(cfg.NFs, func(n string) bool { return n == "upf-u" })
 	cfg.UPF.MaxSessions = e2eMaxSessions
+	// The host's haltpoll window is left to whoever runs the suite (the
+	// default sets it on a guest at 0): a killed test must not leave it.
+	leave := int64(config.HaltPollLeave)
+	cfg.Tuning.HaltPollNs = &leave
 	usePortsNobodyUses(t, cfg)
 	if edit != nil {
 		edit(cfg)
