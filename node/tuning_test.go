@@ -36,47 +36,34 @@ func knobValue(t *testing.T, path string) string {
 }
 
 // tuning.halt_poll_ns is set while the core runs, recorded for `down`
-// and `status`, and put back when it stops.
+// and `status`, and put back when it stops; without it in the config a
+// KVM guest whose window is 0 gets the default the same way.
 func TestCoreAppliesHaltPollAndPutsItBack(t *testing.T) {
-	ns := int64(200000)
-	c, knob, out := coreTuning(t, &ns)
-	if err := c.applyTuning(); err != nil {
-		t.Fatal(err)
-	}
-	if got := knobValue(t, knob); got != "200000" {
-		t.Fatalf("while up the knob holds %s, want 200000", got)
-	}
-	if c.tuned == nil || c.tuned.Previous != 0 {
-		t.Fatalf("recorded %+v, want the previous 0 to put back", c.tuned)
-	}
-	c.restoreTuning()
-	if got := knobValue(t, knob); got != "0" {
-		t.Fatalf("after stop the knob holds %s, want 0 back", got)
-	}
-	if !strings.Contains(out.String(), "back to 0 ns") {
-		t.Fatalf("output %q does not say it was put back", out)
-	}
-}
-
-// Without tuning in the config, a KVM guest whose window is 0 gets the
-// default while the core runs, recorded for `down`, and 0 back after.
-func TestCoreSetsTheDefaultHaltPollOnAGuestAtZero(t *testing.T) {
-	c, knob, out := coreTuning(t, nil)
-	if err := c.applyTuning(); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := knobValue(t, knob), fmt.Sprint(hosttune.DefaultHaltPollNs); got != want {
-		t.Fatalf("while up the knob holds %s, want the default %s", got, want)
-	}
-	if c.tuned == nil || c.tuned.Previous != 0 {
-		t.Fatalf("recorded %+v, want the previous 0 to put back", c.tuned)
-	}
-	c.restoreTuning()
-	if got := knobValue(t, knob); got != "0" {
-		t.Fatalf("after stop the knob holds %s, want 0 back", got)
-	}
-	if !strings.Contains(out.String(), "the default on a KVM guest at 0") {
-		t.Fatalf("output %q does not say the default was set", out)
+	configured := int64(200000)
+	for _, c := range []struct {
+		configured *int64
+		want, says string
+	}{
+		{&configured, "200000", "(was 0; put back when the core stops)"},
+		{nil, fmt.Sprint(hosttune.DefaultHaltPollNs), "the default on a KVM guest at 0"},
+	} {
+		core, knob, out := coreTuning(t, c.configured)
+		if err := core.applyTuning(); err != nil {
+			t.Fatal(err)
+		}
+		if got := knobValue(t, knob); got != c.want {
+			t.Fatalf("while up the knob holds %s, want %s", got, c.want)
+		}
+		if core.tuned == nil || core.tuned.Previous != 0 {
+			t.Fatalf("recorded %+v, want the previous 0 to put back", core.tuned)
+		}
+		core.restoreTuning()
+		if got := knobValue(t, knob); got != "0" {
+			t.Fatalf("after stop the knob holds %s, want 0 back", got)
+		}
+		if s := out.String(); !strings.Contains(s, c.says) || !strings.Contains(s, "back to 0 ns") {
+			t.Fatalf("output %q does not say %q and that it was put back", s, c.says)
+		}
 	}
 }
 
