@@ -16,8 +16,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // HaltPollPath is the guest haltpoll driver's poll window in sysfs
@@ -175,4 +177,37 @@ func (h HaltPoll) Snapshot() Record {
 		return Record{Note: err.Error()}
 	}
 	return Record{HaltPollNs: &ns}
+}
+
+// cpuidleRoot holds each CPU's cpuidle states (Documentation/admin-guide/pm/cpuidle.rst).
+const cpuidleRoot = "/sys/devices/system/cpu"
+
+// PollTime is how long all CPUs have spent in the cpuidle POLL state since
+// boot: the haltpoll window's spinning (and any other idle polling). The
+// guest counts it as idle, so no process's CPU time and no /proc/stat busy
+// time shows it, but the host does not get the vCPU back meanwhile. ok is
+// false on a host whose CPUs name no POLL state.
+func PollTime() (d time.Duration, ok bool) {
+	return pollTime(cpuidleRoot)
+}
+
+func pollTime(root string) (d time.Duration, ok bool) {
+	names, _ := filepath.Glob(filepath.Join(root, "cpu[0-9]*", "cpuidle", "state[0-9]*", "name"))
+	for _, name := range names {
+		n, err := os.ReadFile(name)
+		if err != nil || strings.TrimSpace(string(n)) != "POLL" {
+			continue
+		}
+		t, err := os.ReadFile(filepath.Join(filepath.Dir(name), "time"))
+		if err != nil {
+			continue
+		}
+		us, err := strconv.ParseInt(strings.TrimSpace(string(t)), 10, 64)
+		if err != nil {
+			continue
+		}
+		d += time.Duration(us) * time.Microsecond
+		ok = true
+	}
+	return d, ok
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeSysfs is a file standing in for the haltpoll parameter, holding v.
@@ -150,5 +151,31 @@ func TestWantedResolvesTheConfiguredWindow(t *testing.T) {
 		if ns != c.ns || set != c.set || byDefault != c.byDefault {
 			t.Errorf("%s: got %d %v %v, want %d %v %v", c.name, ns, set, byDefault, c.ns, c.set, c.byDefault)
 		}
+	}
+}
+
+// PollTime adds up the POLL state's time (µs in sysfs) of every CPU and
+// only that state's.
+func TestPollTimeSumsThePollStateOfEveryCPU(t *testing.T) {
+	root := t.TempDir()
+	state := func(cpu, st, name, us string) {
+		dir := filepath.Join(root, cpu, "cpuidle", st)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f, v := range map[string]string{"name": name + "\n", "time": us + "\n"} {
+			if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, ok := pollTime(root); ok {
+		t.Fatal("no cpuidle states, want ok false")
+	}
+	state("cpu0", "state0", "POLL", "1500")
+	state("cpu0", "state1", "haltpoll idle", "900000")
+	state("cpu1", "state0", "POLL", "500")
+	if d, ok := pollTime(root); !ok || d != 2*time.Millisecond {
+		t.Fatalf("poll time %v %v, want 2ms", d, ok)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/l25gc/l25gc/config"
+	"github.com/l25gc/l25gc/internal/hosttune"
 	"github.com/l25gc/l25gc/internal/profile"
 	"github.com/l25gc/l25gc/test/ransim"
 )
@@ -38,6 +39,12 @@ type IdleResult struct {
 	CPUPercent float64 `json:"cpu_percent_of_one_core"`
 	// PerProcess is each process's CPU time in the window, in milliseconds.
 	PerProcess map[string]float64 `json:"cpu_ms"`
+	// PollPercent is the time all vCPUs spent polling in the idle loop
+	// (the cpuidle POLL state: the haltpoll window, README "Latency
+	// tuning") as a percentage of one core: CPU the host does not get back
+	// although the guest, and so CPUPercent, counts it idle. nil where the
+	// CPUs have no POLL state.
+	PollPercent *float64 `json:"vcpu_poll_percent_of_one_core,omitempty"`
 }
 
 // Idle starts a core per SBI mode, registers o.UEs through one gNB (which
@@ -97,6 +104,7 @@ func idleOn(ctx context.Context, o IdleOptions, mode string) (IdleResult, error)
 	if err != nil {
 		return IdleResult{}, err
 	}
+	poll0, polls := hosttune.PollTime()
 	t0 := time.Now()
 	if err := sleepCtx(ctx, o.Window); err != nil {
 		return IdleResult{}, err
@@ -107,6 +115,10 @@ func idleOn(ctx context.Context, o IdleOptions, mode string) (IdleResult, error)
 	}
 	window := time.Since(t0)
 	r := IdleResult{Procedure: "idle", SBI: mode, UEs: o.UEs, Seconds: window.Seconds(), PerProcess: map[string]float64{}}
+	if poll1, ok := hosttune.PollTime(); polls && ok {
+		p := 100 * (poll1 - poll0).Seconds() / window.Seconds()
+		r.PollPercent = &p
+	}
 	var total time.Duration
 	for name := range pids {
 		d := after[name] - before[name]
@@ -160,4 +172,9 @@ func PrintIdleTable(w io.Writer, results []IdleResult) {
 			r.CPUPercent*r.Seconds*10, r.CPUPercent)
 	}
 	tw.Flush()
+	for _, r := range results {
+		if r.PollPercent != nil {
+			fmt.Fprintf(w, "%s: vCPUs polling in the idle loop (counted idle by the guest, not in TOTAL): %.2f %% of one core\n", r.SBI, *r.PollPercent)
+		}
+	}
 }

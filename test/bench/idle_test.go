@@ -32,3 +32,23 @@ func TestCPUTimesOfThisProcessGrowWithWork(t *testing.T) {
 		t.Fatal("a process that does not exist gave a CPU time")
 	}
 }
+
+// The idle table says how much the vCPUs polled in the idle loop, which
+// the processes' CPU times (and TOTAL) cannot show, and says nothing of it
+// where the CPUs have no POLL state.
+func TestIdleTableNamesTheVCPUsPolling(t *testing.T) {
+	poll := 21.9
+	rs := []IdleResult{
+		{SBI: "xio", UEs: 10, Seconds: 30, CPUPercent: 6.5, PerProcess: map[string]float64{"upf-u": 1950}, PollPercent: &poll},
+		{SBI: "tcp", UEs: 10, Seconds: 30, CPUPercent: 0.1, PerProcess: map[string]float64{"amf": 30}},
+	}
+	var b strings.Builder
+	PrintIdleTable(&b, rs)
+	out := b.String()
+	if !strings.Contains(out, "xio: vCPUs polling in the idle loop (counted idle by the guest, not in TOTAL): 21.90 % of one core") {
+		t.Fatalf("no poll line for xio in\n%s", out)
+	}
+	if strings.Contains(out, "tcp: vCPUs polling") {
+		t.Fatalf("a poll line without a POLL state in\n%s", out)
+	}
+}
