@@ -55,3 +55,26 @@ func BenchmarkWriteJSON(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecoders times the SBI's decoder (sbi.UnmarshalJSON) against
+// encoding/json's on each golden body.
+func BenchmarkDecoders(b *testing.B) {
+	for _, body := range registrationBodies() {
+		data, err := os.ReadFile(goldenPath(body.name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("encoding-json/"+body.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = json.Unmarshal(data, body.fresh())
+			}
+		})
+		b.Run("sbi/"+body.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = sbi.UnmarshalJSON(data, body.fresh())
+			}
+		})
+	}
+}
