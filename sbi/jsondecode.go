@@ -5,7 +5,7 @@ import gojson "github.com/goccy/go-json"
 // UnmarshalJSON decodes an SBI body (a request's or an answer's) into v.
 // It is github.com/goccy/go-json's decoder, a drop-in for encoding/json's
 // that decodes the openapi models 1.8-6x faster with 40-70 % of the
-// allocations (BenchmarkDecoders in sbi/wiregolden): on a saturated
+// allocations (BenchmarkBodies in sbi/wiregolden): on a saturated
 // machine JSON decoding was ~7 % of the sampled CPU of a registration. What it
 // accepts and gives is encoding/json's (sbi/wiregolden pins it: keys in
 // another case, duplicate keys, unknown keys, null, invalid UTF-8, types
