@@ -73,10 +73,11 @@ func (p *spinPolicy) record(hit bool) {
 // against 705-730 µs of CPU per registration), and with a lone
 // registration the pollers of the NFs that had just answered took, while
 // spinning, the core of the one that had work; a poller alone on a quiet
-// machine still spins, to skip a wake-up per message. The sign used is the kernel's: this process's
-// threads were preempted (involuntary context switches, getrusage) since
-// the last sample, which happens only when runnable threads outnumber the
-// CPUs. One system call per contentionEvery at most.
+// machine still spins, to skip a wake-up per message. The sign used is
+// the kernel's: this process's threads were preempted (involuntary context
+// switches, getrusage) since the last sample, which happens only when
+// runnable threads outnumber the CPUs. One system call per
+// contentionEvery at most.
 type cpuContention struct {
 	at     time.Time // last sample
 	nivcsw int64
