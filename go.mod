@@ -10,6 +10,7 @@ require (
 	github.com/free5gc/pfcp v1.1.2
 	github.com/free5gc/tlv v1.1.1
 	github.com/free5gc/util v1.3.2
+	github.com/goccy/go-json v0.12.0
 	github.com/golang-jwt/jwt/v5 v5.2.2
 	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
 	github.com/ishidawataru/sctp v0.0.0-20251114114122-19ddcbc6aae2

@@ -178,11 +178,11 @@ func (c *Client) once(ctx context.Context, method, url string, body []byte, ctyp
 	}
 	if resp.StatusCode/100 != 2 {
 		pe := &ProblemError{Status: resp.StatusCode, Body: data}
-		_ = json.Unmarshal(data, &pe.Problem) // a bare status is still an answer
+		_ = UnmarshalJSON(data, &pe.Problem) // a bare status is still an answer
 		return resp.Header, true, pe
 	}
 	if out != nil && len(data) > 0 {
-		if err := json.Unmarshal(data, out); err != nil {
+		if err := UnmarshalJSON(data, out); err != nil {
 			return resp.Header, true, fmt.Errorf("sbi %s %s: decode answer: %w", method, url, err)
 		}
 	}

@@ -63,7 +63,7 @@ func DecodeRelated(contentType string, body []byte, v any) (map[string]Part, err
 		}
 		switch {
 		case mt == "application/json" || strings.HasSuffix(mt, "+json"):
-			return nil, json.Unmarshal(body, v)
+			return nil, UnmarshalJSON(body, v)
 		case mt != "multipart/related":
 			return nil, ErrNotRelated
 		}
@@ -99,7 +99,7 @@ func decodeMultipart(body []byte, boundary string, v any) (map[string]Part, erro
 		ct := p.Header.Get("Content-Type")
 		if !rootSeen && strings.HasPrefix(ct, "application/json") {
 			rootSeen = true
-			if err := json.Unmarshal(data, v); err != nil {
+			if err := UnmarshalJSON(data, v); err != nil {
 				return nil, fmt.Errorf("multipart JSON part: %w", err)
 			}
 			continue
@@ -122,7 +122,7 @@ func relatedParts(raw []rawPart, v any) (map[string]Part, error) {
 	for _, p := range raw {
 		if !rootSeen && strings.HasPrefix(p.contentType, "application/json") {
 			rootSeen = true
-			if err := json.Unmarshal(p.data, v); err != nil {
+			if err := UnmarshalJSON(p.data, v); err != nil {
 				return nil, fmt.Errorf("multipart JSON part: %w", err)
 			}
 			continue

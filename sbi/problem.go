@@ -1,7 +1,6 @@
 package sbi
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,7 +47,7 @@ func WriteProblem(w http.ResponseWriter, status int, cause, detail string) {
 func DecodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	body, err := readBody(r.Body, r.ContentLength)
 	if err == nil {
-		err = json.Unmarshal(body, v)
+		err = UnmarshalJSON(body, v)
 	}
 	if err != nil {
 		WriteProblem(w, http.StatusBadRequest, CauseInvalidMsgFormat, "request body: "+err.Error())

@@ -85,7 +85,7 @@ func (c *Client) sendRelated(req *http.Request, out any) (RelatedAnswer, error) 
 		return a, problemOf(resp.StatusCode, root)
 	}
 	if out != nil && len(root) > 0 {
-		if err := json.Unmarshal(root, out); err != nil {
+		if err := UnmarshalJSON(root, out); err != nil {
 			return a, fmt.Errorf("sbi %s %s: decode answer: %w", req.Method, req.URL, err)
 		}
 	}
@@ -100,10 +100,10 @@ func problemOf(status int, root json.RawMessage) *ProblemError {
 	var wrapped struct {
 		Error *json.RawMessage `json:"error"`
 	}
-	if json.Unmarshal(root, &wrapped) == nil && wrapped.Error != nil {
-		_ = json.Unmarshal(*wrapped.Error, &pe.Problem)
+	if UnmarshalJSON(root, &wrapped) == nil && wrapped.Error != nil {
+		_ = UnmarshalJSON(*wrapped.Error, &pe.Problem)
 	} else {
-		_ = json.Unmarshal(root, &pe.Problem)
+		_ = UnmarshalJSON(root, &pe.Problem)
 	}
 	return pe
 }

@@ -45,7 +45,8 @@ type stack struct {
 	listeners map[uint32]*Listener
 	packets   map[uint32]*PacketConn
 
-	spin spinPolicy // the poller's alone
+	spin       spinPolicy    // the poller's alone
+	contention cpuContention // the poller's alone
 	// ring is the rx ring's consumer token: taking from the ring,
 	// dispatching and freeing the batch happen only under it, so messages
 	// of one conn are dispatched in ring order whoever takes them.
@@ -150,8 +151,9 @@ func (s *stack) takeBatch(yield bool) int {
 }
 
 // pollIdle returns the next messages of the rx ring (at least one),
-// spinning and then sleeping while there are none. It is called and
-// returns with the consumer token held.
+// spinning and then sleeping while there are none, at once while the
+// CPUs are contended (cpuContention). It is called and returns with the
+// consumer token held.
 //
 // The clock is read once when the ring runs empty and then every
 // clockEvery empty polls, not per poll or per message: a read costs ~45 ns
@@ -163,6 +165,9 @@ func (s *stack) pollIdle() int {
 	}
 	idleSince := time.Now()
 	limit := s.spin.limit()
+	if limit > 0 && s.contention.contended(idleSince) {
+		limit = 0
+	}
 	s.spinLimit.Store(int64(limit))
 	lastCheck := idleSince
 	for idle := 1; ; idle++ {

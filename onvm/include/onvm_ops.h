@@ -328,8 +328,16 @@ static inline void onvm_wake(struct onvm_view *v, uint32_t dst)
 	uint32_t how = __atomic_load_n(&d->sleeping, __ATOMIC_ACQUIRE);
 	if (how == 0)
 		return;
-	if (how == ONVM_SLEEP_EVENTFD && onvm_efd_ring(v, dst) == 0)
-		return;
+	if (how == ONVM_SLEEP_EVENTFD) {
+		/* The first sender to see the poller parked claims the wake-up
+		 * by clearing 'sleeping' (as the poller does on waking): one
+		 * write wakes it and it drains the whole ring, so later senders
+		 * skip the system call (xio/shmops.go wake). */
+		if (!__atomic_compare_exchange_n(&d->sleeping, &how, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+			return;
+		if (onvm_efd_ring(v, dst) == 0)
+			return;
+	}
 	__atomic_add_fetch(&d->bell, 1, __ATOMIC_SEQ_CST);
 	syscall(SYS_futex, &d->bell, FUTEX_WAKE, 1, NULL, NULL, 0);
 }

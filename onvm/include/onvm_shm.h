@@ -159,7 +159,8 @@ enum onvm_sleep { ONVM_SLEEP_FUTEX = 1, ONVM_SLEEP_EVENTFD = 2 };
  * A poller that parks in Go's netpoller instead (xio/doorbell.go) sleeps
  * with 'sleeping' = ONVM_SLEEP_EVENTFD and publishes in efd the number of
  * its eventfd in its own process: senders fetch a copy with pidfd_getfd
- * (onvm_ops.h onvm_wake) and write it.
+ * (onvm_ops.h onvm_wake) and write it, the first of them clearing
+ * 'sleeping' so that one write per sleep wakes it.
  * queued and delivering sit on their own cache lines: every sender to this
  * NF updates queued, and this NF's threads update delivering. */
 struct onvm_nf {

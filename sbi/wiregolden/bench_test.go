@@ -11,7 +11,8 @@ import (
 
 // BenchmarkBodies times encoding and decoding each golden body, to compare
 // the two encoding/json builds (go test -bench . with and without
-// GOEXPERIMENT=jsonv2).
+// GOEXPERIMENT=jsonv2), and encoding/json's decoding with the SBI's
+// (sbi.UnmarshalJSON, sbi-unmarshal/*).
 func BenchmarkBodies(b *testing.B) {
 	for _, body := range registrationBodies() {
 		data, err := os.ReadFile(goldenPath(body.name))
@@ -26,14 +27,19 @@ func BenchmarkBodies(b *testing.B) {
 				}
 			}
 		})
-		b.Run("unmarshal/"+body.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := json.Unmarshal(data, body.fresh()); err != nil {
-					b.Fatal(err)
+		for _, dec := range []struct {
+			name      string
+			unmarshal func([]byte, any) error
+		}{{"unmarshal", json.Unmarshal}, {"sbi-unmarshal", sbi.UnmarshalJSON}} {
+			b.Run(dec.name+"/"+body.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := dec.unmarshal(data, body.fresh()); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -55,3 +61,4 @@ func BenchmarkWriteJSON(b *testing.B) {
 		})
 	}
 }
+

@@ -3,10 +3,13 @@ package wiregolden
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"reflect"
 	"testing"
 
 	"github.com/free5gc/openapi/models"
+
+	"github.com/l25gc/l25gc/sbi"
 )
 
 // TestOddButLegalBodiesDecodeAsTheClassicDecoderDid pins what a consumer
@@ -14,7 +17,8 @@ import (
 // own clients never do, hand-written tools do), a key twice, unknown keys
 // from a newer release, null for a field that is not a pointer, and bytes
 // that are not UTF-8. The expectations are the classic decoder's answers;
-// jsonv2 keeps them in encoding/json's v1 mode.
+// jsonv2 keeps them in encoding/json's v1 mode, and the SBI's decoder
+// (sbi.UnmarshalJSON, goccy/go-json) gives them too.
 func TestOddButLegalBodiesDecodeAsTheClassicDecoderDid(t *testing.T) {
 	cases := []struct {
 		name string
@@ -38,7 +42,7 @@ func TestOddButLegalBodiesDecodeAsTheClassicDecoderDid(t *testing.T) {
 			if c.name != "null leaves a plain field alone" {
 				got = models.AuthenticationInfo{}
 			}
-			if err := json.Unmarshal([]byte(c.body), &got); err != nil {
+			if err := sbi.UnmarshalJSON([]byte(c.body), &got); err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, c.want) {
@@ -48,9 +52,10 @@ func TestOddButLegalBodiesDecodeAsTheClassicDecoderDid(t *testing.T) {
 	}
 }
 
-// TestBadBodiesAreStillRejected: the answers that become 400 ProblemDetails
-// in our producers (sbi.DecodeJSON) stay errors, with the error type callers
-// may inspect.
+// TestBadBodiesAreStillRejected: the bodies that become 400 ProblemDetails
+// in our producers (sbi.DecodeJSON) stay errors under the SBI's decoder,
+// with the classic decoder's error type where callers may inspect it and
+// the same text, which the ProblemDetails detail carries.
 func TestBadBodiesAreStillRejected(t *testing.T) {
 	var snssai models.Snssai
 	err := json.Unmarshal([]byte(`{"sst":"1"}`), &snssai)
@@ -69,6 +74,36 @@ func TestBadBodiesAreStillRejected(t *testing.T) {
 			t.Errorf("%q: got %v (%T), want a SyntaxError", body, err, err)
 		}
 	}
+	for _, body := range []string{`{"sst":"1"}`, `{"sst":99999999999}`, `{"sst":1,"sd":5}`, `[1]`, `{"sst":1`, `{"sst":1} x`, ``} {
+		classic := json.Unmarshal([]byte(body), &models.Snssai{})
+		got := sbi.UnmarshalJSON([]byte(body), &models.Snssai{})
+		if got == nil || got.Error() != classic.Error() {
+			t.Errorf("%q: sbi.UnmarshalJSON gave %v, encoding/json %v", body, got, classic)
+		}
+	}
 }
 
 func errorAs(err error, target any) bool { return err != nil && errors.As(err, target) }
+
+// TestGoldenBodiesDecodeAsTheClassicDecoderDid: every golden body (the
+// openapi models of registration and PDU session, with times, enums,
+// nested and optional fields) decodes under the SBI's decoder to the value
+// encoding/json gives.
+func TestGoldenBodiesDecodeAsTheClassicDecoderDid(t *testing.T) {
+	for _, body := range registrationBodies() {
+		data, err := os.ReadFile(goldenPath(body.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, got := body.fresh(), body.fresh()
+		if err := json.Unmarshal(data, want); err != nil {
+			t.Fatalf("%s: %v", body.name, err)
+		}
+		if err := sbi.UnmarshalJSON(data, got); err != nil {
+			t.Fatalf("%s: %v", body.name, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: sbi.UnmarshalJSON gave %+v, encoding/json %+v", body.name, got, want)
+		}
+	}
+}
