@@ -33,7 +33,7 @@ const MaxHaltPollNs = 10_000_000
 // DefaultHaltPollNs is the window a core sets on a KVM guest whose window
 // is 0 when its config names none (config tuning.halt_poll_ns; README
 // "Latency tuning" has the measurements behind it). Not longer: UPF-U's
-// idle naps (up to 250 µs) end within a 200 µs window often enough that
+// idle naps (up to 250 µs when this was measured; 1 ms since) end within a 200 µs window often enough that
 // the driver keeps polling through them, about a fifth of both vCPUs with
 // the core at rest; at 100 µs it shrinks the window back and polls almost
 // nothing, while the SBI wake-ups inside a procedure still land within it.

@@ -47,11 +47,20 @@ type Config struct {
 	MaxSessions int
 	// Spin is how long it keeps polling after the last packet (default
 	// 200µs); then it sleeps between polls, each sleep twice the last, up
-	// to Sleep (default 250µs: an idle UPF-U wakes 4000 times a second).
-	// The first packet after a pause waits for the nap to end: with 1ms,
-	// paging's downlink packet (TS 23.502 4.2.3.3 step 1) waited ~1ms of
-	// a lone paging's 2.25ms (bench paging --breakdown); 250µs brought it
-	// to 0.93ms for 1.5 points more of one core while idle.
+	// to Sleep (default 1ms: an idle UPF-U wakes 1000 times a second).
+	// A packet ends the nap where the port can say so (rx_wake.c: the
+	// PMD's Rx interrupt, or a side socket for net_af_packet), and UPF-C's
+	// doorbell ends it for a rule change, so the nap's length costs only a
+	// port without either. Before rx_wake the first packet after a pause
+	// waited for the nap's end (paging's downlink packet, TS 23.502
+	// 4.2.3.3 step 1: ~1ms of a lone paging's 2.25ms with 1ms), and 250µs
+	// was the default; at rest that cost UPF-U 6.1-6.5 % of one core
+	// (bench idle --sbi xio --window 20s, three alternated pairs, stop 17),
+	// the whole core 6.9-7.4 % against issue 11's goal of 5 %; with 1ms
+	// UPF-U 1.7-2.1 %, the core 2.4-2.9 %. What it costs: a lone paging's
+	// first packet 0.70-0.74 ms p50 against 0.64-0.71 (bench paging --ues
+	// 30 --concurrency 1, three pairs): the wake-up of a vCPU that halts
+	// longer, not the nap, which the packet ends.
 	Spin, Sleep time.Duration
 	// Buffer bounds downlink buffering (upf.buffer; 0: its defaults).
 	// UPF-U holds at most half its mbuf pool whatever Total says.
@@ -105,7 +114,7 @@ func (c Config) withDefaults() Config {
 		c.Spin = 200 * time.Microsecond
 	}
 	if c.Sleep == 0 {
-		c.Sleep = 250 * time.Microsecond
+		c.Sleep = time.Millisecond
 	}
 	return c
 }
