@@ -2,9 +2,7 @@ package xio
 
 import (
 	"math/bits"
-	"syscall"
 	"time"
-	"unsafe"
 )
 
 // spinPolicy decides, each time the rx ring runs empty, how long the
@@ -62,60 +60,4 @@ func (p *spinPolicy) record(hit bool) {
 	if hit {
 		p.history |= 1
 	}
-}
-
-// cpuContention tells the poller whether the machine's CPUs are all busy,
-// in which case spinning is no longer free: the core it burns waiting for
-// a message is one another process (often the peer that is to send it)
-// was waiting for, and a sleeping poller is woken by the doorbell anyway.
-// At 64 registrations in flight on the 2-core VM (CPU-bound) the spin
-// cost CPU the other processes needed (sbi.xio_spin.budget 0s: 645-680
-// against 705-730 µs of CPU per registration), and with a lone
-// registration the pollers of the NFs that had just answered took, while
-// spinning, the core of the one that had work; a poller alone on a quiet
-// machine still spins, to skip a wake-up per message. The sign used is
-// the kernel's: this process's threads were preempted (involuntary context
-// switches, getrusage) since the last sample, which happens only when
-// runnable threads outnumber the CPUs. One system call per
-// contentionEvery at most.
-type cpuContention struct {
-	at     time.Time // last sample
-	nivcsw int64
-	busy   bool
-	sample func() (int64, bool) // tests' counter; nil: involuntarySwitches
-}
-
-// contentionEvery is the least time between two samples.
-const contentionEvery = 2 * time.Millisecond
-
-// contentionStale: a sample older than this says nothing about now (the
-// poller slept meanwhile); the next one starts afresh.
-const contentionStale = 20 * time.Millisecond
-
-// contended says whether the process's threads were preempted since the
-// last sample (taken at most contentionEvery ago).
-func (c *cpuContention) contended(now time.Time) bool {
-	if now.Sub(c.at) < contentionEvery {
-		return c.busy
-	}
-	read := c.sample
-	if read == nil {
-		read = involuntarySwitches
-	}
-	n, ok := read()
-	if !ok {
-		return false
-	}
-	c.busy = n > c.nivcsw && now.Sub(c.at) < contentionStale
-	c.nivcsw, c.at = n, now
-	return c.busy
-}
-
-// involuntarySwitches is the process's count of involuntary context
-// switches (all threads). A raw system call: getrusage never blocks, and
-// entersyscall would wake an idle sysmon (doorbell.go).
-func involuntarySwitches() (int64, bool) {
-	var ru syscall.Rusage
-	_, _, errno := syscall.RawSyscall(syscall.SYS_GETRUSAGE, uintptr(syscall.RUSAGE_SELF), uintptr(unsafe.Pointer(&ru)), 0)
-	return ru.Nivcsw, errno == 0
 }

@@ -66,37 +66,3 @@ func TestSpinPolicyOff(t *testing.T) {
 		}
 	}
 }
-
-// TestContentionFollowsPreemptions: the poller stops spinning while its
-// process's threads are being preempted, re-reads the count at most every
-// contentionEvery, and takes a count from long ago (it slept) as no sign.
-func TestContentionFollowsPreemptions(t *testing.T) {
-	var switches int64
-	reads := 0
-	c := cpuContention{sample: func() (int64, bool) { reads++; return switches, true }}
-	t0 := time.Unix(1000, 0)
-	if c.contended(t0) {
-		t.Fatal("the first sample has nothing to compare with, yet counts as contended")
-	}
-	switches = 3
-	if !c.contended(t0.Add(contentionEvery)) {
-		t.Fatal("3 preemptions since the last sample: not contended")
-	}
-	switches = 5
-	if !c.contended(t0.Add(contentionEvery+contentionEvery/2)) || reads != 2 {
-		t.Fatalf("within contentionEvery the verdict is kept without a read (reads %d, want 2)", reads)
-	}
-	if !c.contended(t0.Add(2 * contentionEvery)) {
-		t.Fatal("2 more preemptions: not contended")
-	}
-	if c.contended(t0.Add(3 * contentionEvery)) {
-		t.Fatal("no preemption since the last sample, yet contended")
-	}
-	switches = 9
-	if c.contended(t0.Add(3*contentionEvery + contentionStale)) {
-		t.Fatal("preemptions over a stale interval (the poller slept) count as contention now")
-	}
-	if n, ok := involuntarySwitches(); !ok || n < 0 {
-		t.Fatalf("getrusage: %d, %v", n, ok)
-	}
-}

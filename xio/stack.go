@@ -28,6 +28,21 @@ const contendedYield = 100 * time.Microsecond
 // while the poller spins.
 const clockEvery = 8
 
+// yieldEvery is how many empty polls a spinning poller makes between two
+// offers of its core to the kernel (a multiple of clockEvery). Stop 17,
+// one binary, every 8, 64 and 512 polls (two runs each; bench sbi
+// --transport xio --concurrency 1, then bench registration --ues 100
+// --concurrency 1 --sbi xio): SBI round trip p50 13.3/13.6, 9.0/8.4,
+// 8.1/8.2 µs, p99 39/49, 54/49, 125/72 µs; lone registration p50
+// 0.89/0.71, 0.84/0.81, 0.96/0.90 ms. Every 8 the yields switched to
+// another thread 8 times per round trip; every 512 a peer woken onto the
+// spinner's core waited out up to a third of the budget. Also tried in
+// stop 17: a poller that stops spinning while its process is being
+// preempted (getrusage). The lone registration gained as much, but
+// back-to-back round trips then slept each time (p50 26-33 µs): yields,
+// and two spinners on two cores, count as preemptions too.
+const yieldEvery = 8 * clockEvery
+
 // msgHeader is the size of struct onvm_msg before its payload (pinned in
 // onvm_shm.h, checked against cgo's view by onvm/internal/shmlayout).
 const msgHeader = C.ONVM_MSG_HEADER
@@ -46,8 +61,7 @@ type stack struct {
 	listeners map[uint32]*Listener
 	packets   map[uint32]*PacketConn
 
-	spin       spinPolicy    // the poller's alone
-	contention cpuContention // the poller's alone
+	spin spinPolicy // the poller's alone
 	// ring is the rx ring's consumer token: taking from the ring,
 	// dispatching and freeing the batch happen only under it, so messages
 	// of one conn are dispatched in ring order whoever takes them.
@@ -152,9 +166,8 @@ func (s *stack) takeBatch(yield bool) int {
 }
 
 // pollIdle returns the next messages of the rx ring (at least one),
-// spinning and then sleeping while there are none, at once while the
-// CPUs are contended (cpuContention). It is called and returns with the
-// consumer token held.
+// spinning and then sleeping while there are none. It is called and
+// returns with the consumer token held.
 //
 // The clock is read once when the ring runs empty and then every
 // clockEvery empty polls, not per poll or per message: a read costs ~45 ns
@@ -166,9 +179,6 @@ func (s *stack) pollIdle() int {
 	}
 	idleSince := time.Now()
 	limit := s.spin.limit()
-	if limit > 0 && s.contention.contended(idleSince) {
-		limit = 0
-	}
 	s.spinLimit.Store(int64(limit))
 	lastCheck := idleSince
 	for idle := 1; ; idle++ {
@@ -180,17 +190,14 @@ func (s *stack) pollIdle() int {
 			runtime.Gosched()
 			continue
 		}
-		// Offer the core to the OS once every clockEvery empty polls:
+		// Offer the core to the OS once every yieldEvery empty polls:
 		// runtime.Gosched alone never does (the poller is this
 		// process's only runnable goroutine), so a spinning poller kept
 		// its core for the whole budget while the peer it waits for,
 		// woken onto the same core, waited for it (perf sched, paging
-		// at 64: the AMF woken 1.6 ms in first ran at 3.3 ms). Same
-		// binary, yield on vs off: lone registration p50 1.07/1.11 vs
-		// 1.35/1.33 ms, lone paging p50 median 0.78 vs 0.98 ms, paging
-		// at 64 and the 64-wide benchmarks unchanged within noise.
-		// Not before a sleep (limit 0 or spent): the sleep gives the core up.
-		if spinYield && limit > 0 {
+		// at 64: the AMF woken 1.6 ms in first ran at 3.3 ms). Not
+		// before a sleep (limit 0 or spent): the sleep gives the core up.
+		if spinYield && limit > 0 && idle%yieldEvery == 0 {
 			schedYield()
 		}
 		// Yields that took long mean other threads want this core:
@@ -333,7 +340,7 @@ func (s *stack) forget(c *Conn) {
 	s.mu.Unlock()
 }
 
-// spinYield: a spinning poller offers its core to the OS every clockEvery
+// spinYield: a spinning poller offers its core to the OS every yieldEvery
 // empty polls (pollIdle); $L25GC_XIO_SPIN_YIELD=0 turns it off for an A/B
 // run of one binary.
 var spinYield = os.Getenv("L25GC_XIO_SPIN_YIELD") != "0"
