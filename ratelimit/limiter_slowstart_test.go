@@ -95,36 +95,22 @@ func TestGrowthOneIsThePaper(t *testing.T) {
 
 // Once the queue has emptied, the next burst ramps afresh.
 func TestSlowStartRearmsWhenTheQueueEmpties(t *testing.T) {
-	var slots []*Slot
 	cfg := adaptive(2, 1, 1024)
 	cfg.Growth = 2
 	l := NewLimiter(cfg, nil)
-	take := func() {
-		s, err := l.Acquire("test", func(s *Slot) { slots = append(slots, s) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s != nil {
-			slots = append(slots, s)
-		}
-	}
-	for range 12 {
-		take()
-	}
-	l.Step(fast)         // 2 → 4
-	l.Step(slow * 2)     // back to 2: the slow start is over
-	for len(slots) > 0 { // the burst drains: the queue empties
-		s := slots[0]
-		slots = slots[1:]
+	slots := batch(t, l, 12)
+	l.Step(fast)          // 2 → 4
+	l.Step(slow * 2)      // back to 2: the slow start is over
+	for len(*slots) > 0 { // the burst drains: the queue empties
+		s := (*slots)[0]
+		*slots = (*slots)[1:]
 		s.Finish(ResultSuccess) // may start a waiter, which joins slots
 	}
 	l.Step(slow * 2) // nothing in progress: no move, the slow start is armed again
 	for range 4 {
 		l.Step(0)
 	}
-	for range l.State().EMax + 20 {
-		take()
-	}
+	batch(t, l, l.State().EMax+20)
 	before := l.State().EMax
 	if d := l.Step(fast); d.EMax != 2*before {
 		t.Fatalf("second burst: E_max %d → %d, want doubled", before, d.EMax)
