@@ -3,7 +3,9 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,15 +45,25 @@ func TestTracingAttachesEachProcedureBreakdownToItsResult(t *testing.T) {
 // Against a running core (--amf) the collector listens where the core's
 // tracing.otlp sends, and that address is not also a second endpoint.
 func TestTracingAtTheCoresAddressListensThereOnce(t *testing.T) {
-	tr, err := StartTracingAt("127.0.0.1:0", true, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := tr.Endpoints()[0]
-	tr.Close()
-	tr, err = StartTracingAt(addr, true, []string{addr, "127.0.0.1:4318"})
-	if err != nil {
-		t.Fatal(err)
+	// A free port, closed and listened on again: another test process
+	// may take it in between (CI saw "address already in use"), so a
+	// port taken meanwhile is not this test's failure: try another.
+	var tr *Tracing
+	var addr string
+	for attempt := 0; ; attempt++ {
+		probe, err := StartTracingAt("127.0.0.1:0", true, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr = probe.Endpoints()[0]
+		probe.Close()
+		tr, err = StartTracingAt(addr, true, []string{addr, "127.0.0.1:4318"})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || attempt == 4 {
+			t.Fatal(err)
+		}
 	}
 	defer tr.Close()
 	if eps := tr.Endpoints(); len(eps) != 2 || eps[0] != addr || eps[1] != "127.0.0.1:4318" {
